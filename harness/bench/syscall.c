@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The syscall suite: a null system call by every entry path, and a few
+ * cheap real ones (lmbench's set).  Each benchmark checks its operation's
+ * result once against an independent path, outside the timed loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+
+/* getppid: the null system call (no locks, no copies, always succeeds). */
+static int check_getppid(struct kc_bench_ctx *c, long got, const char *path)
+{
+	long want = getppid();
+
+	if (got != want)
+		return kc_fail(c, "%s returned %ld, getppid() says %ld", path, got, want);
+	return KC_OK;
+}
+
+int bench_getppid_glibc(struct kc_bench_ctx *c)
+{
+	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0(SYS_getppid)"))
+		return KC_FAIL;
+	KC_LOOP(c, getppid());
+	return KC_OK;
+}
+
+int bench_getppid_libc_syscall(struct kc_bench_ctx *c)
+{
+	if (check_getppid(c, syscall(SYS_getppid), "syscall(SYS_getppid)"))
+		return KC_FAIL;
+	KC_LOOP(c, syscall(SYS_getppid));
+	return KC_OK;
+}
+
+int bench_getppid_inline(struct kc_bench_ctx *c)
+{
+	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0"))
+		return KC_FAIL;
+	KC_LOOP(c, kc_syscall0(SYS_getppid));
+	return KC_OK;
+}
+
+int bench_getppid_dispatch(struct kc_bench_ctx *c)
+{
+	if (check_getppid(c, kc_sys0(SYS_getppid), "kc_sys0"))
+		return KC_FAIL;
+	KC_LOOP(c, kc_sys0(SYS_getppid));
+	return KC_OK;
+}
+
+/*
+ * The same instruction behind a call through a function pointer, as a
+ * library that selects its path with a pointer would do.  The `ret` after
+ * the kernel returned is what this measures: on CPUs whose return-stack
+ * mitigations (retbleed / SRSO "safe RET", RSB filling) leave the return
+ * predictor cleared on kernel exit, that ret mispredicts every time.
+ */
+static __attribute__((noinline)) long getppid_outofline(void)
+{
+	return kc_syscall0(SYS_getppid);
+}
+
+int bench_getppid_call(struct kc_bench_ctx *c)
+{
+	long (*volatile fp)(void) = getppid_outofline;
+	long (*f)(void) = fp;
+
+	if (check_getppid(c, f(), "getppid_outofline"))
+		return KC_FAIL;
+	KC_LOOP(c, f());
+	return KC_OK;
+}
+
+int bench_gettid_inline(struct kc_bench_ctx *c)
+{
+	long got = kc_syscall0(SYS_gettid), want = syscall(SYS_gettid);
+
+	if (got != want)
+		return kc_fail(c, "kc_syscall0(SYS_gettid) = %ld, syscall(3) says %ld", got, want);
+	KC_LOOP(c, kc_syscall0(SYS_gettid));
+	return KC_OK;
+}
+
+#if defined(__x86_64__)
+/* i386 getppid through the compat gate; r8-r11 are not preserved by it. */
+#define IA32_NR_GETPPID 64
+static inline long int80_getppid(void)
+{
+	long ret;
+
+	__asm__ __volatile__("int $0x80" : "=a"(ret) : "a"((long)IA32_NR_GETPPID)
+			     : "r8", "r9", "r10", "r11", "memory");
+	return ret;
+}
+
+int bench_getppid_int80(struct kc_bench_ctx *c)
+{
+	if (check_getppid(c, int80_getppid(), "int $0x80"))
+		return KC_FAIL;
+	KC_LOOP(c, int80_getppid());
+	return KC_OK;
+}
+
+/* Probe in a child: without IA32 emulation `int $0x80` kills the caller. */
+const char *kc_probe_ia32(void)
+{
+	static const char *answer;
+	static int done;
+	pid_t pid;
+	int st;
+
+	if (done)
+		return answer;
+	done = 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(int80_getppid() == kc_syscall0(SYS_getppid) ? 0 : 1);
+	if (pid < 0)
+		return answer = "cannot fork to probe int $0x80";
+	if (waitpid(pid, &st, 0) != pid)
+		return answer = "cannot wait for the int $0x80 probe";
+	if (WIFSIGNALED(st))
+		return answer = "kernel has no IA32 emulation (int $0x80 raised a signal)";
+	if (WEXITSTATUS(st))
+		return answer = "int $0x80 getppid gave a wrong answer (IA32 emulation disabled?)";
+	return NULL;
+}
+#else
+int bench_getppid_int80(struct kc_bench_ctx *c)
+{
+	return kc_skip(c, "int $0x80 exists only on x86");
+}
+
+const char *kc_probe_ia32(void)
+{
+	return "int $0x80 exists only on x86";
+}
+#endif
+
+/* ------------------------------------------------------------ clock_gettime */
+
+typedef int (*cgt_fn)(clockid_t, struct timespec *);
+
+static long ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000L + ts->tv_nsec;
+}
+
+/* a <= b <= c, the vDSO read bracketed by two system calls. */
+static int check_bracketed(struct kc_bench_ctx *c, cgt_fn f, const char *what)
+{
+	struct timespec a, b, d;
+
+	kc_clock_gettime_syscall(CLOCK_MONOTONIC, &a);
+	if (f(CLOCK_MONOTONIC, &b))
+		return kc_fail(c, "%s(CLOCK_MONOTONIC) failed", what);
+	kc_clock_gettime_syscall(CLOCK_MONOTONIC, &d);
+	if (ts_ns(&a) > ts_ns(&b) || ts_ns(&b) > ts_ns(&d))
+		return kc_fail(c, "%s disagrees with the clock_gettime syscall", what);
+	return KC_OK;
+}
+
+int bench_clock_gettime_vdso(struct kc_bench_ctx *c)
+{
+	cgt_fn f = (cgt_fn)kc_vdso_sym(KC_VDSO_CLOCK_GETTIME);
+	struct timespec ts;
+
+	if (!f)
+		return kc_skip(c, "the vDSO has no " KC_VDSO_CLOCK_GETTIME);
+	if (check_bracketed(c, f, KC_VDSO_CLOCK_GETTIME))
+		return KC_FAIL;
+	KC_LOOP(c, f(CLOCK_MONOTONIC, &ts));
+	return KC_OK;
+}
+
+static int cgt_syscall(clockid_t clk, struct timespec *ts)
+{
+	return (int)kc_clock_gettime_syscall(clk, ts);
+}
+
+int bench_clock_gettime_syscall(struct kc_bench_ctx *c)
+{
+	struct timespec ts;
+
+	if (check_bracketed(c, cgt_syscall, "clock_gettime syscall"))
+		return KC_FAIL;
+	KC_LOOP(c, kc_clock_gettime_syscall(CLOCK_MONOTONIC, &ts));
+	return KC_OK;
+}
+
+int bench_clock_gettime_kc(struct kc_bench_ctx *c)
+{
+	struct timespec ts;
+
+	if (check_bracketed(c, kc_clock_gettime, "kc_clock_gettime"))
+		return KC_FAIL;
+	KC_LOOP(c, kc_clock_gettime(CLOCK_MONOTONIC, &ts));
+	return KC_OK;
+}
+
+/* ------------------------------------------------------------------ getcpu */
+
+static int check_cpu(struct kc_bench_ctx *c, long rc, unsigned cpu, const char *what)
+{
+	unsigned want;
+
+	if (rc)
+		return kc_fail(c, "%s failed: %ld", what, rc);
+	if (kc_getcpu_syscall(&want, NULL))
+		return kc_fail(c, "getcpu syscall failed");
+	if (cpu != want)
+		return kc_fail(c, "%s says CPU %u, the getcpu syscall says %u", what, cpu, want);
+	return KC_OK;
+}
+
+int bench_getcpu_vdso(struct kc_bench_ctx *c)
+{
+#ifdef KC_VDSO_GETCPU
+	typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
+	getcpu_fn f = (getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
+	unsigned cpu = ~0u, node;
+	long rc;
+
+	if (!f)
+		return kc_skip(c, "the vDSO has no " KC_VDSO_GETCPU);
+	rc = f(&cpu, &node, NULL);
+	if (check_cpu(c, rc, cpu, KC_VDSO_GETCPU))
+		return KC_FAIL;
+	KC_LOOP(c, f(&cpu, &node, NULL));
+	return KC_OK;
+#else
+	return kc_skip(c, "this architecture's vDSO exports no getcpu");
+#endif
+}
+
+int bench_getcpu_syscall(struct kc_bench_ctx *c)
+{
+	unsigned cpu = ~0u, node;
+	long rc = kc_getcpu_syscall(&cpu, &node);
+
+	if (check_cpu(c, rc, cpu, "getcpu syscall"))
+		return KC_FAIL;
+	KC_LOOP(c, kc_getcpu_syscall(&cpu, &node));
+	return KC_OK;
+}
+
+/* ------------------------------------------------------ real system calls */
+
+int bench_stat_root(struct kc_bench_ctx *c)
+{
+	struct stat st;
+	long rc = kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0);
+
+	if (rc || !S_ISDIR(st.st_mode))
+		return kc_fail(c, "newfstatat(\"/\") = %ld", rc);
+	KC_LOOP(c, kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0));
+	return KC_OK;
+}
+
+static int open_dev(struct kc_bench_ctx *c, const char *path, int flags)
+{
+	int fd = (int)kc_sys4(SYS_openat, AT_FDCWD, (long)path, flags | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		kc_skip(c, "cannot open %s: %s", path, strerror(-fd));
+	return fd;
+}
+
+int bench_read_devzero(struct kc_bench_ctx *c)
+{
+	char b = 1;
+	int fd = open_dev(c, "/dev/zero", O_RDONLY);
+	long rc;
+
+	if (fd < 0)
+		return KC_SKIP;
+	rc = kc_sys3(SYS_read, fd, (long)&b, 1);
+	if (rc != 1 || b != 0) {
+		close(fd);
+		return kc_fail(c, "read(/dev/zero, 1) = %ld", rc);
+	}
+	KC_LOOP(c, kc_sys3(SYS_read, fd, (long)&b, 1));
+	close(fd);
+	return KC_OK;
+}
+
+int bench_write_devnull(struct kc_bench_ctx *c)
+{
+	char b = 'k';
+	int fd = open_dev(c, "/dev/null", O_WRONLY);
+	long rc;
+
+	if (fd < 0)
+		return KC_SKIP;
+	rc = kc_sys3(SYS_write, fd, (long)&b, 1);
+	if (rc != 1) {
+		close(fd);
+		return kc_fail(c, "write(/dev/null, 1) = %ld", rc);
+	}
+	KC_LOOP(c, kc_sys3(SYS_write, fd, (long)&b, 1));
+	close(fd);
+	return KC_OK;
+}
+
+int bench_open_close(struct kc_bench_ctx *c)
+{
+	int fd = open_dev(c, "/dev/null", O_RDONLY);
+
+	if (fd < 0)
+		return KC_SKIP;
+	if (kc_sys1(SYS_close, fd))
+		return kc_fail(c, "close(%d) failed", fd);
+	KC_LOOP(c, kc_sys1(SYS_close, kc_sys4(SYS_openat, AT_FDCWD, (long)"/dev/null",
+						O_RDONLY | O_CLOEXEC, 0)));
+	return KC_OK;
+}

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The machine fingerprint: everything that changes what a boundary crossing
+ * costs, read by the harness itself so that its output describes the machine
+ * it ran on even where there is no Python (a test kernel's initramfs).
+ * Anything that cannot be read is written as null, never guessed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <gnu/libc-version.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kcross_version.h"
+
+#ifndef AT_RSEQ_FEATURE_SIZE
+# define AT_RSEQ_FEATURE_SIZE 27
+#endif
+#ifndef AT_RSEQ_ALIGN
+# define AT_RSEQ_ALIGN 28
+#endif
+
+/* glibc 2.35+ exports these when it registered rseq for every thread. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+#if defined(__x86_64__)
+# define RSEQ_SIG 0x53053053
+#elif defined(__aarch64__)
+# define RSEQ_SIG 0xd428bc00
+#else
+# define RSEQ_SIG 0x0fe5000b
+#endif
+
+/* Read a small text file; trailing newlines removed.  NULL if unreadable. */
+static char *slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	return buf;
+}
+
+static void json_file(struct kc_json *j, const char *key, const char *path)
+{
+	char buf[4096];
+
+	kc_json_str(j, key, slurp(path, buf, sizeof(buf)));
+}
+
+/* The value of the first "key<tabs>: value" line of /proc/cpuinfo. */
+static char *cpuinfo(const char *key, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char *line = NULL;
+	size_t cap = 0, klen = strlen(key);
+	char *res = NULL;
+
+	if (!f)
+		return NULL;
+	while (getline(&line, &cap, f) > 0) {
+		char *p;
+
+		if (strncmp(line, key, klen) || !(p = strchr(line + klen, ':')))
+			continue;
+		if (strspn(line + klen, " \t") != (size_t)(p - line - (ptrdiff_t)klen))
+			continue;
+		for (p++; *p == ' '; p++)
+			;
+		p[strcspn(p, "\n")] = 0;
+		snprintf(out, len, "%s", p);
+		res = out;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return res;
+}
+
+static void json_cpuinfo_int(struct kc_json *j, const char *key, const char *ci)
+{
+	char buf[64];
+
+	if (cpuinfo(ci, buf, sizeof(buf)))
+		kc_json_int(j, key, strtol(buf, NULL, 0));
+	else
+		kc_json_null(j, key);
+}
+
+/* The x86 flags that matter for boundary crossings; all flags elsewhere. */
+static bool flag_wanted(const char *flag)
+{
+#if defined(__x86_64__)
+	static const char *const wanted[] = {
+		"constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable",
+		"rdtscp", "rdpid", "hypervisor", "pcid", "invpcid", "fsgsbase",
+		"smep", "smap", "umip", "pti", "ibrs", "ibrs_enhanced", "ibpb",
+		"stibp", "ssbd", "md_clear", "flush_l1d", "retpoline",
+		"rethunk", "user_shstk", "ibt", "lfence_rdtsc", "xsaves",
+		"avx512f", "amd_lbr_v2", "perfctr_core", "arch_perfmon", NULL
+	};
+
+	for (int i = 0; wanted[i]; i++)
+		if (!strcmp(flag, wanted[i]))
+			return true;
+	return false;
+#else
+	(void)flag;
+	return true;
+#endif
+}
+
+static void json_cpu(struct kc_json *j)
+{
+	static char flags[8192];
+	char buf[256];
+
+	kc_json_obj(j, "cpu");
+	kc_json_str(j, "vendor", cpuinfo("vendor_id", buf, sizeof(buf)) ?:
+			 cpuinfo("CPU implementer", buf, sizeof(buf)));
+	kc_json_str(j, "model", cpuinfo("model name", buf, sizeof(buf)) ?:
+			 cpuinfo("cpu", buf, sizeof(buf)) ?:
+			 cpuinfo("CPU part", buf, sizeof(buf)));
+	json_cpuinfo_int(j, "family", "cpu family");
+	json_cpuinfo_int(j, "model_id", "model");
+	json_cpuinfo_int(j, "stepping", "stepping");
+	kc_json_str(j, "microcode", cpuinfo("microcode", buf, sizeof(buf)) ?:
+			 cpuinfo("revision", buf, sizeof(buf)));
+	kc_json_arr(j, "flags");
+	if (cpuinfo("flags", flags, sizeof(flags)) || cpuinfo("Features", flags, sizeof(flags))) {
+		char *save = NULL;
+
+		for (char *t = strtok_r(flags, " ", &save); t; t = strtok_r(NULL, " ", &save))
+			if (flag_wanted(t))
+				kc_json_str(j, NULL, t);
+	}
+	kc_json_arr_end(j);
+	kc_json_int(j, "online", sysconf(_SC_NPROCESSORS_ONLN));
+	json_file(j, "possible", "/sys/devices/system/cpu/possible");
+	kc_json_obj_end(j);
+}
+
+static void json_vulnerabilities(struct kc_json *j)
+{
+	const char *dir = "/sys/devices/system/cpu/vulnerabilities";
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+
+	if (n < 0) {
+		kc_json_null(j, "vulnerabilities");
+		return;
+	}
+	kc_json_obj(j, "vulnerabilities");
+	for (int i = 0; i < n; i++) {
+		char path[512];
+
+		if (ents[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			json_file(j, ents[i]->d_name, path);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	kc_json_obj_end(j);
+}
+
+static bool has_cpu_flag(const char *flag)
+{
+	static char flags[8192];
+	char *p;
+	size_t n = strlen(flag);
+
+	if (!cpuinfo("flags", flags, sizeof(flags)))
+		return false;
+	for (p = flags; (p = strstr(p, flag)); p += n)
+		if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Registered rseq length.  The kernel answers EBUSY only to a registration
+ * identical to the current one, so probing candidate lengths at the libc's
+ * area tells exactly what the libc registered (glibc 2.36 exports a size
+ * of 20 but registers 32 bytes).
+ */
+static long rseq_registered_len(void *area)
+{
+	static const unsigned lens[] = { 32, 64, 128, 256 };
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		long rc = kc_syscall4(SYS_rseq, (long)area, lens[i], 0, RSEQ_SIG);
+
+		if (rc == -EBUSY)
+			return lens[i];
+		if (rc == 0) {
+			/* Nobody had registered: undo ours. */
+			kc_syscall4(SYS_rseq, (long)area, lens[i], 1 /* UNREGISTER */, RSEQ_SIG);
+			return 0;
+		}
+		if (rc == -ENOSYS)
+			return -ENOSYS;
+	}
+	return -1;
+}
+
+static void json_rseq(struct kc_json *j)
+{
+	bool libc = &__rseq_size && &__rseq_offset && __rseq_size > 0;
+	long len = -1;
+
+	if (libc) {
+		char *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+		len = rseq_registered_len(area);
+	}
+	kc_json_obj(j, "rseq");
+	kc_json_bool(j, "registered", libc && len > 0);
+	kc_json_str(j, "owner", libc && len > 0 ? "glibc" : NULL);
+	if (len > 0)
+		kc_json_int(j, "size", len);
+	else
+		kc_json_null(j, "size");
+	if (&__rseq_size)
+		kc_json_int(j, "libc_size", __rseq_size);
+	else
+		kc_json_null(j, "libc_size");
+	kc_json_int(j, "feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
+	kc_json_int(j, "align", (long long)getauxval(AT_RSEQ_ALIGN));
+	kc_json_obj_end(j);
+}
+
+static void json_hex(struct kc_json *j, const char *key, unsigned long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%lx", v);
+	kc_json_str(j, key, buf);
+}
+
+static void json_perf(struct kc_json *j, const struct kc_counters *c)
+{
+	kc_json_obj(j, "perf");
+	kc_json_int(j, "paranoid", c->paranoid);
+	kc_json_obj(j, "hardware");
+	for (int e = 0; e < KC_EV_FIRST_SOFTWARE; e++)
+		kc_json_bool(j, kc_event_names[e], kc_counter_available(c, e));
+	kc_json_obj_end(j);
+	kc_json_obj(j, "software");
+	for (int e = KC_EV_FIRST_SOFTWARE; e < KC_EV_COUNT; e++)
+		kc_json_bool(j, kc_event_names[e], kc_counter_available(c, e));
+	kc_json_obj_end(j);
+	kc_json_obj(j, "reasons");
+	for (int e = 0; e < KC_EV_COUNT; e++)
+		if (!kc_counter_available(c, e))
+			kc_json_str(j, kc_event_names[e], kc_counter_reason(c, e));
+	kc_json_obj_end(j);
+	kc_json_obj_end(j);
+}
+
+static void json_syscall(struct kc_json *j)
+{
+	unsigned int avail = kc_syscall_available();
+
+	kc_json_obj(j, "syscall");
+	kc_json_str(j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
+	kc_json_arr(j, "available");
+	for (int m = 0; m < KC_SYSMECH_COUNT; m++)
+		if (avail & 1u << m)
+			kc_json_str(j, NULL, kc_sysmech_name(m));
+	kc_json_arr_end(j);
+	kc_json_str(j, "forced", kc_syscall_forced());
+	kc_json_obj_end(j);
+}
+
+static void json_timer(struct kc_json *j, const struct kc_timer *t)
+{
+	kc_json_obj(j, "timer");
+	kc_json_str(j, "source", t->source);
+	kc_json_num(j, "hz", t->hz);
+	if (t->invariant < 0)
+		kc_json_null(j, "invariant");
+	else
+		kc_json_bool(j, "invariant", t->invariant);
+	kc_json_str(j, "fallback_reason", t->why_fallback);
+	kc_json_obj(j, "calibration");
+	kc_json_str(j, "against", t->cycle_counter ? "CLOCK_MONOTONIC_RAW" : NULL);
+	kc_json_num(j, "ms", t->cycle_counter ? t->calib_ms : NAN);
+	kc_json_num(j, "error_ppm", t->cycle_counter ? t->calib_error_ppm : NAN);
+	kc_json_obj_end(j);
+	kc_json_obj_end(j);
+}
+
+void kc_fingerprint_write(struct kc_json *j, const struct kc_timer *t,
+			  const struct kc_counters *c, int cpu)
+{
+	struct utsname u;
+	char buf[512], path[256];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	kc_json_obj(j, "kcross");
+	kc_json_str(j, "version", KCROSS_VERSION);
+	kc_json_str(j, "git_rev", KCROSS_GIT_REV);
+#ifdef KCROSS_STATIC_BUILD
+	kc_json_str(j, "build", "static");
+#else
+	kc_json_str(j, "build", "dynamic");
+#endif
+	kc_json_str(j, "compiler", "gcc " __VERSION__);
+	kc_json_obj_end(j);
+
+	kc_json_str(j, "arch", KC_ARCH_NAME);
+	json_cpu(j);
+
+	kc_json_obj(j, "kernel");
+	if (uname(&u) == 0) {
+		kc_json_str(j, "release", u.release);
+		kc_json_str(j, "version", u.version);
+	} else {
+		kc_json_null(j, "release");
+		kc_json_null(j, "version");
+	}
+	json_file(j, "cmdline", "/proc/cmdline");
+	kc_json_obj_end(j);
+
+	json_vulnerabilities(j);
+
+	kc_json_obj(j, "virtualization");
+#if defined(__x86_64__)
+	kc_json_bool(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
+#else
+	(void)has_cpu_flag;
+	kc_json_null(j, "hypervisor_flag");
+#endif
+	json_file(j, "hypervisor_type", "/sys/hypervisor/type");
+	json_file(j, "dmi_sys_vendor", "/sys/class/dmi/id/sys_vendor");
+	json_file(j, "dmi_product_name", "/sys/class/dmi/id/product_name");
+	kc_json_obj_end(j);
+
+	kc_json_obj(j, "power");
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor",
+		 cpu < 0 ? 0 : cpu);
+	json_file(j, "governor", path);
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_driver",
+		 cpu < 0 ? 0 : cpu);
+	json_file(j, "driver", path);
+	kc_json_obj_end(j);
+
+	kc_json_obj(j, "smt");
+	json_file(j, "control", "/sys/devices/system/cpu/smt/control");
+	json_file(j, "active", "/sys/devices/system/cpu/smt/active");
+	kc_json_obj_end(j);
+
+	kc_json_obj(j, "isolation");
+	json_file(j, "isolcpus", "/sys/devices/system/cpu/isolated");
+	json_file(j, "nohz_full", "/sys/devices/system/cpu/nohz_full");
+	kc_json_obj_end(j);
+
+	kc_json_obj(j, "libc");
+	kc_json_str(j, "name", "glibc");
+	kc_json_str(j, "version", gnu_get_libc_version());
+	kc_json_obj_end(j);
+
+	json_rseq(j);
+
+	kc_json_obj(j, "auxv");
+	json_hex(j, "hwcap", getauxval(AT_HWCAP));
+	json_hex(j, "hwcap2", getauxval(AT_HWCAP2));
+	kc_json_int(j, "rseq_feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
+	kc_json_int(j, "rseq_align", (long long)getauxval(AT_RSEQ_ALIGN));
+	kc_json_bool(j, "sysinfo_ehdr", getauxval(AT_SYSINFO_EHDR) != 0);
+	kc_json_obj_end(j);
+
+	json_perf(j, c);
+	json_syscall(j);
+	json_timer(j, t);
+
+	kc_json_obj(j, "host");
+	kc_json_str(j, "hostname", gethostname(buf, sizeof(buf)) ? NULL : buf);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	kc_json_str(j, "time", buf);
+	kc_json_obj_end(j);
+}

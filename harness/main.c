@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kcross-harness: runs the registered benchmarks and prints a readable table,
+ * or JSON lines (--json, docs/result-format.md) for the kcross command.
+ * It is self-contained (links statically) so that it runs alone on a board
+ * or in a test kernel's initramfs; `kcross import` stores its output later.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <sched.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const char usage[] =
+	"usage: kcross-harness list [--suite S] [--bench GLOB] [--json]\n"
+	"       kcross-harness run [--suite S] [--bench GLOB] [--samples N] [--quick]\n"
+	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--json]\n"
+	"       kcross-harness sysinfo [--json]\n"
+	"       kcross-harness --version\n"
+	"\n"
+	"GLOB matches a benchmark's name or suite/name (fnmatch).  Environment:\n"
+	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
+	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n";
+
+struct opts {
+	const char *cmd;
+	const char *suite;
+	const char *glob;
+	bool json;
+	struct kc_method m;
+};
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kcross-harness: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static double parse_num(const char *opt, const char *s, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		die_usage("%s wants a number from %g to %g, not '%s'", opt, lo, hi, s);
+	return v;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "suite", required_argument, NULL, 's' },
+		{ "bench", required_argument, NULL, 'b' },
+		{ "samples", required_argument, NULL, 'n' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "min-batch-ms", required_argument, NULL, 'B' },
+		{ "warmup-ms", required_argument, NULL, 'W' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool quick = false, have_n = false, have_b = false, have_w = false;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->m = (struct kc_method){ .samples = 41, .min_batch_ms = 10, .warmup_ms = 200, .cpu = -1 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': o->suite = optarg; break;
+		case 'b': o->glob = optarg; break;
+		case 'n': o->m.samples = (int)parse_num("--samples", optarg, 3, 100000); have_n = true; break;
+		case 'q': quick = true; break;
+		case 'c': o->m.cpu = (int)parse_num("--cpu", optarg, 0, CPU_SETSIZE - 1); break;
+		case 'B': o->m.min_batch_ms = parse_num("--min-batch-ms", optarg, 0.01, 10000); have_b = true; break;
+		case 'W': o->m.warmup_ms = parse_num("--warmup-ms", optarg, 0, 100000); have_w = true; break;
+		case 'j': o->json = true; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': printf("kcross-harness %s (%s)\n", kc_version(), kc_git_rev()); exit(0);
+		default:
+			if (optopt)
+				die_usage("option '--%s' needs a value or is unknown (see --help)",
+					  argv[optind - 1] + 2);
+			die_usage("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (quick) {
+		/* Enough for a smoke run or a CI job, not for a figure. */
+		if (!have_n) o->m.samples = 11;
+		if (!have_b) o->m.min_batch_ms = 2;
+		if (!have_w) o->m.warmup_ms = 20;
+	}
+	if (optind >= argc)
+		die_usage("missing command: list, run or sysinfo (see --help)");
+	o->cmd = argv[optind++];
+	if (optind < argc)
+		die_usage("unexpected argument '%s' (see --help)", argv[optind]);
+}
+
+static bool selected(const struct kc_bench *b, const struct opts *o)
+{
+	char full[128];
+
+	if (o->suite && strcmp(o->suite, b->suite))
+		return false;
+	if (!o->glob)
+		return true;
+	snprintf(full, sizeof(full), "%s/%s", b->suite, b->name);
+	return !fnmatch(o->glob, b->name, 0) || !fnmatch(o->glob, full, 0);
+}
+
+/* Validate the selection: an unknown suite or an empty match is an error. */
+static int count_selected(const struct opts *o)
+{
+	int n = 0;
+	bool suite_known = !o->suite;
+
+	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		if (o->suite && !strcmp(o->suite, b->suite))
+			suite_known = true;
+		n += selected(b, o);
+	}
+	if (!suite_known) {
+		char list[256] = "";
+
+		for (const struct kc_bench *b = kc_benches; b->name; b++)
+			if (!strstr(list, b->suite))
+				snprintf(list + strlen(list), sizeof(list) - strlen(list),
+					 "%s%s", *list ? ", " : "", b->suite);
+		die_usage("unknown suite '%s' (suites: %s)", o->suite, list);
+	}
+	if (!n)
+		die_usage("no benchmark matches '%s'%s%s (see 'list')", o->glob ? o->glob : "*",
+			  o->suite ? " in suite " : "", o->suite ? o->suite : "");
+	return n;
+}
+
+static int cmd_list(const struct opts *o)
+{
+	char needs[128];
+
+	count_selected(o);
+	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		const char *unmet;
+
+		if (!selected(b, o))
+			continue;
+		unmet = kc_bench_unmet(b);
+		kc_need_names(b->needs, needs, sizeof(needs));
+		if (o->json) {
+			struct kc_json j;
+
+			kc_json_begin(&j, stdout);
+			kc_json_str(&j, "type", "bench");
+			kc_json_int(&j, "schema", KC_RESULT_SCHEMA);
+			kc_json_str(&j, "suite", b->suite);
+			kc_json_str(&j, "name", b->name);
+			kc_json_str(&j, "summary", b->summary);
+			kc_json_arr(&j, "needs");
+			for (char *save = NULL, *t = strtok_r(needs, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save))
+				kc_json_str(&j, NULL, t);
+			kc_json_arr_end(&j);
+			kc_json_bool(&j, "available", !unmet);
+			kc_json_str(&j, "reason", unmet);
+			kc_json_end(&j);
+		} else {
+			printf("%-8s %-24s %s%s%s%s\n", b->suite, b->name, b->summary,
+			       unmet ? "  [skipped: " : "", unmet ? unmet : "",
+			       unmet ? "]" : "");
+		}
+	}
+	return 0;
+}
+
+static void emit_result(const struct kc_bench *b, const struct kc_result *r,
+			const struct kc_timer *t, const struct kc_counters *ctr)
+{
+	static const char *const status[] = { "ok", "skipped", "failed" };
+	uint64_t ops = r->iters * (uint64_t)r->n;
+	struct kc_json j;
+
+	kc_json_begin(&j, stdout);
+	kc_json_str(&j, "type", "result");
+	kc_json_int(&j, "schema", KC_RESULT_SCHEMA);
+	kc_json_str(&j, "suite", b->suite);
+	kc_json_str(&j, "name", b->name);
+	kc_json_str(&j, "summary", b->summary);
+	kc_json_str(&j, "status", status[r->status]);
+	kc_json_str(&j, "reason", r->status == KC_OK ? NULL : r->reason);
+	kc_json_str(&j, "unit", "ns/op");
+	if (r->cpu >= 0)
+		kc_json_int(&j, "cpu", r->cpu);
+	else
+		kc_json_null(&j, "cpu");
+	kc_json_uint(&j, "iters", r->iters);
+	kc_json_arr(&j, "samples");
+	for (int s = 0; r->status == KC_OK && s < r->n; s++)
+		kc_json_num(&j, NULL, r->ns[s]);
+	kc_json_arr_end(&j);
+	kc_json_arr(&j, "ticks");
+	for (int s = 0; r->status == KC_OK && s < r->n; s++)
+		kc_json_num(&j, NULL, r->ticks[s]);
+	kc_json_arr_end(&j);
+	kc_json_obj(&j, "overhead");
+	if (r->status == KC_OK) {
+		kc_json_num(&j, "ns", r->overhead_ns);
+		kc_json_num(&j, "ticks", r->overhead_ticks);
+		kc_json_bool(&j, "subtracted", r->overhead_subtracted);
+		kc_json_str(&j, "why", r->overhead_why);
+	}
+	kc_json_obj_end(&j);
+	kc_json_obj(&j, "counters");
+	for (int e = 0; r->status == KC_OK && e < KC_EV_COUNT; e++) {
+		if (!kc_counter_available(ctr, e))
+			continue;
+		kc_json_obj(&j, kc_event_names[e]);
+		kc_json_uint(&j, "total", r->counter_total[e]);
+		kc_json_num(&j, "per_op", ops ? (double)r->counter_total[e] / (double)ops : NAN);
+		kc_json_bool(&j, "scaled", r->counter_scaled[e]);
+		kc_json_obj_end(&j);
+	}
+	kc_json_obj_end(&j);
+	kc_json_obj(&j, "counters_unavailable");
+	for (int e = 0; e < KC_EV_COUNT; e++)
+		if (!kc_counter_available(ctr, e))
+			kc_json_str(&j, kc_event_names[e], kc_counter_reason(ctr, e));
+	kc_json_obj_end(&j);
+	kc_json_arr(&j, "disturbed");
+	for (int i = 0; i < r->n_disturbed; i++)
+		kc_json_int(&j, NULL, r->disturbed[i]);
+	kc_json_arr_end(&j);
+	kc_json_str(&j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
+	kc_json_str(&j, "timer", t->source);
+	kc_json_num(&j, "elapsed_s", r->elapsed_s);
+	kc_json_end(&j);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void print_result(const struct kc_bench *b, const struct kc_result *r,
+			 const struct kc_timer *t)
+{
+	double *s;
+
+	if (r->status != KC_OK) {
+		printf("%-24s %s: %s\n", b->name, r->status == KC_SKIP ? "skipped" : "FAILED",
+		       r->reason);
+		return;
+	}
+	s = malloc(sizeof(*s) * (size_t)r->n);
+	memcpy(s, r->ns, sizeof(*s) * (size_t)r->n);
+	qsort(s, (size_t)r->n, sizeof(*s), cmp_double);
+	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s\n", b->name,
+	       kc_median(r->ns, r->n), s[0], kc_median(r->ticks, r->n),
+	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kc_median(r->ns, r->n),
+	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "");
+	free(s);
+	fflush(stdout);
+	(void)t;
+}
+
+static void emit_record_head(struct kc_json *j, const char *type)
+{
+	kc_json_begin(j, stdout);
+	kc_json_str(j, "type", type);
+	kc_json_int(j, "schema", KC_RESULT_SCHEMA);
+}
+
+static int prepare(const struct opts *o, struct kc_timer *t, struct kc_counters *ctr,
+		   int *cpu)
+{
+	int err = kc_syscall_init_error();
+
+	if (err) {
+		char avail[64] = "";
+
+		for (int m = 0; m < KC_SYSMECH_COUNT; m++)
+			if (kc_syscall_available() & 1u << m)
+				snprintf(avail + strlen(avail), sizeof(avail) - strlen(avail),
+					 "%s%s", *avail ? ", " : "", kc_sysmech_name(m));
+		die_usage("KCROSS_SYSCALL=%s: %s (this machine offers: %s)",
+			  kc_syscall_forced(), err == -EINVAL ? "unknown mechanism"
+			  : "not available here", avail);
+	}
+	*cpu = kc_pin_cpu(o->m.cpu);
+	if (*cpu < 0) {
+		if (o->m.cpu >= 0)
+			die_usage("cannot pin to CPU %d: %s", o->m.cpu,
+				  *cpu == -EINVAL ? "not in this process's allowed CPUs"
+				  : strerror(-*cpu));
+		*cpu = -1;	/* run unpinned, and say so in the results */
+	}
+	kc_timer_init(t, o->m.warmup_ms < 50 ? 20 : 50);
+	kc_counters_open(ctr);
+	return 0;
+}
+
+static int cmd_sysinfo(const struct opts *o)
+{
+	struct kc_timer t;
+	struct kc_counters ctr;
+	struct kc_json j;
+	int cpu;
+
+	prepare(o, &t, &ctr, &cpu);
+	if (o->json) {
+		emit_record_head(&j, "fingerprint");
+	} else {
+		kc_json_begin_text(&j, stdout);
+	}
+	kc_fingerprint_write(&j, &t, &ctr, cpu);
+	kc_json_end(&j);
+	kc_counters_close(&ctr);
+	return 0;
+}
+
+static int cmd_run(const struct opts *o)
+{
+	struct kc_timer t;
+	struct kc_counters ctr;
+	struct kc_json j;
+	int cpu, counts[3] = { 0, 0, 0 };
+	uint64_t start = kc_clock_raw_ns();
+
+	count_selected(o);
+	prepare(o, &t, &ctr, &cpu);
+	if (o->json) {
+		emit_record_head(&j, "fingerprint");
+		kc_fingerprint_write(&j, &t, &ctr, cpu);
+		kc_json_end(&j);
+		emit_record_head(&j, "plan");
+		kc_json_arr(&j, "benchmarks");
+		for (const struct kc_bench *b = kc_benches; b->name; b++) {
+			if (!selected(b, o))
+				continue;
+			kc_json_obj(&j, NULL);
+			kc_json_str(&j, "suite", b->suite);
+			kc_json_str(&j, "name", b->name);
+			kc_json_obj_end(&j);
+		}
+		kc_json_arr_end(&j);
+		kc_json_int(&j, "samples", o->m.samples);
+		kc_json_num(&j, "min_batch_ms", o->m.min_batch_ms);
+		kc_json_num(&j, "warmup_ms", o->m.warmup_ms);
+		if (cpu >= 0)
+			kc_json_int(&j, "cpu", cpu);
+		else
+			kc_json_null(&j, "cpu");
+		kc_json_end(&j);
+	} else {
+		printf("# kcross-harness %s: %s, timer %s at %.6g MHz, syscall mechanism %s, CPU %d\n",
+		       kc_version(), KC_ARCH_NAME, t.source, t.hz / 1e6,
+		       kc_sysmech_name(kc_syscall_mechanism()), cpu);
+		printf("%-24s %10s %10s %10s %8s %5s %5s\n", "benchmark", "median ns",
+		       "min ns", "ticks", "IQR/med", "n", "dist");
+	}
+	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		struct kc_result r;
+		const char *unmet;
+
+		if (!selected(b, o))
+			continue;
+		if ((unmet = kc_bench_unmet(b))) {
+			memset(&r, 0, sizeof(r));
+			r.status = KC_SKIP;
+			r.cpu = cpu;
+			snprintf(r.reason, sizeof(r.reason), "%s", unmet);
+		} else {
+			kc_measure(b, &o->m, &t, &ctr, cpu, &r);
+		}
+		counts[r.status]++;
+		if (o->json)
+			emit_result(b, &r, &t, &ctr);
+		else
+			print_result(b, &r, &t);
+		kc_result_free(&r);
+	}
+	if (o->json) {
+		emit_record_head(&j, "end");
+		kc_json_int(&j, "ok", counts[KC_OK]);
+		kc_json_int(&j, "skipped", counts[KC_SKIP]);
+		kc_json_int(&j, "failed", counts[KC_FAIL]);
+		kc_json_num(&j, "elapsed_s", (double)(kc_clock_raw_ns() - start) * 1e-9);
+		kc_json_end(&j);
+	}
+	kc_counters_close(&ctr);
+	return counts[KC_FAIL] ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse(argc, argv, &o);
+	if (!strcmp(o.cmd, "list"))
+		return cmd_list(&o);
+	if (!strcmp(o.cmd, "run"))
+		return cmd_run(&o);
+	if (!strcmp(o.cmd, "sysinfo"))
+		return cmd_sysinfo(&o);
+	die_usage("unknown command '%s': use list, run or sysinfo", o.cmd);
+}

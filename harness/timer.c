@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The timer: the CPU's cycle counter when it runs at a constant rate,
+ * calibrated against CLOCK_MONOTONIC_RAW (never slewed by NTP); otherwise
+ * CLOCK_MONOTONIC_RAW itself.
+ *
+ * Calibration measures the counter over two back-to-back intervals and keeps
+ * the second; their disagreement (ppm) is recorded so that a machine whose
+ * counter wanders shows it in its results.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+#if defined(__x86_64__)
+# include <cpuid.h>
+#endif
+
+uint64_t kc_clock_raw_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* 1: the counter is architecturally constant-rate, 0: not, -1: unknown. */
+static int counter_invariant(const char **why)
+{
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007) {
+		*why = "CPUID leaf 0x80000007 absent: cannot tell whether the TSC is invariant";
+		return -1;
+	}
+	__get_cpuid(0x80000007, &a, &b, &c, &d);
+	if (!(d & (1u << 8))) {
+		*why = "TSC not invariant (CPUID 0x80000007 EDX bit 8 clear)";
+		return 0;
+	}
+	return 1;
+#else
+	/* CNTVCT_EL0 and the POWER time base run at a fixed frequency by
+	 * architecture. */
+	(void)why;
+	return 1;
+#endif
+}
+
+static double measure_hz(double ms)
+{
+	uint64_t n0, n1, c0, c1;
+	uint64_t span = (uint64_t)(ms * 1e6);
+
+	n0 = kc_clock_raw_ns();
+	c0 = kc_ticks_begin();
+	do
+		n1 = kc_clock_raw_ns();
+	while (n1 - n0 < span);
+	c1 = kc_ticks_end();
+	n1 = kc_clock_raw_ns() / 2 + n1 / 2;	/* bracket the counter read */
+	return (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
+}
+
+int kc_timer_init(struct kc_timer *t, double calib_ms)
+{
+	const char *why = NULL;
+	const char *force = getenv("KCROSS_TIMER");
+
+	memset(t, 0, sizeof(*t));
+	t->calib_ms = calib_ms;
+	t->invariant = counter_invariant(&why);
+	if (force && !strcmp(force, "clock_gettime"))
+		why = "KCROSS_TIMER=clock_gettime";
+	else if (t->invariant == 1) {
+		double h1 = measure_hz(calib_ms), h2 = measure_hz(calib_ms);
+
+		if (h1 > 0 && h2 > 0) {
+			t->source = KC_TICKS_NAME;
+			t->cycle_counter = true;
+			t->hz = h2;
+			t->calib_error_ppm = fabs(h2 - h1) / h2 * 1e6;
+			return 0;
+		}
+		why = "cycle counter did not advance during calibration";
+	}
+	t->source = "clock_gettime";
+	t->cycle_counter = false;
+	t->hz = 1e9;
+	t->why_fallback = why;
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Generic layer: included by <kcross/arch.h> after the architecture header.
+ * It defines whatever the architecture header did not, so each arch header
+ * holds only what really differs (the liburcu arrangement).
+ */
+#ifndef KCROSS_ARCH_H
+# error "do not include <kcross/arch/generic.h> directly; include <kcross/arch.h>"
+#endif
+#ifndef KCROSS_ARCH_GENERIC_H
+#define KCROSS_ARCH_GENERIC_H
+
+#define KC_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define KC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Keep a value alive and opaque to the optimiser without emitting code. */
+#define KC_OPAQUE(v)   __asm__ __volatile__("" : "+r"(v))
+/* A compiler barrier: no memory access moves across it. */
+#define KC_BARRIER()   __asm__ __volatile__("" ::: "memory")
+
+#ifndef KC_CACHELINE_SIZE
+/* 64 bytes on every x86-64 and aarch64 part we target; ppc64 says 128. */
+# define KC_CACHELINE_SIZE 64
+#endif
+
+#ifndef KC_HAVE_CPU_RELAX
+static inline void kc_cpu_relax(void)
+{
+	KC_BARRIER();
+}
+#endif
+
+/*
+ * An architecture with a second system call instruction defines
+ * KC_SYSMECH_ALT and kc_syscall_alt0..6; the others have none.
+ */
+#ifdef KC_SYSMECH_ALT
+# define KC_HAVE_SYSCALL_ALT 1
+#endif
+
+#endif /* KCROSS_ARCH_GENERIC_H */

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ppc64le: what differs from the generic layer.
+ *
+ * Two system call instructions (Documentation/arch/powerpc/syscall64-abi.rst):
+ *
+ *   sc      number in r0, arguments r3-r8.  On error the kernel sets CR0.SO and
+ *           leaves a positive errno in r3; the asm below turns that into
+ *           -errno (`bns+ 1f; neg r3,r3`).  r0, r3-r12, cr0, ctr, xer are
+ *           treated as clobbered; lr, cr1 and cr5-7 are preserved.
+ *   scv 0   same number and arguments; returns -errno directly in r3.  It
+ *           clobbers lr, ctr, xer, cr0, cr1, cr5-7 and r9-r12 as well (the
+ *           kernel's rfscv returns through LR and uses CTR), so "lr" is in the
+ *           clobber list and the compiler saves the link register around it.
+ *           Only usable when AT_HWCAP2 has PPC_FEATURE2_SCV (POWER9+, Linux
+ *           5.9+); otherwise it raises SIGILL.
+ *
+ * kc_syscallN use `sc` (always valid); kc_syscall_altN use `scv 0`.  The
+ * dispatched kc_sysN in <kcross/syscall.h> picks between them with one load
+ * and compare of a cached word, inline, as glibc does.
+ */
+#ifndef KCROSS_ARCH_H
+# error "do not include <kcross/arch/ppc64le.h> directly; include <kcross/arch.h>"
+#endif
+#ifndef KCROSS_ARCH_PPC64LE_H
+#define KCROSS_ARCH_PPC64LE_H
+
+#include <stdint.h>
+
+#define KC_ARCH_NAME "ppc64le"
+#define KC_CACHELINE_SIZE 128
+#define KC_SYSMECH_NATIVE KC_SYSMECH_SC
+#define KC_SYSMECH_ALT    KC_SYSMECH_SCV
+#define KC_PPC_FEATURE2_SCV 0x00100000UL
+
+#define KC__SC_CLOBBERS  "memory", "cr0", "ctr", "xer", "r9", "r10", "r11", "r12"
+#define KC__SCV_CLOBBERS KC__SC_CLOBBERS, "lr", "cr1", "cr5", "cr6", "cr7"
+
+/*
+ * One body for both instructions: INSN is the instruction text (for sc it
+ * carries the CR0.SO → -errno fix-up), CLOB its clobber list.  All seven
+ * argument registers are always bound; unused ones are simply not loaded.
+ */
+#define KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, a6)		\
+	register long r0 __asm__("r0") = (n);				\
+	register long r3 __asm__("r3") = (a1);				\
+	register long r4 __asm__("r4") = (a2);				\
+	register long r5 __asm__("r5") = (a3);				\
+	register long r6 __asm__("r6") = (a4);				\
+	register long r7 __asm__("r7") = (a5);				\
+	register long r8 __asm__("r8") = (a6);				\
+	__asm__ __volatile__(INSN					\
+			     : "+r"(r0), "+r"(r3), "+r"(r4), "+r"(r5),	\
+			       "+r"(r6), "+r"(r7), "+r"(r8)		\
+			     : : CLOB);					\
+	return r3
+
+#define KC__SC  "sc\n\tbns+ 1f\n\tneg %1, %1\n1:"
+#define KC__SCV "scv 0"
+
+#define KC__PPC_DEFINE(PFX, INSN, CLOB)					\
+static inline long PFX##0(long n)					\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, 0, 0, 0, 0, 0, 0); }			\
+static inline long PFX##1(long n, long a1)				\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, 0, 0, 0, 0, 0); }			\
+static inline long PFX##2(long n, long a1, long a2)			\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, 0, 0, 0, 0); }			\
+static inline long PFX##3(long n, long a1, long a2, long a3)		\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, 0, 0, 0); }		\
+static inline long PFX##4(long n, long a1, long a2, long a3, long a4)	\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, 0, 0); }		\
+static inline long PFX##5(long n, long a1, long a2, long a3, long a4,	\
+			  long a5)					\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, 0); }		\
+static inline long PFX##6(long n, long a1, long a2, long a3, long a4,	\
+			  long a5, long a6)				\
+{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, a6); }
+
+KC__PPC_DEFINE(kc_syscall, KC__SC, KC__SC_CLOBBERS)
+KC__PPC_DEFINE(kc_syscall_alt, KC__SCV, KC__SCV_CLOBBERS)
+
+/*
+ * Cycle counter: the time base (mftb).  It runs at a fixed frequency that the
+ * kernel reports in /proc/cpuinfo ("timebase"); the timer code calibrates it
+ * like any other counter.  isync keeps the read from running ahead.
+ */
+#define KC_TICKS_NAME "timebase"
+
+static inline uint64_t kc_ticks_begin(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("isync\n\tmftb %0\n\tisync" : "=r"(v) :: "memory");
+	return v;
+}
+
+static inline uint64_t kc_ticks_end(void)
+{
+	return kc_ticks_begin();
+}
+
+/* Spin-wait hint: lower SMT thread priority for the duration (or 1,1,1 form). */
+static inline void kc_cpu_relax(void)
+{
+	__asm__ __volatile__("or 1,1,1\n\tor 2,2,2" ::: "memory");
+}
+#define KC_HAVE_CPU_RELAX 1
+
+#define KC_VDSO_VERSION        "LINUX_2.6.15"
+#define KC_VDSO_CLOCK_GETTIME  "__kernel_clock_gettime"
+#define KC_VDSO_GETTIMEOFDAY   "__kernel_gettimeofday"
+#define KC_VDSO_CLOCK_GETRES   "__kernel_clock_getres"
+#define KC_VDSO_GETCPU         "__kernel_getcpu"
+#define KC_VDSO_TIME           "__kernel_time"
+/*
+ * powerpc vDSO functions report errors like `sc`: CR0.SO set and a positive
+ * errno in r3.  A plain C call sees only r3, so callers treat any non-zero
+ * return as failure and fall back to the system call.
+ */
+#define KC_VDSO_ERR_POSITIVE 1
+
+#endif /* KCROSS_ARCH_PPC64LE_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kcross.h - everything libkcross offers.
+ *
+ *   <kcross/syscall.h>  raw and run-time-selected system calls
+ *   <kcross/vdso.h>     vDSO parsing and symbol lookup
+ *   <kcross/clock.h>    clock_gettime / getcpu through the vDSO or the kernel
+ */
+#ifndef KCROSS_KCROSS_H
+#define KCROSS_KCROSS_H
+
+#include <kcross/syscall.h>
+#include <kcross/vdso.h>
+#include <kcross/clock.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version ("0.1.0") and the git revision it was built from. */
+const char *kc_version(void);
+const char *kc_git_rev(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kcross/syscall.h - raw system calls.
+ *
+ * kc_syscall0..6(nr, ...)   the architecture's baseline instruction, inline
+ *                           (x86-64 syscall, aarch64 svc #0, ppc64le sc);
+ *                           return the result or -errno.
+ * kc_syscall_alt0..6        ppc64le only: scv 0 (see <kcross/arch/ppc64le.h>).
+ * kc_sys0..6(nr, ...)       the mechanism chosen at run time.  The choice is
+ *                           one cached word tested inline, so a call through
+ *                           kc_sys is the instruction itself plus a load and
+ *                           a compare, with no call/ret pair around it.
+ *
+ * The choice: the fastest mechanism the machine offers, unless the
+ * environment variable KCROSS_SYSCALL names one ("syscall", "svc", "sc",
+ * "scv", "libc" or "auto").  Naming one the machine lacks is an error that
+ * kc_syscall_init_error() reports (the word keeps the always-valid default).
+ * "libc" routes every call through syscall(3), for tools that intercept libc.
+ */
+#ifndef KCROSS_SYSCALL_H
+#define KCROSS_SYSCALL_H
+
+#include <kcross/arch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kc_sysmech {
+	KC_SYSMECH_LIBC = 0,	/* syscall(3) */
+	KC_SYSMECH_SYSCALL,	/* x86-64 `syscall` */
+	KC_SYSMECH_SVC,		/* aarch64 `svc #0` */
+	KC_SYSMECH_SC,		/* ppc64 `sc` */
+	KC_SYSMECH_SCV,		/* ppc64 `scv 0` */
+	KC_SYSMECH_COUNT
+};
+
+/* The cached word.  Starts as KC_SYSMECH_NATIVE, valid before any init. */
+extern unsigned int kc__sysmech;
+
+/* Out of line: syscall(3), converted to -errno. */
+long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6);
+
+#ifdef KC_HAVE_SYSCALL_ALT
+# define KC__SYS_ALT(N, ...)						\
+	if (kc__sysmech == KC_SYSMECH_ALT)				\
+		return kc_syscall_alt##N(__VA_ARGS__);
+#else
+# define KC__SYS_ALT(N, ...)
+#endif
+
+#define KC__SYS_BODY(N, a1, a2, a3, a4, a5, a6, ...)			\
+	KC__SYS_ALT(N, __VA_ARGS__)					\
+	if (KC_LIKELY(kc__sysmech == KC_SYSMECH_NATIVE))		\
+		return kc_syscall##N(__VA_ARGS__);			\
+	return kc__sys_libc(n, a1, a2, a3, a4, a5, a6)
+
+static inline long kc_sys0(long n)
+{ KC__SYS_BODY(0, 0, 0, 0, 0, 0, 0, n); }
+static inline long kc_sys1(long n, long a1)
+{ KC__SYS_BODY(1, a1, 0, 0, 0, 0, 0, n, a1); }
+static inline long kc_sys2(long n, long a1, long a2)
+{ KC__SYS_BODY(2, a1, a2, 0, 0, 0, 0, n, a1, a2); }
+static inline long kc_sys3(long n, long a1, long a2, long a3)
+{ KC__SYS_BODY(3, a1, a2, a3, 0, 0, 0, n, a1, a2, a3); }
+static inline long kc_sys4(long n, long a1, long a2, long a3, long a4)
+{ KC__SYS_BODY(4, a1, a2, a3, a4, 0, 0, n, a1, a2, a3, a4); }
+static inline long kc_sys5(long n, long a1, long a2, long a3, long a4, long a5)
+{ KC__SYS_BODY(5, a1, a2, a3, a4, a5, 0, n, a1, a2, a3, a4, a5); }
+static inline long kc_sys6(long n, long a1, long a2, long a3, long a4, long a5,
+			   long a6)
+{ KC__SYS_BODY(6, a1, a2, a3, a4, a5, a6, n, a1, a2, a3, a4, a5, a6); }
+
+/* Name of a mechanism ("syscall", "svc", "sc", "scv", "libc"). */
+const char *kc_sysmech_name(enum kc_sysmech m);
+/* The mechanism kc_sys* use now. */
+enum kc_sysmech kc_syscall_mechanism(void);
+
+/*
+ * The selection rule, pure so tests can inject any AT_HWCAP2 value.
+ * force: NULL, "" or "auto" for the best available, else a mechanism name.
+ * Returns 0 and sets *out, -EINVAL for an unknown name, -ENOTSUP for a
+ * mechanism this hwcap2 (or this architecture) does not offer.
+ */
+int kc_syscall_choose(unsigned long hwcap2, const char *force,
+		      enum kc_sysmech *out);
+/* Mechanisms available on this machine, as a bit mask of 1u << kc_sysmech. */
+unsigned int kc_syscall_available(void);
+/* Install a mechanism; -ENOTSUP if this machine lacks it.  Not thread-safe
+ * with respect to calls in flight: call it before starting threads. */
+int kc_syscall_select(enum kc_sysmech m);
+/* 0, or the -errno that KCROSS_SYSCALL caused at start-up. */
+int kc_syscall_init_error(void);
+/* The KCROSS_SYSCALL value seen at start-up, or NULL. */
+const char *kc_syscall_forced(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KCROSS_SYSCALL_H */

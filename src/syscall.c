@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Run-time choice of the system call mechanism.
+ *
+ * The choice lives in one word, kc__sysmech, that the inline kc_sysN test.
+ * It starts (statically) at the architecture's baseline instruction, which
+ * is valid everywhere, so a call made before the constructor below ran, from
+ * another constructor say, is still correct.  The constructor then upgrades
+ * it to the fastest mechanism offered (ppc64le: scv when AT_HWCAP2 says so)
+ * or to the one KCROSS_SYSCALL names.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <kcross/syscall.h>
+
+unsigned int kc__sysmech = KC_SYSMECH_NATIVE;
+
+static int init_error;
+static const char *forced;
+
+static const char *const mech_names[KC_SYSMECH_COUNT] = {
+	[KC_SYSMECH_LIBC] = "libc",
+	[KC_SYSMECH_SYSCALL] = "syscall",
+	[KC_SYSMECH_SVC] = "svc",
+	[KC_SYSMECH_SC] = "sc",
+	[KC_SYSMECH_SCV] = "scv",
+};
+
+long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long r = syscall(n, a1, a2, a3, a4, a5, a6);
+
+	return r == -1 ? -errno : r;
+}
+
+const char *kc_sysmech_name(enum kc_sysmech m)
+{
+	return (unsigned int)m < KC_SYSMECH_COUNT ? mech_names[m] : "unknown";
+}
+
+enum kc_sysmech kc_syscall_mechanism(void)
+{
+	return (enum kc_sysmech)__atomic_load_n(&kc__sysmech, __ATOMIC_RELAXED);
+}
+
+/* What this architecture offers given an AT_HWCAP2 value. */
+static unsigned int offered(unsigned long hwcap2)
+{
+	unsigned int mask = 1u << KC_SYSMECH_LIBC | 1u << KC_SYSMECH_NATIVE;
+
+#ifdef KC_PPC_FEATURE2_SCV
+	if (hwcap2 & KC_PPC_FEATURE2_SCV)
+		mask |= 1u << KC_SYSMECH_SCV;
+#else
+	(void)hwcap2;
+#endif
+	return mask;
+}
+
+int kc_syscall_choose(unsigned long hwcap2, const char *force,
+		      enum kc_sysmech *out)
+{
+	unsigned int mask = offered(hwcap2);
+
+	if (!force || !*force || !strcmp(force, "auto")) {
+#ifdef KC_HAVE_SYSCALL_ALT
+		if (mask & 1u << KC_SYSMECH_ALT) {
+			*out = KC_SYSMECH_ALT;
+			return 0;
+		}
+#endif
+		*out = KC_SYSMECH_NATIVE;
+		return 0;
+	}
+	for (unsigned int m = 0; m < KC_SYSMECH_COUNT; m++) {
+		if (strcmp(force, mech_names[m]))
+			continue;
+		if (!(mask & 1u << m))
+			return -ENOTSUP;
+		*out = (enum kc_sysmech)m;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+unsigned int kc_syscall_available(void)
+{
+	return offered(getauxval(AT_HWCAP2));
+}
+
+int kc_syscall_select(enum kc_sysmech m)
+{
+	if ((unsigned int)m >= KC_SYSMECH_COUNT || !(kc_syscall_available() & 1u << m))
+		return -ENOTSUP;
+	__atomic_store_n(&kc__sysmech, (unsigned int)m, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int kc_syscall_init_error(void)
+{
+	return init_error;
+}
+
+const char *kc_syscall_forced(void)
+{
+	return forced;
+}
+
+__attribute__((constructor)) static void kc__syscall_init(void)
+{
+	enum kc_sysmech m;
+
+	forced = getenv("KCROSS_SYSCALL");
+	init_error = kc_syscall_choose(getauxval(AT_HWCAP2), forced, &m);
+	if (!init_error)
+		__atomic_store_n(&kc__sysmech, (unsigned int)m, __ATOMIC_RELAXED);
+}
