@@ -225,7 +225,7 @@ static void json_rseq(struct kc_json *j)
 	long len = -1;
 
 	if (libc) {
-		char *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+		char *area = (char *)kc_thread_pointer() + __rseq_offset;
 
 		len = rseq_registered_len(area);
 	}

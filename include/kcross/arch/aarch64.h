@@ -120,6 +120,15 @@ static inline uint64_t kc_ticks_hz(void)
 	return f;
 }
 
+/* Thread pointer: TPIDR_EL0. */
+static inline void *kc_thread_pointer(void)
+{
+	void *tp;
+
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+	return tp;
+}
+
 static inline void kc_cpu_relax(void)
 {
 	__asm__ __volatile__("yield" ::: "memory");

@@ -38,10 +38,12 @@
 
 /*
  * One body for both instructions: INSN is the instruction text (for sc it
- * carries the CR0.SO → -errno fix-up), CLOB its clobber list.  All seven
- * argument registers are always bound; unused ones are simply not loaded.
+ * carries the CR0.SO → -errno fix-up), the trailing arguments its clobber
+ * list.  All seven argument registers are bound (unused ones to 0) so that
+ * the kernel's view of r3-r8 is defined and both paths cost the same
+ * set-up: the full-system lab compares sc and scv instruction counts.
  */
-#define KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, a6)		\
+#define KC__PPC_SYSCALL(INSN, n, a1, a2, a3, a4, a5, a6, ...)		\
 	register long r0 __asm__("r0") = (n);				\
 	register long r3 __asm__("r3") = (a1);				\
 	register long r4 __asm__("r4") = (a2);				\
@@ -52,29 +54,29 @@
 	__asm__ __volatile__(INSN					\
 			     : "+r"(r0), "+r"(r3), "+r"(r4), "+r"(r5),	\
 			       "+r"(r6), "+r"(r7), "+r"(r8)		\
-			     : : CLOB);					\
+			     : : __VA_ARGS__);				\
 	return r3
 
 #define KC__SC  "sc\n\tbns+ 1f\n\tneg %1, %1\n1:"
 #define KC__SCV "scv 0"
 
-#define KC__PPC_DEFINE(PFX, INSN, CLOB)					\
+#define KC__PPC_DEFINE(PFX, INSN, ...)					\
 static inline long PFX##0(long n)					\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, 0, 0, 0, 0, 0, 0); }			\
+{ KC__PPC_SYSCALL(INSN, n, 0, 0, 0, 0, 0, 0, __VA_ARGS__); }			\
 static inline long PFX##1(long n, long a1)				\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, 0, 0, 0, 0, 0); }			\
+{ KC__PPC_SYSCALL(INSN, n, a1, 0, 0, 0, 0, 0, __VA_ARGS__); }			\
 static inline long PFX##2(long n, long a1, long a2)			\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, 0, 0, 0, 0); }			\
+{ KC__PPC_SYSCALL(INSN, n, a1, a2, 0, 0, 0, 0, __VA_ARGS__); }			\
 static inline long PFX##3(long n, long a1, long a2, long a3)		\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, 0, 0, 0); }		\
+{ KC__PPC_SYSCALL(INSN, n, a1, a2, a3, 0, 0, 0, __VA_ARGS__); }		\
 static inline long PFX##4(long n, long a1, long a2, long a3, long a4)	\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, 0, 0); }		\
+{ KC__PPC_SYSCALL(INSN, n, a1, a2, a3, a4, 0, 0, __VA_ARGS__); }		\
 static inline long PFX##5(long n, long a1, long a2, long a3, long a4,	\
 			  long a5)					\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, 0); }		\
+{ KC__PPC_SYSCALL(INSN, n, a1, a2, a3, a4, a5, 0, __VA_ARGS__); }		\
 static inline long PFX##6(long n, long a1, long a2, long a3, long a4,	\
 			  long a5, long a6)				\
-{ KC__PPC_SYSCALL(INSN, CLOB, n, a1, a2, a3, a4, a5, a6); }
+{ KC__PPC_SYSCALL(INSN, n, a1, a2, a3, a4, a5, a6, __VA_ARGS__); }
 
 KC__PPC_DEFINE(kc_syscall, KC__SC, KC__SC_CLOBBERS)
 KC__PPC_DEFINE(kc_syscall_alt, KC__SCV, KC__SCV_CLOBBERS)
@@ -96,6 +98,14 @@ static inline uint64_t kc_ticks_begin(void)
 static inline uint64_t kc_ticks_end(void)
 {
 	return kc_ticks_begin();
+}
+
+/* Thread pointer: r13 (ELFv2 ABI; the TCB ends 0x7000 below it). */
+static inline void *kc_thread_pointer(void)
+{
+	register void *tp __asm__("r13");
+
+	return tp;
 }
 
 /* Spin-wait hint: lower SMT thread priority for the duration (or 1,1,1 form). */

@@ -113,6 +113,15 @@ static inline uint64_t kc_ticks_end(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* Thread pointer: %fs base, whose first word points to itself (TLS ABI). */
+static inline void *kc_thread_pointer(void)
+{
+	void *tp;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
 /* Spin-wait hint. */
 static inline void kc_cpu_relax(void)
 {
