@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "aarch64"
+#define KC_ELF_MACHINE 183	/* EM_AARCH64 */
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SVC
 
 #define KC__SVC(...)							\

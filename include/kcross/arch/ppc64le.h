@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "ppc64le"
+#define KC_ELF_MACHINE 21	/* EM_PPC64 */
 #define KC_CACHELINE_SIZE 128
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SC
 #define KC_SYSMECH_ALT    KC_SYSMECH_SCV

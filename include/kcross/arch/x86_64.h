@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "x86_64"
+#define KC_ELF_MACHINE 62	/* EM_X86_64 */
 
 /* The mechanism the inline kc_syscallN use. */
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SYSCALL

@@ -1,0 +1,177 @@
+"""Finding and driving the ``kcross-harness`` program.
+
+The harness does the measuring; this module only starts it, turns its stdout
+into validated records *as they arrive* (so results are stored and shown while
+later benchmarks still run) and translates its failures into kcross errors:
+exit status 2 with one stderr line is the user's mistake, anything else
+(crash, signal, unparsable output) is the harness's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .errors import HarnessError, SchemaError, UserError
+from .schema import parse_line
+
+HARNESS_NAME = "kcross-harness"
+ENV_VAR = "KCROSS_HARNESS"
+_STDERR_KEEP = 50  # lines of harness stderr kept for messages
+
+
+class Received(NamedTuple):
+    """One validated output line: the record, where it was read, and its exact text."""
+
+    record: dict[str, Any]
+    where: str
+    text: str
+
+
+def locate(option: str | None = None) -> list[str]:
+    """Return the command prefix that runs the harness.
+
+    Precedence: ``--harness`` option, then ``$KCROSS_HARNESS``, then the binary
+    installed inside the package (``kcross/_bin/kcross-harness``).  A ``.py``
+    path is run with the current interpreter, which is how tests substitute a
+    fake harness.
+    """
+    if option:
+        return _command_for(Path(option), "--harness")
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return _command_for(Path(env), f"${ENV_VAR}")
+    bundled = Path(str(resources.files("kcross"))) / "_bin" / HARNESS_NAME
+    if not bundled.exists():
+        raise UserError(f"{HARNESS_NAME} not found at {bundled} (the C part was not built "
+                        f"into this installation); point --harness or ${ENV_VAR} at one")
+    return _command_for(bundled, "installed harness")
+
+
+def _command_for(path: Path, origin: str) -> list[str]:
+    path = path.expanduser()
+    if not path.is_file():
+        raise UserError(f"{origin}: {path} is not a file")
+    if path.suffix == ".py":
+        return [sys.executable, str(path)]
+    if not os.access(path, os.X_OK):
+        raise UserError(f"{origin}: {path} is not executable")
+    return [str(path)]
+
+
+class HarnessProcess:
+    """One running harness whose records are read with :meth:`records`.
+
+    Use as a context manager: leaving it (normally or through an exception)
+    makes sure the child does not outlive kcross.
+    """
+
+    def __init__(self, command: Sequence[str], args: Sequence[str]) -> None:
+        self.argv = [*command, *args]
+        self.interrupted = False
+        self.stderr_lines: list[str] = []
+        try:
+            self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise HarnessError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from None
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def __enter__(self) -> HarnessProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        self._stderr_thread.join(timeout=5)
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _drain_stderr(self) -> None:
+        """Read stderr concurrently so a chatty harness never blocks on a full pipe."""
+        assert self._proc.stderr is not None
+        for raw in self._proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self.stderr_lines.append(line)
+                del self.stderr_lines[:-_STDERR_KEEP]
+
+    def interrupt(self) -> None:
+        """Ask the harness to stop (SIGINT); a second call kills it.
+
+        Safe to call from a signal handler: it only sends signals.
+        """
+        if self._proc.poll() is not None:
+            self.interrupted = True
+            return
+        if self.interrupted:
+            self._proc.kill()
+        else:
+            self.interrupted = True
+            self._proc.send_signal(signal.SIGINT)
+
+    def records(self) -> Iterator[Received]:
+        """Yield each output line as a :class:`Received`, as soon as it is written.
+
+        Ends quietly at end of output if the harness exited with status 0 or
+        was interrupted by us; otherwise raises after the last good record,
+        so that the caller has already handled everything received.
+        """
+        assert self._proc.stdout is not None
+        lineno = 0
+        while True:
+            raw = self._proc.stdout.readline()
+            if not raw:
+                break
+            lineno += 1
+            where = f"harness output line {lineno}"
+            try:
+                text = raw.decode("utf-8")
+                record = parse_line(text, where)
+            except (UnicodeDecodeError, SchemaError) as exc:
+                if not raw.endswith(b"\n"):
+                    break  # cut off mid-record: the exit status below says why
+                self._proc.kill()
+                if self.interrupted:
+                    return
+                detail = str(exc) if isinstance(exc, SchemaError) else f"{where}: not UTF-8"
+                raise HarnessError(f"harness wrote an invalid record: {detail}") from None
+            yield Received(record, where, text.rstrip("\n"))
+        self._finish(lineno)
+
+    def _finish(self, lines: int) -> None:
+        """Turn the exit status into an error unless it was a clean or requested exit."""
+        rc = self._proc.wait()
+        self._stderr_thread.join(timeout=5)
+        if rc == 0 or self.interrupted:
+            return
+        last = self.stderr_lines[-1] if self.stderr_lines else ""
+        prefix = f"{HARNESS_NAME}: "
+        last = last[len(prefix):] if last.startswith(prefix) else last
+        if rc == 2 and lines == 0:
+            raise UserError(last or f"{HARNESS_NAME} rejected its arguments (exit status 2)")
+        if rc < 0:
+            try:
+                how = f"was killed by {signal.Signals(-rc).name}"
+            except ValueError:
+                how = f"was killed by signal {-rc}"
+        else:
+            how = f"exited with status {rc}"
+        raise HarnessError(f"{HARNESS_NAME} {how} after {lines} output line(s)"
+                           + (f": {last}" if last else ""))
+
+
+def collect(command: Sequence[str], args: Sequence[str]) -> list[dict[str, Any]]:
+    """Run a short harness command (``list``, ``sysinfo``) and return all its records."""
+    with HarnessProcess(command, args) as proc:
+        return [line.record for line in proc.records()]

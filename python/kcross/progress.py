@@ -1,0 +1,95 @@
+"""Progress display for a live run.
+
+The ETA starts from the plan record (warm-up plus samples times the minimum
+batch time, per benchmark) because no benchmark has finished yet when the
+user most wants it, and then switches to the measured time per benchmark.
+On a terminal it is a rich progress bar on stderr; otherwise (logs, CI) one
+line per finished benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, \
+    TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from .render import format_ns
+from .stats import StatsError, describe
+
+
+def plan_estimate_s(plan: dict[str, Any]) -> float:
+    """Lower-bound seconds per benchmark implied by the plan (calibration not included)."""
+    return (float(plan["warmup_ms"]) + int(plan["samples"]) * float(plan["min_batch_ms"])) / 1000
+
+
+class _EtaColumn(ProgressColumn):
+    """Remaining time = benchmarks left × seconds per benchmark − time into the current one."""
+
+    def render(self, task: Task) -> Text:
+        per_bench = task.fields.get("per_bench_s")
+        if per_bench is None or task.total is None:
+            return Text("ETA ?", style="progress.remaining")
+        left = (task.total - task.completed) * per_bench \
+            - (time.monotonic() - task.fields["last_done"])
+        if task.finished:
+            left = 0.0
+        minutes, seconds = divmod(max(0, int(left + 0.5)), 60)
+        return Text(f"ETA {minutes}:{seconds:02d}", style="progress.remaining")
+
+
+class RunProgress:
+    """Shows how far a run is; call :meth:`start` with the plan, :meth:`advance` per result."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self._progress: Progress | None = None
+        self._task: int | None = None
+        self._total = 0
+        self._done = 0
+        self._plan_per_bench = 0.0
+        self._measured: list[float] = []
+
+    def start(self, plan: dict[str, Any]) -> None:
+        self._total = len(plan["benchmarks"])
+        self._plan_per_bench = plan_estimate_s(plan)
+        if not self.live:
+            self.console.print(f"running {self._total} benchmark(s), {plan['samples']} samples "
+                               f"each, ≥{self._total * self._plan_per_bench:.1f} s", highlight=False, markup=False)
+            return
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                                  MofNCompleteColumn(), TimeElapsedColumn(), _EtaColumn(),
+                                  console=self.console, transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("measuring", total=self._total,
+                                             per_bench_s=self._plan_per_bench,
+                                             last_done=time.monotonic())
+
+    def advance(self, record: dict[str, Any]) -> None:
+        self._done += 1
+        label = f"{record['suite']}/{record['name']}"
+        if record["status"] == "ok" and record.get("elapsed_s"):
+            self._measured.append(float(record["elapsed_s"]))
+        if self._progress is not None and self._task is not None:
+            per_bench = (sum(self._measured) / len(self._measured)) if self._measured \
+                else self._plan_per_bench
+            self._progress.update(self._task, advance=1, description=label,
+                                  per_bench_s=per_bench, last_done=time.monotonic())
+            return
+        if record["status"] != "ok":
+            outcome = f"{record['status']}: {record['reason']}"
+        else:
+            try:
+                outcome = f"{format_ns(describe(record['samples']).median)} ns/op"
+            except StatsError as exc:
+                outcome = str(exc)
+        self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

@@ -1,0 +1,311 @@
+"""Rich renderings of results, fingerprints, runs and the benchmark registry.
+
+Pure functions from records to rich renderables, shared by ``run`` and
+``show`` so that a stored run looks exactly like a live one.  Where a figure
+cannot be computed, the cell says why (the :class:`StatsError` message)
+instead of showing a number or leaving it blank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from typing import TYPE_CHECKING
+
+from .stats import StatsError, describe, median_ci, relative_spread
+
+if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for `list`
+    from .store import RunSummary
+
+DASH = "–"
+_SHORT_EVENT = {"cycles": "cyc", "instructions": "ins", "branch-misses": "bmiss"}
+HW_EVENTS = ("cycles:u", "cycles:k", "instructions:u", "instructions:k",
+             "branch-misses:u", "branch-misses:k")
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def format_ns(value: float) -> str:
+    """Four significant digits at most, never scientific notation (ns/op range 0.1..1e6)."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.1f}"
+    if value >= 10:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _add_row(table: Table, *cells: str | Text) -> None:
+    """Add a row whose plain strings are literal text: names and reasons may contain '['."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
+def _error(message: str) -> Text:
+    return Text(message, style="yellow")
+
+
+def _counters_cell(record: dict[str, Any]) -> str:
+    """Per-op values of the hardware counters that could be opened, e.g. ``cyc:k 812``."""
+    parts = []
+    for event in HW_EVENTS:
+        counter = record["counters"].get(event)
+        if counter is None or counter.get("per_op") is None:
+            continue
+        base, _, mode = event.partition(":")
+        star = "*" if counter.get("scaled") else ""
+        parts.append(f"{_SHORT_EVENT.get(base, base)}:{mode} {counter['per_op']:.4g}{star}")
+    return " ".join(parts) or DASH
+
+
+def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+    """One row per benchmark: median, CI of the median (±% of it), min, spread, N..."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("median ns/op", justify="right")
+    table.add_column("CI95 of median", justify="right")
+    table.add_column("min", justify="right")
+    table.add_column("spread", justify="right")
+    table.add_column("N", justify="right")
+    table.add_column("disturbed", justify="right")
+    table.add_column("counters/op")
+    table.add_column("status")
+    for rec in results:
+        label = f"{rec['suite']}/{rec['name']}"
+        if rec["status"] != "ok":
+            style = "dim" if rec["status"] == "skipped" else "red"
+            _add_row(table, label, DASH, DASH, DASH, DASH, str(len(rec["samples"])), DASH, DASH,
+                          Text(f"{rec['status']}: {rec['reason']}", style=style))
+            continue
+        samples = rec["samples"]
+        disturbed = str(len(rec["disturbed"])) if rec["disturbed"] else "0"
+        try:
+            desc = describe(samples)
+        except StatsError as exc:
+            _add_row(table, label, _error(str(exc)), DASH, DASH, DASH, str(len(samples)),
+                          disturbed, _counters_cell(rec), "ok")
+            continue
+        try:
+            ci = median_ci(samples)
+            lo = (ci.low - desc.median) / desc.median * 100 if desc.median else 0.0
+            hi = (ci.high - desc.median) / desc.median * 100 if desc.median else 0.0
+            ci_cell: str | Text = f"{lo:+.1f}% {hi:+.1f}%"
+        except StatsError as exc:
+            ci_cell = _error(str(exc))
+        try:
+            spread_cell: str | Text = f"{relative_spread(samples):.1%}"
+        except StatsError as exc:
+            spread_cell = _error(str(exc))
+        _add_row(table, label, format_ns(desc.median), ci_cell, format_ns(desc.min), spread_cell,
+                      str(desc.n), disturbed, _counters_cell(rec), "ok")
+    return table
+
+
+def _join(items: Iterable[str]) -> str:
+    return ", ".join(items) or "none"
+
+
+def _timer_text(fingerprint: dict[str, Any]) -> str:
+    timer = fingerprint.get("timer") or {}
+    text = str(timer.get("source") or "unknown")
+    if timer.get("hz"):
+        text += f" @ {timer['hz'] / 1e9:.6g} GHz" if timer["hz"] >= 1e8 \
+            else f" @ {timer['hz'] / 1e6:.6g} MHz"
+    if timer.get("invariant") is not None:
+        text += ", invariant" if timer["invariant"] else ", NOT invariant"
+    cal = timer.get("calibration")
+    if isinstance(cal, dict) and cal.get("against"):
+        text += f"; calibrated against {cal['against']}"
+        if cal.get("error_ppm") is not None:
+            text += f" ({cal['error_ppm']:g} ppm)"
+    return text
+
+
+def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> list[str]:
+    """Which counters were measured; missing hardware counters are explained, not alarming."""
+    opened: set[str] = set()
+    missing: dict[str, str] = {}
+    for rec in results:
+        opened.update(rec["counters"])
+        missing.update(rec["counters_unavailable"])
+    if not results:  # nothing ran: fall back to what the fingerprint probed
+        perf = fingerprint.get("perf") or {}
+        for group in ("hardware", "software"):
+            for event, ok in (perf.get(group) or {}).items():
+                if ok:
+                    opened.add(event)
+                else:
+                    missing[event] = (perf.get("reasons") or {}).get(event) or "unavailable"
+    missing = {e: r for e, r in missing.items() if e not in opened}
+    lines = [f"counters measured: {_join(sorted(opened))}"]
+    hw_missing = [e for e in HW_EVENTS if e in missing]
+    if hw_missing:
+        reasons = sorted({missing[e] for e in hw_missing})
+        line = (f"hardware counters unavailable ({'all' if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)}): "
+                + "; ".join(reasons))
+        if _get(fingerprint, "virtualization", "hypervisor_flag"):
+            vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
+            line += f" (normal under {vm}: most VMs expose no PMU)"
+        lines.append(line)
+    other = sorted(e for e in missing if e not in HW_EVENTS)
+    if other:
+        lines.append("other counters unavailable: "
+                     + "; ".join(f"{e}: {missing[e]}" for e in other))
+    return lines
+
+
+def _overhead_text(results: Sequence[dict[str, Any]]) -> str:
+    measured = [r for r in results if r["status"] == "ok" and r["overhead"] is not None]
+    if not measured:
+        return "overhead: no measured benchmark"
+    subtracted = [r for r in measured if r["overhead"].get("subtracted")]
+    if len(subtracted) == len(measured):
+        values = sorted(r["overhead"]["ns"] for r in subtracted if r["overhead"].get("ns") is not None)
+        span = format_ns(values[0]) if values and values[0] == values[-1] else \
+            f"{format_ns(values[0])}–{format_ns(values[-1])}" if values else ""
+        detail = f" (empty loop {span} ns/op)" if span else ""
+        return f"overhead: subtracted from every sample{detail}"
+    whys = sorted({str(r["overhead"].get("why")) for r in measured
+                   if not r["overhead"].get("subtracted")})
+    return (f"overhead: subtracted for {len(subtracted)} of {len(measured)} benchmarks; "
+            f"not subtracted because: {'; '.join(whys)}")
+
+
+def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> Group:
+    """The context needed to read the numbers: mechanism, timer, counters, overhead, CI."""
+    sc = fingerprint.get("syscall") or {}
+    mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")}) or [sc.get("mechanism")]
+    mech = f"syscall mechanism: {_join(str(m) for m in mechs)}"
+    if sc.get("forced"):
+        mech += f" (forced: {sc['forced']})"
+    if sc.get("available"):
+        mech += f"; available: {_join(sc['available'])}"
+    lines = [mech, f"timer: {_timer_text(fingerprint)}", *_counters_text(fingerprint, results),
+             _overhead_text(results)]
+    coverage = []
+    for rec in results:
+        if rec["status"] == "ok":
+            try:
+                coverage.append(median_ci(rec["samples"]).confidence)
+            except StatsError:
+                pass  # the table cell already says why this row has no interval
+    if coverage:
+        lines.append("CI95: distribution-free order-statistic interval of the median, "
+                     f"achieved coverage {min(coverage):.1%}–{max(coverage):.1%}; "
+                     "spread = IQR/median")
+    return Group(*(Text(line, style="dim") for line in lines))
+
+
+def _fmt(value: Any) -> str:
+    """A fingerprint value for people: null/empty as a dash, booleans as yes/no."""
+    if value is None or value == "":
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value) or DASH
+    return str(value)
+
+
+def _pair(fp: dict[str, Any], group: str, first: str, second: str) -> str:
+    return f"{_fmt(_get(fp, group, first))} / {_fmt(_get(fp, group, second))}"
+
+
+def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
+    table = Table(title=title, title_justify="left", show_header=False, box=None,
+                  title_style="bold", padding=(0, 2, 0, 0))
+    table.add_column(style="cyan", no_wrap=True)
+    table.add_column()
+    for key, value in rows:
+        _add_row(table, key, _fmt(value))
+    return table
+
+
+def sysinfo(fp: dict[str, Any]) -> Group:
+    """The fingerprint grouped by what a performance engineer checks first."""
+    g = lambda *path: _get(fp, *path)  # noqa: E731 - short local accessor
+    virt = "no hypervisor detected"
+    if g("virtualization", "hypervisor_flag"):
+        virt = " / ".join(str(x) for x in (g("virtualization", "hypervisor_type"),
+                                          g("virtualization", "dmi_sys_vendor"),
+                                          g("virtualization", "dmi_product_name")) if x)
+    cpu = _kv_table("CPU", [
+        ("arch", fp.get("arch")), ("model", g("cpu", "model")), ("vendor", g("cpu", "vendor")),
+        ("family/model/stepping",
+         "/".join(_fmt(g("cpu", k)) for k in ("family", "model_id", "stepping"))),
+        ("microcode", g("cpu", "microcode")), ("online / possible", _pair(fp, "cpu", "online", "possible")),
+        ("flags", g("cpu", "flags")), ("SMT control / active", _pair(fp, "smt", "control", "active")),
+        ("governor / driver", _pair(fp, "power", "governor", "driver")),
+        ("isolcpus / nohz_full", _pair(fp, "isolation", "isolcpus", "nohz_full")),
+        ("virtualization", virt)])
+    kernel = _kv_table("Kernel and libc", [
+        ("release", g("kernel", "release")), ("version", g("kernel", "version")),
+        ("cmdline", g("kernel", "cmdline")),
+        ("libc", f"{_fmt(g('libc', 'name'))} {_fmt(g('libc', 'version'))}"),
+        ("hwcap / hwcap2", _pair(fp, "auxv", "hwcap", "hwcap2")),
+        ("vDSO mapped", g("auxv", "sysinfo_ehdr"))])
+    vulns = _kv_table("Mitigations (sysfs vulnerabilities)",
+                      sorted((fp.get("vulnerabilities") or {}).items()))
+    rseq = _kv_table("rseq", [
+        ("registered", g("rseq", "registered")), ("owner", g("rseq", "owner")),
+        ("size / libc __rseq_size", _pair(fp, "rseq", "size", "libc_size")),
+        ("feature size / align", _pair(fp, "rseq", "feature_size", "align")),
+        ("auxv feature size / align", _pair(fp, "auxv", "rseq_feature_size", "rseq_align"))])
+    perf = fp.get("perf") or {}
+    reasons = perf.get("reasons") or {}
+    counter_rows: list[tuple[str, Any]] = [("perf_event_paranoid", perf.get("paranoid"))]
+    for group in ("hardware", "software"):
+        for event, ok in (perf.get(group) or {}).items():
+            counter_rows.append((event, "available" if ok else
+                                 f"unavailable: {reasons.get(event) or 'no reason given'}"))
+    counters = _kv_table("perf counters", counter_rows)
+    measure = _kv_table("Measurement", [
+        ("syscall mechanism", g("syscall", "mechanism")),
+        ("available mechanisms", g("syscall", "available")),
+        ("forced", g("syscall", "forced")), ("timer", _timer_text(fp)),
+        ("kcross-harness", " ".join(str(x) for x in (g("kcross", "version"), g("kcross", "git_rev"),
+                                                     g("kcross", "build"), g("kcross", "compiler")) if x)),
+        ("host / time", _pair(fp, "host", "hostname", "time"))])
+    return Group(cpu, Text(), kernel, Text(), vulns, Text(), rseq, Text(), counters, Text(), measure)
+
+
+def machine_summary(run: RunSummary) -> str:
+    parts = [run.hostname or "?", run.cpu_model or "unknown CPU", run.kernel_release or "?"]
+    if run.hypervisor:
+        parts.append(f"VM ({run.hypervisor})")
+    return " · ".join(parts)
+
+
+def runs_table(runs: Sequence[RunSummary]) -> Table:
+    table = Table(header_style="bold")
+    for name, justify in (("id", "right"), ("started (UTC)", "left"), ("status", "left"),
+                          ("source", "left"), ("machine", "left"), ("benchmarks", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
+    for run in runs:
+        _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                      Text(run.status, style=styles.get(run.status, "")), run.source,
+                      machine_summary(run), str(run.results))
+    return table
+
+
+def bench_table(benches: Sequence[dict[str, Any]]) -> Table:
+    table = Table(header_style="bold")
+    for name in ("suite", "name", "summary", "available"):
+        table.add_column(name)
+    for b in benches:
+        avail = Text("yes", style="green") if b["available"] else \
+            Text(f"no: {b['reason']}", style="yellow")
+        _add_row(table, b["suite"], b["name"], b["summary"], avail)
+    return table

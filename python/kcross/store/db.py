@@ -1,0 +1,194 @@
+"""Opening the result database safely.
+
+A database that cannot be used must produce one clear line and stay exactly
+as it was: a file without write permission is refused for writing (even for
+root, who could write it anyway), a file that is not SQLite or fails SQLite's
+``quick_check`` is refused, and the check runs over a read-only connection
+before any read-write connection is opened.  Servers (PostgreSQL) get the same
+treatment for connection and driver failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.exc import NoSuchModuleError, SQLAlchemyError
+
+from ..errors import StoreError
+from . import migrations
+from .location import Target
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def first_line(exc: BaseException) -> str:
+    """The driver's own message, without SQLAlchemy's SQL echo and help links."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip() or type(orig).__name__
+    return text.splitlines()[0]
+
+
+@contextlib.contextmanager
+def guard(target: Target, doing: str) -> Iterator[None]:
+    """Turn any database failure during ``doing`` into one :class:`StoreError` line."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise StoreError(f"{target.display}: {doing} failed: {first_line(exc)}") from None
+
+
+def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
+    """Return an engine on a database at the current schema version.
+
+    ``write=False`` never creates or changes anything and returns None when
+    there is no kcross database yet; ``write=True`` creates the file and
+    directory if needed and applies pending migrations.
+    """
+    if target.path is not None:
+        return _open_sqlite_file(target, target.path, write=write)
+    try:
+        engine = sa.create_engine(target.url)
+    except NoSuchModuleError:
+        raise StoreError(f"{target.display}: unknown database kind "
+                         f"{target.url.drivername!r}") from None
+    except ImportError as exc:
+        raise StoreError(f"{target.display}: database driver not installed ({exc.name or exc}); "
+                         "install it with pip") from None
+    if target.url.get_backend_name() == "sqlite":
+        _sqlite_transactions(engine)
+    return _prepare(engine, target, write=write)
+
+
+def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine | None:
+    exists = _check_file(path, write=write)
+    if not exists:
+        if not write:
+            return None
+        _make_parent(path)
+    else:
+        # Inspect through a read-only connection first: a corrupt, foreign or
+        # too-new file must be refused without ever being opened for writing.
+        ro = _sqlite_engine(path, read_only=True)
+        try:
+            _quick_check(ro, target)
+            with guard(target, "reading the schema version"), ro.connect() as conn:
+                version = migrations.current_version(conn, target.display)
+        finally:
+            ro.dispose()
+        if not write:
+            if version == 0:
+                return None
+            return _prepare(_sqlite_engine(path, read_only=True), target, write=False)
+    return _prepare(_sqlite_engine(path, read_only=False), target, write=True)
+
+
+def _check_file(path: Path, *, write: bool) -> bool:
+    """Refuse unusable paths before SQLite sees them; return whether the file exists."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"{path}: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{path} is a directory, not a database file")
+    if not stat.S_ISREG(st.st_mode):
+        raise StoreError(f"{path} is not a regular file")
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if header and header != _SQLITE_MAGIC:
+        raise StoreError(f"{path} is not an SQLite database (left unchanged)")
+    if write and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
+        raise StoreError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
+                         "choose a writable database with --db")
+    return True
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create directory {path.parent} for the database: "
+                         f"{exc.strerror or exc}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
+
+
+def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:
+    """An engine whose connections honour transactions for DDL too (migrations)."""
+    uri = f"file:{quote(str(path))}?mode=ro" if read_only else None
+
+    def connect() -> sqlite3.Connection:
+        if uri is not None:
+            return sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
+        return sqlite3.connect(str(path), timeout=10, check_same_thread=False)
+
+    engine = sa.create_engine("sqlite+pysqlite://", creator=connect)
+    _sqlite_transactions(engine)
+    return engine
+
+
+def _sqlite_transactions(engine: sa.Engine) -> None:
+    """Let SQLAlchemy, not the sqlite3 module, decide where transactions begin.
+
+    Python's sqlite3 module would otherwise run CREATE TABLE outside any
+    transaction, and a failed migration could leave half a schema behind.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+        dbapi_conn.isolation_level = None
+        dbapi_conn.execute("PRAGMA foreign_keys = ON")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("BEGIN")
+
+
+def _quick_check(engine: sa.Engine, target: Target) -> None:
+    try:
+        with engine.connect() as conn:
+            rows = [r[0] for r in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
+    except SQLAlchemyError as exc:
+        raise StoreError(f"{target.display} is corrupt or not a database: "
+                         f"{first_line(exc)} (left unchanged)") from None
+    if rows != ["ok"]:
+        detail = " ".join(" ".join(rows).split())
+        raise StoreError(f"{target.display} is corrupt (integrity check: {detail[:200]}; "
+                         "left unchanged)")
+
+
+def _prepare(engine: sa.Engine, target: Target, *, write: bool) -> sa.Engine | None:
+    """Connect, then migrate (write) or verify the version (read)."""
+    try:
+        with engine.connect() as conn:
+            if write:
+                with conn.begin():
+                    migrations.upgrade(conn, target.display)
+                return engine
+            version = migrations.current_version(conn, target.display)
+    except StoreError:
+        engine.dispose()
+        raise
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot use database {target.display}: {first_line(exc)}") from None
+    if version == 0:
+        engine.dispose()
+        return None
+    if version < migrations.LATEST:
+        engine.dispose()
+        raise StoreError(f"{target.display} has schema version {version}; it is upgraded to "
+                         f"{migrations.LATEST} by the next 'kcross run' or 'kcross import'")
+    return engine

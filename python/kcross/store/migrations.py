@@ -1,0 +1,124 @@
+"""Versioned schema migrations of the result database.
+
+The ``kcross_schema`` table holds one row with the schema version.  ``STEPS[i]``
+brings a database from version ``i`` to ``i + 1``; each step is frozen once
+released (it describes history, so it must not import the current tables)
+and all pending steps run in one transaction.  A database whose version is
+newer than ``LATEST`` was written by a newer kcross and is refused rather than
+misread.
+
+History:
+  1 (kcross 0.1.0): machines, runs, results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from ..errors import StoreError
+from .tables import json_type
+
+VERSION_TABLE = "kcross_schema"
+
+
+def _v1_initial(conn: sa.Connection) -> None:
+    """Version 1: machines, runs and results."""
+    md = sa.MetaData()
+    sa.Table(
+        "machines", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("fingerprint_hash", sa.String(64), nullable=False, unique=True),
+        sa.Column("hostname", sa.String(255)),
+        sa.Column("arch", sa.String(32)),
+        sa.Column("cpu_model", sa.String(255)),
+        sa.Column("kernel_release", sa.String(255)),
+        sa.Column("hypervisor", sa.String(64)),
+        sa.Column("fingerprint", json_type(), nullable=False),
+        sa.Column("first_seen", sa.DateTime(timezone=True), nullable=False),
+    )
+    sa.Table(
+        "runs", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=False, index=True),
+        sa.Column("finished_at", sa.DateTime(timezone=True)),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("machine_id", sa.Integer, sa.ForeignKey("machines.id"), nullable=False),
+        sa.Column("kcross_version", sa.String(64)),
+        sa.Column("git_rev", sa.String(64)),
+        sa.Column("mechanism", sa.String(32)),
+        sa.Column("timer", sa.String(32)),
+        sa.Column("timer_hz", sa.Float),
+        sa.Column("command", json_type()),
+        sa.Column("source", sa.String(8), nullable=False),
+        sa.Column("error", sa.Text),
+        sa.Column("fingerprint", json_type(), nullable=False),
+        sa.Column("plan", json_type()),
+        sa.Column("end_record", json_type()),
+    )
+    sa.Table(
+        "results", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("seq", sa.Integer, nullable=False),
+        sa.Column("suite", sa.String(64), nullable=False),
+        sa.Column("name", sa.String(128), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("reason", sa.Text),
+        sa.Column("median_ns", sa.Float),
+        sa.Column("ci_low_ns", sa.Float),
+        sa.Column("ci_high_ns", sa.Float),
+        sa.Column("ci_confidence", sa.Float),
+        sa.Column("min_ns", sa.Float),
+        sa.Column("n", sa.Integer, nullable=False),
+        sa.Column("record", json_type(), nullable=False),
+        sa.UniqueConstraint("run_id", "suite", "name"),
+    )
+    md.create_all(conn)
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial,)
+LATEST = len(STEPS)
+
+_version_table = sa.Table(VERSION_TABLE, sa.MetaData(),
+                          sa.Column("version", sa.Integer, nullable=False))
+
+
+def current_version(conn: sa.Connection, display: str) -> int:
+    """Schema version of the database; 0 for an empty one.
+
+    Refuses databases that belong to something else or that this kcross is
+    too old to understand, before anything is written to them.
+    """
+    names = set(sa.inspect(conn).get_table_names())
+    if VERSION_TABLE not in names:
+        if names:
+            shown = ", ".join(sorted(names)[:5])
+            raise StoreError(f"{display} is not a kcross database (it holds tables {shown} "
+                             f"but no {VERSION_TABLE} table)")
+        return 0
+    rows = conn.execute(sa.select(_version_table.c.version)).scalars().all()
+    if len(rows) != 1:
+        raise StoreError(f"{display}: damaged {VERSION_TABLE} table ({len(rows)} rows, "
+                         "expected 1)")
+    version = rows[0]
+    if version > LATEST:
+        raise StoreError(f"{display} has schema version {version}, this kcross supports up to "
+                         f"{LATEST}: it was written by a newer kcross; upgrade kcross")
+    return version
+
+
+def upgrade(conn: sa.Connection, display: str) -> int:
+    """Apply the pending steps inside the caller's transaction; return the old version."""
+    version = current_version(conn, display)
+    if version == LATEST:
+        return version
+    if version == 0:
+        _version_table.create(conn)
+        conn.execute(sa.insert(_version_table).values(version=0))
+    for step in STEPS[version:]:
+        step(conn)
+    conn.execute(sa.update(_version_table).values(version=LATEST))
+    return version

@@ -1,0 +1,81 @@
+"""The database tables as this version of kcross queries them (schema version in migrations.py).
+
+Portable SQLAlchemy Core types only, so the same code serves SQLite and
+PostgreSQL; JSON columns become JSONB on PostgreSQL so they can be queried.
+Whenever these definitions change, add a migration step that brings an older
+database to exactly this shape (tests compare the two).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+
+def json_type() -> sa.types.TypeEngine:
+    """JSON stored as text on SQLite, JSONB on PostgreSQL; Python None is SQL NULL."""
+    return sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True),
+                                                   "postgresql")
+
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "kcross_schema", metadata,
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+# One row per distinct machine configuration: the hash covers only the
+# fingerprint fields that change what is measured (see store/repo.py).
+machines = sa.Table(
+    "machines", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("fingerprint_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("hostname", sa.String(255)),
+    sa.Column("arch", sa.String(32)),
+    sa.Column("cpu_model", sa.String(255)),
+    sa.Column("kernel_release", sa.String(255)),
+    sa.Column("hypervisor", sa.String(64)),
+    sa.Column("fingerprint", json_type(), nullable=False),
+    sa.Column("first_seen", sa.DateTime(timezone=True), nullable=False),
+)
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False, index=True),
+    sa.Column("finished_at", sa.DateTime(timezone=True)),
+    sa.Column("status", sa.String(16), nullable=False),  # running/complete/interrupted/failed
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machines.id"), nullable=False),
+    sa.Column("kcross_version", sa.String(64)),
+    sa.Column("git_rev", sa.String(64)),
+    sa.Column("mechanism", sa.String(32)),
+    sa.Column("timer", sa.String(32)),
+    sa.Column("timer_hz", sa.Float),
+    sa.Column("command", json_type()),
+    sa.Column("source", sa.String(8), nullable=False),  # run/import
+    sa.Column("error", sa.Text),
+    sa.Column("fingerprint", json_type(), nullable=False),  # as received, incl. host.time
+    sa.Column("plan", json_type()),
+    sa.Column("end_record", json_type()),
+)
+
+results = sa.Table(
+    "results", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("suite", sa.String(64), nullable=False),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text),
+    sa.Column("median_ns", sa.Float),
+    sa.Column("ci_low_ns", sa.Float),
+    sa.Column("ci_high_ns", sa.Float),
+    sa.Column("ci_confidence", sa.Float),
+    sa.Column("min_ns", sa.Float),
+    sa.Column("n", sa.Integer, nullable=False),
+    sa.Column("record", json_type(), nullable=False),
+    sa.UniqueConstraint("run_id", "suite", "name"),
+)

@@ -1,0 +1,174 @@
+"""Shared helpers: run the kcross CLI as a subprocess against the fake harness and a temp DB."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+PYTHON_DIR = TESTS.parent
+FAKE_HARNESS = TESTS / "fake_harness.py"
+
+Kcross = Callable[..., subprocess.CompletedProcess]
+
+
+def isolated_env(root: Path) -> dict[str, str]:
+    """An environment isolated from the user's real database and harness."""
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("KCROSS_", "XDG_"))}
+    environ.update(
+        KCROSS_HARNESS=str(FAKE_HARNESS),
+        XDG_DATA_HOME=str(root / "xdg"),
+        HOME=str(root / "home"),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(PYTHON_DIR), os.environ.get("PYTHONPATH")])),
+        COLUMNS="250",
+    )
+    return environ
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return isolated_env(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding one complete quick run of the vdso suite, made once per session."""
+    root = tmp_path_factory.mktemp("template")
+    path = root / "template.db"
+    proc = subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--suite", "vdso",
+                           "--db", str(path)], env=isolated_env(root), capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+@pytest.fixture
+def stored_db(template_db: Path, tmp_path: Path) -> Path:
+    """A private copy of the template database (run 1: vdso, 2 results)."""
+    path = tmp_path / "k.db"
+    shutil.copyfile(template_db, path)
+    return path
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Where the default database lands under the isolated XDG_DATA_HOME."""
+    return tmp_path / "xdg" / "kcross" / "kcross.db"
+
+
+def _forked_kcross(args: list[str], environ: dict[str, str],
+                   timeout: float) -> subprocess.CompletedProcess:
+    """Run ``kcross ARGS`` in a forked child of the test process.
+
+    A child process with its own environment, file descriptors, signal
+    handlers and exit status, like ``python -m kcross``, minus the interpreter
+    start and imports (most of a second each on small machines), which keeps
+    the suite fast.  Set KCROSS_TEST_EXEC=1 to use real interpreters instead.
+    """
+    from kcross import cli  # imported once, in the parent
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # child: never returns into pytest
+            code = 1
+            try:
+                os.environ.clear()
+                os.environ.update(environ)
+                devnull = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(devnull, 0)
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdin = open(0, closefd=False)
+                sys.stdout = open(1, "w", closefd=False)
+                sys.stderr = open(2, "w", closefd=False)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                cli.main(args)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["kcross", *args], timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["kcross", *args], os.waitstatus_to_exitcode(status),
+                                           out.read().decode(), err.read().decode())
+
+
+@pytest.fixture
+def kcross(env: dict[str, str]) -> Kcross:
+    """Run ``kcross ARGS`` as a separate process; keyword ``extra_env`` adds variables."""
+
+    def run(*args: str, extra_env: dict[str, str] | None = None,
+            timeout: float = 30) -> subprocess.CompletedProcess:
+        environ = {**env, **(extra_env or {})}
+        if os.environ.get("KCROSS_TEST_EXEC"):
+            return subprocess.run([sys.executable, "-m", "kcross", *args], env=environ,
+                                  capture_output=True, text=True, timeout=timeout)
+        return _forked_kcross(list(args), environ, timeout)
+
+    return run
+
+
+def fake_capture(*args: str, extra_env: dict[str, str] | None = None) -> str:
+    """What ``kcross-harness run --json ARGS`` prints (via the fake harness)."""
+    environ = {**os.environ, **(extra_env or {})}
+    proc = subprocess.run([sys.executable, str(FAKE_HARNESS), "run", "--json", *args],
+                          env=environ, capture_output=True, text=True, timeout=30)
+    return proc.stdout
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2,
+                          contains: str = "", *, after_progress: bool = False) -> str:
+    """The CLI contract for expected failures: one error line, the status, no traceback.
+
+    ``after_progress`` allows the per-benchmark progress lines that a run
+    prints before its harness fails; the error itself is still one line.
+    """
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    if not after_progress:
+        assert len(lines) == 1, proc.stderr
+    assert lines and lines[-1].startswith("kcross: error: "), proc.stderr
+    assert sum(line.startswith("kcross: error:") for line in lines) == 1, proc.stderr
+    assert contains in lines[-1], lines[-1]
+    return lines[-1]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def query(db: Path, sql: str, *params: object) -> list[tuple]:
+    """Read the database directly, independently of kcross's own code."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

@@ -1,0 +1,113 @@
+"""The database is never damaged: unusable ones give one line, exit 2, and stay byte-identical."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from conftest import Kcross, assert_one_line_error, query, sha256
+from kcross.store import migrations, tables
+
+
+def test_read_only_database_is_readable_but_never_written(kcross: Kcross, stored_db: Path,
+                                                           tmp_path: Path) -> None:
+    stored_db.chmod(0o444)
+    before = sha256(stored_db)
+    assert_one_line_error(kcross("run", "--quick", "--db", str(stored_db)), contains="read-only")
+    capture = tmp_path / "c.jsonl"
+    capture.write_text(kcross("show", "--json", "--db", str(stored_db)).stdout)
+    assert_one_line_error(kcross("import", str(capture), "--db", str(stored_db)),
+                          contains="read-only")
+    runs = kcross("runs", "--db", str(stored_db))
+    assert runs.returncode == 0 and "complete" in runs.stdout
+    assert sha256(stored_db) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("k.db")) == ["k.db"]
+
+
+def test_not_a_database_is_left_alone(kcross: Kcross, tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"my precious notes\n" * 100)
+    before = sha256(path)
+    for args in (["run", "--quick"], ["runs"], ["show"]):
+        assert_one_line_error(kcross(*args, "--db", str(path)),
+                              contains="is not an SQLite database")
+    assert sha256(path) == before
+
+
+def test_corrupt_database_is_left_alone(kcross: Kcross, stored_db: Path) -> None:
+    data = bytearray(stored_db.read_bytes())
+    page = 4096
+    assert len(data) >= 3 * page
+    data[2 * page + 8: 3 * page] = b"\xa5" * (page - 8)  # trash a b-tree page, keep header
+    stored_db.write_bytes(bytes(data))
+    before = sha256(stored_db)
+    for args in (["run", "--quick"], ["runs"]):
+        assert_one_line_error(kcross(*args, "--db", str(stored_db)), contains="corrupt")
+    assert sha256(stored_db) == before
+
+
+def test_newer_schema_is_refused(kcross: Kcross, stored_db: Path) -> None:
+    with sqlite3.connect(stored_db) as conn:
+        conn.execute("UPDATE kcross_schema SET version = ?", (migrations.LATEST + 1,))
+    conn.close()
+    before = sha256(stored_db)
+    for args in (["run", "--quick"], ["runs"]):
+        assert_one_line_error(kcross(*args, "--db", str(stored_db)),
+                              contains=f"schema version {migrations.LATEST + 1}, this kcross "
+                                       f"supports up to {migrations.LATEST}")
+    assert sha256(stored_db) == before
+
+
+def test_foreign_sqlite_database_is_refused(kcross: Kcross, tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    conn.close()
+    before = sha256(path)
+    assert_one_line_error(kcross("run", "--db", str(path)), contains="not a kcross database")
+    assert sha256(path) == before
+
+
+def test_uncreatable_directory(kcross: Kcross, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert_one_line_error(kcross("run", "--db", str(blocker / "sub" / "k.db")))
+    assert_one_line_error(kcross("run", "--db", str(tmp_path)), contains="is a directory")
+
+
+def test_unreachable_server(kcross: Kcross) -> None:
+    # Whether or not a PostgreSQL driver is installed, the answer is one line.
+    line = assert_one_line_error(kcross("runs", "--db", "postgresql://kc:secret@127.0.0.1:1/kc"))
+    assert "secret" not in line
+    assert_one_line_error(kcross("runs", "--db", "nosuchdb://x/y"), contains="unknown database")
+
+
+def test_env_and_option_choose_the_database(kcross: Kcross, tmp_path: Path,
+                                            db_path: Path) -> None:
+    env_db = tmp_path / "env.db"
+    assert kcross("run", "--quick", "--suite", "rseq",
+                  extra_env={"KCROSS_DB": str(env_db)}).returncode == 0
+    url_db = tmp_path / "url.db"
+    assert kcross("run", "--quick", "--suite", "rseq", "--db", f"sqlite:///{url_db}",
+                  extra_env={"KCROSS_DB": str(env_db)}).returncode == 0
+    assert query(env_db, "SELECT count(*) FROM runs") == [(1,)]
+    assert query(url_db, "SELECT count(*) FROM runs") == [(1,)]
+    assert not db_path.exists()
+
+
+def test_migrations_produce_the_tables_the_code_queries(tmp_path: Path) -> None:
+    """The frozen migration steps and tables.py must describe the same schema."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    with engine.begin() as conn:
+        assert migrations.upgrade(conn, "m.db") == 0
+        assert migrations.current_version(conn, "m.db") == migrations.LATEST
+        inspector = sa.inspect(conn)
+        for table in tables.metadata.sorted_tables:
+            got = {c["name"]: (str(c["type"]), c["nullable"])
+                   for c in inspector.get_columns(table.name)}
+            want = {c.name: (str(c.type.compile(engine.dialect)), c.nullable)
+                    for c in table.columns}
+            assert got == want, table.name
+    engine.dispose()
