@@ -25,7 +25,8 @@ def test_run_stores_and_prints_table(kcross: Kcross, db_path: Path) -> None:
     assert "syscall mechanism: syscall" in out
     assert "tsc @ 2.9 GHz" in out
     assert "hardware counters unavailable (all)" in out and "normal under KVM" in out
-    assert "overhead: subtracted from every sample" in out
+    assert "overhead: empty loop 0.600 ns/op; subtracted (†) for 6 of 6 benchmarks" in out
+    assert "53.91†" in out                                       # marked row
     assert "6 ok, 1 skipped, 0 failed" in out
     assert "[7/7] rseq/cpu_id-read: 0.775 ns/op" in proc.stderr  # non-TTY progress lines
     rows = query(db_path, "SELECT status, source FROM runs")
