@@ -1,0 +1,64 @@
+"""The real C harness through the CLI: its output satisfies the schema the
+Python side enforces, and what it measured is stored.  Skipped, with the
+reason, where no built harness can be found (KCROSS_REAL_HARNESS, then
+kcross-harness on PATH as `pip install .` puts it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import Kcross, assert_one_line_error, query
+
+REAL = os.environ.get("KCROSS_REAL_HARNESS") or shutil.which("kcross-harness")
+pytestmark = pytest.mark.skipif(not REAL, reason="no built kcross-harness (pip install . or "
+                                                 "set KCROSS_REAL_HARNESS)")
+
+
+def test_real_run_is_stored(kcross: Kcross, db_path: Path) -> None:
+    proc = kcross("run", "--bench", "getppid-*", "--quick", "--harness", str(REAL), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "syscall/getppid-inline" in proc.stdout
+    rows = query(db_path, "SELECT name, status, n FROM results ORDER BY seq")
+    names = [r[0] for r in rows]
+    assert "getppid-inline" in names and "getppid-dispatch" in names
+    for name, status, n in rows:
+        if status == "ok":
+            assert n == 11, (name, n)          # --quick: 11 samples each
+        else:
+            assert status == "skipped", (name, status)
+
+
+def test_real_json_records_and_import(kcross: Kcross, tmp_path: Path, db_path: Path) -> None:
+    out = subprocess.run([str(REAL), "run", "--bench", "getppid-inline", "--samples", "7",
+                          "--min-batch-ms", "1", "--warmup-ms", "5", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["type"] for r in records] == ["fingerprint", "plan", "result", "end"]
+    result = records[2]
+    assert result["status"] == "ok" and len(result["samples"]) == 7 == len(result["ticks"])
+    assert all(s > 0 for s in result["samples"])
+    assert records[0]["syscall"]["mechanism"] == result["mechanism"]
+    capture = tmp_path / "capture.jsonl"
+    capture.write_text(out)
+    proc = kcross("import", str(capture))
+    assert proc.returncode == 0, proc.stderr
+    assert query(db_path, "SELECT source, status FROM runs") == [("import", "complete")]
+
+
+def test_real_unknown_benchmark_is_one_line(kcross: Kcross) -> None:
+    proc = kcross("run", "--bench", "no-such-benchmark", "--harness", str(REAL))
+    assert_one_line_error(proc, 2, "no-such-benchmark")
+
+
+def test_real_sysinfo(kcross: Kcross) -> None:
+    proc = kcross("sysinfo", "--json", "--harness", str(REAL))
+    assert proc.returncode == 0, proc.stderr
+    fp = json.loads(proc.stdout.splitlines()[0])
+    assert fp["type"] == "fingerprint" and fp["arch"] in ("x86_64", "aarch64", "ppc64le")
+    assert fp["syscall"]["mechanism"] in fp["syscall"]["available"]
