@@ -18,6 +18,7 @@ from rich.text import Text
 from typing import TYPE_CHECKING
 
 from .stats import StatsError, describe, median_ci, relative_spread
+from .schema import dig as _get
 
 if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for `list`
     from .store import RunSummary
@@ -28,13 +29,6 @@ _SHORT_EVENT = {"cycles": "cyc", "instructions": "ins", "branch-misses": "bmiss"
 HW_EVENTS = ("cycles:u", "cycles:k", "instructions:u", "instructions:k",
              "branch-misses:u", "branch-misses:k")
 
-
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def format_ns(value: float) -> str:

@@ -289,3 +289,12 @@ class RunStream:
             self.end = record
         else:
             raise SchemaError(f"{where}: {rtype} record inside a run stream")
+
+
+def dig(obj: Any, *path: str) -> Any:
+    """Nested lookup that tolerates null objects (fingerprint fields may be null)."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj

@@ -22,6 +22,7 @@ from ..stats import StatsError, describe, median_ci
 from . import tables as t
 from .db import guard, open_engine
 from .location import Target
+from ..schema import dig as _get
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 
@@ -46,14 +47,6 @@ def machine_identity(fingerprint: dict[str, Any]) -> str:
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
-
-def _get(obj: Any, *path: str) -> Any:
-    """Nested lookup that tolerates null objects (fingerprint fields may be null)."""
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def _utcnow() -> dt.datetime:
