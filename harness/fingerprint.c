@@ -28,17 +28,8 @@
 # define AT_RSEQ_ALIGN 28
 #endif
 
-/* glibc 2.35+ exports these when it registered rseq for every thread. */
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
+/* glibc 2.35+ exports this when it registered rseq for every thread. */
 extern const unsigned int __rseq_size __attribute__((weak));
-
-#if defined(__x86_64__)
-# define RSEQ_SIG 0x53053053
-#elif defined(__aarch64__)
-# define RSEQ_SIG 0xd428bc00
-#else
-# define RSEQ_SIG 0x0fe5000b
-#endif
 
 /* Read a small text file; trailing newlines removed.  NULL if unreadable. */
 static char *slurp(const char *path, char *buf, size_t len)
@@ -193,55 +184,24 @@ static bool has_cpu_flag(const char *flag)
 	return false;
 }
 
-/*
- * Registered rseq length.  The kernel answers EBUSY only to a registration
- * identical to the current one, so probing candidate lengths at the libc's
- * area tells exactly what the libc registered (glibc 2.36 exports a size
- * of 20 but registers 32 bytes).
- */
-static long rseq_registered_len(void *area)
-{
-	static const unsigned lens[] = { 32, 64, 128, 256 };
-
-	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		long rc = kc_syscall4(SYS_rseq, (long)area, lens[i], 0, RSEQ_SIG);
-
-		if (rc == -EBUSY)
-			return lens[i];
-		if (rc == 0) {
-			/* Nobody had registered: undo ours. */
-			kc_syscall4(SYS_rseq, (long)area, lens[i], 1 /* UNREGISTER */, RSEQ_SIG);
-			return 0;
-		}
-		if (rc == -ENOSYS)
-			return -ENOSYS;
-	}
-	return -1;
-}
-
 static void json_rseq(struct kc_json *j)
 {
-	bool libc = &__rseq_size && &__rseq_offset && __rseq_size > 0;
-	long len = -1;
+	struct kc_rseq_info i = kc_rseq_info();
 
-	if (libc) {
-		char *area = (char *)kc_thread_pointer() + __rseq_offset;
-
-		len = rseq_registered_len(area);
-	}
 	kc_json_obj(j, "rseq");
-	kc_json_bool(j, "registered", libc && len > 0);
-	kc_json_str(j, "owner", libc && len > 0 ? "glibc" : NULL);
-	if (len > 0)
-		kc_json_int(j, "size", len);
+	kc_json_bool(j, "registered", i.owner != KC_RSEQ_OWNER_NONE);
+	kc_json_str(j, "owner", i.owner == KC_RSEQ_OWNER_NONE ? NULL : kc_rseq_owner_name(i.owner));
+	if (i.size)
+		kc_json_int(j, "size", i.size);
 	else
 		kc_json_null(j, "size");
 	if (&__rseq_size)
 		kc_json_int(j, "libc_size", __rseq_size);
 	else
 		kc_json_null(j, "libc_size");
-	kc_json_int(j, "feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
-	kc_json_int(j, "align", (long long)getauxval(AT_RSEQ_ALIGN));
+	kc_json_int(j, "feature_size", i.feature_size);
+	kc_json_int(j, "align", i.align);
+	kc_json_str(j, "unavailable_reason", i.why);
 	kc_json_obj_end(j);
 }
 

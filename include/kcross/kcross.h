@@ -5,6 +5,7 @@
  *   <kcross/syscall.h>  raw and run-time-selected system calls
  *   <kcross/vdso.h>     vDSO parsing and symbol lookup
  *   <kcross/clock.h>    clock_gettime / getcpu through the vDSO or the kernel
+ *   <kcross/rseq.h>     rseq registration; kc_cpu(), kc_node(), kc_cid()
  */
 #ifndef KCROSS_KCROSS_H
 #define KCROSS_KCROSS_H
@@ -12,6 +13,7 @@
 #include <kcross/syscall.h>
 #include <kcross/vdso.h>
 #include <kcross/clock.h>
+#include <kcross/rseq.h>
 
 #ifdef __cplusplus
 extern "C" {

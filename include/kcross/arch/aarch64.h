@@ -15,6 +15,9 @@
 
 #define KC_ARCH_NAME "aarch64"
 #define KC_ELF_MACHINE 183	/* EM_AARCH64 */
+/* rseq abort signature: the 4 bytes before every abort handler
+ * (the encoding of brk #0x45e0). */
+#define KC_RSEQ_SIG 0xd428bc00
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SVC
 
 #define KC__SVC(...)							\

@@ -29,6 +29,9 @@
 
 #define KC_ARCH_NAME "ppc64le"
 #define KC_ELF_MACHINE 21	/* EM_PPC64 */
+/* rseq abort signature: the 4 bytes before every abort handler
+ * (the encoding of twui r5,11: a trap that is never taken). */
+#define KC_RSEQ_SIG 0x0fe5000b
 #define KC_CACHELINE_SIZE 128
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SC
 #define KC_SYSMECH_ALT    KC_SYSMECH_SCV
