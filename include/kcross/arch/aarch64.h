@@ -18,6 +18,7 @@
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of brk #0x45e0). */
 #define KC_RSEQ_SIG 0xd428bc00
+#define KC_ARCH_RSEQ_HEADER <kcross/arch/aarch64-rseq.h>
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SVC
 
 #define KC__SVC(...)							\

@@ -32,6 +32,7 @@
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of twui r5,11: a trap that is never taken). */
 #define KC_RSEQ_SIG 0x0fe5000b
+#define KC_ARCH_RSEQ_HEADER <kcross/arch/ppc64le-rseq.h>
 #define KC_CACHELINE_SIZE 128
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SC
 #define KC_SYSMECH_ALT    KC_SYSMECH_SCV

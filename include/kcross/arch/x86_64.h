@@ -18,6 +18,8 @@
 #define KC_ELF_MACHINE 62	/* EM_X86_64 */
 /* rseq abort signature: the 4 bytes before every abort handler. */
 #define KC_RSEQ_SIG 0x53053053
+/* The rseq critical sections, for <kcross/rseq-ops.h>. */
+#define KC_ARCH_RSEQ_HEADER <kcross/arch/x86_64-rseq.h>
 
 /* The mechanism the inline kc_syscallN use. */
 #define KC_SYSMECH_NATIVE KC_SYSMECH_SYSCALL
