@@ -80,7 +80,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->m = (struct kc_method){ .samples = 101, .min_batch_ms = 5, .warmup_ms = 200, .cpu = -1 };
+	o->m = (struct kc_method){ .samples = 201, .min_batch_ms = 2, .warmup_ms = 200, .cpu = -1 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
