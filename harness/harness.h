@@ -13,6 +13,7 @@
 #ifndef KCROSS_HARNESS_H
 #define KCROSS_HARNESS_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,9 @@ void kc_counters_read(const struct kc_counters *c, struct kc_snapshot *s);
 
 enum kc_bench_status { KC_OK = 0, KC_SKIP = 1, KC_FAIL = 2 };
 
+/* Most threads one benchmark may run (kc_run_threads). */
+#define KC_MAX_THREADS 1024
+
 /*
  * What a benchmark function gets.  It sets itself up, checks the return
  * value of its operation once, then brackets a loop of exactly `iters`
@@ -98,6 +102,16 @@ struct kc_bench_ctx {
 	struct kc_snapshot snap[2];
 	uint64_t t0, t1;
 	char reason[200];
+	/*
+	 * Optional reports, reset before every call.  A benchmark whose
+	 * operation is an rseq critical section adds the aborts it retried in
+	 * the timed loop to `aborts` and sets `counts_aborts`.  kc_run_threads()
+	 * sets `threads` (else 1) and `thread_cpu`.
+	 */
+	bool counts_aborts;
+	uint64_t aborts;
+	int threads;
+	int thread_cpu[KC_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
 };
 
 static inline void kc_bench_begin(struct kc_bench_ctx *c)
@@ -126,6 +140,23 @@ static inline void kc_bench_end(struct kc_bench_ctx *c)
 		kc_bench_end(c);					\
 	} while (0)
 
+/*
+ * Multi-threaded batches.  kc_run_threads() runs body(arg, tid, c->iters)
+ * in `threads` threads at once: the calling thread (tid 0, still pinned
+ * where the harness put it) and threads-1 new ones pinned round-robin over
+ * the CPUs the process was allowed at start (kc_allowed_cpus()), starting
+ * with the CPU after the caller's.  All wait at a barrier; the batch is
+ * timed (c->t0/c->t1, counters of the calling thread only) from their
+ * release to the moment the last one finished, so ns/op = wall / iters per
+ * thread and throughput = threads * iters / wall.  body returns the rseq
+ * aborts it retried (0 if none).  Thread creation and joining are outside
+ * the timed region.  Returns KC_OK, or KC_FAIL/KC_SKIP with c->reason.
+ */
+typedef uint64_t (*kc_thread_body)(void *arg, int tid, uint64_t iters);
+int kc_run_threads(struct kc_bench_ctx *c, int threads, kc_thread_body body, void *arg);
+/* The CPUs this process could use before the harness pinned itself. */
+const cpu_set_t *kc_allowed_cpus(void);
+
 /* Set c->reason and return KC_SKIP / KC_FAIL. */
 int kc_skip(struct kc_bench_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -140,6 +171,10 @@ enum kc_need {
 	KC_NEED_VDSO_GETCPU = 1u << 1,
 	KC_NEED_IA32_EMULATION = 1u << 2,
 	KC_NEED_DEV_NULL_ZERO = 1u << 3,
+	KC_NEED_RSEQ = 1u << 4,		/* this thread has an active rseq area */
+	KC_NEED_RDPID = 1u << 5,	/* x86 RDPID (CPUID 7.0:ECX[22]) */
+	KC_NEED_RDTSCP = 1u << 6,	/* x86 RDTSCP (CPUID 80000001H:EDX[27]) */
+	KC_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
 };
 
 struct kc_bench {
@@ -180,6 +215,11 @@ struct kc_result {
 	int *disturbed;		/* indices */
 	int n_disturbed;
 	double elapsed_s;
+	int threads;		/* threads that each ran iters per sample */
+	int *thread_cpu;	/* threads entries */
+	double throughput;	/* ops/s of all threads: median, before subtraction */
+	bool counts_aborts;
+	uint64_t aborts;	/* rseq aborts retried over all samples */
 };
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
@@ -188,6 +228,12 @@ void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 		const struct kc_timer *t, const struct kc_counters *ctr,
 		int cpu, struct kc_result *r);
 void kc_result_free(struct kc_result *r);
+struct kc_json;
+/* The result keys of multi-threaded and rseq benchmarks (threads,
+ * thread_cpus, throughput_ops_per_s, aborts_per_million), for main.c. */
+void kc_result_write_extra(struct kc_json *j, const struct kc_result *r);
+/* The same for the text table: "" or " [2 threads on 1,0: ...]" (static buffer). */
+const char *kc_result_text_extra(const struct kc_result *r);
 double kc_median(const double *v, int n);
 
 /* ------------------------------------------------------------------ json */

@@ -250,6 +250,7 @@ static void emit_result(const struct kc_bench *b, const struct kc_result *r,
 	kc_json_str(&j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
 	kc_json_str(&j, "timer", t->source);
 	kc_json_num(&j, "elapsed_s", r->elapsed_s);
+	kc_result_write_extra(&j, r);
 	kc_json_end(&j);
 }
 
@@ -273,10 +274,11 @@ static void print_result(const struct kc_bench *b, const struct kc_result *r,
 	s = malloc(sizeof(*s) * (size_t)r->n);
 	memcpy(s, r->ns, sizeof(*s) * (size_t)r->n);
 	qsort(s, (size_t)r->n, sizeof(*s), cmp_double);
-	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s\n", b->name,
+	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s%s\n", b->name,
 	       kc_median(r->ns, r->n), s[0], kc_median(r->ticks, r->n),
 	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kc_median(r->ns, r->n),
-	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "");
+	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "",
+	       kc_result_text_extra(r));
 	free(s);
 	fflush(stdout);
 	(void)t;

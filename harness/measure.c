@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,12 +49,31 @@ int kc_fail(struct kc_bench_ctx *c, const char *fmt, ...)
 	return KC_FAIL;
 }
 
+static cpu_set_t allowed_at_start;
+static bool allowed_known;
+
+const cpu_set_t *kc_allowed_cpus(void)
+{
+	if (!allowed_known) {
+		if (sched_getaffinity(0, sizeof(allowed_at_start), &allowed_at_start)) {
+			CPU_ZERO(&allowed_at_start);
+			CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &allowed_at_start);
+		}
+		allowed_known = true;
+	}
+	return &allowed_at_start;
+}
+
 int kc_pin_cpu(int cpu)
 {
 	cpu_set_t allowed, one;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		return -errno;
+	if (!allowed_known) {
+		allowed_at_start = allowed;
+		allowed_known = true;
+	}
 	if (cpu < 0) {
 		/* The highest allowed CPU: CPU 0 usually takes more of the
 		 * machine's interrupts and housekeeping. */
@@ -136,6 +156,9 @@ static int run_batch(kc_bench_fn fn, struct kc_bench_ctx *c, uint64_t iters)
 {
 	c->iters = iters;
 	c->reason[0] = 0;
+	c->counts_aborts = false;
+	c->aborts = 0;
+	c->threads = 1;
 	return fn(c);
 }
 
@@ -205,6 +228,27 @@ void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 		}
 		if (moved || nivcsw() != ivcsw)
 			r->disturbed[r->n_disturbed++] = s;
+		if (s == 0) {
+			r->threads = c.threads;
+			r->counts_aborts = c.counts_aborts;
+		} else if (c.threads != r->threads) {
+			st = kc_fail(&c, "ran %d threads in sample 0 but %d in sample %d",
+				     r->threads, c.threads, s);
+			goto out_status;
+		}
+		r->aborts += c.aborts;
+	}
+	/* Which thread ran where, and the throughput of all of them, from
+	 * the wall time of the batches (before any overhead subtraction). */
+	r->thread_cpu = calloc((size_t)r->threads, sizeof(int));
+	if (r->threads == 1)
+		r->thread_cpu[0] = cpu;
+	else
+		memcpy(r->thread_cpu, c.thread_cpu, sizeof(int) * (size_t)r->threads);
+	{
+		double med = kc_median(r->ticks, m->samples);
+
+		r->throughput = med > 0 ? r->threads * t->hz / med : NAN;
 	}
 	/* The empty loop, same batch size, same number of samples. */
 	for (int s = 0; s < m->samples; s++) {
@@ -255,6 +299,158 @@ void kc_result_free(struct kc_result *r)
 	free(r->ns);
 	free(r->ticks);
 	free(r->disturbed);
+	free(r->thread_cpu);
 	r->ns = r->ticks = NULL;
 	r->disturbed = NULL;
+	r->thread_cpu = NULL;
+}
+
+void kc_result_write_extra(struct kc_json *j, const struct kc_result *r)
+{
+	bool ok = r->status == KC_OK && r->thread_cpu;
+	double ops = (double)r->iters * r->n * r->threads;
+
+	if (ok)
+		kc_json_int(j, "threads", r->threads);
+	else
+		kc_json_null(j, "threads");
+	kc_json_arr(j, "thread_cpus");
+	for (int i = 0; ok && i < r->threads; i++) {
+		if (r->thread_cpu[i] >= 0)
+			kc_json_int(j, NULL, r->thread_cpu[i]);
+		else
+			kc_json_null(j, NULL);
+	}
+	kc_json_arr_end(j);
+	kc_json_num(j, "throughput_ops_per_s", ok ? r->throughput : NAN);
+	kc_json_num(j, "aborts_per_million",
+		    ok && r->counts_aborts && ops > 0 ? (double)r->aborts * 1e6 / ops : NAN);
+}
+
+const char *kc_result_text_extra(const struct kc_result *r)
+{
+	static char buf[160];
+	double ops = (double)r->iters * r->n * r->threads;
+	size_t off = 0;
+
+	buf[0] = 0;
+	if (r->status != KC_OK || !r->thread_cpu)
+		return buf;
+	if (r->threads > 1) {
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " [%d threads on", r->threads);
+		for (int i = 0; i < r->threads && off < sizeof(buf) - 40; i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d",
+						i ? "," : " ", r->thread_cpu[i]);
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, ", %.4g Mops/s]",
+					r->throughput * 1e-6);
+	}
+	if (r->counts_aborts && off < sizeof(buf))
+		snprintf(buf + off, sizeof(buf) - off, " [aborts %.3g/M ops]",
+			 ops > 0 ? (double)r->aborts * 1e6 / ops : 0.0);
+	return buf;
+}
+
+/* ------------------------------------------------ multi-threaded batches */
+
+struct mt_shared {
+	kc_thread_body body;
+	void *arg;
+	uint64_t iters;
+	int ready, go, done;	/* the barrier and the finish line */
+	uint64_t aborts;
+};
+
+struct mt_thread {
+	struct mt_shared *s;
+	int tid;
+	pthread_t th;
+};
+
+/* Wait until *v >= want: spin briefly, then yield, so that a waiter that
+ * shares its CPU with a worker (more threads than CPUs) gives the CPU up. */
+static void mt_wait(int *v, int want)
+{
+	for (unsigned spins = 0; __atomic_load_n(v, __ATOMIC_ACQUIRE) < want; spins++) {
+		if (spins < 1000)
+			kc_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+static void *mt_worker(void *p)
+{
+	struct mt_thread *t = p;
+	struct mt_shared *s = t->s;
+	uint64_t aborts;
+
+	kc_rseq_register_current_thread();	/* a no-op under glibc's */
+	__atomic_fetch_add(&s->ready, 1, __ATOMIC_ACQ_REL);
+	mt_wait(&s->go, 1);
+	aborts = s->body(s->arg, t->tid, __atomic_load_n(&s->iters, __ATOMIC_RELAXED));
+	__atomic_fetch_add(&s->aborts, aborts, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int kc_run_threads(struct kc_bench_ctx *c, int threads, kc_thread_body body, void *arg)
+{
+	static struct mt_thread th[KC_MAX_THREADS];
+	const cpu_set_t *allowed = kc_allowed_cpus();
+	int cpus[CPU_SETSIZE], ncpus = 0, self = -1, start = 0, created, rc = KC_OK;
+	struct mt_shared s = { .body = body, .arg = arg, .iters = c->iters };
+	cpu_set_t mine;
+	uint64_t aborts;
+
+	if (threads < 1 || threads > KC_MAX_THREADS)
+		return kc_skip(c, "%d threads: this harness runs 1 to %d", threads,
+			       KC_MAX_THREADS);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, allowed))
+			cpus[ncpus++] = i;
+	if (!sched_getaffinity(0, sizeof(mine), &mine) && CPU_COUNT(&mine) == 1)
+		for (int i = 0; i < ncpus; i++)
+			if (CPU_ISSET(cpus[i], &mine)) {
+				self = cpus[i];
+				start = i;
+			}
+	c->threads = threads;
+	c->thread_cpu[0] = self;
+	for (created = 1; created < threads; created++) {
+		struct mt_thread *t = &th[created];
+		pthread_attr_t attr;
+		cpu_set_t one;
+		int err;
+
+		t->s = &s;
+		t->tid = created;
+		c->thread_cpu[created] = cpus[(start + created) % ncpus];
+		CPU_ZERO(&one);
+		CPU_SET(c->thread_cpu[created], &one);
+		pthread_attr_init(&attr);
+		pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		err = pthread_create(&t->th, &attr, mt_worker, t);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			rc = kc_fail(c, "cannot create thread %d of %d: %s", created + 1,
+				     threads, strerror(err));
+			break;
+		}
+	}
+	mt_wait(&s.ready, created - 1);
+	if (rc != KC_OK) {
+		/* Release the threads there are with nothing to do. */
+		__atomic_store_n(&s.iters, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
+	} else {
+		kc_bench_begin(c);
+		__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
+		aborts = body(arg, 0, c->iters);
+		mt_wait(&s.done, threads - 1);
+		kc_bench_end(c);
+		c->aborts += aborts + __atomic_load_n(&s.aborts, __ATOMIC_RELAXED);
+	}
+	for (int i = 1; i < created; i++)
+		pthread_join(th[i].th, NULL);
+	return rc;
 }

@@ -23,4 +23,51 @@ int bench_read_devzero(struct kc_bench_ctx *c);
 int bench_write_devnull(struct kc_bench_ctx *c);
 int bench_open_close(struct kc_bench_ctx *c);
 
+/* bench/cpuid.c */
+int bench_cpuid_rseq(struct kc_bench_ctx *c);
+int bench_cpuid_kc_cpu(struct kc_bench_ctx *c);
+int bench_cpuid_rdpid(struct kc_bench_ctx *c);
+int bench_cpuid_rdtscp(struct kc_bench_ctx *c);
+int bench_cpuid_lsl(struct kc_bench_ctx *c);
+int bench_cpuid_vdso(struct kc_bench_ctx *c);
+int bench_cpuid_syscall(struct kc_bench_ctx *c);
+int bench_cpuid_glibc(struct kc_bench_ctx *c);
+
+/* bench/percpu.c */
+int bench_percpu_inc_plain(struct kc_bench_ctx *c);
+int bench_percpu_add_atomic(struct kc_bench_ctx *c);
+int bench_percpu_add_getcpu_atomic(struct kc_bench_ctx *c);
+int bench_percpu_add_vdso_getcpu_atomic(struct kc_bench_ctx *c);
+int bench_percpu_add_rseq(struct kc_bench_ctx *c);
+int bench_percpu_cmpstore_rseq(struct kc_bench_ctx *c);
+int bench_percpu_cmpstore_cas(struct kc_bench_ctx *c);
+int bench_percpu_counter_kc(struct kc_bench_ctx *c);
+int bench_percpu_list_rseq(struct kc_bench_ctx *c);
+int bench_percpu_list_mutex(struct kc_bench_ctx *c);
+int bench_percpu_list_treiber(struct kc_bench_ctx *c);
+int bench_percpu_pool_kc(struct kc_bench_ctx *c);
+int bench_percpu_pool_malloc(struct kc_bench_ctx *c);
+int bench_percpu_lock_rseq(struct kc_bench_ctx *c);
+int bench_percpu_lock_cas(struct kc_bench_ctx *c);
+int bench_scaling_atomic_x1(struct kc_bench_ctx *c);
+int bench_scaling_atomic_xn(struct kc_bench_ctx *c);
+int bench_scaling_atomic_x2n(struct kc_bench_ctx *c);
+int bench_scaling_rseq_x1(struct kc_bench_ctx *c);
+int bench_scaling_rseq_xn(struct kc_bench_ctx *c);
+int bench_scaling_rseq_x2n(struct kc_bench_ctx *c);
+int bench_scaling_getcpu_atomic_x1(struct kc_bench_ctx *c);
+int bench_scaling_getcpu_atomic_xn(struct kc_bench_ctx *c);
+int bench_scaling_getcpu_atomic_x2n(struct kc_bench_ctx *c);
+
+/* bench/percpu_aborts.c: untimed passes counting the rseq retries inside
+ * the <kcross/percpu.h> operations (which do not report them) */
+struct kc_percpu_list;
+struct kc_percpu_node;
+struct kc_percpu_pool;
+struct kc_percpu_lock;
+uint64_t kc_percpu_retries_list(struct kc_percpu_list *l, struct kc_percpu_node *n,
+				uint64_t iters);
+uint64_t kc_percpu_retries_pool(struct kc_percpu_pool *p, uint64_t iters);
+uint64_t kc_percpu_retries_lock(struct kc_percpu_lock *l, uint64_t iters);
+
 #endif

@@ -10,6 +10,10 @@
  *   - `cpu` is the CPU the caller read (kc_rseq_cpu_raw()) and computed its
  *     per-CPU pointers for.  The section first compares it with the
  *     kernel's cpu_id; if they differ, the thread migrated: abort.
+ *     The caller must pass a cpu >= 0: a negative value would match the
+ *     -1/-2 of an unregistered area and the section would run with no
+ *     kernel protection (tests use exactly that to run the bodies under
+ *     qemu-user; production code never may).
  *   - Abort: the kernel moves the thread to the abort handler whenever it is
  *     preempted, migrated or interrupted by a signal inside the section, or
  *     the cpu check fails.  Nothing was stored; the caller retries with a

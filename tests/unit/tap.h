@@ -72,9 +72,13 @@ static inline void tap_skip_all(const char *fmt, ...)
 	exit(77);
 }
 
+/* Each argument evaluated once: `got` is often the call under test. */
 #define tap_eq_long(got, want, what)					\
-	tap_ok((long)(got) == (long)(want), "%s: got %ld, want %ld", (what), \
-	       (long)(got), (long)(want))
+	({								\
+		long tap__got = (long)(got), tap__want = (long)(want);	\
+		tap_ok(tap__got == tap__want, "%s: got %ld, want %ld",	\
+		       (what), tap__got, tap__want);			\
+	})
 
 static inline int tap_done(void)
 {

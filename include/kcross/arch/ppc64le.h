@@ -108,8 +108,10 @@ static inline uint64_t kc_ticks_end(void)
 /* Thread pointer: r13 (ELFv2 ABI; the TCB ends 0x7000 below it). */
 static inline void *kc_thread_pointer(void)
 {
-	register void *tp __asm__("r13");
+	void *tp;
 
+	/* An asm operand: GCC supports local register variables only there. */
+	__asm__("mr %0, 13" : "=r"(tp));
 	return tp;
 }
 

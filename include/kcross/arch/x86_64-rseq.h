@@ -32,6 +32,7 @@
 		KC__STR(start) "f), " KC__STR(abort) "f\n\t"		\
 	".popsection\n\t"						\
 	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+	".balign 8\n\t"						\
 	".quad " KC__STR(label) "b\n\t"					\
 	".popsection\n\t"
 
