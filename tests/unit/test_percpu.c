@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <kcross/percpu.h>
+#include "refuse_rseq.h"
 #include "tap.h"
 
 #define NTHREADS 8
@@ -44,22 +45,6 @@ static const char *mode(void)
 
 /* ------------------------------------------------ set-up before kcross */
 
-/* A filter answering rseq with ENOSYS and allowing everything else; for
- * the calling thread and the threads it creates from now on. */
-static int refuse_rseq(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rseq, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ? -errno : 0;
-}
 
 static long setup_rc;
 
