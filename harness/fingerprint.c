@@ -202,6 +202,7 @@ static void json_rseq(struct kc_json *j)
 	kc_json_int(j, "feature_size", i.feature_size);
 	kc_json_int(j, "align", i.align);
 	kc_json_str(j, "unavailable_reason", i.why);
+	kc_json_str(j, "percpu_mode", kc_percpu_mode());
 	kc_json_obj_end(j);
 }
 

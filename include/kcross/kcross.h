@@ -6,6 +6,8 @@
  *   <kcross/vdso.h>     vDSO parsing and symbol lookup
  *   <kcross/clock.h>    clock_gettime / getcpu through the vDSO or the kernel
  *   <kcross/rseq.h>     rseq registration; kc_cpu(), kc_node(), kc_cid()
+ *   <kcross/rseq-ops.h> the rseq per-CPU operations of <kcross/pseudocode.h>
+ *   <kcross/percpu.h>   per-CPU counter, list, pool and lock (rseq or atomic)
  */
 #ifndef KCROSS_KCROSS_H
 #define KCROSS_KCROSS_H
@@ -14,6 +16,7 @@
 #include <kcross/vdso.h>
 #include <kcross/clock.h>
 #include <kcross/rseq.h>
+#include <kcross/percpu.h>
 
 #ifdef __cplusplus
 extern "C" {
