@@ -13,8 +13,9 @@
  *  5. Overhead: the empty loop (the same loop with no operation in it) is
  *     measured the same way with the same batch size.  It is subtracted only
  *     when it is larger than the benchmark's own noise (half its IQR), since
- *     subtracting a figure smaller than the noise only adds noise; the
- *     result says which was done and why.
+ *     subtracting a figure smaller than the noise only adds noise, and less
+ *     than half the median, since an operation about as cheap as the loop
+ *     cannot be separated from it; the result says which was done and why.
  */
 #include <errno.h>
 #include <math.h>
@@ -267,9 +268,12 @@ void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 			snprintf(r->overhead_why, sizeof(r->overhead_why),
 				 "not subtracted: empty loop %.3g ns/op is within the noise (IQR/2 = %.3g ns/op)",
 				 r->overhead_ns, noise * ns_per_tick);
-		} else if (r->overhead_ticks >= med) {
+		} else if (r->overhead_ticks * 2 >= med) {
+			/* The difference of two nearly equal figures would be
+			 * mostly noise, and single samples could go negative. */
 			snprintf(r->overhead_why, sizeof(r->overhead_why),
-				 "not subtracted: empty loop %.3g ns/op is not below the median: the operation is lost in the loop",
+				 "not subtracted: empty loop %.3g ns/op is half the median or more: "
+				 "the operation cannot be separated from the loop; compare raw figures",
 				 r->overhead_ns);
 		} else {
 			r->overhead_subtracted = true;
