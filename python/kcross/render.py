@@ -186,7 +186,7 @@ def _overhead_text(results: Sequence[dict[str, Any]]) -> str:
     text = (f"overhead: empty loop {span} ns/op; subtracted ({OVERHEAD_MARK}) for {subtracted} of "
             f"{len(measured)} benchmarks, where it exceeded the benchmark's noise (IQR/2)")
     if subtracted < len(measured):
-        text += "; elsewhere it is within the noise or not below the median"
+        text += "; elsewhere it is within the noise or at least half the median"
     return text
 
 
