@@ -14,6 +14,8 @@
  * __tls_get_addr) but small and 64-byte aligned, so dlopen() of libkcross
  * fits in glibc's surplus static TLS (librseq's 1024-byte alignment did not).
  */
+/* The one file that writes kc__rseq_offset. */
+#define KC__RSEQ_OFFSET_WRITABLE 1
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>

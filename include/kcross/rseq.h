@@ -65,8 +65,17 @@ _Static_assert(offsetof(struct kc_rseq_abi, node_id) == 20, "rseq ABI: node_id")
 _Static_assert(offsetof(struct kc_rseq_abi, mm_cid) == 24, "rseq ABI: mm_cid");
 _Static_assert(offsetof(struct kc_rseq_cs, abort_ip) == 24, "rseq ABI: abort_ip");
 
-/* Offset of the calling thread's area from the thread pointer. */
+/*
+ * Offset of the calling thread's area from the thread pointer.  Written once,
+ * by the library's constructor, before any user code runs; const to users
+ * (as glibc's __rseq_offset is) so the compiler may keep it in a register
+ * across the slow-path calls in a loop.
+ */
+#ifdef KC__RSEQ_OFFSET_WRITABLE
 extern ptrdiff_t kc__rseq_offset;
+#else
+extern const ptrdiff_t kc__rseq_offset;
+#endif
 /* Bytes of the area the kernel fills (0 until known): gates node_id/mm_cid. */
 extern unsigned int kc__rseq_feature_size;
 
