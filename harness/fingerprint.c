@@ -189,7 +189,7 @@ static void json_rseq(struct kc_json *j)
 	struct kc_rseq_info i = kc_rseq_info();
 
 	kc_json_obj(j, "rseq");
-	kc_json_bool(j, "registered", i.owner != KC_RSEQ_OWNER_NONE);
+	kc_json_bool(j, "registered", i.active);
 	kc_json_str(j, "owner", i.owner == KC_RSEQ_OWNER_NONE ? NULL : kc_rseq_owner_name(i.owner));
 	if (i.size)
 		kc_json_int(j, "size", i.size);

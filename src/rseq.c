@@ -50,6 +50,10 @@ static __thread union {
 	.abi = { .cpu_id = (uint32_t)KC_RSEQ_CPU_ID_UNINITIALIZED },
 };
 
+/* This thread's registration failure (our own registration only). */
+static __thread int own_error;
+static __thread const char *own_why;
+
 ptrdiff_t kc__rseq_offset;
 unsigned int kc__rseq_feature_size;
 
@@ -61,6 +65,7 @@ static struct {
 	int error;
 	const char *why;
 	int state;			/* 0 not started, 1 in progress, 2 done */
+	int registered_any;		/* some thread registered our area */
 } st;
 
 const char *kc_rseq_owner_name(enum kc_rseq_owner o)
@@ -175,30 +180,42 @@ int kc_rseq_register_current_thread(void)
 	if (st.owner != KC_RSEQ_OWNER_KCROSS)
 		return st.error ? st.error : -ENOSYS;
 	if (own_area.abi.cpu_id == (uint32_t)KC_RSEQ_CPU_ID_REGISTRATION_FAILED)
-		return st.error;
+		return own_error;
 	rc = sys_rseq(&own_area, st.len, 0);
-	if (rc == 0)
+	if (rc == 0) {
+		__atomic_store_n(&st.registered_any, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
 	/* Not registered, so this area is ours to write: remember the failure
 	 * in it, which keeps later fast paths on the fallback without a
 	 * system call each time. */
 	own_area.abi.cpu_id = (uint32_t)KC_RSEQ_CPU_ID_REGISTRATION_FAILED;
+	own_error = (int)rc;
 	switch (rc) {
 	case -ENOSYS:
-		set_unavailable((int)rc, "kernel has no rseq (or seccomp/emulator refuses it)");
+		own_why = "kernel has no rseq (or seccomp/emulator refuses it)";
 		break;
 	case -EBUSY:
 	case -EINVAL:
-		set_unavailable((int)rc, "another rseq registration exists for this thread "
-				"(not glibc's): its area is unknown to kcross");
+		own_why = "another rseq registration exists for this thread "
+			  "(not glibc's): its area is unknown to kcross";
 		break;
 	case -EPERM:
-		set_unavailable((int)rc, "another rseq registration with another signature exists");
+		own_why = "another rseq registration with another signature exists";
 		break;
 	default:
-		set_unavailable((int)rc, "rseq registration failed");
+		own_why = "rseq registration failed";
 	}
-	return (int)rc;
+	/*
+	 * A failure before any thread succeeded is the process's condition
+	 * (a kernel or sandbox without rseq): every thread uses the fallback
+	 * without trying.  A failure after others succeeded is this thread's
+	 * alone (a per-thread seccomp filter, a foreign registration): the
+	 * others keep rseq.
+	 */
+	if (!__atomic_load_n(&st.registered_any, __ATOMIC_RELAXED))
+		set_unavailable(own_error, own_why);
+	return own_error;
 }
 
 int kc_rseq_unregister_current_thread(void)
@@ -218,13 +235,20 @@ struct kc_rseq_info kc_rseq_info(void)
 {
 	struct kc_rseq_info i;
 
-	kc_rseq_register_current_thread();
+	int rc = kc_rseq_register_current_thread();
+
 	i.owner = st.owner;
+	i.active = rc == 0;
 	i.size = st.owner == KC_RSEQ_OWNER_NONE ? 0 : st.len;
 	i.feature_size = st.feature_size;
 	i.align = st.align;
-	i.error = st.error;
-	i.why = st.why;
+	if (i.active) {
+		i.error = 0;
+		i.why = NULL;
+	} else {
+		i.error = own_error ? own_error : st.error ? st.error : rc;
+		i.why = own_why ? own_why : st.why;
+	}
 	return i;
 }
 

@@ -28,6 +28,7 @@
 #ifndef KCROSS_RSEQ_H
 #define KCROSS_RSEQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <kcross/arch.h>
@@ -141,11 +142,12 @@ enum kc_rseq_owner {
 };
 
 struct kc_rseq_info {
-	enum kc_rseq_owner owner;
+	enum kc_rseq_owner owner;	/* whose registration the process uses */
+	bool active;			/* the calling thread is registered */
 	unsigned int size;		/* bytes registered (0 if none) */
 	unsigned int feature_size;	/* bytes the kernel fills */
 	unsigned int align;		/* alignment the kernel asked for */
-	int error;			/* why rseq is unavailable: -errno, or 0 */
+	int error;			/* why not active here: -errno, or 0 */
 	const char *why;		/* the same in words, or NULL */
 };
 

@@ -104,6 +104,23 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
+/* A thread whose own seccomp filter refuses rseq: only it falls back. */
+static void *refused_thread_fn(void *arg)
+{
+	struct kc_rseq_info *out = arg;
+	unsigned cpu;
+
+	if (refuse_rseq()) {
+		out->error = 1;	/* cannot arrange: reported by the caller */
+		return NULL;
+	}
+	*out = kc_rseq_info();
+	getcpu_sys(&cpu, NULL);
+	if (kc_cpu() != (int)cpu)
+		out->error = 2;
+	return NULL;
+}
+
 static bool rseq_expected(void)
 {
 	/* Without rseq in the kernel (qemu-user) no mode can have it. */
@@ -152,6 +169,24 @@ static void check_mode(void)
 	pthread_join(t, NULL);
 	tap_ok(active == (i.owner != KC_RSEQ_OWNER_NONE), "new thread's registration state (%d)",
 	       active);
+
+	if (!strcmp(m, "tunable") && i.owner == KC_RSEQ_OWNER_KCROSS) {
+		struct kc_rseq_info r = { 0 };
+
+		pthread_create(&t, NULL, refused_thread_fn, &r);
+		pthread_join(t, NULL);
+		if (r.error == 1) {
+			tap_skip("cannot install a per-thread seccomp filter here");
+		} else {
+			tap_ok(!r.active && r.error == -ENOSYS && r.owner == KC_RSEQ_OWNER_KCROSS,
+			       "a thread refused rseq falls back alone (active %d, error %d)",
+			       r.active, r.error);
+			pthread_create(&t, NULL, thread_fn, &active);
+			pthread_join(t, NULL);
+			tap_ok(active == 1 && kc_rseq_info().active,
+			       "other threads keep rseq after one was refused");
+		}
+	}
 
 	/* fork: the child inherits the registration with its copy of TLS. */
 	{
