@@ -665,47 +665,17 @@ static int scaling(struct kc_bench_ctx *c, enum scale role, kc_thread_body body,
 	return slots_done(c, &s, got, c->iters * (uint64_t)threads, what);
 }
 
-int bench_scaling_atomic_x1(struct kc_bench_ctx *c)
-{
-	return scaling(c, X1, body_shared_atomic, "shared atomic counter");
-}
+/* One registry entry per (counter kind, thread-count role). */
+#define SCALING_BENCH(kind, role, ROLE, body, what)			\
+	int bench_scaling_##kind##_##role(struct kc_bench_ctx *c)		\
+	{								\
+		return scaling(c, ROLE, body, what);			\
+	}
+#define SCALING_BENCHES(kind, body, what)				\
+	SCALING_BENCH(kind, x1, X1, body, what)				\
+	SCALING_BENCH(kind, xn, XN, body, what)				\
+	SCALING_BENCH(kind, x2n, X2N, body, what)
 
-int bench_scaling_atomic_xn(struct kc_bench_ctx *c)
-{
-	return scaling(c, XN, body_shared_atomic, "shared atomic counter");
-}
-
-int bench_scaling_atomic_x2n(struct kc_bench_ctx *c)
-{
-	return scaling(c, X2N, body_shared_atomic, "shared atomic counter");
-}
-
-int bench_scaling_rseq_x1(struct kc_bench_ctx *c)
-{
-	return scaling(c, X1, body_rseq, "per-CPU rseq counter");
-}
-
-int bench_scaling_rseq_xn(struct kc_bench_ctx *c)
-{
-	return scaling(c, XN, body_rseq, "per-CPU rseq counter");
-}
-
-int bench_scaling_rseq_x2n(struct kc_bench_ctx *c)
-{
-	return scaling(c, X2N, body_rseq, "per-CPU rseq counter");
-}
-
-int bench_scaling_getcpu_atomic_x1(struct kc_bench_ctx *c)
-{
-	return scaling(c, X1, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter");
-}
-
-int bench_scaling_getcpu_atomic_xn(struct kc_bench_ctx *c)
-{
-	return scaling(c, XN, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter");
-}
-
-int bench_scaling_getcpu_atomic_x2n(struct kc_bench_ctx *c)
-{
-	return scaling(c, X2N, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter");
-}
+SCALING_BENCHES(atomic, body_shared_atomic, "shared atomic counter")
+SCALING_BENCHES(rseq, body_rseq, "per-CPU rseq counter")
+SCALING_BENCHES(getcpu_atomic, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter")
