@@ -96,7 +96,7 @@ static void json_cpuinfo_int(struct kc_json *j, const char *key, const char *ci)
 /* The x86 flags that matter for boundary crossings; all flags elsewhere. */
 static bool flag_wanted(const char *flag)
 {
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	static const char *const wanted[] = {
 		"constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable",
 		"rdtscp", "rdpid", "hypervisor", "pcid", "invpcid", "fsgsbase",
@@ -303,7 +303,7 @@ void kc_fingerprint_write(struct kc_json *j, const struct kc_timer *t,
 	json_vulnerabilities(j);
 
 	kc_json_obj(j, "virtualization");
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	kc_json_bool(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
 #else
 	(void)has_cpu_flag;

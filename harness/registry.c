@@ -22,7 +22,7 @@ const struct kc_bench kc_benches[] = {
 	  bench_getppid_call, 0 },
 	{ "syscall", "gettid-inline", "gettid by the inline instruction",
 	  bench_gettid_inline, 0 },
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	{ "syscall", "getppid-int80", "i386 getppid through the int $0x80 compat gate",
 	  bench_getppid_int80, KC_NEED_IA32_EMULATION },
 #endif

@@ -16,7 +16,7 @@
 
 #include "harness.h"
 
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 # include <cpuid.h>
 #endif
 
@@ -31,7 +31,7 @@ uint64_t kc_clock_raw_ns(void)
 /* 1: the counter is architecturally constant-rate, 0: not, -1: unknown. */
 static int counter_invariant(const char **why)
 {
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	unsigned int a, b, c, d;
 
 	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007) {

@@ -35,7 +35,7 @@
 
 #include <kcross/kcross.h>
 
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 # include <cpuid.h>
 #endif
 
@@ -70,7 +70,7 @@ static inline int kc_cm_kc_cpu(void)
 	return kc_cpu();
 }
 
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 static inline int kc_cm_rdpid(void)
 {
 	uint64_t aux;
@@ -162,7 +162,7 @@ static inline const char *kc_cm_unmet_none(void)
 
 static inline const char *kc_cm_unmet_rdpid(void)
 {
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	unsigned a, b, c, d;
 
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(c & (1u << 22)))
@@ -175,7 +175,7 @@ static inline const char *kc_cm_unmet_rdpid(void)
 
 static inline const char *kc_cm_unmet_rdtscp(void)
 {
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	unsigned a, b, c, d;
 
 	if (!__get_cpuid(0x80000001, &a, &b, &c, &d) || !(d & (1u << 27)))
@@ -188,7 +188,7 @@ static inline const char *kc_cm_unmet_rdtscp(void)
 
 static inline const char *kc_cm_unmet_lsl(void)
 {
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 	if (kc_cm_lsl() < 0)
 		return "LSL of selector 0x7b fails: this kernel has no user-visible "
 		       "per-CPU GDT entry (GDT_ENTRY_CPUNODE)";

@@ -90,7 +90,7 @@ int bench_gettid_inline(struct kc_bench_ctx *c)
 	return KC_OK;
 }
 
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 /* i386 getppid through the compat gate; r8-r11 are not preserved by it. */
 #define IA32_NR_GETPPID 64
 static inline long int80_getppid(void)

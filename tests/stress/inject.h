@@ -52,7 +52,9 @@ int sched_yield(void);
 	, [inj3] c(kc_stress_loop[3]), [inj4] c(kc_stress_loop[4])	\
 	, [inj5] c(kc_stress_loop[5]), [inj6] c(kc_stress_loop[6])
 
-#if defined(__x86_64__)
+#include <kcross/arch.h>	/* KC_ARCH_*: only arch.h tests compiler macros */
+
+#if defined(KC_ARCH_X86_64)
 # define KC_RSEQ_INJECT_INPUT KC__INJ_INPUTS("m")
 # define KC_RSEQ_INJECT_CLOBBER , "r11"
 # define KC_RSEQ_INJECT_ASM(n)						\
@@ -63,7 +65,7 @@ int sched_yield(void);
 	"decl %%r11d\n\t"						\
 	"jnz 222b\n\t"							\
 	"333:\n\t"
-#elif defined(__aarch64__)
+#elif defined(KC_ARCH_AARCH64)
 /* x15 and x14 are the sections' own scratch registers. */
 # define KC_RSEQ_INJECT_INPUT KC__INJ_INPUTS("Qo")
 # define KC_RSEQ_INJECT_CLOBBER , "x13"
@@ -75,7 +77,7 @@ int sched_yield(void);
 	"subs w13, w13, #1\n\t"						\
 	"b.ne 222b\n\t"							\
 	"333:\n\t"
-#elif defined(__powerpc64__)
+#elif defined(KC_ARCH_PPC64LE)
 /* r11 and r12 are the sections' own scratch registers; r18 is what the
  * kernel's param_test uses (callee-saved: the compiler saves it). */
 # define KC_RSEQ_INJECT_INPUT KC__INJ_INPUTS("m")

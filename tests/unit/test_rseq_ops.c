@@ -35,6 +35,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+/* The arch's own macros (KC_ARCH_*) first; the injection hooks below must
+ * still precede <kcross/rseq-ops.h>. */
+#include <kcross/arch.h>
+
 /* ------------------------------------------------ hooks, before kcross */
 
 /*
@@ -49,7 +53,7 @@ static volatile struct {
 
 #define KC_RSEQ_INJECT_C(n) (kc_test_inj.c_calls++)
 
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 # define KC_TEST_TRAP_SIGNAL SIGILL
 # define KC_TEST_M "m"
 # define KC_RSEQ_INJECT_ASM(n)						\
@@ -66,7 +70,7 @@ static volatile struct {
 	"ud2\n\t"							\
 	"779:\n\t"
 # define KC_RSEQ_INJECT_CLOBBER , "r11"
-#elif defined(__aarch64__)
+#elif defined(KC_ARCH_AARCH64)
 # define KC_TEST_TRAP_SIGNAL SIGTRAP
 # define KC_TEST_M "m"
 # define KC_RSEQ_INJECT_ASM(n)						\
@@ -83,7 +87,7 @@ static volatile struct {
 	"brk #0x7\n\t"							\
 	"779:\n\t"
 # define KC_RSEQ_INJECT_CLOBBER , "x13"
-#elif defined(__powerpc64__)
+#elif defined(KC_ARCH_PPC64LE)
 # define KC_TEST_TRAP_SIGNAL SIGTRAP
 # if defined(__PCREL__) || defined(__clang__)
 #  define KC_TEST_M "Z"	/* "m" may print sym@pcrel, which lwz cannot take */
@@ -116,13 +120,13 @@ static volatile struct {
 #include "tap.h"
 
 /* The interrupted pc in a signal's ucontext. */
-#if defined(__x86_64__)
+#if defined(KC_ARCH_X86_64)
 # define KC_TEST_UC_PC(uc) ((uc)->uc_mcontext.gregs[REG_RIP])
 # define KC_TEST_INSN_ALIGN 1
-#elif defined(__aarch64__)
+#elif defined(KC_ARCH_AARCH64)
 # define KC_TEST_UC_PC(uc) ((uc)->uc_mcontext.pc)
 # define KC_TEST_INSN_ALIGN 4
-#elif defined(__powerpc64__)
+#elif defined(KC_ARCH_PPC64LE)
 # define KC_TEST_UC_PC(uc) ((uc)->uc_mcontext.gp_regs[32])	/* PT_NIP */
 # define KC_TEST_INSN_ALIGN 4
 #endif
@@ -226,11 +230,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 
 static int is_commit_store(uint32_t insn)
 {
-#if defined(__aarch64__)
+#if defined(KC_ARCH_AARCH64)
 	return (insn & 0xffc00000u) == 0xf9000000u ||	/* str x, [xn, #imm] */
 	       (insn & 0xffe00c00u) == 0xf8000000u ||	/* stur x */
 	       (insn & 0xffe00c00u) == 0xf8200800u;	/* str x, [xn, xm] */
-#elif defined(__powerpc64__)
+#elif defined(KC_ARCH_PPC64LE)
 	return ((insn >> 26) == 62 && (insn & 3) == 0) ||	/* std */
 	       ((insn >> 26) == 31 && ((insn >> 1) & 0x3ff) == 149);	/* stdx */
 #else
@@ -241,9 +245,9 @@ static int is_commit_store(uint32_t insn)
 
 static int is_branch(uint32_t insn)
 {
-#if defined(__aarch64__)
+#if defined(KC_ARCH_AARCH64)
 	return (insn & 0xfc000000u) == 0x14000000u;	/* b */
-#elif defined(__powerpc64__)
+#elif defined(KC_ARCH_PPC64LE)
 	return (insn & 0xfc000003u) == 0x48000000u;	/* b (not ba/bl) */
 #else
 	return (insn & 0xffu) == 0xe9 || (insn & 0xffu) == 0xeb;	/* jmp rel32/rel8 */

@@ -42,7 +42,7 @@ int main(void)
 	expect(0, "bogus", -EINVAL, 0);
 	expect(~0UL, "libc", 0, KC_SYSMECH_LIBC);
 
-#if defined(__powerpc64__)
+#if defined(KC_ARCH_PPC64LE)
 	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SCV);
 	expect(SCV_BIT, "auto", 0, KC_SYSMECH_SCV);
 	expect(SCV_BIT, "sc", 0, KC_SYSMECH_SC);
@@ -50,12 +50,12 @@ int main(void)
 	expect(0, "scv", -ENOTSUP, 0);
 	expect(~SCV_BIT, NULL, 0, KC_SYSMECH_SC);
 	expect(0, "syscall", -ENOTSUP, 0);
-#elif defined(__x86_64__)
+#elif defined(KC_ARCH_X86_64)
 	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SYSCALL);
 	expect(0, "syscall", 0, KC_SYSMECH_SYSCALL);
 	expect(~0UL, "scv", -ENOTSUP, 0);
 	expect(0, "svc", -ENOTSUP, 0);
-#elif defined(__aarch64__)
+#elif defined(KC_ARCH_AARCH64)
 	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SVC);
 	expect(0, "svc", 0, KC_SYSMECH_SVC);
 	expect(~0UL, "scv", -ENOTSUP, 0);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "aarch64"
+#define KC_ARCH_AARCH64 1
 #define KC_ELF_MACHINE 183	/* EM_AARCH64 */
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of brk #0x45e0). */

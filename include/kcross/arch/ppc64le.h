@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "ppc64le"
+#define KC_ARCH_PPC64LE 1
 #define KC_ELF_MACHINE 21	/* EM_PPC64 */
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of twui r5,11: a trap that is never taken). */

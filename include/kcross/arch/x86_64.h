@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define KC_ARCH_NAME "x86_64"
+#define KC_ARCH_X86_64 1	/* for code elsewhere: never test compiler macros */
 #define KC_ELF_MACHINE 62	/* EM_X86_64 */
 /* rseq abort signature: the 4 bytes before every abort handler. */
 #define KC_RSEQ_SIG 0x53053053
