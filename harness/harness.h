@@ -224,6 +224,22 @@ struct kc_result {
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
 int kc_pin_cpu(int cpu);
+/* One benchmark's measurement in progress (see measure.c). */
+struct kc_measure {
+	const struct kc_bench *b;
+	const struct kc_method *m;
+	const struct kc_timer *t;
+	struct kc_result *r;
+	struct kc_bench_ctx c;
+	int status;
+	uint64_t elapsed_ns;
+};
+
+int kc_measure_prepare(struct kc_measure *ms, const struct kc_bench *b,
+		       const struct kc_method *m, const struct kc_timer *t,
+		       const struct kc_counters *ctr, int cpu, struct kc_result *r);
+int kc_measure_sample(struct kc_measure *ms, int s);
+void kc_measure_finish(struct kc_measure *ms);
 void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 		const struct kc_timer *t, const struct kc_counters *ctr,
 		int cpu, struct kc_result *r);

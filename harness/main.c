@@ -20,11 +20,14 @@
 static const char usage[] =
 	"usage: kcross-harness list [--suite S] [--bench GLOB] [--json]\n"
 	"       kcross-harness run [--suite S] [--bench GLOB] [--samples N] [--quick]\n"
-	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--json]\n"
+	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
+	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
 	"       kcross-harness --version\n"
 	"\n"
-	"GLOB matches a benchmark's name or suite/name (fnmatch).  Environment:\n"
+	"GLOB matches a benchmark's name or suite/name (fnmatch).  --interleave takes\n"
+	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
+	"machine; results are written together at the end).  Environment:\n"
 	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n";
 
@@ -33,6 +36,7 @@ struct opts {
 	const char *suite;
 	const char *glob;
 	bool json;
+	bool interleave;
 	struct kc_method m;
 };
 
@@ -72,6 +76,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "min-batch-ms", required_argument, NULL, 'B' },
 		{ "warmup-ms", required_argument, NULL, 'W' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "interleave", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -92,6 +97,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'B': o->m.min_batch_ms = parse_num("--min-batch-ms", optarg, 0.01, 10000); have_b = true; break;
 		case 'W': o->m.warmup_ms = parse_num("--warmup-ms", optarg, 0, 100000); have_w = true; break;
 		case 'j': o->json = true; break;
+		case 'I': o->interleave = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("kcross-harness %s (%s)\n", kc_version(), kc_git_rev()); exit(0);
 		default:
@@ -339,6 +345,73 @@ static int cmd_sysinfo(const struct opts *o)
 	return 0;
 }
 
+/* A result saying why b cannot run here; false if it can. */
+static bool skip_unmet(const struct kc_bench *b, int cpu, struct kc_result *r)
+{
+	const char *unmet = kc_bench_unmet(b);
+
+	if (!unmet)
+		return false;
+	memset(r, 0, sizeof(*r));
+	r->status = KC_SKIP;
+	r->cpu = cpu;
+	snprintf(r->reason, sizeof(r->reason), "%s", unmet);
+	return true;
+}
+
+static void report(const struct opts *o, const struct kc_bench *b, struct kc_result *r,
+		   const struct kc_timer *t, const struct kc_counters *ctr, int counts[3])
+{
+	counts[r->status]++;
+	if (o->json)
+		emit_result(b, r, t, ctr);
+	else
+		print_result(b, r, t);
+	kc_result_free(r);
+}
+
+/*
+ * --interleave: every selected benchmark is prepared (checked, warmed up,
+ * batch sized) first, then sample k of each is taken in turn, so that slow
+ * drifts of the machine fall on all of them alike and their ratios are
+ * robust.  Results come out together at the end.
+ */
+static void run_interleaved(const struct opts *o, const struct kc_timer *t,
+			    const struct kc_counters *ctr, int cpu, int counts[3])
+{
+	int n = count_selected(o), k = 0;
+	struct kc_measure *ms = calloc((size_t)n, sizeof(*ms));
+	struct kc_result *r = calloc((size_t)n, sizeof(*r));
+	bool *skipped = calloc((size_t)n, sizeof(*skipped));
+
+	if (!ms || !r || !skipped)
+		die_usage("out of memory for %d interleaved benchmarks", n);
+	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		if (!selected(b, o))
+			continue;
+		skipped[k] = skip_unmet(b, cpu, &r[k]);
+		if (!skipped[k])
+			kc_measure_prepare(&ms[k], b, &o->m, t, ctr, cpu, &r[k]);
+		k++;
+	}
+	for (int s = 0; s < o->m.samples; s++)
+		for (k = 0; k < n; k++)
+			if (!skipped[k])
+				kc_measure_sample(&ms[k], s);
+	k = 0;
+	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		if (!selected(b, o))
+			continue;
+		if (!skipped[k])
+			kc_measure_finish(&ms[k]);
+		report(o, b, &r[k], t, ctr, counts);
+		k++;
+	}
+	free(ms);
+	free(r);
+	free(skipped);
+}
+
 static int cmd_run(const struct opts *o)
 {
 	struct kc_timer t;
@@ -367,6 +440,7 @@ static int cmd_run(const struct opts *o)
 		kc_json_int(&j, "samples", o->m.samples);
 		kc_json_num(&j, "min_batch_ms", o->m.min_batch_ms);
 		kc_json_num(&j, "warmup_ms", o->m.warmup_ms);
+		kc_json_bool(&j, "interleave", o->interleave);
 		if (cpu >= 0)
 			kc_json_int(&j, "cpu", cpu);
 		else
@@ -379,27 +453,18 @@ static int cmd_run(const struct opts *o)
 		printf("%-24s %10s %10s %10s %8s %5s %5s\n", "benchmark", "median ns",
 		       "min ns", "ticks", "IQR/med", "n", "dist");
 	}
-	for (const struct kc_bench *b = kc_benches; b->name; b++) {
-		struct kc_result r;
-		const char *unmet;
+	if (o->interleave)
+		run_interleaved(o, &t, &ctr, cpu, counts);
+	else
+		for (const struct kc_bench *b = kc_benches; b->name; b++) {
+			struct kc_result r;
 
-		if (!selected(b, o))
-			continue;
-		if ((unmet = kc_bench_unmet(b))) {
-			memset(&r, 0, sizeof(r));
-			r.status = KC_SKIP;
-			r.cpu = cpu;
-			snprintf(r.reason, sizeof(r.reason), "%s", unmet);
-		} else {
-			kc_measure(b, &o->m, &t, &ctr, cpu, &r);
+			if (!selected(b, o))
+				continue;
+			if (!skip_unmet(b, cpu, &r))
+				kc_measure(b, &o->m, &t, &ctr, cpu, &r);
+			report(o, b, &r, &t, &ctr, counts);
 		}
-		counts[r.status]++;
-		if (o->json)
-			emit_result(b, &r, &t, &ctr);
-		else
-			print_result(b, &r, &t);
-		kc_result_free(&r);
-	}
 	if (o->json) {
 		emit_record_head(&j, "end");
 		kc_json_int(&j, "ok", counts[KC_OK]);

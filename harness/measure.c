@@ -163,41 +163,52 @@ static int run_batch(kc_bench_fn fn, struct kc_bench_ctx *c, uint64_t iters)
 	return fn(c);
 }
 
-void kc_measure(const struct kc_bench *b, const struct kc_method *m,
-		const struct kc_timer *t, const struct kc_counters *ctr,
-		int cpu, struct kc_result *r)
+/*
+ * The method in three phases so that several benchmarks can take their
+ * samples in turn (--interleave): prepare (check, warm up, size the batch),
+ * one sample at a time, finish (overhead, throughput, ns).  kc_measure()
+ * runs them back to back for one benchmark.
+ */
+int kc_measure_prepare(struct kc_measure *ms, const struct kc_bench *b,
+		       const struct kc_method *m, const struct kc_timer *t,
+		       const struct kc_counters *ctr, int cpu, struct kc_result *r)
 {
-	struct kc_bench_ctx c = { .timer = t, .counters = ctr };
-	double ns_per_tick = 1e9 / t->hz;
+	struct kc_bench_ctx *c = &ms->c;
 	double min_ticks = m->min_batch_ms * 1e-3 * t->hz;
 	uint64_t start = kc_clock_raw_ns(), iters = 1;
-	double *oh = NULL;
 	int st;
 
+	memset(ms, 0, sizeof(*ms));
 	memset(r, 0, sizeof(*r));
+	ms->b = b;
+	ms->m = m;
+	ms->t = t;
+	ms->r = r;
+	c->timer = t;
+	c->counters = ctr;
 	r->cpu = cpu;
 	r->n = m->samples;
 
 	/* First call: setup and the return-value check; nothing timed kept. */
-	st = run_batch(b->fn, &c, 1);
+	st = run_batch(b->fn, c, 1);
 	if (st != KC_OK)
-		goto out_status;
+		goto out;
 
 	/* Warm-up, growing the batch as we go. */
 	for (uint64_t until = kc_clock_raw_ns() + (uint64_t)(m->warmup_ms * 1e6);
 	     kc_clock_raw_ns() < until;) {
-		if ((st = run_batch(b->fn, &c, iters)) != KC_OK)
-			goto out_status;
-		if (batch_ticks(&c) < min_ticks / 4)
+		if ((st = run_batch(b->fn, c, iters)) != KC_OK)
+			goto out;
+		if (batch_ticks(c) < min_ticks / 4)
 			iters *= 2;
 	}
 	/* Batch size: double until a batch lasts min_batch_ms, then scale. */
 	for (;;) {
 		double bt;
 
-		if ((st = run_batch(b->fn, &c, iters)) != KC_OK)
-			goto out_status;
-		bt = batch_ticks(&c);
+		if ((st = run_batch(b->fn, c, iters)) != KC_OK)
+			goto out;
+		bt = batch_ticks(c);
 		if (bt >= min_ticks)
 			break;
 		if (bt < min_ticks / 8 || bt <= 0)
@@ -206,55 +217,83 @@ void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 			iters = (uint64_t)ceil((double)iters * min_ticks / bt);
 	}
 	r->iters = iters;
-
 	r->ns = calloc((size_t)m->samples, sizeof(double));
 	r->ticks = calloc((size_t)m->samples, sizeof(double));
 	r->disturbed = calloc((size_t)m->samples, sizeof(int));
-	oh = calloc((size_t)m->samples, sizeof(double));
-	for (int s = 0; s < m->samples; s++) {
-		long ivcsw = nivcsw();
-		bool moved = false;
+out:
+	ms->status = st;
+	ms->elapsed_ns = kc_clock_raw_ns() - start;
+	return st;
+}
 
-		if ((st = run_batch(b->fn, &c, iters)) != KC_OK)
-			goto out_status;
-		r->ticks[s] = batch_ticks(&c) / (double)iters;
-		for (int e = 0; e < KC_EV_COUNT; e++) {
-			uint64_t d = c.snap[1].value[e] - c.snap[0].value[e];
+int kc_measure_sample(struct kc_measure *ms, int s)
+{
+	struct kc_bench_ctx *c = &ms->c;
+	struct kc_result *r = ms->r;
+	uint64_t start = kc_clock_raw_ns();
+	long ivcsw = nivcsw();
+	bool moved = false;
+	int st;
 
-			r->counter_total[e] += d;
-			if (c.snap[1].running[e] != c.snap[1].enabled[e])
-				r->counter_scaled[e] = true;
-			if ((e == KC_EV_CSW || e == KC_EV_MIGRATIONS) && d)
-				moved = true;
-		}
-		if (moved || nivcsw() != ivcsw)
-			r->disturbed[r->n_disturbed++] = s;
-		if (s == 0) {
-			r->threads = c.threads;
-			r->counts_aborts = c.counts_aborts;
-		} else if (c.threads != r->threads) {
-			st = kc_fail(&c, "ran %d threads in sample 0 but %d in sample %d",
-				     r->threads, c.threads, s);
-			goto out_status;
-		}
-		r->aborts += c.aborts;
+	if (ms->status != KC_OK)
+		return ms->status;
+	if ((st = run_batch(ms->b->fn, c, r->iters)) != KC_OK)
+		goto out;
+	r->ticks[s] = batch_ticks(c) / (double)r->iters;
+	for (int e = 0; e < KC_EV_COUNT; e++) {
+		uint64_t d = c->snap[1].value[e] - c->snap[0].value[e];
+
+		r->counter_total[e] += d;
+		if (c->snap[1].running[e] != c->snap[1].enabled[e])
+			r->counter_scaled[e] = true;
+		if ((e == KC_EV_CSW || e == KC_EV_MIGRATIONS) && d)
+			moved = true;
 	}
+	if (moved || nivcsw() != ivcsw)
+		r->disturbed[r->n_disturbed++] = s;
+	if (s == 0) {
+		r->threads = c->threads;
+		r->counts_aborts = c->counts_aborts;
+	} else if (c->threads != r->threads) {
+		st = kc_fail(c, "ran %d threads in sample 0 but %d in sample %d",
+			     r->threads, c->threads, s);
+		goto out;
+	}
+	r->aborts += c->aborts;
+out:
+	ms->status = st;
+	ms->elapsed_ns += kc_clock_raw_ns() - start;
+	return st;
+}
+
+void kc_measure_finish(struct kc_measure *ms)
+{
+	struct kc_bench_ctx *c = &ms->c;
+	struct kc_result *r = ms->r;
+	const struct kc_method *m = ms->m;
+	double ns_per_tick = 1e9 / ms->t->hz;
+	uint64_t start = kc_clock_raw_ns();
+	double *oh = NULL;
+
+	if (ms->status != KC_OK)
+		goto out;
 	/* Which thread ran where, and the throughput of all of them, from
 	 * the wall time of the batches (before any overhead subtraction). */
 	r->thread_cpu = calloc((size_t)r->threads, sizeof(int));
 	if (r->threads == 1)
-		r->thread_cpu[0] = cpu;
+		r->thread_cpu[0] = r->cpu;
 	else
-		memcpy(r->thread_cpu, c.thread_cpu, sizeof(int) * (size_t)r->threads);
+		memcpy(r->thread_cpu, c->thread_cpu, sizeof(int) * (size_t)r->threads);
 	{
 		double med = kc_median(r->ticks, m->samples);
 
-		r->throughput = med > 0 ? r->threads * t->hz / med : NAN;
+		r->throughput = med > 0 ? r->threads * ms->t->hz / med : NAN;
 	}
 	/* The empty loop, same batch size, same number of samples. */
+	oh = calloc((size_t)m->samples, sizeof(double));
 	for (int s = 0; s < m->samples; s++) {
-		run_batch(empty_loop, &c, iters);
-		oh[s] = batch_ticks(&c) / (double)iters;
+		run_batch(empty_loop, c, r->iters);
+		oh[s] = batch_ticks(c) / (double)r->iters;
 	}
 	{
 		double q1, med, q3;
@@ -286,16 +325,27 @@ void kc_measure(const struct kc_bench *b, const struct kc_method *m,
 	}
 	for (int s = 0; s < m->samples; s++)
 		r->ns[s] = r->ticks[s] * ns_per_tick;
-	st = KC_OK;
-
-out_status:
-	r->status = st;
-	if (st != KC_OK) {
-		snprintf(r->reason, sizeof(r->reason), "%s", c.reason);
+out:
+	r->status = ms->status;
+	if (ms->status != KC_OK) {
+		snprintf(r->reason, sizeof(r->reason), "%s", c->reason);
 		r->iters = 0;
 	}
 	free(oh);
-	r->elapsed_s = (double)(kc_clock_raw_ns() - start) * 1e-9;
+	ms->elapsed_ns += kc_clock_raw_ns() - start;
+	r->elapsed_s = (double)ms->elapsed_ns * 1e-9;
+}
+
+void kc_measure(const struct kc_bench *b, const struct kc_method *m,
+		const struct kc_timer *t, const struct kc_counters *ctr,
+		int cpu, struct kc_result *r)
+{
+	struct kc_measure ms;
+
+	if (kc_measure_prepare(&ms, b, m, t, ctr, cpu, r) == KC_OK)
+		for (int s = 0; s < m->samples && kc_measure_sample(&ms, s) == KC_OK; s++)
+			;
+	kc_measure_finish(&ms);
 }
 
 void kc_result_free(struct kc_result *r)

@@ -1,7 +1,8 @@
 # The harness end to end, quick: list, sysinfo, run of the syscall suite
 # in JSON; every line parses as a record of the documented types, every
 # available benchmark reports "ok", bad input exits 2 with one line.
-foreach(args "list;--json" "sysinfo;--json" "run;--quick;--samples;5;--json")
+foreach(args "list;--json" "sysinfo;--json" "run;--quick;--samples;5;--json"
+             "run;--suite;syscall;--quick;--samples;3;--interleave;--json")
   execute_process(COMMAND ${EMULATOR} ${HARNESS} ${args} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

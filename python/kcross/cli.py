@@ -76,6 +76,9 @@ def build_parser() -> Parser:
     p.add_argument("--quick", action="store_true", help="fewer samples, shorter batches")
     p.add_argument("--samples", type=_count, metavar="N", help="samples per benchmark")
     p.add_argument("--cpu", type=_cpu, metavar="C", help="pin the measuring thread to CPU C")
+    p.add_argument("--interleave", action="store_true",
+                   help="take the benchmarks' samples in turn: robust ratios on a drifting "
+                        "machine (results arrive together at the end)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
@@ -125,8 +128,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         value = getattr(args, option)
         if value is not None:
             forwarded += [f"--{option}", str(value)]
-    if args.quick:
-        forwarded.append("--quick")
+    for flag in ("quick", "interleave"):
+        if getattr(args, flag):
+            forwarded.append(f"--{flag}")
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json)
     try:

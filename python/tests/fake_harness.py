@@ -191,6 +191,7 @@ def main() -> None:
     run.add_argument("--quick", action="store_true")
     run.add_argument("--samples", type=positive_int)
     run.add_argument("--cpu", type=int)
+    run.add_argument("--interleave", action="store_true")
     lst = sub.add_parser("list")
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--suite")

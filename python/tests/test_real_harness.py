@@ -62,3 +62,15 @@ def test_real_sysinfo(kcross: Kcross) -> None:
     fp = json.loads(proc.stdout.splitlines()[0])
     assert fp["type"] == "fingerprint" and fp["arch"] in ("x86_64", "aarch64", "ppc64le")
     assert fp["syscall"]["mechanism"] in fp["syscall"]["available"]
+
+
+def test_real_interleaved_run(kcross: Kcross, db_path: Path) -> None:
+    proc = kcross("run", "--bench", "getppid-[dc]*", "--quick", "--interleave", "--json",
+                  "--harness", str(REAL), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert records[1]["type"] == "plan" and records[1]["interleave"] is True
+    results = [r for r in records if r["type"] == "result"]
+    assert [r["name"] for r in results] == ["getppid-dispatch", "getppid-call"]
+    assert all(r["status"] == "ok" and len(r["samples"]) == 11 for r in results)
+    assert len(query(db_path, "SELECT id FROM results")) == 2
