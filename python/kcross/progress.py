@@ -57,15 +57,19 @@ class RunProgress:
     def start(self, plan: dict[str, Any]) -> None:
         self._total = len(plan["benchmarks"])
         self._plan_per_bench = plan_estimate_s(plan)
+        # Interleaved runs write every result at the end: say so, since the
+        # bar cannot move before then.
+        how = "interleaved, results at the end" if plan.get("interleave") else "one after another"
         if not self.live:
             self.console.print(f"running {self._total} benchmark(s), {plan['samples']} samples "
-                               f"each, ≥{self._total * self._plan_per_bench:.1f} s", highlight=False, markup=False)
+                               f"each ({how}), ≥{self._total * self._plan_per_bench:.1f} s",
+                               highlight=False, markup=False)
             return
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TimeElapsedColumn(), _EtaColumn(),
                                   console=self.console, transient=True)
         self._progress.start()
-        self._task = self._progress.add_task("measuring", total=self._total,
+        self._task = self._progress.add_task(f"measuring ({how})", total=self._total,
                                              per_bench_s=self._plan_per_bench,
                                              last_done=time.monotonic())
 
