@@ -95,17 +95,29 @@ static int slots_done(struct kc_bench_ctx *c, struct slots *s, intptr_t got, uin
 }
 
 /* A usable cpu_id for the slots, else a reason (the registry's
- * KC_NEED_RSEQ normally keeps us from getting here without one). */
-static int rseq_ready(struct kc_bench_ctx *c, const struct slots *s)
+ * KC_NEED_RSEQ normally keeps us from getting here without one); the
+ * slots are freed when it is not. */
+static int rseq_ready(struct kc_bench_ctx *c, struct slots *s)
 {
 	int32_t cpu = kc_rseq_cpu_raw();
+	int rc = KC_OK;
 
 	if (cpu < 0)
-		return kc_skip(c, "rseq is not registered for this thread (cpu_id %d)", (int)cpu);
-	if (cpu >= s->nr)
-		return kc_fail(c, "rseq cpu_id %d is not below the %d possible CPUs", (int)cpu,
-			       s->nr);
-	return KC_OK;
+		rc = kc_skip(c, "rseq is not registered for this thread (cpu_id %d)", (int)cpu);
+	else if (cpu >= s->nr)
+		rc = kc_fail(c, "rseq cpu_id %d is not below the %d possible CPUs", (int)cpu,
+			     s->nr);
+	if (rc != KC_OK)
+		free(s->cpu);
+	return rc;
+}
+
+/* Slots plus a usable cpu_id for them, for the rseq benchmarks. */
+static int slots_init_rseq(struct kc_bench_ctx *c, struct slots *s)
+{
+	int rc = slots_init(c, s);
+
+	return rc != KC_OK ? rc : rseq_ready(c, s);
 }
 
 /* ------------------------------------------------------- the operations */
@@ -235,12 +247,8 @@ int bench_percpu_add_rseq(struct kc_bench_ctx *c)
 	uint64_t aborts = 0;
 	int rc;
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init_rseq(c, &s)) != KC_OK)
 		return rc;
-	if ((rc = rseq_ready(c, &s)) != KC_OK) {
-		free(s.cpu);
-		return rc;
-	}
 	/* The check: one add lands on this CPU's slot and nowhere else. */
 	op_rseq_add(s.cpu, &aborts);
 	if (s.cpu[kc_rseq_cpu_raw()].v != 1 || slots_sum(&s) != 1) {
@@ -259,12 +267,8 @@ int bench_percpu_cmpstore_rseq(struct kc_bench_ctx *c)
 	uint64_t aborts = 0;
 	int rc;
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init_rseq(c, &s)) != KC_OK)
 		return rc;
-	if ((rc = rseq_ready(c, &s)) != KC_OK) {
-		free(s.cpu);
-		return rc;
-	}
 	/* The check: a stale expected value stores nothing. */
 	if (kc_rseq_load_cmp_store(&s.cpu[kc_rseq_cpu_raw()].v, 5, 6, kc_rseq_cpu_raw()) ==
 	    KC_RSEQ_DONE || slots_sum(&s) != 0) {
@@ -641,10 +645,8 @@ static int scaling(struct kc_bench_ctx *c, enum scale role, kc_thread_body body,
 	if ((rc = slots_init(c, &s)) != KC_OK)
 		return rc;
 	if (body == body_rseq) {
-		if ((rc = rseq_ready(c, &s)) != KC_OK) {
-			free(s.cpu);
+		if ((rc = rseq_ready(c, &s)) != KC_OK)
 			return rc;
-		}
 		if (kc_percpu_counter_init(&s.counter)) {
 			free(s.cpu);
 			return kc_fail(c, "kc_percpu_counter_init: out of memory");
