@@ -20,40 +20,40 @@
 
 #include "harness.h"
 
-const char *const kc_event_names[KC_EV_COUNT] = {
-	[KC_EV_CYCLES_U] = "cycles:u",
-	[KC_EV_CYCLES_K] = "cycles:k",
-	[KC_EV_INSNS_U] = "instructions:u",
-	[KC_EV_INSNS_K] = "instructions:k",
-	[KC_EV_BRMISS_U] = "branch-misses:u",
-	[KC_EV_BRMISS_K] = "branch-misses:k",
-	[KC_EV_TASK_CLOCK] = "task-clock",
-	[KC_EV_CSW] = "context-switches",
-	[KC_EV_MIGRATIONS] = "cpu-migrations",
-	[KC_EV_PAGE_FAULTS] = "page-faults",
+const char *const kh_event_names[KH_EV_COUNT] = {
+	[KH_EV_CYCLES_U] = "cycles:u",
+	[KH_EV_CYCLES_K] = "cycles:k",
+	[KH_EV_INSNS_U] = "instructions:u",
+	[KH_EV_INSNS_K] = "instructions:k",
+	[KH_EV_BRMISS_U] = "branch-misses:u",
+	[KH_EV_BRMISS_K] = "branch-misses:k",
+	[KH_EV_TASK_CLOCK] = "task-clock",
+	[KH_EV_CSW] = "context-switches",
+	[KH_EV_MIGRATIONS] = "cpu-migrations",
+	[KH_EV_PAGE_FAULTS] = "page-faults",
 };
 
 static const struct {
 	uint32_t type;
 	uint64_t config;
 	int group;		/* 0 hw user, 1 hw kernel, 2 software */
-} ev_def[KC_EV_COUNT] = {
-	[KC_EV_CYCLES_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0 },
-	[KC_EV_CYCLES_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 1 },
-	[KC_EV_INSNS_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0 },
-	[KC_EV_INSNS_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1 },
-	[KC_EV_BRMISS_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 0 },
-	[KC_EV_BRMISS_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 1 },
-	[KC_EV_TASK_CLOCK] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 2 },
-	[KC_EV_CSW] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 2 },
-	[KC_EV_MIGRATIONS] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 2 },
-	[KC_EV_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 2 },
+} ev_def[KH_EV_COUNT] = {
+	[KH_EV_CYCLES_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0 },
+	[KH_EV_CYCLES_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 1 },
+	[KH_EV_INSNS_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0 },
+	[KH_EV_INSNS_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1 },
+	[KH_EV_BRMISS_U] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 0 },
+	[KH_EV_BRMISS_K] = { PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, 1 },
+	[KH_EV_TASK_CLOCK] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 2 },
+	[KH_EV_CSW] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 2 },
+	[KH_EV_MIGRATIONS] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 2 },
+	[KH_EV_PAGE_FAULTS] = { PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 2 },
 };
 
 #define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 		     PERF_FORMAT_TOTAL_TIME_RUNNING)
 
-static int open_event(enum kc_event e, int group_fd)
+static int open_event(enum kh_event e, int group_fd)
 {
 	struct perf_event_attr a;
 
@@ -82,16 +82,16 @@ static int read_paranoid(void)
 	return v;
 }
 
-void kc_counters_open(struct kc_counters *c)
+void kh_counters_open(struct kh_counters *c)
 {
 	int members[3] = { 0, 0, 0 };
 
 	c->paranoid = read_paranoid();
 	for (int g = 0; g < 3; g++)
 		c->group_fd[g] = -1;
-	for (int e = 0; e < KC_EV_COUNT; e++) {
+	for (int e = 0; e < KH_EV_COUNT; e++) {
 		int g = ev_def[e].group;
-		int fd = open_event((enum kc_event)e, c->group_fd[g]);
+		int fd = open_event((enum kh_event)e, c->group_fd[g]);
 
 		/* A member the group cannot take (too few hardware counters)
 		 * stays unavailable rather than being read at another time
@@ -107,19 +107,19 @@ void kc_counters_open(struct kc_counters *c)
 	}
 }
 
-void kc_counters_close(struct kc_counters *c)
+void kh_counters_close(struct kh_counters *c)
 {
-	for (int e = 0; e < KC_EV_COUNT; e++)
+	for (int e = 0; e < KH_EV_COUNT; e++)
 		if (c->fd[e] >= 0)
 			close(c->fd[e]);
 }
 
-bool kc_counter_available(const struct kc_counters *c, enum kc_event e)
+bool kh_counter_available(const struct kh_counters *c, enum kh_event e)
 {
 	return c->fd[e] >= 0;
 }
 
-const char *kc_counter_reason(const struct kc_counters *c, enum kc_event e)
+const char *kh_counter_reason(const struct kh_counters *c, enum kh_event e)
 {
 	switch (c->errnum[e]) {
 	case 0:
@@ -143,17 +143,17 @@ const char *kc_counter_reason(const struct kc_counters *c, enum kc_event e)
 	}
 }
 
-void kc_counters_read(const struct kc_counters *c, struct kc_snapshot *s)
+void kh_counters_read(const struct kh_counters *c, struct kh_snapshot *s)
 {
 	/* nr, time_enabled, time_running, then one value per member. */
-	uint64_t buf[3 + KC_EV_COUNT];
+	uint64_t buf[3 + KH_EV_COUNT];
 
 	for (int g = 0; g < 3; g++) {
 		if (c->group_fd[g] < 0)
 			continue;
 		if (read(c->group_fd[g], buf, sizeof(buf)) < (ssize_t)(3 * sizeof(uint64_t)))
 			continue;
-		for (int e = 0; e < KC_EV_COUNT; e++) {
+		for (int e = 0; e < KH_EV_COUNT; e++) {
 			if (c->fd[e] < 0 || ev_def[e].group != g || (uint64_t)c->slot[e] >= buf[0])
 				continue;
 			s->value[e] = buf[3 + c->slot[e]];

@@ -47,11 +47,11 @@ static char *slurp(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-static void json_file(struct kc_json *j, const char *key, const char *path)
+static void json_file(struct kh_json *j, const char *key, const char *path)
 {
 	char buf[4096];
 
-	kc_json_str(j, key, slurp(path, buf, sizeof(buf)));
+	kh_json_str(j, key, slurp(path, buf, sizeof(buf)));
 }
 
 /* The value of the first "key<tabs>: value" line of /proc/cpuinfo. */
@@ -83,14 +83,14 @@ static char *cpuinfo(const char *key, char *out, size_t len)
 	return res;
 }
 
-static void json_cpuinfo_int(struct kc_json *j, const char *key, const char *ci)
+static void json_cpuinfo_int(struct kh_json *j, const char *key, const char *ci)
 {
 	char buf[64];
 
 	if (cpuinfo(ci, buf, sizeof(buf)))
-		kc_json_int(j, key, strtol(buf, NULL, 0));
+		kh_json_int(j, key, strtol(buf, NULL, 0));
 	else
-		kc_json_null(j, key);
+		kh_json_null(j, key);
 }
 
 /* The x86 flags that matter for boundary crossings; all flags elsewhere. */
@@ -116,47 +116,47 @@ static bool flag_wanted(const char *flag)
 #endif
 }
 
-static void json_cpu(struct kc_json *j)
+static void json_cpu(struct kh_json *j)
 {
 	static char flags[8192];
 	char buf[256];
 
-	kc_json_obj(j, "cpu");
-	kc_json_str(j, "vendor", cpuinfo("vendor_id", buf, sizeof(buf)) ?:
+	kh_json_obj(j, "cpu");
+	kh_json_str(j, "vendor", cpuinfo("vendor_id", buf, sizeof(buf)) ?:
 			 cpuinfo("CPU implementer", buf, sizeof(buf)));
-	kc_json_str(j, "model", cpuinfo("model name", buf, sizeof(buf)) ?:
+	kh_json_str(j, "model", cpuinfo("model name", buf, sizeof(buf)) ?:
 			 cpuinfo("cpu", buf, sizeof(buf)) ?:
 			 cpuinfo("CPU part", buf, sizeof(buf)));
 	json_cpuinfo_int(j, "family", "cpu family");
 	json_cpuinfo_int(j, "model_id", "model");
 	json_cpuinfo_int(j, "stepping", "stepping");
-	kc_json_str(j, "microcode", cpuinfo("microcode", buf, sizeof(buf)) ?:
+	kh_json_str(j, "microcode", cpuinfo("microcode", buf, sizeof(buf)) ?:
 			 cpuinfo("revision", buf, sizeof(buf)));
-	kc_json_arr(j, "flags");
+	kh_json_arr(j, "flags");
 	if (cpuinfo("flags", flags, sizeof(flags)) || cpuinfo("Features", flags, sizeof(flags))) {
 		char *save = NULL;
 
 		for (char *t = strtok_r(flags, " ", &save); t; t = strtok_r(NULL, " ", &save))
 			if (flag_wanted(t))
-				kc_json_str(j, NULL, t);
+				kh_json_str(j, NULL, t);
 	}
-	kc_json_arr_end(j);
-	kc_json_int(j, "online", sysconf(_SC_NPROCESSORS_ONLN));
+	kh_json_arr_end(j);
+	kh_json_int(j, "online", sysconf(_SC_NPROCESSORS_ONLN));
 	json_file(j, "possible", "/sys/devices/system/cpu/possible");
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 }
 
-static void json_vulnerabilities(struct kc_json *j)
+static void json_vulnerabilities(struct kh_json *j)
 {
 	const char *dir = "/sys/devices/system/cpu/vulnerabilities";
 	struct dirent **ents;
 	int n = scandir(dir, &ents, NULL, alphasort);
 
 	if (n < 0) {
-		kc_json_null(j, "vulnerabilities");
+		kh_json_null(j, "vulnerabilities");
 		return;
 	}
-	kc_json_obj(j, "vulnerabilities");
+	kh_json_obj(j, "vulnerabilities");
 	for (int i = 0; i < n; i++) {
 		char path[512];
 
@@ -167,7 +167,7 @@ static void json_vulnerabilities(struct kc_json *j)
 		free(ents[i]);
 	}
 	free(ents);
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 }
 
 static bool has_cpu_flag(const char *flag)
@@ -184,178 +184,178 @@ static bool has_cpu_flag(const char *flag)
 	return false;
 }
 
-static void json_rseq(struct kc_json *j)
+static void json_rseq(struct kh_json *j)
 {
 	struct kc_rseq_info i = kc_rseq_info();
 
-	kc_json_obj(j, "rseq");
-	kc_json_bool(j, "registered", i.active);
-	kc_json_str(j, "owner", i.owner == KC_RSEQ_OWNER_NONE ? NULL : kc_rseq_owner_name(i.owner));
+	kh_json_obj(j, "rseq");
+	kh_json_bool(j, "registered", i.active);
+	kh_json_str(j, "owner", i.owner == KC_RSEQ_OWNER_NONE ? NULL : kc_rseq_owner_name(i.owner));
 	if (i.size)
-		kc_json_int(j, "size", i.size);
+		kh_json_int(j, "size", i.size);
 	else
-		kc_json_null(j, "size");
+		kh_json_null(j, "size");
 	if (&__rseq_size)
-		kc_json_int(j, "libc_size", __rseq_size);
+		kh_json_int(j, "libc_size", __rseq_size);
 	else
-		kc_json_null(j, "libc_size");
-	kc_json_int(j, "feature_size", i.feature_size);
-	kc_json_int(j, "align", i.align);
-	kc_json_str(j, "unavailable_reason", i.why);
-	kc_json_str(j, "percpu_mode", kc_percpu_mode());
-	kc_json_obj_end(j);
+		kh_json_null(j, "libc_size");
+	kh_json_int(j, "feature_size", i.feature_size);
+	kh_json_int(j, "align", i.align);
+	kh_json_str(j, "unavailable_reason", i.why);
+	kh_json_str(j, "percpu_mode", kc_percpu_mode());
+	kh_json_obj_end(j);
 }
 
-static void json_hex(struct kc_json *j, const char *key, unsigned long v)
+static void json_hex(struct kh_json *j, const char *key, unsigned long v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "0x%lx", v);
-	kc_json_str(j, key, buf);
+	kh_json_str(j, key, buf);
 }
 
-static void json_perf(struct kc_json *j, const struct kc_counters *c)
+static void json_perf(struct kh_json *j, const struct kh_counters *c)
 {
-	kc_json_obj(j, "perf");
-	kc_json_int(j, "paranoid", c->paranoid);
-	kc_json_obj(j, "hardware");
-	for (int e = 0; e < KC_EV_FIRST_SOFTWARE; e++)
-		kc_json_bool(j, kc_event_names[e], kc_counter_available(c, e));
-	kc_json_obj_end(j);
-	kc_json_obj(j, "software");
-	for (int e = KC_EV_FIRST_SOFTWARE; e < KC_EV_COUNT; e++)
-		kc_json_bool(j, kc_event_names[e], kc_counter_available(c, e));
-	kc_json_obj_end(j);
-	kc_json_obj(j, "reasons");
-	for (int e = 0; e < KC_EV_COUNT; e++)
-		if (!kc_counter_available(c, e))
-			kc_json_str(j, kc_event_names[e], kc_counter_reason(c, e));
-	kc_json_obj_end(j);
-	kc_json_obj_end(j);
+	kh_json_obj(j, "perf");
+	kh_json_int(j, "paranoid", c->paranoid);
+	kh_json_obj(j, "hardware");
+	for (int e = 0; e < KH_EV_FIRST_SOFTWARE; e++)
+		kh_json_bool(j, kh_event_names[e], kh_counter_available(c, e));
+	kh_json_obj_end(j);
+	kh_json_obj(j, "software");
+	for (int e = KH_EV_FIRST_SOFTWARE; e < KH_EV_COUNT; e++)
+		kh_json_bool(j, kh_event_names[e], kh_counter_available(c, e));
+	kh_json_obj_end(j);
+	kh_json_obj(j, "reasons");
+	for (int e = 0; e < KH_EV_COUNT; e++)
+		if (!kh_counter_available(c, e))
+			kh_json_str(j, kh_event_names[e], kh_counter_reason(c, e));
+	kh_json_obj_end(j);
+	kh_json_obj_end(j);
 }
 
-static void json_syscall(struct kc_json *j)
+static void json_syscall(struct kh_json *j)
 {
 	unsigned int avail = kc_syscall_available();
 
-	kc_json_obj(j, "syscall");
-	kc_json_str(j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
-	kc_json_arr(j, "available");
+	kh_json_obj(j, "syscall");
+	kh_json_str(j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
+	kh_json_arr(j, "available");
 	for (int m = 0; m < KC_SYSMECH_COUNT; m++)
 		if (avail & 1u << m)
-			kc_json_str(j, NULL, kc_sysmech_name(m));
-	kc_json_arr_end(j);
-	kc_json_str(j, "forced", kc_syscall_forced());
-	kc_json_obj_end(j);
+			kh_json_str(j, NULL, kc_sysmech_name(m));
+	kh_json_arr_end(j);
+	kh_json_str(j, "forced", kc_syscall_forced());
+	kh_json_obj_end(j);
 }
 
-static void json_timer(struct kc_json *j, const struct kc_timer *t)
+static void json_timer(struct kh_json *j, const struct kh_timer *t)
 {
-	kc_json_obj(j, "timer");
-	kc_json_str(j, "source", t->source);
-	kc_json_num(j, "hz", t->hz);
+	kh_json_obj(j, "timer");
+	kh_json_str(j, "source", t->source);
+	kh_json_num(j, "hz", t->hz);
 	if (t->invariant < 0)
-		kc_json_null(j, "invariant");
+		kh_json_null(j, "invariant");
 	else
-		kc_json_bool(j, "invariant", t->invariant);
-	kc_json_str(j, "fallback_reason", t->why_fallback);
-	kc_json_obj(j, "calibration");
-	kc_json_str(j, "against", t->cycle_counter ? "CLOCK_MONOTONIC_RAW" : NULL);
-	kc_json_num(j, "ms", t->cycle_counter ? t->calib_ms : NAN);
-	kc_json_num(j, "error_ppm", t->cycle_counter ? t->calib_error_ppm : NAN);
-	kc_json_obj_end(j);
-	kc_json_obj_end(j);
+		kh_json_bool(j, "invariant", t->invariant);
+	kh_json_str(j, "fallback_reason", t->why_fallback);
+	kh_json_obj(j, "calibration");
+	kh_json_str(j, "against", t->cycle_counter ? "CLOCK_MONOTONIC_RAW" : NULL);
+	kh_json_num(j, "ms", t->cycle_counter ? t->calib_ms : NAN);
+	kh_json_num(j, "error_ppm", t->cycle_counter ? t->calib_error_ppm : NAN);
+	kh_json_obj_end(j);
+	kh_json_obj_end(j);
 }
 
-void kc_fingerprint_write(struct kc_json *j, const struct kc_timer *t,
-			  const struct kc_counters *c, int cpu)
+void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
+			  const struct kh_counters *c, int cpu)
 {
 	struct utsname u;
 	char buf[512], path[256];
 	time_t now = time(NULL);
 	struct tm tm;
 
-	kc_json_obj(j, "kcross");
-	kc_json_str(j, "version", KCROSS_VERSION);
-	kc_json_str(j, "git_rev", KCROSS_GIT_REV);
+	kh_json_obj(j, "kcross");
+	kh_json_str(j, "version", KCROSS_VERSION);
+	kh_json_str(j, "git_rev", KCROSS_GIT_REV);
 #ifdef KCROSS_STATIC_BUILD
-	kc_json_str(j, "build", "static");
+	kh_json_str(j, "build", "static");
 #else
-	kc_json_str(j, "build", "dynamic");
+	kh_json_str(j, "build", "dynamic");
 #endif
-	kc_json_str(j, "compiler", "gcc " __VERSION__);
-	kc_json_obj_end(j);
+	kh_json_str(j, "compiler", "gcc " __VERSION__);
+	kh_json_obj_end(j);
 
-	kc_json_str(j, "arch", KC_ARCH_NAME);
+	kh_json_str(j, "arch", KC_ARCH_NAME);
 	json_cpu(j);
 
-	kc_json_obj(j, "kernel");
+	kh_json_obj(j, "kernel");
 	if (uname(&u) == 0) {
-		kc_json_str(j, "release", u.release);
-		kc_json_str(j, "version", u.version);
+		kh_json_str(j, "release", u.release);
+		kh_json_str(j, "version", u.version);
 	} else {
-		kc_json_null(j, "release");
-		kc_json_null(j, "version");
+		kh_json_null(j, "release");
+		kh_json_null(j, "version");
 	}
 	json_file(j, "cmdline", "/proc/cmdline");
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 
 	json_vulnerabilities(j);
 
-	kc_json_obj(j, "virtualization");
+	kh_json_obj(j, "virtualization");
 #if defined(KC_ARCH_X86_64)
-	kc_json_bool(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
+	kh_json_bool(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
 #else
 	(void)has_cpu_flag;
-	kc_json_null(j, "hypervisor_flag");
+	kh_json_null(j, "hypervisor_flag");
 #endif
 	json_file(j, "hypervisor_type", "/sys/hypervisor/type");
 	json_file(j, "dmi_sys_vendor", "/sys/class/dmi/id/sys_vendor");
 	json_file(j, "dmi_product_name", "/sys/class/dmi/id/product_name");
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 
-	kc_json_obj(j, "power");
+	kh_json_obj(j, "power");
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor",
 		 cpu < 0 ? 0 : cpu);
 	json_file(j, "governor", path);
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_driver",
 		 cpu < 0 ? 0 : cpu);
 	json_file(j, "driver", path);
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 
-	kc_json_obj(j, "smt");
+	kh_json_obj(j, "smt");
 	json_file(j, "control", "/sys/devices/system/cpu/smt/control");
 	json_file(j, "active", "/sys/devices/system/cpu/smt/active");
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 
-	kc_json_obj(j, "isolation");
+	kh_json_obj(j, "isolation");
 	json_file(j, "isolcpus", "/sys/devices/system/cpu/isolated");
 	json_file(j, "nohz_full", "/sys/devices/system/cpu/nohz_full");
-	kc_json_obj_end(j);
+	kh_json_obj_end(j);
 
-	kc_json_obj(j, "libc");
-	kc_json_str(j, "name", "glibc");
-	kc_json_str(j, "version", gnu_get_libc_version());
-	kc_json_obj_end(j);
+	kh_json_obj(j, "libc");
+	kh_json_str(j, "name", "glibc");
+	kh_json_str(j, "version", gnu_get_libc_version());
+	kh_json_obj_end(j);
 
 	json_rseq(j);
 
-	kc_json_obj(j, "auxv");
+	kh_json_obj(j, "auxv");
 	json_hex(j, "hwcap", getauxval(AT_HWCAP));
 	json_hex(j, "hwcap2", getauxval(AT_HWCAP2));
-	kc_json_int(j, "rseq_feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
-	kc_json_int(j, "rseq_align", (long long)getauxval(AT_RSEQ_ALIGN));
-	kc_json_bool(j, "sysinfo_ehdr", getauxval(AT_SYSINFO_EHDR) != 0);
-	kc_json_obj_end(j);
+	kh_json_int(j, "rseq_feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
+	kh_json_int(j, "rseq_align", (long long)getauxval(AT_RSEQ_ALIGN));
+	kh_json_bool(j, "sysinfo_ehdr", getauxval(AT_SYSINFO_EHDR) != 0);
+	kh_json_obj_end(j);
 
 	json_perf(j, c);
 	json_syscall(j);
 	json_timer(j, t);
 
-	kc_json_obj(j, "host");
-	kc_json_str(j, "hostname", gethostname(buf, sizeof(buf)) ? NULL : buf);
+	kh_json_obj(j, "host");
+	kh_json_str(j, "hostname", gethostname(buf, sizeof(buf)) ? NULL : buf);
 	gmtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	kc_json_str(j, "time", buf);
-	kc_json_obj_end(j);
+	kh_json_str(j, "time", buf);
+	kh_json_obj_end(j);
 }

@@ -4,7 +4,9 @@
  *
  *   timer.c        the cycle counter, calibrated against CLOCK_MONOTONIC_RAW
  *   counters.c     perf_event_open hardware and software counters
- *   measure.c      the method: pin, warm up, size the batch, sample, overhead
+ *   measure.c      the method: warm up, size the batch, sample, overhead
+ *   threads.c      pinning and the multi-threaded batches
+ *   output.c       the result record (JSON) and the readable table line
  *   registry.c     the one table of benchmarks, used by list and run
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
@@ -22,11 +24,11 @@
 #include <kcross/kcross.h>
 
 /* Version of the JSON-lines format; history in docs/result-format.md. */
-#define KC_RESULT_SCHEMA 1
+#define KH_RESULT_SCHEMA 1
 
 /* ------------------------------------------------------------------ timer */
 
-struct kc_timer {
+struct kh_timer {
 	const char *source;	/* "tsc", "cntvct", "timebase", "clock_gettime" */
 	bool cycle_counter;	/* false: CLOCK_MONOTONIC_RAW in ns */
 	int invariant;		/* 1 yes, 0 no, -1 unknown */
@@ -37,93 +39,93 @@ struct kc_timer {
 };
 
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
-int kc_timer_init(struct kc_timer *t, double calib_ms);
-uint64_t kc_clock_raw_ns(void);
+int kh_timer_init(struct kh_timer *t, double calib_ms);
+uint64_t kh_clock_raw_ns(void);
 
-static inline uint64_t kc_timer_begin(const struct kc_timer *t)
+static inline uint64_t kh_timer_begin(const struct kh_timer *t)
 {
-	return t->cycle_counter ? kc_ticks_begin() : kc_clock_raw_ns();
+	return t->cycle_counter ? kc_ticks_begin() : kh_clock_raw_ns();
 }
 
-static inline uint64_t kc_timer_end(const struct kc_timer *t)
+static inline uint64_t kh_timer_end(const struct kh_timer *t)
 {
-	return t->cycle_counter ? kc_ticks_end() : kc_clock_raw_ns();
+	return t->cycle_counter ? kc_ticks_end() : kh_clock_raw_ns();
 }
 
 /* --------------------------------------------------------------- counters */
 
-enum kc_event {
-	KC_EV_CYCLES_U, KC_EV_CYCLES_K,
-	KC_EV_INSNS_U, KC_EV_INSNS_K,
-	KC_EV_BRMISS_U, KC_EV_BRMISS_K,
-	KC_EV_TASK_CLOCK, KC_EV_CSW, KC_EV_MIGRATIONS, KC_EV_PAGE_FAULTS,
-	KC_EV_COUNT
+enum kh_event {
+	KH_EV_CYCLES_U, KH_EV_CYCLES_K,
+	KH_EV_INSNS_U, KH_EV_INSNS_K,
+	KH_EV_BRMISS_U, KH_EV_BRMISS_K,
+	KH_EV_TASK_CLOCK, KH_EV_CSW, KH_EV_MIGRATIONS, KH_EV_PAGE_FAULTS,
+	KH_EV_COUNT
 };
-#define KC_EV_FIRST_SOFTWARE KC_EV_TASK_CLOCK
+#define KH_EV_FIRST_SOFTWARE KH_EV_TASK_CLOCK
 
-struct kc_counters {
+struct kh_counters {
 	int group_fd[3];			/* hw user, hw kernel, software */
-	int fd[KC_EV_COUNT];			/* -1 when unavailable */
-	int slot[KC_EV_COUNT];			/* index within its group read */
-	int errnum[KC_EV_COUNT];		/* why it could not be opened */
+	int fd[KH_EV_COUNT];			/* -1 when unavailable */
+	int slot[KH_EV_COUNT];			/* index within its group read */
+	int errnum[KH_EV_COUNT];		/* why it could not be opened */
 	int paranoid;
 };
 
-struct kc_snapshot {
-	uint64_t value[KC_EV_COUNT];
-	uint64_t enabled[KC_EV_COUNT];
-	uint64_t running[KC_EV_COUNT];
+struct kh_snapshot {
+	uint64_t value[KH_EV_COUNT];
+	uint64_t enabled[KH_EV_COUNT];
+	uint64_t running[KH_EV_COUNT];
 };
 
-extern const char *const kc_event_names[KC_EV_COUNT];
-void kc_counters_open(struct kc_counters *c);
-void kc_counters_close(struct kc_counters *c);
-bool kc_counter_available(const struct kc_counters *c, enum kc_event e);
-const char *kc_counter_reason(const struct kc_counters *c, enum kc_event e);
-void kc_counters_read(const struct kc_counters *c, struct kc_snapshot *s);
+extern const char *const kh_event_names[KH_EV_COUNT];
+void kh_counters_open(struct kh_counters *c);
+void kh_counters_close(struct kh_counters *c);
+bool kh_counter_available(const struct kh_counters *c, enum kh_event e);
+const char *kh_counter_reason(const struct kh_counters *c, enum kh_event e);
+void kh_counters_read(const struct kh_counters *c, struct kh_snapshot *s);
 
 /* -------------------------------------------------------------- benchmark */
 
-enum kc_bench_status { KC_OK = 0, KC_SKIP = 1, KC_FAIL = 2 };
+enum kh_bench_status { KH_OK = 0, KH_SKIP = 1, KH_FAIL = 2 };
 
-/* Most threads one benchmark may run (kc_run_threads). */
-#define KC_MAX_THREADS 1024
+/* Most threads one benchmark may run (kh_run_threads). */
+#define KH_MAX_THREADS 1024
 
 /*
  * What a benchmark function gets.  It sets itself up, checks the return
  * value of its operation once, then brackets a loop of exactly `iters`
- * operations with kc_bench_begin()/kc_bench_end(), and tears down.  Only the
+ * operations with kh_bench_begin()/kh_bench_end(), and tears down.  Only the
  * loop is timed and counted.
  */
-struct kc_bench_ctx {
+struct kh_bench_ctx {
 	uint64_t iters;
-	const struct kc_timer *timer;
-	const struct kc_counters *counters;
-	struct kc_snapshot snap[2];
+	const struct kh_timer *timer;
+	const struct kh_counters *counters;
+	struct kh_snapshot snap[2];
 	uint64_t t0, t1;
 	char reason[200];
 	/*
 	 * Optional reports, reset before every call.  A benchmark whose
 	 * operation is an rseq critical section adds the aborts it retried in
-	 * the timed loop to `aborts` and sets `counts_aborts`.  kc_run_threads()
+	 * the timed loop to `aborts` and sets `counts_aborts`.  kh_run_threads()
 	 * sets `threads` (else 1) and `thread_cpu`.
 	 */
 	bool counts_aborts;
 	uint64_t aborts;
 	int threads;
-	int thread_cpu[KC_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
+	int thread_cpu[KH_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
 };
 
-static inline void kc_bench_begin(struct kc_bench_ctx *c)
+static inline void kh_bench_begin(struct kh_bench_ctx *c)
 {
-	kc_counters_read(c->counters, &c->snap[0]);
-	c->t0 = kc_timer_begin(c->timer);
+	kh_counters_read(c->counters, &c->snap[0]);
+	c->t0 = kh_timer_begin(c->timer);
 }
 
-static inline void kc_bench_end(struct kc_bench_ctx *c)
+static inline void kh_bench_end(struct kh_bench_ctx *c)
 {
-	c->t1 = kc_timer_end(c->timer);
-	kc_counters_read(c->counters, &c->snap[1]);
+	c->t1 = kh_timer_end(c->timer);
+	kh_counters_read(c->counters, &c->snap[1]);
 }
 
 /*
@@ -131,75 +133,75 @@ static inline void kc_bench_end(struct kc_bench_ctx *c)
  * counter reads, nothing else.  BODY must have an effect the compiler cannot
  * drop (a volatile asm, an external call, a store to a KC_OPAQUE value).
  */
-#define KC_LOOP(c, ...)							\
+#define KH_LOOP(c, ...)							\
 	do {								\
-		kc_bench_begin(c);					\
-		for (uint64_t kc__i = (c)->iters; kc__i; kc__i--) {	\
+		kh_bench_begin(c);					\
+		for (uint64_t kh__i = (c)->iters; kh__i; kh__i--) {	\
 			__VA_ARGS__;					\
 		}							\
-		kc_bench_end(c);					\
+		kh_bench_end(c);					\
 	} while (0)
 
 /*
- * Multi-threaded batches.  kc_run_threads() runs body(arg, tid, c->iters)
+ * Multi-threaded batches.  kh_run_threads() runs body(arg, tid, c->iters)
  * in `threads` threads at once: the calling thread (tid 0, still pinned
  * where the harness put it) and threads-1 new ones pinned round-robin over
- * the CPUs the process was allowed at start (kc_allowed_cpus()), starting
+ * the CPUs the process was allowed at start (kh_allowed_cpus()), starting
  * with the CPU after the caller's.  All wait at a barrier; the batch is
  * timed (c->t0/c->t1, counters of the calling thread only) from their
  * release to the moment the last one finished, so ns/op = wall / iters per
  * thread and throughput = threads * iters / wall.  body returns the rseq
  * aborts it retried (0 if none).  Thread creation and joining are outside
- * the timed region.  Returns KC_OK, or KC_FAIL/KC_SKIP with c->reason.
+ * the timed region.  Returns KH_OK, or KH_FAIL/KH_SKIP with c->reason.
  */
-typedef uint64_t (*kc_thread_body)(void *arg, int tid, uint64_t iters);
-int kc_run_threads(struct kc_bench_ctx *c, int threads, kc_thread_body body, void *arg);
+typedef uint64_t (*kh_thread_body)(void *arg, int tid, uint64_t iters);
+int kh_run_threads(struct kh_bench_ctx *c, int threads, kh_thread_body body, void *arg);
 /* The CPUs this process could use before the harness pinned itself. */
-const cpu_set_t *kc_allowed_cpus(void);
+const cpu_set_t *kh_allowed_cpus(void);
 
-/* Set c->reason and return KC_SKIP / KC_FAIL. */
-int kc_skip(struct kc_bench_ctx *c, const char *fmt, ...)
+/* Set c->reason and return KH_SKIP / KH_FAIL. */
+int kh_skip(struct kh_bench_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int kc_fail(struct kc_bench_ctx *c, const char *fmt, ...)
+int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-typedef int (*kc_bench_fn)(struct kc_bench_ctx *c);
+typedef int (*kh_bench_fn)(struct kh_bench_ctx *c);
 
 /* Machine features a benchmark needs; checked before it runs. */
-enum kc_need {
-	KC_NEED_VDSO_CLOCK_GETTIME = 1u << 0,
-	KC_NEED_VDSO_GETCPU = 1u << 1,
-	KC_NEED_IA32_EMULATION = 1u << 2,
-	KC_NEED_DEV_NULL_ZERO = 1u << 3,
-	KC_NEED_RSEQ = 1u << 4,		/* this thread has an active rseq area */
-	KC_NEED_RDPID = 1u << 5,	/* x86 RDPID (CPUID 7.0:ECX[22]) */
-	KC_NEED_RDTSCP = 1u << 6,	/* x86 RDTSCP (CPUID 80000001H:EDX[27]) */
-	KC_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
+enum kh_need {
+	KH_NEED_VDSO_CLOCK_GETTIME = 1u << 0,
+	KH_NEED_VDSO_GETCPU = 1u << 1,
+	KH_NEED_IA32_EMULATION = 1u << 2,
+	KH_NEED_DEV_NULL_ZERO = 1u << 3,
+	KH_NEED_RSEQ = 1u << 4,		/* this thread has an active rseq area */
+	KH_NEED_RDPID = 1u << 5,	/* x86 RDPID (CPUID 7.0:ECX[22]) */
+	KH_NEED_RDTSCP = 1u << 6,	/* x86 RDTSCP (CPUID 80000001H:EDX[27]) */
+	KH_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
 };
 
-struct kc_bench {
+struct kh_bench {
 	const char *suite;
 	const char *name;
 	const char *summary;
-	kc_bench_fn fn;
-	unsigned int needs;	/* enum kc_need bits */
+	kh_bench_fn fn;
+	unsigned int needs;	/* enum kh_need bits */
 };
 
-extern const struct kc_bench kc_benches[];	/* ends with {NULL} */
+extern const struct kh_bench kh_benches[];	/* ends with {NULL} */
 /* NULL when the machine has all that b needs, else the first reason. */
-const char *kc_bench_unmet(const struct kc_bench *b);
-const char *kc_need_names(unsigned int needs, char *buf, size_t len);
+const char *kh_bench_unmet(const struct kh_bench *b);
+const char *kh_need_names(unsigned int needs, char *buf, size_t len);
 
 /* --------------------------------------------------------------- measure */
 
-struct kc_method {
+struct kh_method {
 	int samples;
 	double min_batch_ms;
 	double warmup_ms;
 	int cpu;		/* -1: choose */
 };
 
-struct kc_result {
+struct kh_result {
 	int status;
 	char reason[200];
 	int cpu;
@@ -210,8 +212,8 @@ struct kc_result {
 	double overhead_ns, overhead_ticks;
 	bool overhead_subtracted;
 	char overhead_why[200];
-	uint64_t counter_total[KC_EV_COUNT];
-	bool counter_scaled[KC_EV_COUNT];
+	uint64_t counter_total[KH_EV_COUNT];
+	bool counter_scaled[KH_EV_COUNT];
 	int *disturbed;		/* indices */
 	int n_disturbed;
 	double elapsed_s;
@@ -223,38 +225,40 @@ struct kc_result {
 };
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
-int kc_pin_cpu(int cpu);
+int kh_pin_cpu(int cpu);
 /* One benchmark's measurement in progress (see measure.c). */
-struct kc_measure {
-	const struct kc_bench *b;
-	const struct kc_method *m;
-	const struct kc_timer *t;
-	struct kc_result *r;
-	struct kc_bench_ctx c;
+struct kh_measure {
+	const struct kh_bench *b;
+	const struct kh_method *m;
+	const struct kh_timer *t;
+	struct kh_result *r;
+	struct kh_bench_ctx c;
 	int status;
 	uint64_t elapsed_ns;
 };
 
-int kc_measure_prepare(struct kc_measure *ms, const struct kc_bench *b,
-		       const struct kc_method *m, const struct kc_timer *t,
-		       const struct kc_counters *ctr, int cpu, struct kc_result *r);
-int kc_measure_sample(struct kc_measure *ms, int s);
-void kc_measure_finish(struct kc_measure *ms);
-void kc_measure(const struct kc_bench *b, const struct kc_method *m,
-		const struct kc_timer *t, const struct kc_counters *ctr,
-		int cpu, struct kc_result *r);
-void kc_result_free(struct kc_result *r);
-struct kc_json;
-/* The result keys of multi-threaded and rseq benchmarks (threads,
- * thread_cpus, throughput_ops_per_s, aborts_per_million), for main.c. */
-void kc_result_write_extra(struct kc_json *j, const struct kc_result *r);
-/* The same for the text table: "" or " [2 threads on 1,0: ...]" (static buffer). */
-const char *kc_result_text_extra(const struct kc_result *r);
-double kc_median(const double *v, int n);
+int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,
+		       const struct kh_method *m, const struct kh_timer *t,
+		       const struct kh_counters *ctr, int cpu, struct kh_result *r);
+int kh_measure_sample(struct kh_measure *ms, int s);
+void kh_measure_finish(struct kh_measure *ms);
+void kh_measure(const struct kh_bench *b, const struct kh_method *m,
+		const struct kh_timer *t, const struct kh_counters *ctr,
+		int cpu, struct kh_result *r);
+void kh_result_free(struct kh_result *r);
+double kh_median(const double *v, int n);
+
+/* ---------------------------------------------------------------- output */
+
+/* One `result` record (JSON lines) or one line of the readable table. */
+void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
+			 const struct kh_timer *t, const struct kh_counters *ctr);
+void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
+			  const struct kh_timer *t);
 
 /* ------------------------------------------------------------------ json */
 
-struct kc_json {
+struct kh_json {
 	FILE *f;
 	bool text;		/* readable "key: value" rendering */
 	int depth;
@@ -262,26 +266,26 @@ struct kc_json {
 	bool in_array[16];
 };
 
-void kc_json_begin(struct kc_json *j, FILE *f);
-void kc_json_begin_text(struct kc_json *j, FILE *f);
-void kc_json_obj(struct kc_json *j, const char *key);	/* key NULL in arrays */
-void kc_json_obj_end(struct kc_json *j);
-void kc_json_arr(struct kc_json *j, const char *key);
-void kc_json_arr_end(struct kc_json *j);
-void kc_json_str(struct kc_json *j, const char *key, const char *v); /* NULL → null */
-void kc_json_int(struct kc_json *j, const char *key, long long v);
-void kc_json_uint(struct kc_json *j, const char *key, unsigned long long v);
-void kc_json_num(struct kc_json *j, const char *key, double v);	/* NaN → null */
-void kc_json_bool(struct kc_json *j, const char *key, bool v);
-void kc_json_null(struct kc_json *j, const char *key);
-void kc_json_end(struct kc_json *j);	/* newline + flush */
+void kh_json_begin(struct kh_json *j, FILE *f);
+void kh_json_begin_text(struct kh_json *j, FILE *f);
+void kh_json_obj(struct kh_json *j, const char *key);	/* key NULL in arrays */
+void kh_json_obj_end(struct kh_json *j);
+void kh_json_arr(struct kh_json *j, const char *key);
+void kh_json_arr_end(struct kh_json *j);
+void kh_json_str(struct kh_json *j, const char *key, const char *v); /* NULL → null */
+void kh_json_int(struct kh_json *j, const char *key, long long v);
+void kh_json_uint(struct kh_json *j, const char *key, unsigned long long v);
+void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN → null */
+void kh_json_bool(struct kh_json *j, const char *key, bool v);
+void kh_json_null(struct kh_json *j, const char *key);
+void kh_json_end(struct kh_json *j);	/* newline + flush */
 
 /* ------------------------------------------------------------ fingerprint */
 
 /* Write the fingerprint's fields into an open writer (JSON or text). */
-void kc_fingerprint_write(struct kc_json *j, const struct kc_timer *t,
-			  const struct kc_counters *c, int cpu);
+void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
+			  const struct kh_counters *c, int cpu);
 /* Is IA32 emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
-const char *kc_probe_ia32(void);
+const char *kh_probe_ia32(void);
 
 #endif

@@ -5,7 +5,7 @@
  * finished benchmark at once, and an interrupted run leaves whole lines.
  *
  * The same calls render a readable indented "key: value" form when the
- * writer is started with kc_json_begin_text(): the fingerprint is written
+ * writer is started with kh_json_begin_text(): the fingerprint is written
  * once and shown both ways.
  */
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-void kc_json_begin(struct kc_json *j, FILE *f)
+void kh_json_begin(struct kh_json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
@@ -21,7 +21,7 @@ void kc_json_begin(struct kc_json *j, FILE *f)
 	j->depth = 1;
 }
 
-void kc_json_begin_text(struct kc_json *j, FILE *f)
+void kh_json_begin_text(struct kh_json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
@@ -30,7 +30,7 @@ void kc_json_begin_text(struct kc_json *j, FILE *f)
 }
 
 /* Text mode: a key starts an indented line, array items follow on it. */
-static void text_key(struct kc_json *j, const char *k)
+static void text_key(struct kh_json *j, const char *k)
 {
 	if (k) {
 		fprintf(j->f, "%*s%s: ", 2 * (j->depth - 1), "", k);
@@ -41,7 +41,7 @@ static void text_key(struct kc_json *j, const char *k)
 	j->need_comma[j->depth] = true;
 }
 
-static bool text_in_array(const struct kc_json *j)
+static bool text_in_array(const struct kh_json *j)
 {
 	return j->in_array[j->depth];
 }
@@ -66,7 +66,7 @@ static void put_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void key(struct kc_json *j, const char *k)
+static void key(struct kh_json *j, const char *k)
 {
 	if (j->text) {
 		text_key(j, k);
@@ -81,7 +81,7 @@ static void key(struct kc_json *j, const char *k)
 	}
 }
 
-static void open_(struct kc_json *j, const char *k, char c)
+static void open_(struct kh_json *j, const char *k, char c)
 {
 	key(j, k);
 	if (j->text) {
@@ -95,7 +95,7 @@ static void open_(struct kc_json *j, const char *k, char c)
 	j->in_array[j->depth] = c == '[';
 }
 
-static void close_(struct kc_json *j, char c)
+static void close_(struct kh_json *j, char c)
 {
 	j->depth--;
 	if (!j->text)
@@ -104,19 +104,19 @@ static void close_(struct kc_json *j, char c)
 		fputc('\n', j->f);
 }
 
-void kc_json_obj(struct kc_json *j, const char *k) { open_(j, k, '{'); }
-void kc_json_arr(struct kc_json *j, const char *k) { open_(j, k, '['); }
-void kc_json_obj_end(struct kc_json *j) { close_(j, '}'); }
-void kc_json_arr_end(struct kc_json *j) { close_(j, ']'); }
+void kh_json_obj(struct kh_json *j, const char *k) { open_(j, k, '{'); }
+void kh_json_arr(struct kh_json *j, const char *k) { open_(j, k, '['); }
+void kh_json_obj_end(struct kh_json *j) { close_(j, '}'); }
+void kh_json_arr_end(struct kh_json *j) { close_(j, ']'); }
 
 /* Text mode: end a scalar's line unless it is an array item. */
-static void text_eol(struct kc_json *j)
+static void text_eol(struct kh_json *j)
 {
 	if (j->text && !text_in_array(j))
 		fputc('\n', j->f);
 }
 
-void kc_json_str(struct kc_json *j, const char *k, const char *v)
+void kh_json_str(struct kh_json *j, const char *k, const char *v)
 {
 	key(j, k);
 	if (!v)
@@ -128,21 +128,21 @@ void kc_json_str(struct kc_json *j, const char *k, const char *v)
 	text_eol(j);
 }
 
-void kc_json_int(struct kc_json *j, const char *k, long long v)
+void kh_json_int(struct kh_json *j, const char *k, long long v)
 {
 	key(j, k);
 	fprintf(j->f, "%lld", v);
 	text_eol(j);
 }
 
-void kc_json_uint(struct kc_json *j, const char *k, unsigned long long v)
+void kh_json_uint(struct kh_json *j, const char *k, unsigned long long v)
 {
 	key(j, k);
 	fprintf(j->f, "%llu", v);
 	text_eol(j);
 }
 
-void kc_json_num(struct kc_json *j, const char *k, double v)
+void kh_json_num(struct kh_json *j, const char *k, double v)
 {
 	key(j, k);
 	if (isfinite(v))
@@ -152,21 +152,21 @@ void kc_json_num(struct kc_json *j, const char *k, double v)
 	text_eol(j);
 }
 
-void kc_json_bool(struct kc_json *j, const char *k, bool v)
+void kh_json_bool(struct kh_json *j, const char *k, bool v)
 {
 	key(j, k);
 	fputs(v ? (j->text ? "yes" : "true") : (j->text ? "no" : "false"), j->f);
 	text_eol(j);
 }
 
-void kc_json_null(struct kc_json *j, const char *k)
+void kh_json_null(struct kh_json *j, const char *k)
 {
 	key(j, k);
 	fputs(j->text ? "-" : "null", j->f);
 	text_eol(j);
 }
 
-void kc_json_end(struct kc_json *j)
+void kh_json_end(struct kh_json *j)
 {
 	if (!j->text)
 		fputs("}\n", j->f);

@@ -37,7 +37,7 @@ struct opts {
 	const char *glob;
 	bool json;
 	bool interleave;
-	struct kc_method m;
+	struct kh_method m;
 };
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -85,7 +85,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->m = (struct kc_method){ .samples = 201, .min_batch_ms = 2, .warmup_ms = 200, .cpu = -1 };
+	o->m = (struct kh_method){ .samples = 201, .min_batch_ms = 2, .warmup_ms = 200, .cpu = -1 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -120,7 +120,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		die_usage("unexpected argument '%s' (see --help)", argv[optind]);
 }
 
-static bool selected(const struct kc_bench *b, const struct opts *o)
+static bool selected(const struct kh_bench *b, const struct opts *o)
 {
 	char full[128];
 
@@ -138,7 +138,7 @@ static int count_selected(const struct opts *o)
 	int n = 0;
 	bool suite_known = !o->suite;
 
-	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_benches; b->name; b++) {
 		if (o->suite && !strcmp(o->suite, b->suite))
 			suite_known = true;
 		n += selected(b, o);
@@ -146,7 +146,7 @@ static int count_selected(const struct opts *o)
 	if (!suite_known) {
 		char list[256] = "";
 
-		for (const struct kc_bench *b = kc_benches; b->name; b++)
+		for (const struct kh_bench *b = kh_benches; b->name; b++)
 			if (!strstr(list, b->suite))
 				snprintf(list + strlen(list), sizeof(list) - strlen(list),
 					 "%s%s", *list ? ", " : "", b->suite);
@@ -163,30 +163,30 @@ static int cmd_list(const struct opts *o)
 	char needs[128];
 
 	count_selected(o);
-	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_benches; b->name; b++) {
 		const char *unmet;
 
 		if (!selected(b, o))
 			continue;
-		unmet = kc_bench_unmet(b);
-		kc_need_names(b->needs, needs, sizeof(needs));
+		unmet = kh_bench_unmet(b);
+		kh_need_names(b->needs, needs, sizeof(needs));
 		if (o->json) {
-			struct kc_json j;
+			struct kh_json j;
 
-			kc_json_begin(&j, stdout);
-			kc_json_str(&j, "type", "bench");
-			kc_json_int(&j, "schema", KC_RESULT_SCHEMA);
-			kc_json_str(&j, "suite", b->suite);
-			kc_json_str(&j, "name", b->name);
-			kc_json_str(&j, "summary", b->summary);
-			kc_json_arr(&j, "needs");
+			kh_json_begin(&j, stdout);
+			kh_json_str(&j, "type", "bench");
+			kh_json_int(&j, "schema", KH_RESULT_SCHEMA);
+			kh_json_str(&j, "suite", b->suite);
+			kh_json_str(&j, "name", b->name);
+			kh_json_str(&j, "summary", b->summary);
+			kh_json_arr(&j, "needs");
 			for (char *save = NULL, *t = strtok_r(needs, ",", &save); t;
 			     t = strtok_r(NULL, ",", &save))
-				kc_json_str(&j, NULL, t);
-			kc_json_arr_end(&j);
-			kc_json_bool(&j, "available", !unmet);
-			kc_json_str(&j, "reason", unmet);
-			kc_json_end(&j);
+				kh_json_str(&j, NULL, t);
+			kh_json_arr_end(&j);
+			kh_json_bool(&j, "available", !unmet);
+			kh_json_str(&j, "reason", unmet);
+			kh_json_end(&j);
 		} else {
 			printf("%-8s %-24s %s%s%s%s\n", b->suite, b->name, b->summary,
 			       unmet ? "  [skipped: " : "", unmet ? unmet : "",
@@ -196,108 +196,14 @@ static int cmd_list(const struct opts *o)
 	return 0;
 }
 
-static void emit_result(const struct kc_bench *b, const struct kc_result *r,
-			const struct kc_timer *t, const struct kc_counters *ctr)
+static void emit_record_head(struct kh_json *j, const char *type)
 {
-	static const char *const status[] = { "ok", "skipped", "failed" };
-	uint64_t ops = r->iters * (uint64_t)r->n;
-	struct kc_json j;
-
-	kc_json_begin(&j, stdout);
-	kc_json_str(&j, "type", "result");
-	kc_json_int(&j, "schema", KC_RESULT_SCHEMA);
-	kc_json_str(&j, "suite", b->suite);
-	kc_json_str(&j, "name", b->name);
-	kc_json_str(&j, "summary", b->summary);
-	kc_json_str(&j, "status", status[r->status]);
-	kc_json_str(&j, "reason", r->status == KC_OK ? NULL : r->reason);
-	kc_json_str(&j, "unit", "ns/op");
-	if (r->cpu >= 0)
-		kc_json_int(&j, "cpu", r->cpu);
-	else
-		kc_json_null(&j, "cpu");
-	kc_json_uint(&j, "iters", r->iters);
-	kc_json_arr(&j, "samples");
-	for (int s = 0; r->status == KC_OK && s < r->n; s++)
-		kc_json_num(&j, NULL, r->ns[s]);
-	kc_json_arr_end(&j);
-	kc_json_arr(&j, "ticks");
-	for (int s = 0; r->status == KC_OK && s < r->n; s++)
-		kc_json_num(&j, NULL, r->ticks[s]);
-	kc_json_arr_end(&j);
-	kc_json_obj(&j, "overhead");
-	if (r->status == KC_OK) {
-		kc_json_num(&j, "ns", r->overhead_ns);
-		kc_json_num(&j, "ticks", r->overhead_ticks);
-		kc_json_bool(&j, "subtracted", r->overhead_subtracted);
-		kc_json_str(&j, "why", r->overhead_why);
-	}
-	kc_json_obj_end(&j);
-	kc_json_obj(&j, "counters");
-	for (int e = 0; r->status == KC_OK && e < KC_EV_COUNT; e++) {
-		if (!kc_counter_available(ctr, e))
-			continue;
-		kc_json_obj(&j, kc_event_names[e]);
-		kc_json_uint(&j, "total", r->counter_total[e]);
-		kc_json_num(&j, "per_op", ops ? (double)r->counter_total[e] / (double)ops : NAN);
-		kc_json_bool(&j, "scaled", r->counter_scaled[e]);
-		kc_json_obj_end(&j);
-	}
-	kc_json_obj_end(&j);
-	kc_json_obj(&j, "counters_unavailable");
-	for (int e = 0; e < KC_EV_COUNT; e++)
-		if (!kc_counter_available(ctr, e))
-			kc_json_str(&j, kc_event_names[e], kc_counter_reason(ctr, e));
-	kc_json_obj_end(&j);
-	kc_json_arr(&j, "disturbed");
-	for (int i = 0; i < r->n_disturbed; i++)
-		kc_json_int(&j, NULL, r->disturbed[i]);
-	kc_json_arr_end(&j);
-	kc_json_str(&j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
-	kc_json_str(&j, "timer", t->source);
-	kc_json_num(&j, "elapsed_s", r->elapsed_s);
-	kc_result_write_extra(&j, r);
-	kc_json_end(&j);
+	kh_json_begin(j, stdout);
+	kh_json_str(j, "type", type);
+	kh_json_int(j, "schema", KH_RESULT_SCHEMA);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void print_result(const struct kc_bench *b, const struct kc_result *r,
-			 const struct kc_timer *t)
-{
-	double *s;
-
-	if (r->status != KC_OK) {
-		printf("%-24s %s: %s\n", b->name, r->status == KC_SKIP ? "skipped" : "FAILED",
-		       r->reason);
-		return;
-	}
-	s = malloc(sizeof(*s) * (size_t)r->n);
-	memcpy(s, r->ns, sizeof(*s) * (size_t)r->n);
-	qsort(s, (size_t)r->n, sizeof(*s), cmp_double);
-	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s%s\n", b->name,
-	       kc_median(r->ns, r->n), s[0], kc_median(r->ticks, r->n),
-	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kc_median(r->ns, r->n),
-	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "",
-	       kc_result_text_extra(r));
-	free(s);
-	fflush(stdout);
-	(void)t;
-}
-
-static void emit_record_head(struct kc_json *j, const char *type)
-{
-	kc_json_begin(j, stdout);
-	kc_json_str(j, "type", type);
-	kc_json_int(j, "schema", KC_RESULT_SCHEMA);
-}
-
-static int prepare(const struct opts *o, struct kc_timer *t, struct kc_counters *ctr,
+static int prepare(const struct opts *o, struct kh_timer *t, struct kh_counters *ctr,
 		   int *cpu)
 {
 	int err = kc_syscall_init_error();
@@ -313,7 +219,7 @@ static int prepare(const struct opts *o, struct kc_timer *t, struct kc_counters 
 			  kc_syscall_forced(), err == -EINVAL ? "unknown mechanism"
 			  : "not available here", avail);
 	}
-	*cpu = kc_pin_cpu(o->m.cpu);
+	*cpu = kh_pin_cpu(o->m.cpu);
 	if (*cpu < 0) {
 		if (o->m.cpu >= 0)
 			die_usage("cannot pin to CPU %d: %s", o->m.cpu,
@@ -321,53 +227,53 @@ static int prepare(const struct opts *o, struct kc_timer *t, struct kc_counters 
 				  : strerror(-*cpu));
 		*cpu = -1;	/* run unpinned, and say so in the results */
 	}
-	kc_timer_init(t, o->m.warmup_ms < 50 ? 20 : 50);
-	kc_counters_open(ctr);
+	kh_timer_init(t, o->m.warmup_ms < 50 ? 20 : 50);
+	kh_counters_open(ctr);
 	return 0;
 }
 
 static int cmd_sysinfo(const struct opts *o)
 {
-	struct kc_timer t;
-	struct kc_counters ctr;
-	struct kc_json j;
+	struct kh_timer t;
+	struct kh_counters ctr;
+	struct kh_json j;
 	int cpu;
 
 	prepare(o, &t, &ctr, &cpu);
 	if (o->json) {
 		emit_record_head(&j, "fingerprint");
 	} else {
-		kc_json_begin_text(&j, stdout);
+		kh_json_begin_text(&j, stdout);
 	}
-	kc_fingerprint_write(&j, &t, &ctr, cpu);
-	kc_json_end(&j);
-	kc_counters_close(&ctr);
+	kh_fingerprint_write(&j, &t, &ctr, cpu);
+	kh_json_end(&j);
+	kh_counters_close(&ctr);
 	return 0;
 }
 
 /* A result saying why b cannot run here; false if it can. */
-static bool skip_unmet(const struct kc_bench *b, int cpu, struct kc_result *r)
+static bool skip_unmet(const struct kh_bench *b, int cpu, struct kh_result *r)
 {
-	const char *unmet = kc_bench_unmet(b);
+	const char *unmet = kh_bench_unmet(b);
 
 	if (!unmet)
 		return false;
 	memset(r, 0, sizeof(*r));
-	r->status = KC_SKIP;
+	r->status = KH_SKIP;
 	r->cpu = cpu;
 	snprintf(r->reason, sizeof(r->reason), "%s", unmet);
 	return true;
 }
 
-static void report(const struct opts *o, const struct kc_bench *b, struct kc_result *r,
-		   const struct kc_timer *t, const struct kc_counters *ctr, int counts[3])
+static void report(const struct opts *o, const struct kh_bench *b, struct kh_result *r,
+		   const struct kh_timer *t, const struct kh_counters *ctr, int counts[3])
 {
 	counts[r->status]++;
 	if (o->json)
-		emit_result(b, r, t, ctr);
+		kh_result_emit_json(b, r, t, ctr);
 	else
-		print_result(b, r, t);
-	kc_result_free(r);
+		kh_result_print_text(b, r, t);
+	kh_result_free(r);
 }
 
 /*
@@ -376,34 +282,34 @@ static void report(const struct opts *o, const struct kc_bench *b, struct kc_res
  * drifts of the machine fall on all of them alike and their ratios are
  * robust.  Results come out together at the end.
  */
-static void run_interleaved(const struct opts *o, const struct kc_timer *t,
-			    const struct kc_counters *ctr, int cpu, int counts[3])
+static void run_interleaved(const struct opts *o, const struct kh_timer *t,
+			    const struct kh_counters *ctr, int cpu, int counts[3])
 {
 	int n = count_selected(o), k = 0;
-	struct kc_measure *ms = calloc((size_t)n, sizeof(*ms));
-	struct kc_result *r = calloc((size_t)n, sizeof(*r));
+	struct kh_measure *ms = calloc((size_t)n, sizeof(*ms));
+	struct kh_result *r = calloc((size_t)n, sizeof(*r));
 	bool *skipped = calloc((size_t)n, sizeof(*skipped));
 
 	if (!ms || !r || !skipped)
 		die_usage("out of memory for %d interleaved benchmarks", n);
-	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_benches; b->name; b++) {
 		if (!selected(b, o))
 			continue;
 		skipped[k] = skip_unmet(b, cpu, &r[k]);
 		if (!skipped[k])
-			kc_measure_prepare(&ms[k], b, &o->m, t, ctr, cpu, &r[k]);
+			kh_measure_prepare(&ms[k], b, &o->m, t, ctr, cpu, &r[k]);
 		k++;
 	}
 	for (int s = 0; s < o->m.samples; s++)
 		for (k = 0; k < n; k++)
 			if (!skipped[k])
-				kc_measure_sample(&ms[k], s);
+				kh_measure_sample(&ms[k], s);
 	k = 0;
-	for (const struct kc_bench *b = kc_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_benches; b->name; b++) {
 		if (!selected(b, o))
 			continue;
 		if (!skipped[k])
-			kc_measure_finish(&ms[k]);
+			kh_measure_finish(&ms[k]);
 		report(o, b, &r[k], t, ctr, counts);
 		k++;
 	}
@@ -414,38 +320,38 @@ static void run_interleaved(const struct opts *o, const struct kc_timer *t,
 
 static int cmd_run(const struct opts *o)
 {
-	struct kc_timer t;
-	struct kc_counters ctr;
-	struct kc_json j;
+	struct kh_timer t;
+	struct kh_counters ctr;
+	struct kh_json j;
 	int cpu, counts[3] = { 0, 0, 0 };
-	uint64_t start = kc_clock_raw_ns();
+	uint64_t start = kh_clock_raw_ns();
 
 	count_selected(o);
 	prepare(o, &t, &ctr, &cpu);
 	if (o->json) {
 		emit_record_head(&j, "fingerprint");
-		kc_fingerprint_write(&j, &t, &ctr, cpu);
-		kc_json_end(&j);
+		kh_fingerprint_write(&j, &t, &ctr, cpu);
+		kh_json_end(&j);
 		emit_record_head(&j, "plan");
-		kc_json_arr(&j, "benchmarks");
-		for (const struct kc_bench *b = kc_benches; b->name; b++) {
+		kh_json_arr(&j, "benchmarks");
+		for (const struct kh_bench *b = kh_benches; b->name; b++) {
 			if (!selected(b, o))
 				continue;
-			kc_json_obj(&j, NULL);
-			kc_json_str(&j, "suite", b->suite);
-			kc_json_str(&j, "name", b->name);
-			kc_json_obj_end(&j);
+			kh_json_obj(&j, NULL);
+			kh_json_str(&j, "suite", b->suite);
+			kh_json_str(&j, "name", b->name);
+			kh_json_obj_end(&j);
 		}
-		kc_json_arr_end(&j);
-		kc_json_int(&j, "samples", o->m.samples);
-		kc_json_num(&j, "min_batch_ms", o->m.min_batch_ms);
-		kc_json_num(&j, "warmup_ms", o->m.warmup_ms);
-		kc_json_bool(&j, "interleave", o->interleave);
+		kh_json_arr_end(&j);
+		kh_json_int(&j, "samples", o->m.samples);
+		kh_json_num(&j, "min_batch_ms", o->m.min_batch_ms);
+		kh_json_num(&j, "warmup_ms", o->m.warmup_ms);
+		kh_json_bool(&j, "interleave", o->interleave);
 		if (cpu >= 0)
-			kc_json_int(&j, "cpu", cpu);
+			kh_json_int(&j, "cpu", cpu);
 		else
-			kc_json_null(&j, "cpu");
-		kc_json_end(&j);
+			kh_json_null(&j, "cpu");
+		kh_json_end(&j);
 	} else {
 		printf("# kcross-harness %s: %s, timer %s at %.6g MHz, syscall mechanism %s, CPU %d\n",
 		       kc_version(), KC_ARCH_NAME, t.source, t.hz / 1e6,
@@ -456,25 +362,25 @@ static int cmd_run(const struct opts *o)
 	if (o->interleave)
 		run_interleaved(o, &t, &ctr, cpu, counts);
 	else
-		for (const struct kc_bench *b = kc_benches; b->name; b++) {
-			struct kc_result r;
+		for (const struct kh_bench *b = kh_benches; b->name; b++) {
+			struct kh_result r;
 
 			if (!selected(b, o))
 				continue;
 			if (!skip_unmet(b, cpu, &r))
-				kc_measure(b, &o->m, &t, &ctr, cpu, &r);
+				kh_measure(b, &o->m, &t, &ctr, cpu, &r);
 			report(o, b, &r, &t, &ctr, counts);
 		}
 	if (o->json) {
 		emit_record_head(&j, "end");
-		kc_json_int(&j, "ok", counts[KC_OK]);
-		kc_json_int(&j, "skipped", counts[KC_SKIP]);
-		kc_json_int(&j, "failed", counts[KC_FAIL]);
-		kc_json_num(&j, "elapsed_s", (double)(kc_clock_raw_ns() - start) * 1e-9);
-		kc_json_end(&j);
+		kh_json_int(&j, "ok", counts[KH_OK]);
+		kh_json_int(&j, "skipped", counts[KH_SKIP]);
+		kh_json_int(&j, "failed", counts[KH_FAIL]);
+		kh_json_num(&j, "elapsed_s", (double)(kh_clock_raw_ns() - start) * 1e-9);
+		kh_json_end(&j);
 	}
-	kc_counters_close(&ctr);
-	return counts[KC_FAIL] ? 1 : 0;
+	kh_counters_close(&ctr);
+	return counts[KH_FAIL] ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,7 @@
 # include <cpuid.h>
 #endif
 
-uint64_t kc_clock_raw_ns(void)
+uint64_t kh_clock_raw_ns(void)
 {
 	struct timespec ts;
 
@@ -57,17 +57,17 @@ static double measure_hz(double ms)
 	uint64_t n0, n1, c0, c1;
 	uint64_t span = (uint64_t)(ms * 1e6);
 
-	n0 = kc_clock_raw_ns();
+	n0 = kh_clock_raw_ns();
 	c0 = kc_ticks_begin();
 	do
-		n1 = kc_clock_raw_ns();
+		n1 = kh_clock_raw_ns();
 	while (n1 - n0 < span);
 	c1 = kc_ticks_end();
-	n1 = kc_clock_raw_ns() / 2 + n1 / 2;	/* bracket the counter read */
+	n1 = kh_clock_raw_ns() / 2 + n1 / 2;	/* bracket the counter read */
 	return (double)(c1 - c0) * 1e9 / (double)(n1 - n0);
 }
 
-int kc_timer_init(struct kc_timer *t, double calib_ms)
+int kh_timer_init(struct kh_timer *t, double calib_ms)
 {
 	const char *why = NULL;
 	const char *force = getenv("KCROSS_TIMER");

@@ -31,114 +31,114 @@ static int pinned_cpu(void)
  * could not pin): the method must agree with two getcpu system calls that
  * bracket it and agree with each other; a migration between them retries.
  */
-static int check_method(struct kc_bench_ctx *c, enum kc_cpuid_method m)
+static int check_method(struct kh_bench_ctx *c, enum kh_cpuid_method m)
 {
-	const struct kc_cm_desc *d = &kc_cm_methods[m];
+	const struct kh_cm_desc *d = &kh_cm_methods[m];
 	int pin = pinned_cpu();
 
 	if (pin >= 0) {
-		int got = d->read(), sys = kc_cm_syscall(), glibc = sched_getcpu();
+		int got = d->read(), sys = kh_cm_syscall(), glibc = sched_getcpu();
 
 		if (sys != pin || glibc != pin)
-			return kc_fail(c, "pinned to CPU %d, but the getcpu syscall says %d and "
+			return kh_fail(c, "pinned to CPU %d, but the getcpu syscall says %d and "
 				       "sched_getcpu() %d", pin, sys, glibc);
 		if (got != pin)
-			return kc_fail(c, "%s says CPU %d; the thread is pinned to CPU %d",
+			return kh_fail(c, "%s says CPU %d; the thread is pinned to CPU %d",
 				       d->name, got, pin);
-		return KC_OK;
+		return KH_OK;
 	}
 	for (int tries = 0; tries < 1000; tries++) {
-		int before = kc_cm_syscall(), got = d->read(), after = kc_cm_syscall();
+		int before = kh_cm_syscall(), got = d->read(), after = kh_cm_syscall();
 
 		if (before < 0)
-			return kc_fail(c, "the getcpu syscall failed: %d", before);
+			return kh_fail(c, "the getcpu syscall failed: %d", before);
 		if (before != after)
 			continue;	/* migrated meanwhile */
 		if (got != before)
-			return kc_fail(c, "%s says CPU %d, the getcpu syscall %d (unpinned)",
+			return kh_fail(c, "%s says CPU %d, the getcpu syscall %d (unpinned)",
 				       d->name, got, before);
 		if (sched_getcpu() == before)
-			return KC_OK;
+			return KH_OK;
 	}
-	return kc_fail(c, "unpinned and migrating too often to check %s", d->name);
+	return kh_fail(c, "unpinned and migrating too often to check %s", d->name);
 }
 
-int bench_cpuid_rseq(struct kc_bench_ctx *c)
+int bench_cpuid_rseq(struct kh_bench_ctx *c)
 {
-	if (kc_cm_unmet_rseq())
-		return kc_skip(c, "%s", kc_cm_unmet_rseq());
-	if (check_method(c, KC_CM_RSEQ))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = kc_cm_rseq(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (kh_cm_unmet_rseq())
+		return kh_skip(c, "%s", kh_cm_unmet_rseq());
+	if (check_method(c, KH_CM_RSEQ))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = kh_cm_rseq(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }
 
-int bench_cpuid_kc_cpu(struct kc_bench_ctx *c)
+int bench_cpuid_kc_cpu(struct kh_bench_ctx *c)
 {
-	if (check_method(c, KC_CM_KC_CPU))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = kc_cm_kc_cpu(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (check_method(c, KH_CM_KC_CPU))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = kh_cm_kc_cpu(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }
 
-int bench_cpuid_rdpid(struct kc_bench_ctx *c)
+int bench_cpuid_rdpid(struct kh_bench_ctx *c)
 {
-	if (kc_cm_unmet_rdpid())
-		return kc_skip(c, "%s", kc_cm_unmet_rdpid());
-	if (check_method(c, KC_CM_RDPID))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = kc_cm_rdpid(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (kh_cm_unmet_rdpid())
+		return kh_skip(c, "%s", kh_cm_unmet_rdpid());
+	if (check_method(c, KH_CM_RDPID))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = kh_cm_rdpid(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }
 
-int bench_cpuid_rdtscp(struct kc_bench_ctx *c)
+int bench_cpuid_rdtscp(struct kh_bench_ctx *c)
 {
-	if (kc_cm_unmet_rdtscp())
-		return kc_skip(c, "%s", kc_cm_unmet_rdtscp());
-	if (check_method(c, KC_CM_RDTSCP))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = kc_cm_rdtscp(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (kh_cm_unmet_rdtscp())
+		return kh_skip(c, "%s", kh_cm_unmet_rdtscp());
+	if (check_method(c, KH_CM_RDTSCP))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = kh_cm_rdtscp(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }
 
-int bench_cpuid_lsl(struct kc_bench_ctx *c)
+int bench_cpuid_lsl(struct kh_bench_ctx *c)
 {
-	if (kc_cm_unmet_lsl())
-		return kc_skip(c, "%s", kc_cm_unmet_lsl());
-	if (check_method(c, KC_CM_LSL))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = kc_cm_lsl(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (kh_cm_unmet_lsl())
+		return kh_skip(c, "%s", kh_cm_unmet_lsl());
+	if (check_method(c, KH_CM_LSL))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = kh_cm_lsl(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }
 
-int bench_cpuid_vdso(struct kc_bench_ctx *c)
+int bench_cpuid_vdso(struct kh_bench_ctx *c)
 {
-	kc_cm_getcpu_fn f = kc_cm_vdso_fn();
+	kh_cm_getcpu_fn f = kh_cm_vdso_fn();
 	unsigned cpu;
 
-	if (kc_cm_unmet_vdso())
-		return kc_skip(c, "%s", kc_cm_unmet_vdso());
-	if (check_method(c, KC_CM_VDSO))
-		return KC_FAIL;
+	if (kh_cm_unmet_vdso())
+		return kh_skip(c, "%s", kh_cm_unmet_vdso());
+	if (check_method(c, KH_CM_VDSO))
+		return KH_FAIL;
 	/* As sched_getcpu() calls it: the CPU only, no node. */
-	KC_LOOP(c, f(&cpu, NULL, NULL));
-	return KC_OK;
+	KH_LOOP(c, f(&cpu, NULL, NULL));
+	return KH_OK;
 }
 
-int bench_cpuid_syscall(struct kc_bench_ctx *c)
+int bench_cpuid_syscall(struct kh_bench_ctx *c)
 {
 	unsigned cpu;
 
-	if (check_method(c, KC_CM_SYSCALL))
-		return KC_FAIL;
-	KC_LOOP(c, kc_getcpu_syscall(&cpu, NULL));
-	return KC_OK;
+	if (check_method(c, KH_CM_SYSCALL))
+		return KH_FAIL;
+	KH_LOOP(c, kc_getcpu_syscall(&cpu, NULL));
+	return KH_OK;
 }
 
-int bench_cpuid_glibc(struct kc_bench_ctx *c)
+int bench_cpuid_glibc(struct kh_bench_ctx *c)
 {
-	if (check_method(c, KC_CM_GLIBC))
-		return KC_FAIL;
-	KC_LOOP(c, { int cpu = sched_getcpu(); KC_OPAQUE(cpu); });
-	return KC_OK;
+	if (check_method(c, KH_CM_GLIBC))
+		return KH_FAIL;
+	KH_LOOP(c, { int cpu = sched_getcpu(); KC_OPAQUE(cpu); });
+	return KH_OK;
 }

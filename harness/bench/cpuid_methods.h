@@ -41,83 +41,83 @@
 
 /* Linux puts the node above bit 12 of TSC_AUX and of the CPUNODE limit
  * (arch/x86/include/asm/segment.h: VDSO_CPUNODE_BITS, VDSO_CPUNODE_MASK). */
-#define KC_CPUNODE_BITS 12
-#define KC_CPUNODE_MASK 0xfffu
+#define KH_CPUNODE_BITS 12
+#define KH_CPUNODE_MASK 0xfffu
 /* x86-64 GDT_ENTRY_CPUNODE * 8 + 3 (RPL 3). */
-#define KC_CPUNODE_SEG 0x7bu
+#define KH_CPUNODE_SEG 0x7bu
 
-enum kc_cpuid_method {
-	KC_CM_RSEQ,
-	KC_CM_KC_CPU,
-	KC_CM_RDPID,
-	KC_CM_RDTSCP,
-	KC_CM_LSL,
-	KC_CM_VDSO,
-	KC_CM_SYSCALL,
-	KC_CM_GLIBC,
-	KC_CM_COUNT
+enum kh_cpuid_method {
+	KH_CM_RSEQ,
+	KH_CM_KC_CPU,
+	KH_CM_RDPID,
+	KH_CM_RDTSCP,
+	KH_CM_LSL,
+	KH_CM_VDSO,
+	KH_CM_SYSCALL,
+	KH_CM_GLIBC,
+	KH_CM_COUNT
 };
 
 /* ------------------------------------------------------------- readers */
 
-static inline int kc_cm_rseq(void)
+static inline int kh_cm_rseq(void)
 {
 	return (int)kc_rseq_cpu_raw();
 }
 
-static inline int kc_cm_kc_cpu(void)
+static inline int kh_cm_kc_cpu(void)
 {
 	return kc_cpu();
 }
 
 #if defined(KC_ARCH_X86_64)
-static inline int kc_cm_rdpid(void)
+static inline int kh_cm_rdpid(void)
 {
 	uint64_t aux;
 
 	__asm__ __volatile__("rdpid %0" : "=r"(aux));
-	return (int)(aux & KC_CPUNODE_MASK);
+	return (int)(aux & KH_CPUNODE_MASK);
 }
 
-static inline int kc_cm_rdtscp(void)
+static inline int kh_cm_rdtscp(void)
 {
 	uint32_t lo, hi, aux;
 
 	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
-	return (int)(aux & KC_CPUNODE_MASK);
+	return (int)(aux & KH_CPUNODE_MASK);
 }
 
 /* LSL sets ZF when the selector is valid and visible at CPL 3; otherwise
  * it leaves the destination alone and clears ZF. */
-static inline int kc_cm_lsl(void)
+static inline int kh_cm_lsl(void)
 {
 	unsigned long limit = 0;
 	uint8_t ok;
 
 	__asm__ __volatile__("lsl %[sel], %k[lim]\n\tsetz %[ok]"
 			     : [lim] "+r"(limit), [ok] "=qm"(ok)
-			     : [sel] "r"(KC_CPUNODE_SEG) : "cc");
-	return ok ? (int)(limit & KC_CPUNODE_MASK) : -1;
+			     : [sel] "r"(KH_CPUNODE_SEG) : "cc");
+	return ok ? (int)(limit & KH_CPUNODE_MASK) : -1;
 }
 #else
-static inline int kc_cm_rdpid(void) { return -1; }
-static inline int kc_cm_rdtscp(void) { return -1; }
-static inline int kc_cm_lsl(void) { return -1; }
+static inline int kh_cm_rdpid(void) { return -1; }
+static inline int kh_cm_rdtscp(void) { return -1; }
+static inline int kh_cm_lsl(void) { return -1; }
 #endif
 
-typedef long (*kc_cm_getcpu_fn)(unsigned *cpu, unsigned *node, void *cache);
+typedef long (*kh_cm_getcpu_fn)(unsigned *cpu, unsigned *node, void *cache);
 
 /* The vDSO's getcpu, or NULL. */
-static inline kc_cm_getcpu_fn kc_cm_vdso_fn(void)
+static inline kh_cm_getcpu_fn kh_cm_vdso_fn(void)
 {
 #ifdef KC_VDSO_GETCPU
-	return (kc_cm_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
+	return (kh_cm_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
 #else
 	return NULL;
 #endif
 }
 
-static inline int kc_cm_vdso_with(kc_cm_getcpu_fn f)
+static inline int kh_cm_vdso_with(kh_cm_getcpu_fn f)
 {
 	unsigned cpu = ~0u;
 
@@ -126,12 +126,12 @@ static inline int kc_cm_vdso_with(kc_cm_getcpu_fn f)
 	return (int)cpu;
 }
 
-static inline int kc_cm_vdso(void)
+static inline int kh_cm_vdso(void)
 {
-	return kc_cm_vdso_with(kc_cm_vdso_fn());
+	return kh_cm_vdso_with(kh_cm_vdso_fn());
 }
 
-static inline int kc_cm_syscall(void)
+static inline int kh_cm_syscall(void)
 {
 	unsigned cpu = ~0u;
 	int rc = kc_getcpu_syscall(&cpu, NULL);
@@ -139,14 +139,14 @@ static inline int kc_cm_syscall(void)
 	return rc ? rc : (int)cpu;
 }
 
-static inline int kc_cm_glibc(void)
+static inline int kh_cm_glibc(void)
 {
 	return sched_getcpu();
 }
 
 /* ------------------------------------------------------ what is there */
 
-static inline const char *kc_cm_unmet_rseq(void)
+static inline const char *kh_cm_unmet_rseq(void)
 {
 	struct kc_rseq_info i = kc_rseq_info();
 
@@ -155,12 +155,12 @@ static inline const char *kc_cm_unmet_rseq(void)
 	return NULL;
 }
 
-static inline const char *kc_cm_unmet_none(void)
+static inline const char *kh_cm_unmet_none(void)
 {
 	return NULL;
 }
 
-static inline const char *kc_cm_unmet_rdpid(void)
+static inline const char *kh_cm_unmet_rdpid(void)
 {
 #if defined(KC_ARCH_X86_64)
 	unsigned a, b, c, d;
@@ -173,7 +173,7 @@ static inline const char *kc_cm_unmet_rdpid(void)
 #endif
 }
 
-static inline const char *kc_cm_unmet_rdtscp(void)
+static inline const char *kh_cm_unmet_rdtscp(void)
 {
 #if defined(KC_ARCH_X86_64)
 	unsigned a, b, c, d;
@@ -186,10 +186,10 @@ static inline const char *kc_cm_unmet_rdtscp(void)
 #endif
 }
 
-static inline const char *kc_cm_unmet_lsl(void)
+static inline const char *kh_cm_unmet_lsl(void)
 {
 #if defined(KC_ARCH_X86_64)
-	if (kc_cm_lsl() < 0)
+	if (kh_cm_lsl() < 0)
 		return "LSL of selector 0x7b fails: this kernel has no user-visible "
 		       "per-CPU GDT entry (GDT_ENTRY_CPUNODE)";
 	return NULL;
@@ -198,12 +198,12 @@ static inline const char *kc_cm_unmet_lsl(void)
 #endif
 }
 
-static inline const char *kc_cm_unmet_vdso(void)
+static inline const char *kh_cm_unmet_vdso(void)
 {
 #ifdef KC_VDSO_GETCPU
 	if (!kc_vdso_self())
 		return "no usable vDSO in this process (AT_SYSINFO_EHDR absent or unparsable)";
-	if (!kc_cm_vdso_fn())
+	if (!kh_cm_vdso_fn())
 		return "the vDSO does not export " KC_VDSO_GETCPU;
 	return NULL;
 #else
@@ -213,21 +213,21 @@ static inline const char *kc_cm_unmet_vdso(void)
 
 /* --------------------------------------------------------------- table */
 
-struct kc_cm_desc {
+struct kh_cm_desc {
 	const char *name;
 	int (*read)(void);
 	const char *(*unmet)(void);
 };
 
-static const struct kc_cm_desc kc_cm_methods[KC_CM_COUNT] = {
-	[KC_CM_RSEQ] = { "rseq", kc_cm_rseq, kc_cm_unmet_rseq },
-	[KC_CM_KC_CPU] = { "kc_cpu", kc_cm_kc_cpu, kc_cm_unmet_none },
-	[KC_CM_RDPID] = { "rdpid", kc_cm_rdpid, kc_cm_unmet_rdpid },
-	[KC_CM_RDTSCP] = { "rdtscp", kc_cm_rdtscp, kc_cm_unmet_rdtscp },
-	[KC_CM_LSL] = { "lsl", kc_cm_lsl, kc_cm_unmet_lsl },
-	[KC_CM_VDSO] = { "vdso", kc_cm_vdso, kc_cm_unmet_vdso },
-	[KC_CM_SYSCALL] = { "syscall", kc_cm_syscall, kc_cm_unmet_none },
-	[KC_CM_GLIBC] = { "glibc", kc_cm_glibc, kc_cm_unmet_none },
+static const struct kh_cm_desc kh_cm_methods[KH_CM_COUNT] = {
+	[KH_CM_RSEQ] = { "rseq", kh_cm_rseq, kh_cm_unmet_rseq },
+	[KH_CM_KC_CPU] = { "kc_cpu", kh_cm_kc_cpu, kh_cm_unmet_none },
+	[KH_CM_RDPID] = { "rdpid", kh_cm_rdpid, kh_cm_unmet_rdpid },
+	[KH_CM_RDTSCP] = { "rdtscp", kh_cm_rdtscp, kh_cm_unmet_rdtscp },
+	[KH_CM_LSL] = { "lsl", kh_cm_lsl, kh_cm_unmet_lsl },
+	[KH_CM_VDSO] = { "vdso", kh_cm_vdso, kh_cm_unmet_vdso },
+	[KH_CM_SYSCALL] = { "syscall", kh_cm_syscall, kh_cm_unmet_none },
+	[KH_CM_GLIBC] = { "glibc", kh_cm_glibc, kh_cm_unmet_none },
 };
 
 #endif /* KCROSS_BENCH_CPUID_METHODS_H */

@@ -42,31 +42,31 @@ struct slots {
  * and the per-CPU arrays too short: skip rather than index past them (the
  * library itself aborts the process in that case).
  */
-static int percpu_ready(struct kc_bench_ctx *c)
+static int percpu_ready(struct kh_bench_ctx *c)
 {
-	const cpu_set_t *allowed = kc_allowed_cpus();
+	const cpu_set_t *allowed = kh_allowed_cpus();
 	int nr = kc_percpu_nr_cpus();
 
 	for (int i = nr; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, allowed))
-			return kc_skip(c, "CPU %d is allowed but kc_percpu_nr_cpus() says %d CPUs "
+			return kh_skip(c, "CPU %d is allowed but kc_percpu_nr_cpus() says %d CPUs "
 				       "are possible (/sys/devices/system/cpu not mounted?)", i, nr);
-	return KC_OK;
+	return KH_OK;
 }
 
-static int slots_init(struct kc_bench_ctx *c, struct slots *s)
+static int slots_init(struct kh_bench_ctx *c, struct slots *s)
 {
 	int nr = kc_percpu_nr_cpus(), rc;
 
 	memset(s, 0, sizeof(*s));
-	if ((rc = percpu_ready(c)) != KC_OK)
+	if ((rc = percpu_ready(c)) != KH_OK)
 		return rc;
 	s->cpu = aligned_alloc(KC_CACHELINE_SIZE, sizeof(struct slot) * (size_t)nr);
 	if (!s->cpu)
-		return kc_fail(c, "cannot allocate %d per-CPU slots", nr);
+		return kh_fail(c, "cannot allocate %d per-CPU slots", nr);
 	memset(s->cpu, 0, sizeof(struct slot) * (size_t)nr);
 	s->nr = nr;
-	return KC_OK;
+	return KH_OK;
 }
 
 static intptr_t slots_sum(const struct slots *s)
@@ -79,7 +79,7 @@ static intptr_t slots_sum(const struct slots *s)
 }
 
 /* The count must be exactly `want`; frees the slots either way. */
-static int slots_done(struct kc_bench_ctx *c, struct slots *s, intptr_t got, uint64_t want,
+static int slots_done(struct kh_bench_ctx *c, struct slots *s, intptr_t got, uint64_t want,
 		      const char *what)
 {
 	int unreg = s->unregistered;
@@ -87,37 +87,37 @@ static int slots_done(struct kc_bench_ctx *c, struct slots *s, intptr_t got, uin
 	free(s->cpu);
 	s->cpu = NULL;
 	if (unreg)
-		return kc_fail(c, "%d thread(s) had no rseq area", unreg);
+		return kh_fail(c, "%d thread(s) had no rseq area", unreg);
 	if (got != (intptr_t)want)
-		return kc_fail(c, "%s counted %ld after %llu operations", what, (long)got,
+		return kh_fail(c, "%s counted %ld after %llu operations", what, (long)got,
 			       (unsigned long long)want);
-	return KC_OK;
+	return KH_OK;
 }
 
 /* A usable cpu_id for the slots, else a reason (the registry's
- * KC_NEED_RSEQ normally keeps us from getting here without one); the
+ * KH_NEED_RSEQ normally keeps us from getting here without one); the
  * slots are freed when it is not. */
-static int rseq_ready(struct kc_bench_ctx *c, struct slots *s)
+static int rseq_ready(struct kh_bench_ctx *c, struct slots *s)
 {
 	int32_t cpu = kc_rseq_cpu_raw();
-	int rc = KC_OK;
+	int rc = KH_OK;
 
 	if (cpu < 0)
-		rc = kc_skip(c, "rseq is not registered for this thread (cpu_id %d)", (int)cpu);
+		rc = kh_skip(c, "rseq is not registered for this thread (cpu_id %d)", (int)cpu);
 	else if (cpu >= s->nr)
-		rc = kc_fail(c, "rseq cpu_id %d is not below the %d possible CPUs", (int)cpu,
+		rc = kh_fail(c, "rseq cpu_id %d is not below the %d possible CPUs", (int)cpu,
 			     s->nr);
-	if (rc != KC_OK)
+	if (rc != KH_OK)
 		free(s->cpu);
 	return rc;
 }
 
 /* Slots plus a usable cpu_id for them, for the rseq benchmarks. */
-static int slots_init_rseq(struct kc_bench_ctx *c, struct slots *s)
+static int slots_init_rseq(struct kh_bench_ctx *c, struct slots *s)
 {
 	int rc = slots_init(c, s);
 
-	return rc != KC_OK ? rc : rseq_ready(c, s);
+	return rc != KH_OK ? rc : rseq_ready(c, s);
 }
 
 /* ------------------------------------------------------- the operations */
@@ -161,60 +161,60 @@ void op_getcpu_atomic(struct slot *cpus)
 
 /* ------------------------------------------------- single-threaded: percpu */
 
-int bench_percpu_inc_plain(struct kc_bench_ctx *c)
+int bench_percpu_inc_plain(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
 	intptr_t *p;
 	int cpu = kc_cpu();
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	if (cpu < 0 || cpu >= s.nr) {
 		free(s.cpu);
-		return kc_fail(c, "kc_cpu() = %d, not a CPU below %d", cpu, s.nr);
+		return kh_fail(c, "kc_cpu() = %d, not a CPU below %d", cpu, s.nr);
 	}
 	p = &s.cpu[cpu].v;
 	/* The barrier makes the compiler load, add and store every time
 	 * (one `addq $1, mem` on x86); it emits no instruction itself. */
-	KC_LOOP(c, { ++*p; KC_BARRIER(); });
+	KH_LOOP(c, { ++*p; KC_BARRIER(); });
 	return slots_done(c, &s, *p, c->iters, "plain increment");
 }
 
-int bench_percpu_add_atomic(struct kc_bench_ctx *c)
+int bench_percpu_add_atomic(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
 	intptr_t *p;
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	p = &s.shared.v;
-	KC_LOOP(c, __atomic_fetch_add(p, 1, __ATOMIC_RELAXED));
+	KH_LOOP(c, __atomic_fetch_add(p, 1, __ATOMIC_RELAXED));
 	free(s.cpu);
 	if (*p != (intptr_t)c->iters)
-		return kc_fail(c, "atomic add counted %ld after %llu", (long)*p,
+		return kh_fail(c, "atomic add counted %ld after %llu", (long)*p,
 			       (unsigned long long)c->iters);
-	return KC_OK;
+	return KH_OK;
 }
 
-int bench_percpu_add_getcpu_atomic(struct kc_bench_ctx *c)
+int bench_percpu_add_getcpu_atomic(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
 	int cpu = sched_getcpu();
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	if (cpu < 0 || cpu >= s.nr) {
 		free(s.cpu);
-		return kc_fail(c, "sched_getcpu() = %d, not a CPU below %d", cpu, s.nr);
+		return kh_fail(c, "sched_getcpu() = %d, not a CPU below %d", cpu, s.nr);
 	}
-	KC_LOOP(c, op_getcpu_atomic(s.cpu));
+	KH_LOOP(c, op_getcpu_atomic(s.cpu));
 	return slots_done(c, &s, slots_sum(&s), c->iters, "sched_getcpu + atomic add");
 }
 
-int bench_percpu_add_vdso_getcpu_atomic(struct kc_bench_ctx *c)
+int bench_percpu_add_vdso_getcpu_atomic(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
 	typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
@@ -224,73 +224,73 @@ int bench_percpu_add_vdso_getcpu_atomic(struct kc_bench_ctx *c)
 	unsigned cpu = ~0u;
 
 	if (!f)
-		return kc_skip(c, "the vDSO has no " KC_VDSO_GETCPU);
-	if ((rc = slots_init(c, &s)) != KC_OK)
+		return kh_skip(c, "the vDSO has no " KC_VDSO_GETCPU);
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	if (f(&cpu, NULL, NULL) || cpu >= (unsigned)s.nr) {
 		free(s.cpu);
-		return kc_fail(c, KC_VDSO_GETCPU " gave CPU %u, not below %d", cpu, s.nr);
+		return kh_fail(c, KC_VDSO_GETCPU " gave CPU %u, not below %d", cpu, s.nr);
 	}
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		f(&cpu, NULL, NULL);
 		__atomic_fetch_add(&s.cpu[cpu].v, 1, __ATOMIC_RELAXED);
 	});
 	return slots_done(c, &s, slots_sum(&s), c->iters, "vDSO getcpu + atomic add");
 #else
-	return kc_skip(c, "this architecture's vDSO exports no getcpu");
+	return kh_skip(c, "this architecture's vDSO exports no getcpu");
 #endif
 }
 
-int bench_percpu_add_rseq(struct kc_bench_ctx *c)
+int bench_percpu_add_rseq(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	uint64_t aborts = 0;
 	int rc;
 
-	if ((rc = slots_init_rseq(c, &s)) != KC_OK)
+	if ((rc = slots_init_rseq(c, &s)) != KH_OK)
 		return rc;
 	/* The check: one add lands on this CPU's slot and nowhere else. */
 	op_rseq_add(s.cpu, &aborts);
 	if (s.cpu[kc_rseq_cpu_raw()].v != 1 || slots_sum(&s) != 1) {
 		free(s.cpu);
-		return kc_fail(c, "one rseq add did not add 1 to this CPU's slot");
+		return kh_fail(c, "one rseq add did not add 1 to this CPU's slot");
 	}
-	KC_LOOP(c, op_rseq_add(s.cpu, &aborts));
+	KH_LOOP(c, op_rseq_add(s.cpu, &aborts));
 	c->counts_aborts = true;
 	c->aborts += aborts;
 	return slots_done(c, &s, slots_sum(&s) - 1, c->iters, "rseq add");
 }
 
-int bench_percpu_cmpstore_rseq(struct kc_bench_ctx *c)
+int bench_percpu_cmpstore_rseq(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	uint64_t aborts = 0;
 	int rc;
 
-	if ((rc = slots_init_rseq(c, &s)) != KC_OK)
+	if ((rc = slots_init_rseq(c, &s)) != KH_OK)
 		return rc;
 	/* The check: a stale expected value stores nothing. */
 	if (kc_rseq_load_cmp_store(&s.cpu[kc_rseq_cpu_raw()].v, 5, 6, kc_rseq_cpu_raw()) ==
 	    KC_RSEQ_DONE || slots_sum(&s) != 0) {
 		free(s.cpu);
-		return kc_fail(c, "rseq compare-and-store stored despite a wrong expected value");
+		return kh_fail(c, "rseq compare-and-store stored despite a wrong expected value");
 	}
-	KC_LOOP(c, op_rseq_cmpstore(s.cpu, &aborts));
+	KH_LOOP(c, op_rseq_cmpstore(s.cpu, &aborts));
 	c->counts_aborts = true;
 	c->aborts += aborts;
 	return slots_done(c, &s, slots_sum(&s), c->iters, "rseq compare-and-store");
 }
 
-int bench_percpu_cmpstore_cas(struct kc_bench_ctx *c)
+int bench_percpu_cmpstore_cas(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
 	intptr_t *p;
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	p = &s.cpu[0].v;
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		intptr_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
 
 		while (!__atomic_compare_exchange_n(p, &old, old + 1, false, __ATOMIC_RELAXED,
@@ -308,78 +308,78 @@ int bench_percpu_cmpstore_cas(struct kc_bench_ctx *c)
  * untimed pass of the same size over the same code compiled with a counting
  * hook (bench/percpu_aborts.c); the timed pass has no hook.
  */
-static int need_rseq_mode(struct kc_bench_ctx *c)
+static int need_rseq_mode(struct kh_bench_ctx *c)
 {
 	const char *mode;
 	int rc;
 
-	if ((rc = percpu_ready(c)) != KC_OK)
+	if ((rc = percpu_ready(c)) != KH_OK)
 		return rc;
 	mode = kc_percpu_mode();
 
 	if (strcmp(mode, "rseq"))
-		return kc_skip(c, "kcross per-CPU structures run in \"%s\" mode here (no rseq)",
+		return kh_skip(c, "kcross per-CPU structures run in \"%s\" mode here (no rseq)",
 			       mode);
-	return KC_OK;
+	return KH_OK;
 }
 
-int bench_percpu_counter_kc(struct kc_bench_ctx *c)
+int bench_percpu_counter_kc(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_counter ctr;
 	uint64_t aborts = 0;
 	intptr_t sum;
 	int rc;
 
-	if ((rc = percpu_ready(c)) != KC_OK)
+	if ((rc = percpu_ready(c)) != KH_OK)
 		return rc;
 	if (kc_percpu_counter_init(&ctr))
-		return kc_fail(c, "kc_percpu_counter_init: out of memory");
+		return kh_fail(c, "kc_percpu_counter_init: out of memory");
 	aborts += (uint64_t)kc_percpu_counter_add(&ctr, 1);
 	if (kc_percpu_counter_sum(&ctr) != 1) {
 		kc_percpu_counter_destroy(&ctr);
-		return kc_fail(c, "kc_percpu_counter_add(1) did not make the sum 1");
+		return kh_fail(c, "kc_percpu_counter_add(1) did not make the sum 1");
 	}
-	KC_LOOP(c, aborts += (uint64_t)kc_percpu_counter_add(&ctr, 1));
+	KH_LOOP(c, aborts += (uint64_t)kc_percpu_counter_add(&ctr, 1));
 	sum = kc_percpu_counter_sum(&ctr) - 1;
 	kc_percpu_counter_destroy(&ctr);
 	rc = kc_rseq_cpu_raw() >= 0;	/* the counter used rseq, so aborts mean something */
 	c->counts_aborts = rc;
 	c->aborts += aborts;
 	if (sum != (intptr_t)c->iters)
-		return kc_fail(c, "kc_percpu_counter summed %ld after %llu adds", (long)sum,
+		return kh_fail(c, "kc_percpu_counter summed %ld after %llu adds", (long)sum,
 			       (unsigned long long)c->iters);
-	return KC_OK;
+	return KH_OK;
 }
 
 /* A list push + pop pair on kcross's per-CPU list (rseq mode). */
-int bench_percpu_list_rseq(struct kc_bench_ctx *c)
+int bench_percpu_list_rseq(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_list l;
 	struct kc_percpu_node nodes[2], *n = &nodes[0];
 	uint64_t retries;
 	int rc;
 
-	if ((rc = need_rseq_mode(c)) != KC_OK)
+	if ((rc = need_rseq_mode(c)) != KH_OK)
 		return rc;
 	if (kc_percpu_list_init(&l))
-		return kc_fail(c, "kc_percpu_list_init: out of memory");
+		return kh_fail(c, "kc_percpu_list_init: out of memory");
 	/* The check: LIFO on this CPU's list, empty afterwards. */
 	kc_percpu_list_push(&l, &nodes[0]);
 	kc_percpu_list_push(&l, &nodes[1]);
 	if (kc_percpu_list_pop(&l) != &nodes[1] || kc_percpu_list_pop(&l) != &nodes[0] ||
 	    kc_percpu_list_pop(&l) != NULL) {
 		kc_percpu_list_destroy(&l);
-		return kc_fail(c, "kcross per-CPU list is not LIFO on one CPU");
+		return kh_fail(c, "kcross per-CPU list is not LIFO on one CPU");
 	}
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		kc_percpu_list_push(&l, n);
 		n = kc_percpu_list_pop(&l);
 		KC_OPAQUE(n);
 	});
-	rc = n == &nodes[0] && kc_percpu_list_pop_any(&l) == NULL ? KC_OK
-		: kc_fail(c, "push + pop did not return the pushed node");
-	if (rc == KC_OK) {
-		retries = kc_percpu_retries_list(&l, n, c->iters);
+	rc = n == &nodes[0] && kc_percpu_list_pop_any(&l) == NULL ? KH_OK
+		: kh_fail(c, "push + pop did not return the pushed node");
+	if (rc == KH_OK) {
+		retries = kh_percpu_retries_list(&l, n, c->iters);
 		c->counts_aborts = true;
 		c->aborts += retries;
 	}
@@ -400,31 +400,31 @@ static void *nothing(void *arg)
  * so create and join one thread first, once, which flips glibc to its
  * multi-threaded paths for good.
  */
-static int make_multithreaded(struct kc_bench_ctx *c)
+static int make_multithreaded(struct kh_bench_ctx *c)
 {
 	static bool done;
 	pthread_t th;
 	int err;
 
 	if (done)
-		return KC_OK;
+		return KH_OK;
 	if ((err = pthread_create(&th, NULL, nothing, NULL)))
-		return kc_fail(c, "cannot create a thread: %s", strerror(err));
+		return kh_fail(c, "cannot create a thread: %s", strerror(err));
 	pthread_join(th, NULL);
 	done = true;
-	return KC_OK;
+	return KH_OK;
 }
 
 /* The same pair on one list under a pthread mutex. */
-int bench_percpu_list_mutex(struct kc_bench_ctx *c)
+int bench_percpu_list_mutex(struct kh_bench_ctx *c)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct kc_percpu_node node, *head = NULL, *n = &node;
 
 	if (make_multithreaded(c))
-		return KC_FAIL;
+		return KH_FAIL;
 
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		pthread_mutex_lock(&lock);
 		n->next = head;
 		head = n;
@@ -437,8 +437,8 @@ int bench_percpu_list_mutex(struct kc_bench_ctx *c)
 		KC_OPAQUE(n);
 	});
 	if (n != &node || head != NULL)
-		return kc_fail(c, "mutex list push + pop did not return the pushed node");
-	return KC_OK;
+		return kh_fail(c, "mutex list push + pop did not return the pushed node");
+	return KH_OK;
 }
 
 /*
@@ -467,7 +467,7 @@ static inline struct kc_percpu_node *treiber_pop(struct kc_percpu_node **top)
 	return old;
 }
 
-int bench_percpu_list_treiber(struct kc_bench_ctx *c)
+int bench_percpu_list_treiber(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_node nodes[2], *top = NULL, *n = &nodes[0];
 
@@ -475,15 +475,15 @@ int bench_percpu_list_treiber(struct kc_bench_ctx *c)
 	treiber_push(&top, &nodes[1]);
 	if (treiber_pop(&top) != &nodes[1] || treiber_pop(&top) != &nodes[0] ||
 	    treiber_pop(&top) != NULL)
-		return kc_fail(c, "Treiber stack is not LIFO");
-	KC_LOOP(c, {
+		return kh_fail(c, "Treiber stack is not LIFO");
+	KH_LOOP(c, {
 		treiber_push(&top, n);
 		n = treiber_pop(&top);
 		KC_OPAQUE(n);
 	});
 	if (n != &nodes[0] || top != NULL)
-		return kc_fail(c, "Treiber push + pop did not return the pushed node");
-	return KC_OK;
+		return kh_fail(c, "Treiber push + pop did not return the pushed node");
+	return KH_OK;
 }
 
 #define POOL_OBJ_SIZE 64
@@ -491,96 +491,96 @@ int bench_percpu_list_treiber(struct kc_bench_ctx *c)
 #define POOL_CACHE 64
 
 /* alloc + free of one 64-byte object from kcross's per-CPU pool. */
-int bench_percpu_pool_kc(struct kc_bench_ctx *c)
+int bench_percpu_pool_kc(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_pool p;
 	void *a, *b, *o = NULL;
 	int rc;
 
-	if ((rc = need_rseq_mode(c)) != KC_OK)
+	if ((rc = need_rseq_mode(c)) != KH_OK)
 		return rc;
 	if ((rc = kc_percpu_pool_init(&p, POOL_OBJ_SIZE, POOL_OBJS, POOL_CACHE)))
-		return kc_fail(c, "kc_percpu_pool_init: %s", strerror(-rc));
+		return kh_fail(c, "kc_percpu_pool_init: %s", strerror(-rc));
 	/* The check: two live objects are distinct, inside the pool, usable. */
 	a = kc_percpu_pool_alloc(&p);
 	b = kc_percpu_pool_alloc(&p);
 	if (!a || !b || a == b || (char *)a < p.base || (char *)b >= p.end) {
 		kc_percpu_pool_destroy(&p);
-		return kc_fail(c, "kc_percpu_pool_alloc gave %p and %p", a, b);
+		return kh_fail(c, "kc_percpu_pool_alloc gave %p and %p", a, b);
 	}
 	memset(a, 0xa5, POOL_OBJ_SIZE);
 	memset(b, 0x5a, POOL_OBJ_SIZE);
 	kc_percpu_pool_free(&p, a);
 	kc_percpu_pool_free(&p, b);
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		o = kc_percpu_pool_alloc(&p);
 		KC_OPAQUE(o);
 		kc_percpu_pool_free(&p, o);
 	});
 	if (!o) {
 		kc_percpu_pool_destroy(&p);
-		return kc_fail(c, "kc_percpu_pool_alloc returned NULL in the loop");
+		return kh_fail(c, "kc_percpu_pool_alloc returned NULL in the loop");
 	}
 	c->counts_aborts = true;
-	c->aborts += kc_percpu_retries_pool(&p, c->iters);
+	c->aborts += kh_percpu_retries_pool(&p, c->iters);
 	kc_percpu_pool_destroy(&p);
-	return KC_OK;
+	return KH_OK;
 }
 
-int bench_percpu_pool_malloc(struct kc_bench_ctx *c)
+int bench_percpu_pool_malloc(struct kh_bench_ctx *c)
 {
 	void *o;
 
 	if (make_multithreaded(c))
-		return KC_FAIL;
+		return KH_FAIL;
 	if (!(o = malloc(POOL_OBJ_SIZE)))
-		return kc_fail(c, "malloc(%d) failed", POOL_OBJ_SIZE);
+		return kh_fail(c, "malloc(%d) failed", POOL_OBJ_SIZE);
 	free(o);
 	/* KC_OPAQUE hides the pointer, so the pair cannot be elided. */
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		o = malloc(POOL_OBJ_SIZE);
 		KC_OPAQUE(o);
 		free(o);
 	});
-	return KC_OK;
+	return KH_OK;
 }
 
 /* Acquire + release of this CPU's lock in kcross's per-CPU lock. */
-int bench_percpu_lock_rseq(struct kc_bench_ctx *c)
+int bench_percpu_lock_rseq(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_lock l;
 	int cpu, rc;
 
-	if ((rc = need_rseq_mode(c)) != KC_OK)
+	if ((rc = need_rseq_mode(c)) != KH_OK)
 		return rc;
 	if (kc_percpu_lock_init(&l))
-		return kc_fail(c, "kc_percpu_lock_init: out of memory");
+		return kh_fail(c, "kc_percpu_lock_init: out of memory");
 	cpu = kc_percpu_lock_acquire(&l);
 	if (cpu != kc_rseq_cpu_raw() || l.cpus[cpu].v != 1) {
 		kc_percpu_lock_destroy(&l);
-		return kc_fail(c, "kc_percpu_lock_acquire returned CPU %d, running on %d", cpu,
+		return kh_fail(c, "kc_percpu_lock_acquire returned CPU %d, running on %d", cpu,
 			       (int)kc_rseq_cpu_raw());
 	}
 	kc_percpu_lock_release(&l, cpu);
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		cpu = kc_percpu_lock_acquire(&l);
 		kc_percpu_lock_release(&l, cpu);
 	});
-	rc = l.cpus[cpu].v == 0 ? KC_OK : kc_fail(c, "the lock is still held after release");
-	if (rc == KC_OK) {
+	rc = l.cpus[cpu].v == 0 ? KH_OK : kh_fail(c, "the lock is still held after release");
+	if (rc == KH_OK) {
 		c->counts_aborts = true;
-		c->aborts += kc_percpu_retries_lock(&l, c->iters);
+		c->aborts += kh_percpu_retries_lock(&l, c->iters);
 	}
 	kc_percpu_lock_destroy(&l);
 	return rc;
 }
 
 /* Acquire + release of a test-and-test-and-set CAS spinlock. */
-int bench_percpu_lock_cas(struct kc_bench_ctx *c)
+int bench_percpu_lock_cas(struct kh_bench_ctx *c)
 {
 	intptr_t lock = 0;
 
-	KC_LOOP(c, {
+	KH_LOOP(c, {
 		intptr_t expect = 0;
 
 		while (__atomic_load_n(&lock, __ATOMIC_RELAXED) != 0 ||
@@ -591,7 +591,7 @@ int bench_percpu_lock_cas(struct kc_bench_ctx *c)
 		}
 		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
 	});
-	return lock == 0 ? KC_OK : kc_fail(c, "the CAS lock is still held after release");
+	return lock == 0 ? KH_OK : kh_fail(c, "the CAS lock is still held after release");
 }
 
 /* ----------------------------------------------------- percpu-scaling */
@@ -633,26 +633,26 @@ static uint64_t body_getcpu_atomic(void *arg, int tid, uint64_t iters)
 
 enum scale { X1, XN, X2N };
 
-static int scaling(struct kc_bench_ctx *c, enum scale role, kc_thread_body body,
+static int scaling(struct kh_bench_ctx *c, enum scale role, kh_thread_body body,
 		   const char *what)
 {
-	int n = CPU_COUNT(kc_allowed_cpus());
+	int n = CPU_COUNT(kh_allowed_cpus());
 	int threads = role == X1 ? 1 : role == XN ? n : 2 * n;
 	struct slots s;
 	intptr_t got;
 	int rc;
 
-	if ((rc = slots_init(c, &s)) != KC_OK)
+	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	if (body == body_rseq) {
-		if ((rc = rseq_ready(c, &s)) != KC_OK)
+		if ((rc = rseq_ready(c, &s)) != KH_OK)
 			return rc;
 		if (kc_percpu_counter_init(&s.counter)) {
 			free(s.cpu);
-			return kc_fail(c, "kc_percpu_counter_init: out of memory");
+			return kh_fail(c, "kc_percpu_counter_init: out of memory");
 		}
 	}
-	rc = kc_run_threads(c, threads, body, &s);
+	rc = kh_run_threads(c, threads, body, &s);
 	if (body == body_rseq) {
 		got = kc_percpu_counter_sum(&s.counter);
 		kc_percpu_counter_destroy(&s.counter);
@@ -660,7 +660,7 @@ static int scaling(struct kc_bench_ctx *c, enum scale role, kc_thread_body body,
 	} else {
 		got = body == body_shared_atomic ? s.shared.v : slots_sum(&s);
 	}
-	if (rc != KC_OK) {
+	if (rc != KH_OK) {
 		free(s.cpu);
 		return rc;
 	}
@@ -669,7 +669,7 @@ static int scaling(struct kc_bench_ctx *c, enum scale role, kc_thread_body body,
 
 /* One registry entry per (counter kind, thread-count role). */
 #define SCALING_BENCH(kind, role, ROLE, body, what)			\
-	int bench_scaling_##kind##_##role(struct kc_bench_ctx *c)		\
+	int bench_scaling_##kind##_##role(struct kh_bench_ctx *c)		\
 	{								\
 		return scaling(c, ROLE, body, what);			\
 	}

@@ -26,7 +26,7 @@ static void reset(void)
 }
 
 /* iters push + pop pairs of n; the list must hold nothing else. */
-uint64_t kc_percpu_retries_list(struct kc_percpu_list *l, struct kc_percpu_node *n,
+uint64_t kh_percpu_retries_list(struct kc_percpu_list *l, struct kc_percpu_node *n,
 				uint64_t iters)
 {
 	reset();
@@ -40,7 +40,7 @@ uint64_t kc_percpu_retries_list(struct kc_percpu_list *l, struct kc_percpu_node 
 
 /* iters alloc + free pairs: one pop and one push of the CPU's cache each
  * (a refill or flush, outside rseq, adds no attempt). */
-uint64_t kc_percpu_retries_pool(struct kc_percpu_pool *p, uint64_t iters)
+uint64_t kh_percpu_retries_pool(struct kc_percpu_pool *p, uint64_t iters)
 {
 	uint64_t pops, pushes;
 
@@ -56,7 +56,7 @@ uint64_t kc_percpu_retries_pool(struct kc_percpu_pool *p, uint64_t iters)
 	return pops + pushes;
 }
 
-uint64_t kc_percpu_retries_lock(struct kc_percpu_lock *l, uint64_t iters)
+uint64_t kh_percpu_retries_lock(struct kc_percpu_lock *l, uint64_t iters)
 {
 	reset();
 	for (uint64_t i = iters; i; i--)

@@ -16,45 +16,45 @@
 #include "bench/bench.h"
 
 /* getppid: the null system call (no locks, no copies, always succeeds). */
-static int check_getppid(struct kc_bench_ctx *c, long got, const char *path)
+static int check_getppid(struct kh_bench_ctx *c, long got, const char *path)
 {
 	long want = getppid();
 
 	if (got != want)
-		return kc_fail(c, "%s returned %ld, getppid() says %ld", path, got, want);
-	return KC_OK;
+		return kh_fail(c, "%s returned %ld, getppid() says %ld", path, got, want);
+	return KH_OK;
 }
 
-int bench_getppid_glibc(struct kc_bench_ctx *c)
+int bench_getppid_glibc(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0(SYS_getppid)"))
-		return KC_FAIL;
-	KC_LOOP(c, getppid());
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, getppid());
+	return KH_OK;
 }
 
-int bench_getppid_libc_syscall(struct kc_bench_ctx *c)
+int bench_getppid_libc_syscall(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, syscall(SYS_getppid), "syscall(SYS_getppid)"))
-		return KC_FAIL;
-	KC_LOOP(c, syscall(SYS_getppid));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, syscall(SYS_getppid));
+	return KH_OK;
 }
 
-int bench_getppid_inline(struct kc_bench_ctx *c)
+int bench_getppid_inline(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0"))
-		return KC_FAIL;
-	KC_LOOP(c, kc_syscall0(SYS_getppid));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, kc_syscall0(SYS_getppid));
+	return KH_OK;
 }
 
-int bench_getppid_dispatch(struct kc_bench_ctx *c)
+int bench_getppid_dispatch(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_sys0(SYS_getppid), "kc_sys0"))
-		return KC_FAIL;
-	KC_LOOP(c, kc_sys0(SYS_getppid));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, kc_sys0(SYS_getppid));
+	return KH_OK;
 }
 
 /*
@@ -69,25 +69,25 @@ static __attribute__((noinline)) long getppid_outofline(void)
 	return kc_syscall0(SYS_getppid);
 }
 
-int bench_getppid_call(struct kc_bench_ctx *c)
+int bench_getppid_call(struct kh_bench_ctx *c)
 {
 	long (*volatile fp)(void) = getppid_outofline;
 	long (*f)(void) = fp;
 
 	if (check_getppid(c, f(), "getppid_outofline"))
-		return KC_FAIL;
-	KC_LOOP(c, f());
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, f());
+	return KH_OK;
 }
 
-int bench_gettid_inline(struct kc_bench_ctx *c)
+int bench_gettid_inline(struct kh_bench_ctx *c)
 {
 	long got = kc_syscall0(SYS_gettid), want = syscall(SYS_gettid);
 
 	if (got != want)
-		return kc_fail(c, "kc_syscall0(SYS_gettid) = %ld, syscall(3) says %ld", got, want);
-	KC_LOOP(c, kc_syscall0(SYS_gettid));
-	return KC_OK;
+		return kh_fail(c, "kc_syscall0(SYS_gettid) = %ld, syscall(3) says %ld", got, want);
+	KH_LOOP(c, kc_syscall0(SYS_gettid));
+	return KH_OK;
 }
 
 #if defined(KC_ARCH_X86_64)
@@ -102,16 +102,16 @@ static inline long int80_getppid(void)
 	return ret;
 }
 
-int bench_getppid_int80(struct kc_bench_ctx *c)
+int bench_getppid_int80(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, int80_getppid(), "int $0x80"))
-		return KC_FAIL;
-	KC_LOOP(c, int80_getppid());
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, int80_getppid());
+	return KH_OK;
 }
 
 /* Probe in a child: without IA32 emulation `int $0x80` kills the caller. */
-const char *kc_probe_ia32(void)
+const char *kh_probe_ia32(void)
 {
 	static const char *answer;
 	static int done;
@@ -135,12 +135,12 @@ const char *kc_probe_ia32(void)
 	return NULL;
 }
 #else
-int bench_getppid_int80(struct kc_bench_ctx *c)
+int bench_getppid_int80(struct kh_bench_ctx *c)
 {
-	return kc_skip(c, "int $0x80 exists only on x86");
+	return kh_skip(c, "int $0x80 exists only on x86");
 }
 
-const char *kc_probe_ia32(void)
+const char *kh_probe_ia32(void)
 {
 	return "int $0x80 exists only on x86";
 }
@@ -156,30 +156,30 @@ static long ts_ns(const struct timespec *ts)
 }
 
 /* a <= b <= c, the vDSO read bracketed by two system calls. */
-static int check_bracketed(struct kc_bench_ctx *c, cgt_fn f, const char *what)
+static int check_bracketed(struct kh_bench_ctx *c, cgt_fn f, const char *what)
 {
 	struct timespec a, b, d;
 
 	kc_clock_gettime_syscall(CLOCK_MONOTONIC, &a);
 	if (f(CLOCK_MONOTONIC, &b))
-		return kc_fail(c, "%s(CLOCK_MONOTONIC) failed", what);
+		return kh_fail(c, "%s(CLOCK_MONOTONIC) failed", what);
 	kc_clock_gettime_syscall(CLOCK_MONOTONIC, &d);
 	if (ts_ns(&a) > ts_ns(&b) || ts_ns(&b) > ts_ns(&d))
-		return kc_fail(c, "%s disagrees with the clock_gettime syscall", what);
-	return KC_OK;
+		return kh_fail(c, "%s disagrees with the clock_gettime syscall", what);
+	return KH_OK;
 }
 
-int bench_clock_gettime_vdso(struct kc_bench_ctx *c)
+int bench_clock_gettime_vdso(struct kh_bench_ctx *c)
 {
 	cgt_fn f = (cgt_fn)kc_vdso_sym(KC_VDSO_CLOCK_GETTIME);
 	struct timespec ts;
 
 	if (!f)
-		return kc_skip(c, "the vDSO has no " KC_VDSO_CLOCK_GETTIME);
+		return kh_skip(c, "the vDSO has no " KC_VDSO_CLOCK_GETTIME);
 	if (check_bracketed(c, f, KC_VDSO_CLOCK_GETTIME))
-		return KC_FAIL;
-	KC_LOOP(c, f(CLOCK_MONOTONIC, &ts));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, f(CLOCK_MONOTONIC, &ts));
+	return KH_OK;
 }
 
 static int cgt_syscall(clockid_t clk, struct timespec *ts)
@@ -187,42 +187,42 @@ static int cgt_syscall(clockid_t clk, struct timespec *ts)
 	return (int)kc_clock_gettime_syscall(clk, ts);
 }
 
-int bench_clock_gettime_syscall(struct kc_bench_ctx *c)
+int bench_clock_gettime_syscall(struct kh_bench_ctx *c)
 {
 	struct timespec ts;
 
 	if (check_bracketed(c, cgt_syscall, "clock_gettime syscall"))
-		return KC_FAIL;
-	KC_LOOP(c, kc_clock_gettime_syscall(CLOCK_MONOTONIC, &ts));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, kc_clock_gettime_syscall(CLOCK_MONOTONIC, &ts));
+	return KH_OK;
 }
 
-int bench_clock_gettime_kc(struct kc_bench_ctx *c)
+int bench_clock_gettime_kc(struct kh_bench_ctx *c)
 {
 	struct timespec ts;
 
 	if (check_bracketed(c, kc_clock_gettime, "kc_clock_gettime"))
-		return KC_FAIL;
-	KC_LOOP(c, kc_clock_gettime(CLOCK_MONOTONIC, &ts));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, kc_clock_gettime(CLOCK_MONOTONIC, &ts));
+	return KH_OK;
 }
 
 /* ------------------------------------------------------------------ getcpu */
 
-static int check_cpu(struct kc_bench_ctx *c, long rc, unsigned cpu, const char *what)
+static int check_cpu(struct kh_bench_ctx *c, long rc, unsigned cpu, const char *what)
 {
 	unsigned want;
 
 	if (rc)
-		return kc_fail(c, "%s failed: %ld", what, rc);
+		return kh_fail(c, "%s failed: %ld", what, rc);
 	if (kc_getcpu_syscall(&want, NULL))
-		return kc_fail(c, "getcpu syscall failed");
+		return kh_fail(c, "getcpu syscall failed");
 	if (cpu != want)
-		return kc_fail(c, "%s says CPU %u, the getcpu syscall says %u", what, cpu, want);
-	return KC_OK;
+		return kh_fail(c, "%s says CPU %u, the getcpu syscall says %u", what, cpu, want);
+	return KH_OK;
 }
 
-int bench_getcpu_vdso(struct kc_bench_ctx *c)
+int bench_getcpu_vdso(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
 	typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
@@ -231,95 +231,95 @@ int bench_getcpu_vdso(struct kc_bench_ctx *c)
 	long rc;
 
 	if (!f)
-		return kc_skip(c, "the vDSO has no " KC_VDSO_GETCPU);
+		return kh_skip(c, "the vDSO has no " KC_VDSO_GETCPU);
 	rc = f(&cpu, &node, NULL);
 	if (check_cpu(c, rc, cpu, KC_VDSO_GETCPU))
-		return KC_FAIL;
-	KC_LOOP(c, f(&cpu, &node, NULL));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, f(&cpu, &node, NULL));
+	return KH_OK;
 #else
-	return kc_skip(c, "this architecture's vDSO exports no getcpu");
+	return kh_skip(c, "this architecture's vDSO exports no getcpu");
 #endif
 }
 
-int bench_getcpu_syscall(struct kc_bench_ctx *c)
+int bench_getcpu_syscall(struct kh_bench_ctx *c)
 {
 	unsigned cpu = ~0u, node;
 	long rc = kc_getcpu_syscall(&cpu, &node);
 
 	if (check_cpu(c, rc, cpu, "getcpu syscall"))
-		return KC_FAIL;
-	KC_LOOP(c, kc_getcpu_syscall(&cpu, &node));
-	return KC_OK;
+		return KH_FAIL;
+	KH_LOOP(c, kc_getcpu_syscall(&cpu, &node));
+	return KH_OK;
 }
 
 /* ------------------------------------------------------ real system calls */
 
-int bench_stat_root(struct kc_bench_ctx *c)
+int bench_stat_root(struct kh_bench_ctx *c)
 {
 	struct stat st;
 	long rc = kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0);
 
 	if (rc || !S_ISDIR(st.st_mode))
-		return kc_fail(c, "newfstatat(\"/\") = %ld", rc);
-	KC_LOOP(c, kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0));
-	return KC_OK;
+		return kh_fail(c, "newfstatat(\"/\") = %ld", rc);
+	KH_LOOP(c, kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0));
+	return KH_OK;
 }
 
-static int open_dev(struct kc_bench_ctx *c, const char *path, int flags)
+static int open_dev(struct kh_bench_ctx *c, const char *path, int flags)
 {
 	int fd = (int)kc_sys4(SYS_openat, AT_FDCWD, (long)path, flags | O_CLOEXEC, 0);
 
 	if (fd < 0)
-		kc_skip(c, "cannot open %s: %s", path, strerror(-fd));
+		kh_skip(c, "cannot open %s: %s", path, strerror(-fd));
 	return fd;
 }
 
-int bench_read_devzero(struct kc_bench_ctx *c)
+int bench_read_devzero(struct kh_bench_ctx *c)
 {
 	char b = 1;
 	int fd = open_dev(c, "/dev/zero", O_RDONLY);
 	long rc;
 
 	if (fd < 0)
-		return KC_SKIP;
+		return KH_SKIP;
 	rc = kc_sys3(SYS_read, fd, (long)&b, 1);
 	if (rc != 1 || b != 0) {
 		close(fd);
-		return kc_fail(c, "read(/dev/zero, 1) = %ld", rc);
+		return kh_fail(c, "read(/dev/zero, 1) = %ld", rc);
 	}
-	KC_LOOP(c, kc_sys3(SYS_read, fd, (long)&b, 1));
+	KH_LOOP(c, kc_sys3(SYS_read, fd, (long)&b, 1));
 	close(fd);
-	return KC_OK;
+	return KH_OK;
 }
 
-int bench_write_devnull(struct kc_bench_ctx *c)
+int bench_write_devnull(struct kh_bench_ctx *c)
 {
 	char b = 'k';
 	int fd = open_dev(c, "/dev/null", O_WRONLY);
 	long rc;
 
 	if (fd < 0)
-		return KC_SKIP;
+		return KH_SKIP;
 	rc = kc_sys3(SYS_write, fd, (long)&b, 1);
 	if (rc != 1) {
 		close(fd);
-		return kc_fail(c, "write(/dev/null, 1) = %ld", rc);
+		return kh_fail(c, "write(/dev/null, 1) = %ld", rc);
 	}
-	KC_LOOP(c, kc_sys3(SYS_write, fd, (long)&b, 1));
+	KH_LOOP(c, kc_sys3(SYS_write, fd, (long)&b, 1));
 	close(fd);
-	return KC_OK;
+	return KH_OK;
 }
 
-int bench_open_close(struct kc_bench_ctx *c)
+int bench_open_close(struct kh_bench_ctx *c)
 {
 	int fd = open_dev(c, "/dev/null", O_RDONLY);
 
 	if (fd < 0)
-		return KC_SKIP;
+		return KH_SKIP;
 	if (kc_sys1(SYS_close, fd))
-		return kc_fail(c, "close(%d) failed", fd);
-	KC_LOOP(c, kc_sys1(SYS_close, kc_sys4(SYS_openat, AT_FDCWD, (long)"/dev/null",
+		return kh_fail(c, "close(%d) failed", fd);
+	KH_LOOP(c, kc_sys1(SYS_close, kc_sys4(SYS_openat, AT_FDCWD, (long)"/dev/null",
 						O_RDONLY | O_CLOEXEC, 0)));
-	return KC_OK;
+	return KH_OK;
 }

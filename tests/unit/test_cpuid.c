@@ -26,7 +26,7 @@
 #define MIGRATIONS 2000
 
 static int cpus[CPU_SETSIZE], ncpus;
-static const char *unmet[KC_CM_COUNT];
+static const char *unmet[KH_CM_COUNT];
 
 static int pin(int cpu)
 {
@@ -47,17 +47,17 @@ static void check_pinned(const char *who)
 			tap_ok(0, "%s: pin to CPU %d", who, cpus[i]);
 			continue;
 		}
-		sys = kc_cm_syscall();
+		sys = kh_cm_syscall();
 		tap_ok(sys == cpus[i], "%s: pinned to CPU %d, the getcpu syscall says %d",
 		       who, cpus[i], sys);
-		for (int m = 0; m < KC_CM_COUNT; m++) {
+		for (int m = 0; m < KH_CM_COUNT; m++) {
 			int got;
 
 			if (unmet[m])
 				continue;
-			got = kc_cm_methods[m].read();
+			got = kh_cm_methods[m].read();
 			tap_ok(got == sys, "%s: CPU %d: %s says %d", who, cpus[i],
-			       kc_cm_methods[m].name, got);
+			       kh_cm_methods[m].name, got);
 		}
 	}
 }
@@ -68,7 +68,7 @@ static void *thread_main(void *arg)
 	/* The raw rseq load needs this thread's area registered: glibc did it
 	 * at thread start, else kcross does it now (kc_cpu() would do it on
 	 * its first slow path, the raw load never). */
-	if (!unmet[KC_CM_RSEQ])
+	if (!unmet[KH_CM_RSEQ])
 		tap_ok(kc_rseq_register_current_thread() == 0,
 		       "second thread: rseq area registered");
 	check_pinned("second thread");
@@ -78,7 +78,7 @@ static void *thread_main(void *arg)
 /* Re-pinned between CPUs: after each move, every method names the new CPU. */
 static void check_migrations(void)
 {
-	int wrong[KC_CM_COUNT] = { 0 }, first_got[KC_CM_COUNT], first_want[KC_CM_COUNT];
+	int wrong[KH_CM_COUNT] = { 0 }, first_got[KH_CM_COUNT], first_want[KH_CM_COUNT];
 	int sys_wrong = 0, pin_failed = 0;
 
 	if (ncpus < 2) {
@@ -96,15 +96,15 @@ static void check_migrations(void)
 			pin_failed++;
 			continue;
 		}
-		sys = kc_cm_syscall();
+		sys = kh_cm_syscall();
 		if (sys != target)
 			sys_wrong++;
-		for (int m = 0; m < KC_CM_COUNT; m++) {
+		for (int m = 0; m < KH_CM_COUNT; m++) {
 			int got;
 
 			if (unmet[m])
 				continue;
-			got = kc_cm_methods[m].read();
+			got = kh_cm_methods[m].read();
 			if (got != target && !wrong[m]++) {
 				first_got[m] = got;
 				first_want[m] = target;
@@ -114,16 +114,16 @@ static void check_migrations(void)
 	tap_ok(!pin_failed, "migration: %d of %d re-pins failed", pin_failed, MIGRATIONS);
 	tap_ok(!sys_wrong, "migration: the getcpu syscall disagreed with the new pinning %d times",
 	       sys_wrong);
-	for (int m = 0; m < KC_CM_COUNT; m++) {
+	for (int m = 0; m < KH_CM_COUNT; m++) {
 		if (unmet[m])
 			continue;
 		if (wrong[m])
 			tap_ok(0, "migration: %s named the wrong CPU %d times of %d (first: %d "
-			       "instead of %d)", kc_cm_methods[m].name, wrong[m], MIGRATIONS,
+			       "instead of %d)", kh_cm_methods[m].name, wrong[m], MIGRATIONS,
 			       first_got[m], first_want[m]);
 		else
 			tap_ok(1, "migration: %s named the new CPU after each of %d re-pins",
-			       kc_cm_methods[m].name, MIGRATIONS);
+			       kh_cm_methods[m].name, MIGRATIONS);
 	}
 }
 
@@ -139,14 +139,14 @@ int main(void)
 			cpus[ncpus++] = i;
 	tap_diag("allowed CPUs: %d; rseq owner: %s", ncpus,
 		 kc_rseq_owner_name(kc_rseq_info().owner));
-	for (int m = 0; m < KC_CM_COUNT; m++) {
-		unmet[m] = kc_cm_methods[m].unmet();
+	for (int m = 0; m < KH_CM_COUNT; m++) {
+		unmet[m] = kh_cm_methods[m].unmet();
 		if (unmet[m])
-			tap_skip("%s: %s", kc_cm_methods[m].name, unmet[m]);
+			tap_skip("%s: %s", kh_cm_methods[m].name, unmet[m]);
 	}
 	/* The always-available ones must really be there. */
-	tap_ok(kc_cm_syscall() >= 0, "the getcpu system call works");
-	tap_ok(kc_cm_kc_cpu() >= 0, "kc_cpu() gives a CPU (rseq or its fallback)");
+	tap_ok(kh_cm_syscall() >= 0, "the getcpu system call works");
+	tap_ok(kh_cm_kc_cpu() >= 0, "kc_cpu() gives a CPU (rseq or its fallback)");
 
 	check_pinned("main thread");
 	if (pthread_create(&th, NULL, thread_main, NULL) == 0) {

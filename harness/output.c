@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output of results: the JSON `result` record (docs/result-format.md) and
+ * the readable text table line.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void kh_result_write_extra(struct kh_json *j, const struct kh_result *r)
+{
+	bool ok = r->status == KH_OK && r->thread_cpu;
+	double ops = (double)r->iters * r->n * r->threads;
+
+	if (ok)
+		kh_json_int(j, "threads", r->threads);
+	else
+		kh_json_null(j, "threads");
+	kh_json_arr(j, "thread_cpus");
+	for (int i = 0; ok && i < r->threads; i++) {
+		if (r->thread_cpu[i] >= 0)
+			kh_json_int(j, NULL, r->thread_cpu[i]);
+		else
+			kh_json_null(j, NULL);
+	}
+	kh_json_arr_end(j);
+	kh_json_num(j, "throughput_ops_per_s", ok ? r->throughput : NAN);
+	kh_json_num(j, "aborts_per_million",
+		    ok && r->counts_aborts && ops > 0 ? (double)r->aborts * 1e6 / ops : NAN);
+}
+
+static const char *kh_result_text_extra(const struct kh_result *r)
+{
+	static char buf[160];
+	double ops = (double)r->iters * r->n * r->threads;
+	size_t off = 0;
+
+	buf[0] = 0;
+	if (r->status != KH_OK || !r->thread_cpu)
+		return buf;
+	if (r->threads > 1) {
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " [%d threads on", r->threads);
+		for (int i = 0; i < r->threads && off < sizeof(buf) - 40; i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d",
+						i ? "," : " ", r->thread_cpu[i]);
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, ", %.4g Mops/s]",
+					r->throughput * 1e-6);
+	}
+	if (r->counts_aborts && off < sizeof(buf))
+		snprintf(buf + off, sizeof(buf) - off, " [aborts %.3g/M ops]",
+			 ops > 0 ? (double)r->aborts * 1e6 / ops : 0.0);
+	return buf;
+}
+
+void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
+			const struct kh_timer *t, const struct kh_counters *ctr)
+{
+	static const char *const status[] = { "ok", "skipped", "failed" };
+	uint64_t ops = r->iters * (uint64_t)r->n;
+	struct kh_json j;
+
+	kh_json_begin(&j, stdout);
+	kh_json_str(&j, "type", "result");
+	kh_json_int(&j, "schema", KH_RESULT_SCHEMA);
+	kh_json_str(&j, "suite", b->suite);
+	kh_json_str(&j, "name", b->name);
+	kh_json_str(&j, "summary", b->summary);
+	kh_json_str(&j, "status", status[r->status]);
+	kh_json_str(&j, "reason", r->status == KH_OK ? NULL : r->reason);
+	kh_json_str(&j, "unit", "ns/op");
+	if (r->cpu >= 0)
+		kh_json_int(&j, "cpu", r->cpu);
+	else
+		kh_json_null(&j, "cpu");
+	kh_json_uint(&j, "iters", r->iters);
+	kh_json_arr(&j, "samples");
+	for (int s = 0; r->status == KH_OK && s < r->n; s++)
+		kh_json_num(&j, NULL, r->ns[s]);
+	kh_json_arr_end(&j);
+	kh_json_arr(&j, "ticks");
+	for (int s = 0; r->status == KH_OK && s < r->n; s++)
+		kh_json_num(&j, NULL, r->ticks[s]);
+	kh_json_arr_end(&j);
+	kh_json_obj(&j, "overhead");
+	if (r->status == KH_OK) {
+		kh_json_num(&j, "ns", r->overhead_ns);
+		kh_json_num(&j, "ticks", r->overhead_ticks);
+		kh_json_bool(&j, "subtracted", r->overhead_subtracted);
+		kh_json_str(&j, "why", r->overhead_why);
+	}
+	kh_json_obj_end(&j);
+	kh_json_obj(&j, "counters");
+	for (int e = 0; r->status == KH_OK && e < KH_EV_COUNT; e++) {
+		if (!kh_counter_available(ctr, e))
+			continue;
+		kh_json_obj(&j, kh_event_names[e]);
+		kh_json_uint(&j, "total", r->counter_total[e]);
+		kh_json_num(&j, "per_op", ops ? (double)r->counter_total[e] / (double)ops : NAN);
+		kh_json_bool(&j, "scaled", r->counter_scaled[e]);
+		kh_json_obj_end(&j);
+	}
+	kh_json_obj_end(&j);
+	kh_json_obj(&j, "counters_unavailable");
+	for (int e = 0; e < KH_EV_COUNT; e++)
+		if (!kh_counter_available(ctr, e))
+			kh_json_str(&j, kh_event_names[e], kh_counter_reason(ctr, e));
+	kh_json_obj_end(&j);
+	kh_json_arr(&j, "disturbed");
+	for (int i = 0; i < r->n_disturbed; i++)
+		kh_json_int(&j, NULL, r->disturbed[i]);
+	kh_json_arr_end(&j);
+	kh_json_str(&j, "mechanism", kc_sysmech_name(kc_syscall_mechanism()));
+	kh_json_str(&j, "timer", t->source);
+	kh_json_num(&j, "elapsed_s", r->elapsed_s);
+	kh_result_write_extra(&j, r);
+	kh_json_end(&j);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
+			 const struct kh_timer *t)
+{
+	double *s;
+
+	if (r->status != KH_OK) {
+		printf("%-24s %s: %s\n", b->name, r->status == KH_SKIP ? "skipped" : "FAILED",
+		       r->reason);
+		return;
+	}
+	s = malloc(sizeof(*s) * (size_t)r->n);
+	memcpy(s, r->ns, sizeof(*s) * (size_t)r->n);
+	qsort(s, (size_t)r->n, sizeof(*s), cmp_double);
+	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s%s\n", b->name,
+	       kh_median(r->ns, r->n), s[0], kh_median(r->ticks, r->n),
+	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kh_median(r->ns, r->n),
+	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "",
+	       kh_result_text_extra(r));
+	free(s);
+	fflush(stdout);
+	(void)t;
+}
