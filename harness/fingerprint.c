@@ -21,16 +21,6 @@
 #include "harness.h"
 #include "kcross_version.h"
 
-#ifndef AT_RSEQ_FEATURE_SIZE
-# define AT_RSEQ_FEATURE_SIZE 27
-#endif
-#ifndef AT_RSEQ_ALIGN
-# define AT_RSEQ_ALIGN 28
-#endif
-
-/* glibc 2.35+ exports this when it registered rseq for every thread. */
-extern const unsigned int __rseq_size __attribute__((weak));
-
 /* Read a small text file; trailing newlines removed.  NULL if unreadable. */
 static char *slurp(const char *path, char *buf, size_t len)
 {
@@ -195,8 +185,8 @@ static void json_rseq(struct kh_json *j)
 		kh_json_int(j, "size", i.size);
 	else
 		kh_json_null(j, "size");
-	if (&__rseq_size)
-		kh_json_int(j, "libc_size", __rseq_size);
+	if (i.libc_size >= 0)
+		kh_json_int(j, "libc_size", i.libc_size);
 	else
 		kh_json_null(j, "libc_size");
 	kh_json_int(j, "feature_size", i.feature_size);
@@ -343,8 +333,8 @@ void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 	kh_json_obj(j, "auxv");
 	json_hex(j, "hwcap", getauxval(AT_HWCAP));
 	json_hex(j, "hwcap2", getauxval(AT_HWCAP2));
-	kh_json_int(j, "rseq_feature_size", (long long)getauxval(AT_RSEQ_FEATURE_SIZE));
-	kh_json_int(j, "rseq_align", (long long)getauxval(AT_RSEQ_ALIGN));
+	kh_json_int(j, "rseq_feature_size", (long long)getauxval(KC_AT_RSEQ_FEATURE_SIZE));
+	kh_json_int(j, "rseq_align", (long long)getauxval(KC_AT_RSEQ_ALIGN));
 	kh_json_bool(j, "sysinfo_ehdr", getauxval(AT_SYSINFO_EHDR) != 0);
 	kh_json_obj_end(j);
 

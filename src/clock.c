@@ -19,9 +19,9 @@
 #include <kcross/clock.h>
 #include <kcross/vdso.h>
 
-typedef int (*cgt_fn)(clockid_t, struct timespec *);
+typedef kc_vdso_clock_gettime_fn cgt_fn;
 /* The kernel's vDSO getcpu takes a third argument, an unused cache. */
-typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
+typedef kc_vdso_getcpu_fn getcpu_fn;
 
 /* KCROSS_VDSO=0: behave as if the vDSO lacked every function. */
 static bool vdso_disabled(void)

@@ -27,12 +27,6 @@
 #include <kcross/rseq.h>
 #include <kcross/syscall.h>
 
-#ifndef AT_RSEQ_FEATURE_SIZE
-# define AT_RSEQ_FEATURE_SIZE 27
-#endif
-#ifndef AT_RSEQ_ALIGN
-# define AT_RSEQ_ALIGN 28
-#endif
 #define RSEQ_ORIG_SIZE 32u
 #define RSEQ_FLAG_UNREGISTER 1
 /* Our area: room for the extensible ABI's growth, at most this alignment. */
@@ -136,8 +130,8 @@ __attribute__((constructor(101))) static void kc__rseq_init(void)
 static void init_once(void)
 {
 	char *tp = kc_thread_pointer();
-	unsigned long fs = getauxval(AT_RSEQ_FEATURE_SIZE);
-	unsigned long al = getauxval(AT_RSEQ_ALIGN);
+	unsigned long fs = getauxval(KC_AT_RSEQ_FEATURE_SIZE);
+	unsigned long al = getauxval(KC_AT_RSEQ_ALIGN);
 
 	/* Before 6.3 the auxv says nothing: the original 20 meaningful bytes. */
 	st.feature_size = fs ? (unsigned int)fs : 20;
@@ -242,6 +236,7 @@ struct kc_rseq_info kc_rseq_info(void)
 	i.size = st.owner == KC_RSEQ_OWNER_NONE ? 0 : st.len;
 	i.feature_size = st.feature_size;
 	i.align = st.align;
+	i.libc_size = &__rseq_size ? (int)__rseq_size : -1;
 	if (i.active) {
 		i.error = 0;
 		i.why = NULL;

@@ -105,7 +105,7 @@ static inline int kh_cm_rdtscp(void) { return -1; }
 static inline int kh_cm_lsl(void) { return -1; }
 #endif
 
-typedef long (*kh_cm_getcpu_fn)(unsigned *cpu, unsigned *node, void *cache);
+typedef kc_vdso_getcpu_fn kh_cm_getcpu_fn;
 
 /* The vDSO's getcpu, or NULL. */
 static inline kh_cm_getcpu_fn kh_cm_vdso_fn(void)

@@ -217,8 +217,7 @@ int bench_percpu_add_getcpu_atomic(struct kh_bench_ctx *c)
 int bench_percpu_add_vdso_getcpu_atomic(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
-	typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
-	getcpu_fn f = (getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
+	kc_vdso_getcpu_fn f = (kc_vdso_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
 	struct slots s;
 	int rc;
 	unsigned cpu = ~0u;

@@ -148,7 +148,7 @@ const char *kh_probe_ia32(void)
 
 /* ------------------------------------------------------------ clock_gettime */
 
-typedef int (*cgt_fn)(clockid_t, struct timespec *);
+typedef kc_vdso_clock_gettime_fn cgt_fn;
 
 static long ts_ns(const struct timespec *ts)
 {
@@ -225,8 +225,7 @@ static int check_cpu(struct kh_bench_ctx *c, long rc, unsigned cpu, const char *
 int bench_getcpu_vdso(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
-	typedef long (*getcpu_fn)(unsigned *, unsigned *, void *);
-	getcpu_fn f = (getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
+	kc_vdso_getcpu_fn f = (kc_vdso_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
 	unsigned cpu = ~0u, node;
 	long rc;
 

@@ -141,12 +141,18 @@ enum kc_rseq_owner {
 	KC_RSEQ_OWNER_KCROSS,	/* kcross's own per-thread registration */
 };
 
+/* Auxiliary vector entries of the extensible rseq ABI (Linux 6.3+); the
+ * values are the kernel's, defined here for C libraries that predate them. */
+#define KC_AT_RSEQ_FEATURE_SIZE 27
+#define KC_AT_RSEQ_ALIGN 28
+
 struct kc_rseq_info {
 	enum kc_rseq_owner owner;	/* whose registration the process uses */
 	bool active;			/* the calling thread is registered */
 	unsigned int size;		/* bytes registered (0 if none) */
 	unsigned int feature_size;	/* bytes the kernel fills */
 	unsigned int align;		/* alignment the kernel asked for */
+	int libc_size;			/* glibc's __rseq_size, or -1 when it exports none */
 	int error;			/* why not active here: -errno, or 0 */
 	const char *why;		/* the same in words, or NULL */
 };

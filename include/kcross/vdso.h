@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <kcross/arch.h>
 
@@ -90,6 +91,11 @@ const struct kc_vdso *kc_vdso_self(void);
 
 /* kc_vdso_lookup(kc_vdso_self(), KC_VDSO_VERSION, name), NULL-safe. */
 void *kc_vdso_sym(const char *name);
+
+/* The types of the vDSO functions kcross calls (KC_VDSO_GETCPU,
+ * KC_VDSO_CLOCK_GETTIME from the arch header): the kernel's own prototypes. */
+typedef long (*kc_vdso_getcpu_fn)(unsigned int *cpu, unsigned int *node, void *unused);
+typedef int (*kc_vdso_clock_gettime_fn)(clockid_t clock, struct timespec *ts);
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,8 @@ int sched_yield(void);
 	"cmpwi %%r18, 0\n\t"						\
 	"bne 222b\n\t"							\
 	"333:\n\t"
+#else
+# error "tests/stress/inject.h: no delay injection for this architecture (add a section like those above)"
 #endif
 
 #endif
