@@ -201,6 +201,14 @@ struct kh_method {
 	int cpu;		/* -1: choose */
 };
 
+/* Something the harness noticed about a result that a reader must weigh
+ * (written as `flags`; docs/result-format.md lists the names). */
+#define KH_MAX_FLAGS 4
+struct kh_flag {
+	const char *flag;	/* a fixed name, e.g. "batches-disagree" */
+	char detail[200];	/* the figures behind it, in words */
+};
+
 struct kh_result {
 	int status;
 	char reason[200];
@@ -222,7 +230,13 @@ struct kh_result {
 	double throughput;	/* ops/s of all threads: median, before subtraction */
 	bool counts_aborts;
 	uint64_t aborts;	/* rseq aborts retried over all samples */
+	int n_flags;
+	struct kh_flag flags[KH_MAX_FLAGS];
 };
+
+/* Add a flag to r (ignored beyond KH_MAX_FLAGS). */
+void kh_result_flag(struct kh_result *r, const char *flag, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
 int kh_pin_cpu(int cpu);

@@ -4,11 +4,37 @@
  * the readable text table line.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+
+void kh_result_flag(struct kh_result *r, const char *flag, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n_flags >= KH_MAX_FLAGS)
+		return;
+	r->flags[r->n_flags].flag = flag;
+	va_start(ap, fmt);
+	vsnprintf(r->flags[r->n_flags].detail, sizeof(r->flags[0].detail), fmt, ap);
+	va_end(ap);
+	r->n_flags++;
+}
+
+static void write_flags(struct kh_json *j, const struct kh_result *r)
+{
+	kh_json_arr(j, "flags");
+	for (int i = 0; i < r->n_flags; i++) {
+		kh_json_obj(j, NULL);
+		kh_json_str(j, "flag", r->flags[i].flag);
+		kh_json_str(j, "detail", r->flags[i].detail);
+		kh_json_obj_end(j);
+	}
+	kh_json_arr_end(j);
+}
 
 static void kh_result_write_extra(struct kh_json *j, const struct kh_result *r)
 {
@@ -116,6 +142,7 @@ void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 	kh_json_str(&j, "timer", t->source);
 	kh_json_num(&j, "elapsed_s", r->elapsed_s);
 	kh_result_write_extra(&j, r);
+	write_flags(&j, r);
 	kh_json_end(&j);
 }
 
@@ -144,6 +171,8 @@ void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kh_median(r->ns, r->n),
 	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "",
 	       kh_result_text_extra(r));
+	for (int i = 0; i < r->n_flags; i++)
+		printf("%-24s   flag %s: %s\n", "", r->flags[i].flag, r->flags[i].detail);
 	free(s);
 	fflush(stdout);
 	(void)t;
