@@ -17,16 +17,20 @@
 #include <string.h>
 
 #include <kcross/clock.h>
+#include <kcross/settings.h>
 #include <kcross/vdso.h>
 
 typedef kc_vdso_clock_gettime_fn cgt_fn;
 /* The kernel's vDSO getcpu takes a third argument, an unused cache. */
 typedef kc_vdso_getcpu_fn getcpu_fn;
 
-/* KCROSS_VDSO=0: behave as if the vDSO lacked every function. */
+/* KCROSS_VDSO=0: behave as if the vDSO lacked every function; 1 (or unset):
+ * use it.  Any other value is refused by kc_settings_error(). */
+const char *const kc__vdso_setting_values[] = { "0", "1", NULL };
+
 static bool vdso_disabled(void)
 {
-	const char *e = getenv("KCROSS_VDSO");
+	const char *e = kc_setting("KCROSS_VDSO", kc__vdso_setting_values, NULL, 0);
 
 	return e && !strcmp(e, "0");
 }

@@ -15,6 +15,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <kcross/settings.h>
 #include <kcross/syscall.h>
 
 unsigned int kc__sysmech = KC_SYSMECH_NATIVE;
@@ -36,6 +37,11 @@ long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 
 	return r == -1 ? -errno : r;
 }
+
+/* KCROSS_SYSCALL's valid values: every mechanism name, and "auto". */
+const char *const kc__syscall_setting_values[KC_SYSMECH_COUNT + 2] = {
+	"libc", "syscall", "svc", "sc", "scv", "auto", NULL,
+};
 
 const char *kc_sysmech_name(enum kc_sysmech m)
 {
@@ -114,7 +120,13 @@ __attribute__((constructor)) static void kc__syscall_init(void)
 {
 	enum kc_sysmech m;
 
-	forced = getenv("KCROSS_SYSCALL");
+	char err[160];
+
+	forced = kc_setting("KCROSS_SYSCALL", kc__syscall_setting_values, err, sizeof(err));
+	if (err[0]) {
+		init_error = -EINVAL;
+		return;
+	}
 	init_error = kc_syscall_choose(getauxval(AT_HWCAP2), forced, &m);
 	if (!init_error)
 		__atomic_store_n(&kc__sysmech, (unsigned int)m, __ATOMIC_RELAXED);

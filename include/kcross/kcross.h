@@ -17,6 +17,7 @@
 #include <kcross/clock.h>
 #include <kcross/rseq.h>
 #include <kcross/percpu.h>
+#include <kcross/settings.h>
 
 #ifdef __cplusplus
 extern "C" {
