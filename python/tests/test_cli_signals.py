@@ -1,0 +1,148 @@
+"""A run stopped from outside is kept and marked, never left "running".
+
+Each test starts ``python -m kcross run`` against the slowed-down fake
+harness in its own session (its own process group, like a shell job), waits
+until some results are stored, then stops it the way a user or a supervisor
+would.  The orderings that were races before are forced here: the harness is
+signalled first and kcross only later (what a busy machine does with a Ctrl-C
+to the group), or the group gets a burst of signals.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import query
+
+ALL = 7  # benchmarks in the fake registry
+
+
+def start(env: dict[str, str], *args: str, delay: float = 0.4,
+          stdout: int = subprocess.PIPE, **popen: object) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kcross", "run", "--quick", *args],
+                            env={**env, "KCROSS_FAKE_DELAY": str(delay)},
+                            start_new_session=True, stdout=stdout, stderr=subprocess.PIPE,
+                            text=True, **popen)  # type: ignore[call-overload]
+
+
+def wait_for_results(proc: subprocess.Popen, db: Path, count: int) -> None:
+    deadline = time.monotonic() + 30
+    stored = 0
+    while stored < count:
+        assert time.monotonic() < deadline, "results never arrived"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.03)
+        if db.exists():
+            try:
+                stored = query(db, "SELECT count(*) FROM results")[0][0]
+            except Exception:  # schema still being created
+                stored = 0
+
+
+def harness_pid(proc: subprocess.Popen) -> int:
+    """The harness is kcross's only child."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def the_run(db: Path) -> tuple[str, int, str | None]:
+    (status, kept, error), = query(db, "SELECT r.status, (SELECT count(*) FROM results "
+                                       "WHERE run_id = r.id), r.error FROM runs r")
+    return status, kept, error
+
+
+def assert_interrupted(proc: subprocess.Popen, err: str, db: Path, code: int) -> None:
+    assert proc.returncode == code, err
+    assert "Traceback" not in err, err
+    status, kept, _ = the_run(db)
+    assert status == "interrupted", err
+    assert 1 <= kept < ALL
+    assert err.strip().splitlines()[-1].startswith(f"kcross: interrupted; kept {kept} of {ALL}"), err
+
+
+def test_sigint_reaching_the_harness_first_is_the_users_interrupt(env: dict[str, str],
+                                                                   db_path: Path) -> None:
+    """Ctrl-C signals the whole group; on a busy machine the harness can die of it
+    before kcross's handler runs.  Forced here: the harness first, kcross 0.5 s later."""
+    proc = start(env)
+    try:
+        wait_for_results(proc, db_path, 1)
+        os.kill(harness_pid(proc), signal.SIGINT)
+        time.sleep(0.5)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGINT)
+    finally:
+        out, err = finish(proc)
+    assert_interrupted(proc, err, db_path, 130)
+
+
+def test_harness_killed_by_sigint_alone_is_an_interrupt(env: dict[str, str],
+                                                        db_path: Path) -> None:
+    """kcross never sees the signal at all (someone interrupted the harness itself)."""
+    proc = start(env)
+    try:
+        wait_for_results(proc, db_path, 1)
+        os.kill(harness_pid(proc), signal.SIGINT)
+    finally:
+        out, err = finish(proc)
+    assert_interrupted(proc, err, db_path, 130)
+
+
+def test_burst_of_sigints_to_the_group(env: dict[str, str], db_path: Path) -> None:
+    """Many Ctrl-Cs in a row: every one may land anywhere, also while the run is marked."""
+    proc = start(env)
+    try:
+        wait_for_results(proc, db_path, 1)
+        for _ in range(200):
+            try:
+                os.killpg(proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                break
+            time.sleep(0.001)
+    finally:
+        out, err = finish(proc)
+    assert_interrupted(proc, err, db_path, 130)
+
+
+@pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("group", [False, True], ids=["kcross", "group"])
+def test_sigterm_and_sighup_mark_the_run_interrupted(env: dict[str, str], db_path: Path,
+                                                      signo: int, group: bool) -> None:
+    proc = start(env)
+    try:
+        wait_for_results(proc, db_path, 1)
+        if group:
+            os.killpg(proc.pid, signo)
+        else:
+            os.kill(proc.pid, signo)
+    finally:
+        out, err = finish(proc)
+    assert_interrupted(proc, err, db_path, 128 + signo)
+    assert signal.Signals(signo).name in the_run(db_path)[2]
+
+
+def test_timeout_marks_the_run_interrupted(env: dict[str, str], db_path: Path) -> None:
+    """`timeout` sends SIGTERM to kcross and then to its process group."""
+    proc = subprocess.run(["timeout", "2.5", sys.executable, "-m", "kcross", "run", "--quick"],
+                          env={**env, "KCROSS_FAKE_DELAY": "0.5"}, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 124, proc.stderr  # timeout's own "it timed out"
+    assert "Traceback" not in proc.stderr
+    status, kept, error = the_run(db_path)
+    assert status == "interrupted" and 1 <= kept < ALL and "SIGTERM" in error
