@@ -1,29 +1,63 @@
 """The ``kcross`` command line: argument parsing and dispatch to one function per subcommand.
 
 Every expected failure ends as one ``kcross: error: ...`` line on stderr with
-a non-zero status (2 for bad input or an unusable database, 1 when the
-harness misbehaves); only bugs in kcross itself may show a traceback.
+the exit status of :mod:`kcross.errors` (README, "Exit codes"); only bugs in
+kcross itself may show a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
 from . import __version__
-from .errors import EXIT_INTERRUPTED, KcrossError, SchemaError
+from .errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, KcrossError, \
+    OutputClosed, OutputError, SchemaError
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
 # together take most of a second to import, which argument errors, --help,
 # list and sysinfo should not pay.
+
+# What kcross-harness does when not told otherwise (harness/main.c, parse()).
+# The ranges are the harness's own, checked here too so that a run the harness
+# would refuse is refused before anything starts.
+DEFAULT_SAMPLES, QUICK_SAMPLES, SAMPLES_RANGE = 201, 11, (3, 100_000)
+DEFAULT_WARMUP_MS, QUICK_WARMUP_MS, WARMUP_MS_RANGE = 200, 20, (0, 100_000)
+DEFAULT_MIN_BATCH_MS, MIN_BATCH_MS_RANGE = 2, (0.01, 10_000)
+CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
+SUITES = ("syscall", "cpuid", "percpu", "percpu-scaling")  # for --help only; see `kcross list`
+
+EXIT_CODES = """\
+exit status:
+  0    every benchmark ok or skipped
+  1    a benchmark failed its own check (a result: the run is complete and stored,
+       the table shows the failed row and its reason)
+  2    bad input: options, files, database (one line on stderr)
+  3    the harness failed (crashed, wrote garbage, could not write its output),
+       kcross could not write its output, or a module it needs cannot be imported
+  130  interrupted by SIGINT (Ctrl-C); 143 SIGTERM, 129 SIGHUP: results so far are
+       kept, the run is marked interrupted
+  141  standard output closed by its reader (e.g. `kcross run --json | head`)"""
+
+ENVIRONMENT = """\
+environment:
+  KCROSS_DB       the database (SQLAlchemy URL or SQLite path); default
+                  $XDG_DATA_HOME/kcross/kcross.db
+  KCROSS_HARNESS  the kcross-harness to run; default the installed one
+  KCROSS_SYSCALL  force the syscall mechanism: the machine's own (syscall, svc,
+                  sc, scv), libc or auto
+  KCROSS_VDSO     0: the library ignores the vDSO; 1 or unset: uses it
+  KCROSS_TIMER    clock_gettime: time without the cycle counter; auto: default
+  An empty variable counts as unset; a bad value is refused (exit status 2)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -31,27 +65,37 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"kcross: error: {message} (see '{self.prog} --help')\n")
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
-    return value
+def _number(lo: float, hi: float, *, whole: bool) -> Callable[[str], float]:
+    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``)."""
+    kind = "whole number" if whole else "number"
+
+    def convert(text: str) -> float:
+        try:
+            value: float = int(text) if whole else float(text)
+        except ValueError:
+            value = float("nan")
+        if not lo <= value <= hi:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be a {kind} from {lo:g} to {hi:g}, "
+                                             f"not {text!r}")
+        return value
+
+    return convert
 
 
-def _cpu(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a CPU number (0, 1, ...), not {text!r}")
-    return value
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one: the harness takes one of each."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        previous = getattr(namespace, self.dest, None)
+        if previous is not None:
+            parser.error(f"{option_string} given twice ({previous!r} and {values!r}): the "
+                         f"harness takes one {self.metavar}; use one pattern that matches "
+                         "both, or run twice")
+        setattr(namespace, self.dest, values)
 
 
 def build_parser() -> Parser:
@@ -66,16 +110,49 @@ def build_parser() -> Parser:
     js.add_argument("--json", action="store_true", help="write JSON lines instead of a table")
 
     parser = Parser(prog="kcross", description="Measure the cost of crossing between user "
-                    "space and the Linux kernel (syscalls, vDSO, rseq).")
+                    "space and the Linux kernel (syscalls, vDSO, rseq).",
+                    epilog=f"{EXIT_CODES}\n\n{ENVIRONMENT}",
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"kcross {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", parents=[db, hp, js], help="run benchmarks and store the results")
-    p.add_argument("--suite", help="only this suite")
-    p.add_argument("--bench", metavar="GLOB", help="only benchmarks whose name matches GLOB")
-    p.add_argument("--quick", action="store_true", help="fewer samples, shorter batches")
-    p.add_argument("--samples", type=_count, metavar="N", help="samples per benchmark")
-    p.add_argument("--cpu", type=_cpu, metavar="C", help="pin the measuring thread to CPU C")
+    run_epilog = f"""\
+suites: {", ".join(SUITES)} (see 'kcross list' for every benchmark, and
+  what this machine cannot run and why)
+
+defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, each sample
+  a batch of at least {DEFAULT_MIN_BATCH_MS} ms; the measuring thread pinned to the highest
+  allowed CPU; every benchmark; results shown as a table, stored in the database
+
+{ENVIRONMENT}
+
+{EXIT_CODES}"""
+    p = sub.add_parser("run", parents=[db, hp, js], help="run benchmarks and store the results",
+                       description="Run benchmarks with kcross-harness, store each result as "
+                       "it arrives, and print the table.", epilog=run_epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", metavar="S", action=_Once, help="only this suite")
+    p.add_argument("--bench", metavar="GLOB", action=_Once,
+                   help="only benchmarks whose name or suite/name matches GLOB (fnmatch: "
+                        "*, ?, [...]; one GLOB)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_SAMPLES} samples after a {QUICK_WARMUP_MS} ms warm-up "
+                        f"(instead of {DEFAULT_SAMPLES} and {DEFAULT_WARMUP_MS} ms); batches "
+                        "keep their length: a smoke test, not a figure")
+    p.add_argument("--samples", type=_number(*SAMPLES_RANGE, whole=True), metavar="N",
+                   help=f"samples per benchmark, {SAMPLES_RANGE[0]} to {SAMPLES_RANGE[1]} "
+                        f"(default {DEFAULT_SAMPLES}; --quick {QUICK_SAMPLES})")
+    p.add_argument("--warmup-ms", type=_number(*WARMUP_MS_RANGE, whole=False), metavar="MS",
+                   help=f"warm-up before each benchmark's samples, {WARMUP_MS_RANGE[0]} to "
+                        f"{WARMUP_MS_RANGE[1]} ms (default {DEFAULT_WARMUP_MS}; --quick "
+                        f"{QUICK_WARMUP_MS})")
+    p.add_argument("--min-batch-ms", type=_number(*MIN_BATCH_MS_RANGE, whole=False),
+                   metavar="MS",
+                   help=f"shortest timed batch (one sample), {MIN_BATCH_MS_RANGE[0]} to "
+                        f"{MIN_BATCH_MS_RANGE[1]} ms (default {DEFAULT_MIN_BATCH_MS})")
+    p.add_argument("--cpu", type=_number(*CPU_RANGE, whole=True), metavar="C",
+                   help="pin the measuring thread to CPU C (default: the highest CPU "
+                        "kcross may run on)")
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
@@ -124,10 +201,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = Store.open(resolve(args.db), write=True)
     assert store is not None  # opening for writing creates the database
     forwarded: list[str] = []
-    for option in ("suite", "bench", "samples", "cpu"):
+    for option in ("suite", "bench", "samples", "warmup_ms", "min_batch_ms", "cpu"):
         value = getattr(args, option)
         if value is not None:
-            forwarded += [f"--{option}", str(value)]
+            forwarded += [f"--{option.replace('_', '-')}", str(value)]
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
@@ -230,24 +307,88 @@ def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+class _GuardedStdout:
+    """sys.stdout whose write errors become kcross errors: :class:`OutputClosed`
+    for a reader that went away, :class:`OutputError` for anything else
+    (``> /dev/full``), instead of a traceback or Python's complaint at exit."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _fail(self, exc: OSError) -> NoReturn:
+        if isinstance(exc, BrokenPipeError):
+            raise OutputClosed("") from None
+        raise OutputError(f"cannot write to standard output: "
+                          f"{exc.strerror or exc}") from None
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            self._fail(exc)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._fail(exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(arguments)
+    parser = build_parser()
+    args = parser.parse_args(arguments)
+    if args.command is None:  # `kcross` alone: say what it can do
+        parser.print_help(sys.stderr)
+        sys.exit(EXIT_USAGE)
     args.argv = arguments
+    if not isinstance(sys.stdout, _GuardedStdout):
+        sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
     out, err = _consoles()
     try:
         status = args.func(args, out, err)
-    except KcrossError as exc:
         sys.stdout.flush()
+    except OutputClosed as exc:
+        # Piped into e.g. `head`: stop quietly, like any filter; say only what
+        # became of a run in progress.
+        _drop_stdout()
+        if str(exc):
+            sys.stderr.write(f"kcross: {exc}\n")
+        sys.exit(exc.exit_code)
+    except Interrupted as exc:
+        sys.stderr.write(f"kcross: {exc}\n")
+        sys.exit(exc.exit_code)
+    except KcrossError as exc:
+        if isinstance(exc, OutputError):
+            _drop_stdout()
+        else:
+            try:
+                sys.stdout.flush()
+            except KcrossError:
+                _drop_stdout()
         message = " ".join(str(exc).splitlines())  # the contract is one line
         sys.stderr.write(f"kcross: error: {message}\n")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("kcross: interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
-    except BrokenPipeError:
-        # Output piped into e.g. `head`: stop quietly, and keep Python from
-        # complaining again when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+    except ImportError as exc:
+        # A dependency that is missing or broken: the installation's fault, not a bug.
+        notes = "; ".join(getattr(exc, "__notes__", []))
+        sys.stderr.write(f"kcross: error: cannot import {exc.name or 'a module'}: "
+                         f"{' '.join(str(exc).splitlines())}"
+                         f"{'; ' + notes if notes else ''} (the installation is incomplete: "
+                         f"reinstall kcross with its dependencies)\n")
+        sys.exit(EXIT_BROKEN)
     sys.exit(status)

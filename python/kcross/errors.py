@@ -1,18 +1,39 @@
-"""Exceptions the command line turns into one ``kcross: error: ...`` line.
+"""Exit statuses, and the exceptions the command line turns into one line on stderr.
 
 Anything derived from :class:`KcrossError` is an expected failure (bad input,
-unusable database, misbehaving harness) and must never produce a traceback;
-any other exception reaching ``main`` is a bug in kcross and is allowed to.
+unusable database, misbehaving harness, unwritable output) and must never
+produce a traceback; any other exception reaching ``main`` is a bug in kcross
+and is allowed to.  The exit statuses are kcross's and kcross-harness's
+alike (README, "Exit codes").
 """
 
+import signal
 
-EXIT_INTERRUPTED = 130  # the shell's status for "terminated by SIGINT"
+EXIT_OK = 0               # every benchmark ok or skipped
+EXIT_CHECK_FAILED = 1     # a benchmark failed its own check: a result (run complete, stored)
+EXIT_USAGE = 2            # bad input: options, files, database (one line on stderr)
+EXIT_BROKEN = 3           # the harness crashed or wrote garbage, output could not be written,
+#                           or a module kcross needs cannot be imported (one line on stderr)
+EXIT_INTERRUPTED = 130    # the shell's status for "terminated by SIGINT"
+EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. `| head`)
+
+
+def exit_for_signal(signum: int) -> int:
+    """The status a shell reports for a job ended by ``signum`` (SIGINT: 130, SIGTERM: 143)."""
+    return 128 + signum
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 class KcrossError(Exception):
     """An expected failure, reported as one line; ``exit_code`` is the process status."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class UserError(KcrossError):
@@ -24,13 +45,41 @@ class SchemaError(KcrossError):
 
 
 class HarnessError(KcrossError):
-    """The harness crashed, could not be started or wrote something unreadable.
+    """The harness crashed, could not be started, could not write its output or
+    wrote something unreadable.
 
-    Exit status 1, not 2: the user's input was fine, the measuring program was not.
+    Exit status 3, not 2 (the user's input was fine) nor 1 (that is a
+    benchmark's failed check, a result): the measuring program failed.
     """
 
-    exit_code = 1
+    exit_code = EXIT_BROKEN
 
 
 class StoreError(KcrossError):
     """The result database cannot be used (read-only, corrupt, unreachable, too new...)."""
+
+
+class OutputError(KcrossError):
+    """kcross's own standard output cannot be written (``> /dev/full``, I/O error)."""
+
+    exit_code = EXIT_BROKEN
+
+
+class OutputClosed(KcrossError):
+    """Standard output's reader went away (broken pipe, e.g. ``kcross run --json | head``).
+
+    Not an error of kcross's: it stops quietly with status 141, the shell's
+    status for a writer ended by SIGPIPE.  The message, when not empty, is the
+    one line worth saying (what became of a run in progress).
+    """
+
+    exit_code = EXIT_PIPE_CLOSED
+
+
+class Interrupted(KcrossError):
+    """Stopped by a signal (SIGINT, SIGTERM, SIGHUP): status 128 + the signal's number."""
+
+    def __init__(self, signum: int, message: str = "interrupted") -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.exit_code = exit_for_signal(signum)

@@ -2,9 +2,16 @@
 
 The harness does the measuring; this module only starts it, turns its stdout
 into validated records *as they arrive* (so results are stored and shown while
-later benchmarks still run) and translates its failures into kcross errors:
-exit status 2 with one stderr line is the user's mistake, anything else
-(crash, signal, unparsable output) is the harness's.
+later benchmarks still run) and translates its exit into kcross's terms:
+
+- 0, or 1 after an end record that counts failed results (a benchmark's
+  check failed: that is a result, not a crash): a normal end;
+- death by SIGINT, SIGTERM or SIGHUP: somebody stopped it (Ctrl-C reaches
+  the whole process group, and the harness may die of it before kcross's own
+  handler runs): :attr:`HarnessProcess.stopped_by` says which signal;
+- 2 with one stderr line before any output: the user's mistake;
+- anything else (3: it could not write its output; a crash, another signal,
+  unparsable output): the harness's failure.
 """
 
 from __future__ import annotations
@@ -19,12 +26,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import HarnessError, SchemaError, UserError
+from .errors import HarnessError, Interrupted, SchemaError, UserError, signal_name
 from .schema import parse_line
 
 HARNESS_NAME = "kcross-harness"
 ENV_VAR = "KCROSS_HARNESS"
 _STDERR_KEEP = 50  # lines of harness stderr kept for messages
+# Signals that mean "stop" when they end the harness: the user's or a supervisor's.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+EXIT_CHECK_FAILED = 1  # the harness's status when a benchmark's check failed
+EXIT_OUTPUT = 3        # the harness's status when it could not write its output
 
 
 class Received(NamedTuple):
@@ -75,7 +86,10 @@ class HarnessProcess:
 
     def __init__(self, command: Sequence[str], args: Sequence[str]) -> None:
         self.argv = [*command, *args]
-        self.interrupted = False
+        self.interrupted = False              # we asked it to stop
+        self.stopped_by: int | None = None    # it died of a stop signal we did not send
+        self.returncode: int | None = None
+        self._failed_results = 0              # as counted by its end record
         self.stderr_lines: list[str] = []
         try:
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
@@ -111,21 +125,18 @@ class HarnessProcess:
 
         Safe to call from a signal handler: it only sends signals.
         """
-        if self._proc.poll() is not None:
-            self.interrupted = True
-            return
         if self.interrupted:
             self._proc.kill()
         else:
             self.interrupted = True
-            self._proc.send_signal(signal.SIGINT)
+            self._proc.send_signal(signal.SIGINT)  # a no-op once it has exited
 
     def records(self) -> Iterator[Received]:
         """Yield each output line as a :class:`Received`, as soon as it is written.
 
-        Ends quietly at end of output if the harness exited with status 0 or
-        was interrupted by us; otherwise raises after the last good record,
-        so that the caller has already handled everything received.
+        Ends quietly at end of output if the harness ended normally (see the
+        module's docstring) or was stopped; otherwise raises after the last
+        good record, so that the caller has already handled everything received.
         """
         assert self._proc.stdout is not None
         lineno = 0
@@ -146,14 +157,21 @@ class HarnessProcess:
                     return
                 detail = str(exc) if isinstance(exc, SchemaError) else f"{where}: not UTF-8"
                 raise HarnessError(f"harness wrote an invalid record: {detail}") from None
+            if record.get("type") == "end" and isinstance(record.get("failed"), int):
+                self._failed_results = record["failed"]
             yield Received(record, where, text.rstrip("\n"))
         self._finish(lineno)
 
     def _finish(self, lines: int) -> None:
-        """Turn the exit status into an error unless it was a clean or requested exit."""
-        rc = self._proc.wait()
+        """Turn the exit status into an error unless it was a normal or requested end."""
+        rc = self.returncode = self._proc.wait()
         self._stderr_thread.join(timeout=5)
         if rc == 0 or self.interrupted:
+            return
+        if rc == EXIT_CHECK_FAILED and self._failed_results > 0:
+            return  # the end record counted the failed checks: a result, not a crash
+        if -rc in STOP_SIGNALS:
+            self.stopped_by = -rc
             return
         last = self.stderr_lines[-1] if self.stderr_lines else ""
         prefix = f"{HARNESS_NAME}: "
@@ -161,10 +179,9 @@ class HarnessProcess:
         if rc == 2 and lines == 0:
             raise UserError(last or f"{HARNESS_NAME} rejected its arguments (exit status 2)")
         if rc < 0:
-            try:
-                how = f"was killed by {signal.Signals(-rc).name}"
-            except ValueError:
-                how = f"was killed by signal {-rc}"
+            how = f"was killed by {signal_name(-rc)}"
+        elif rc == EXIT_OUTPUT:
+            how = "could not write its output (exit status 3)"
         else:
             how = f"exited with status {rc}"
         raise HarnessError(f"{HARNESS_NAME} {how} after {lines} output line(s)"
@@ -174,4 +191,7 @@ class HarnessProcess:
 def collect(command: Sequence[str], args: Sequence[str]) -> list[dict[str, Any]]:
     """Run a short harness command (``list``, ``sysinfo``) and return all its records."""
     with HarnessProcess(command, args) as proc:
-        return [line.record for line in proc.records()]
+        records = [line.record for line in proc.records()]
+    if proc.stopped_by is not None:
+        raise Interrupted(proc.stopped_by)
+    return records

@@ -1,24 +1,38 @@
 """``kcross run``: drive the harness, store each result as it arrives, report.
 
-Ctrl-C is handled by a signal handler rather than KeyboardInterrupt so that
-it can never land in the middle of a database commit: the handler only asks
-the harness to stop; the loop then sees the harness's output end, keeps what
-was received and marks the run ``interrupted``.
+A run recorded as ``running`` is always closed, whatever ends it:
+
+- the harness's end record: ``complete``, also when benchmarks failed their
+  checks (a result: the table shows the failed rows, exit status 1);
+- SIGINT (Ctrl-C), SIGTERM (``timeout``, ``kill``) or SIGHUP (the terminal
+  went away), to kcross or to the harness, once or in a burst: ``interrupted``,
+  exit status 128 + the signal's number (130 for SIGINT);
+- standard output's reader going away (``kcross run --json | head``):
+  ``interrupted``, one line on stderr, exit status 141;
+- a misbehaving harness or unwritable output: ``failed``, one line;
+- any other exception (a bug): ``failed``, then the traceback.
+
+The signals are caught for the whole command, the final write to the store
+included, by a handler that only asks the harness to stop (a second signal
+kills it): a signal can therefore never land in the middle of a database
+commit, and the loop sees the harness's output end, keeps what was received
+and marks the run.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
 from rich.console import Console
 
 from . import render
-from .errors import EXIT_INTERRUPTED, HarnessError, KcrossError, SchemaError, StoreError
-from .harness import HarnessProcess
+from .errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, KcrossError, OutputClosed, \
+    OutputError, SchemaError, StoreError, exit_for_signal, signal_name
+from .harness import STOP_SIGNALS, HarnessProcess
 from .progress import RunProgress
 from .schema import RunStream
 from .store import Store
@@ -34,77 +48,161 @@ class RunRequest:
     json_output: bool
 
 
+class StopSignals:
+    """Catch SIGINT, SIGTERM and SIGHUP: remember the first, call ``on_stop`` for each.
+
+    Installed for good (:func:`run` then ignores them): ``kcross run`` is the
+    process's last act, and a late signal of a burst must find this handler,
+    not the default one, or it would interrupt the final write to the store
+    or the exit itself.  A
+    signal ignored when kcross started (``nohup``, a background job without
+    job control) stays ignored.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.on_stop: Callable[[], None] | None = None
+
+    def _handler(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+        if self.on_stop is not None:
+            self.on_stop()
+
+    def install(self) -> StopSignals:
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, self._handler)
+        return self
+
+    def ignore(self) -> None:
+        """Once the run is marked, a late signal of a burst has nothing left to stop.
+
+        Ignored, not blocked: other threads (numpy's BLAS pool) do not share
+        the main thread's mask, and Python restores the default handlers
+        while it finalizes, so a late SIGINT would otherwise kill the exit
+        with a status saying the run was not handled.
+        """
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for the run's ``error`` column."""
+    text = " ".join(str(exc).splitlines())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def run(store: Store, request: RunRequest, out: Console, err: Console) -> int:
-    """Run the benchmarks; return the exit status (0, or 130 when interrupted)."""
+    """Run the benchmarks; return the exit status (see the module docstring)."""
+    stop = StopSignals().install()
+    try:
+        return _run(store, request, out, err, stop)
+    finally:
+        stop.ignore()
+
+
+def _run(store: Store, request: RunRequest, out: Console, err: Console,
+         stop: StopSignals) -> int:
     stream = RunStream()
     run_id: int | None = None
     progress = RunProgress(err)
+    closed: OutputClosed | None = None
+
+    def mark_failed(exc: BaseException) -> str:
+        """Close the run as failed; return what to tell the user about it."""
+        assert run_id is not None
+        try:
+            store.finish_run(run_id, "failed", error=_describe(exc))
+        except StoreError as store_exc:
+            return f"run {run_id} could not be marked failed: {store_exc}"
+        return f"{len(stream.results)} result(s) kept in run {run_id} (marked failed)"
+
     with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
-
-        def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        stop.on_stop = proc.interrupt
+        if stop.signum is not None:  # arrived while the harness was being started
             proc.interrupt()
-
-        # A SIGINT ignored at startup (background job, nohup) stays ignored.
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, on_sigint)
         try:
             for line in proc.records():
                 try:
                     stream.add(line.record, line.where)
                 except SchemaError as exc:
                     raise HarnessError(f"harness broke the stream order: {exc}") from None
-                if request.json_output:
-                    sys.stdout.write(line.text + "\n")
-                    sys.stdout.flush()
                 rtype = line.record["type"]
                 if rtype == "plan":
                     assert stream.fingerprint is not None  # RunStream enforces the order
                     run_id = store.start_run(stream.fingerprint, line.record,
                                              command=request.command)
-                    progress.start(line.record)
                 elif rtype == "result":
                     assert run_id is not None
                     store.add_result(run_id, len(stream.results) - 1, line.record)
+                if request.json_output:  # after storing: a result is kept whatever the output
+                    sys.stdout.write(line.text + "\n")
+                    sys.stdout.flush()
+                if rtype == "plan":
+                    progress.start(line.record)
+                elif rtype == "result":
                     progress.advance(line.record)
-            if not proc.interrupted and not stream.complete:
+            if not stream.complete and not proc.interrupted and proc.stopped_by is None:
                 raise HarnessError(f"harness stopped without an end record after "
                                    f"{len(stream.results)} result(s)")
+        except OutputClosed as exc:
+            proc.interrupt()  # nobody reads the results any more: stop measuring
+            closed = exc
         except KcrossError as exc:
             if run_id is None:
                 raise
-            note = f"{len(stream.results)} result(s) kept in run {run_id} (marked failed)"
-            try:
-                store.finish_run(run_id, "failed", error=str(exc))
-            except StoreError as store_exc:
-                note = f"run {run_id} could not be marked failed: {store_exc}"
-            raise type(exc)(f"{exc}; {note}") from None
+            raise type(exc)(f"{exc}; {mark_failed(exc)}") from None
+        except BaseException as exc:  # a bug, or e.g. a module that cannot be imported
+            if run_id is not None:
+                note = mark_failed(exc)
+                if isinstance(exc, ImportError):
+                    exc.add_note(note)  # cli turns an ImportError into one line
+            raise
         finally:
             progress.stop()
-            signal.signal(signal.SIGINT, previous)
+            stop.on_stop = None
         warnings = list(proc.stderr_lines)
 
-    if proc.interrupted and not stream.complete:
+    signum = stop.signum if stop.signum is not None else proc.stopped_by
+    if not stream.complete and (signum is not None or closed is not None):
+        why = "standard output closed" if closed is not None else \
+            f"interrupted by {signal_name(signum or 0)}"
         if run_id is None:
-            err.print("kcross: interrupted before the run started; nothing stored",
-                      highlight=False, markup=False)
+            message = f"{why} before the run started; nothing stored"
         else:
-            store.finish_run(run_id, "interrupted", error="interrupted by the user")
+            store.finish_run(run_id, "interrupted", error=why)
             planned = len(stream.plan["benchmarks"]) if stream.plan else 0
-            err.print(f"kcross: interrupted; kept {len(stream.results)} of {planned} "
-                      f"benchmark(s) in run {run_id} (see 'kcross show {run_id}')",
-                      highlight=False, markup=False)
-        return EXIT_INTERRUPTED
+            message = (f"kept {len(stream.results)} of {planned} benchmark(s) in run {run_id} "
+                       f"(see 'kcross show {run_id}')")
+            message = f"{why}; {message}, marked interrupted" if closed is not None \
+                else f"interrupted; {message}"
+        if closed is not None:
+            raise OutputClosed(message)
+        err.print(f"kcross: {message}", highlight=False, markup=False)
+        return exit_for_signal(signum or 0)
 
     assert run_id is not None and stream.end is not None and stream.fingerprint is not None
     store.finish_run(run_id, "complete", end=stream.end)
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
+    end = stream.end
+    failed = int(end["failed"]) or sum(r["status"] == "failed" for r in stream.results)
     if not request.json_output:
-        out.print(render.results_table(stream.results, title=f"run {run_id}"))
-        out.print(render.run_footer(stream.fingerprint, stream.results))
-        end = stream.end
-        out.print(f"run {run_id}: {end['ok']} ok, {end['skipped']} skipped, {end['failed']} "
-                  f"failed in {end['elapsed_s']:.1f} s; stored in {store.target.display}",
-                  highlight=False, markup=False)
-    return 0
+        try:
+            out.print(render.results_table(stream.results, title=f"run {run_id}"))
+            out.print(render.run_footer(stream.fingerprint, stream.results))
+            out.print(f"run {run_id}: {end['ok']} ok, {end['skipped']} skipped, "
+                      f"{end['failed']} failed in {end['elapsed_s']:.1f} s; stored in "
+                      f"{store.target.display}", highlight=False, markup=False)
+            sys.stdout.flush()
+        except (OutputClosed, OutputError) as exc:
+            what = str(exc) or "standard output closed"
+            raise type(exc)(f"{what}; run {run_id} is stored complete "
+                            f"(see 'kcross show {run_id}')") from None
+    if failed:
+        err.print(f"kcross: {failed} benchmark(s) failed their check; run {run_id} is "
+                  f"complete (exit status 1)", style="red", highlight=False, markup=False)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+

@@ -157,8 +157,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     die_after = knob("KCROSS_FAKE_DIE_AFTER")
     emit({"type": "fingerprint", **FINGERPRINT})
     emit({"type": "plan", "benchmarks": [{"suite": b[0], "name": b[1]} for b in chosen],
-          "samples": n, "min_batch_ms": 2.0 if args.quick else 10.0,
-          "warmup_ms": 5.0 if args.quick else 50.0, "cpu": args.cpu})
+          "samples": n, "min_batch_ms": args.min_batch_ms or (2.0 if args.quick else 10.0),
+          "warmup_ms": args.warmup_ms if args.warmup_ms is not None
+          else (5.0 if args.quick else 50.0), "cpu": args.cpu})
     counts = {"ok": 0, "skipped": 0, "failed": 0}
     for done, bench in enumerate(chosen):
         if garbage_after == done:
@@ -168,9 +169,15 @@ def cmd_run(args: argparse.Namespace) -> None:
             os._exit(1)
         time.sleep(delay)
         rec = result(*bench, n=n, index=REGISTRY.index(bench), cpu=args.cpu)
+        forced_fail = os.environ.get("KCROSS_TEST_FAIL")  # minimal stand-in (py-cli)
+        if forced_fail and rec["status"] == "ok" and any(
+                fnmatch.fnmatchcase(x, forced_fail) for x in (bench[1], f"{bench[0]}/{bench[1]}")):
+            rec.update(status="failed", reason="forced failure (KCROSS_TEST_FAIL, for tests)",
+                       samples=[], ticks=[], overhead=None, disturbed=[])
         counts[rec["status"]] += 1
         emit(rec)
     emit({"type": "end", **counts, "elapsed_s": round(0.1 * len(chosen), 3)})
+    sys.exit(1 if counts["failed"] else 0)
 
 
 def cmd_list(args: argparse.Namespace) -> None:
@@ -191,6 +198,8 @@ def main() -> None:
     run.add_argument("--quick", action="store_true")
     run.add_argument("--samples", type=positive_int)
     run.add_argument("--cpu", type=int)
+    run.add_argument("--min-batch-ms", type=float)
+    run.add_argument("--warmup-ms", type=float)
     run.add_argument("--interleave", action="store_true")
     lst = sub.add_parser("list")
     lst.add_argument("--json", action="store_true")

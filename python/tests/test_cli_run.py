@@ -124,7 +124,7 @@ def test_sysinfo(kcross: Kcross) -> None:
 
 def test_harness_garbage_keeps_results_and_fails_run(kcross: Kcross, db_path: Path) -> None:
     proc = kcross("run", "--quick", extra_env={"KCROSS_FAKE_GARBAGE_AFTER": "2"})
-    line = assert_one_line_error(proc, code=1, after_progress=True)
+    line = assert_one_line_error(proc, code=3, after_progress=True)
     assert "harness output line 5: not a JSON record" in line
     assert "2 result(s) kept in run 1" in line
     assert query(db_path, "SELECT status FROM runs") == [("failed",)]
@@ -133,7 +133,7 @@ def test_harness_garbage_keeps_results_and_fails_run(kcross: Kcross, db_path: Pa
 
 def test_harness_death_keeps_results(kcross: Kcross, db_path: Path) -> None:
     proc = kcross("run", "--quick", extra_env={"KCROSS_FAKE_DIE_AFTER": "3"})
-    line = assert_one_line_error(proc, code=1, after_progress=True)
+    line = assert_one_line_error(proc, code=3, after_progress=True)
     assert "exited with status 1" in line and "simulated crash" in line
     assert query(db_path, "SELECT status, error IS NOT NULL FROM runs") == [("failed", 1)]
     assert query(db_path, "SELECT count(*) FROM results") == [(3,)]
@@ -142,7 +142,7 @@ def test_harness_death_keeps_results(kcross: Kcross, db_path: Path) -> None:
 
 def test_wrong_schema_from_harness_is_refused(kcross: Kcross, db_path: Path) -> None:
     proc = kcross("run", extra_env={"KCROSS_FAKE_SCHEMA": "2"})
-    assert_one_line_error(proc, code=1, contains="record is schema 2, this kcross reads schema 1")
+    assert_one_line_error(proc, code=3, contains="record is schema 2, this kcross reads schema 1")
     assert query(db_path, "SELECT count(*) FROM runs") == [(0,)]
 
 
