@@ -345,6 +345,16 @@ def _drop_stdout() -> None:
         pass
 
 
+def _failed_import(exc: ImportError) -> str:
+    """The module that failed: its name, else the file whose import raised."""
+    if exc.name:
+        return exc.name
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename if tb is not None else "a module"
+
+
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -386,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except ImportError as exc:
         # A dependency that is missing or broken: the installation's fault, not a bug.
         notes = "; ".join(getattr(exc, "__notes__", []))
-        sys.stderr.write(f"kcross: error: cannot import {exc.name or 'a module'}: "
+        sys.stderr.write(f"kcross: error: cannot import {_failed_import(exc)}: "
                          f"{' '.join(str(exc).splitlines())}"
                          f"{'; ' + notes if notes else ''} (the installation is incomplete: "
                          f"reinstall kcross with its dependencies)\n")
