@@ -76,8 +76,12 @@ def _counters_cell(record: dict[str, Any]) -> str:
 def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -> Table:
     """One row per benchmark: median, CI of the median (±% of it), min, spread, N..."""
     table = Table(title=title, title_justify="left", header_style="bold")
+    # The figures are in each record's own unit: all ns/op says so once in
+    # the header, any other unit is written next to every figure.
+    units = {rec["unit"] for rec in results if rec["status"] == "ok"}
+    unit_in_cells = not units <= {"ns/op"}
     table.add_column("benchmark", no_wrap=True)
-    table.add_column("median ns/op", justify="right")
+    table.add_column("median" if unit_in_cells else "median ns/op", justify="right")
     table.add_column("CI95 of median", justify="right")
     table.add_column("min", justify="right")
     table.add_column("spread", justify="right")
@@ -114,7 +118,10 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -
         median_cell = format_ns(desc.median)
         if (rec.get("overhead") or {}).get("subtracted"):
             median_cell += OVERHEAD_MARK
-        _add_row(table, label, median_cell, ci_cell, format_ns(desc.min), spread_cell,
+        min_cell = format_ns(desc.min)
+        if unit_in_cells:
+            median_cell, min_cell = f"{median_cell} {rec['unit']}", f"{min_cell} {rec['unit']}"
+        _add_row(table, label, median_cell, ci_cell, min_cell, spread_cell,
                       str(desc.n), disturbed, _counters_cell(rec), "ok")
     return table
 

@@ -30,8 +30,9 @@ from conftest import Kcross, assert_one_line_error
     (["run", "--suite", "syscall", "--suite", "vdso"], "--suite given twice"),
     (["show", "1", "2"], "unrecognized arguments: 2"),
 ])
-def test_argument_errors(kcross: Kcross, args: list[str], message: str) -> None:
+def test_argument_errors(kcross: Kcross, db_path: Path, args: list[str], message: str) -> None:
     assert_one_line_error(kcross(*args), contains=message)
+    assert not db_path.exists()  # refused before anything was opened
 
 
 def test_no_command_prints_the_usage(kcross: Kcross) -> None:

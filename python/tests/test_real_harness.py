@@ -74,3 +74,64 @@ def test_real_interleaved_run(kcross: Kcross, db_path: Path) -> None:
     assert [r["name"] for r in results] == ["getppid-dispatch", "getppid-call"]
     assert all(r["status"] == "ok" and len(r["samples"]) == 11 for r in results)
     assert len(query(db_path, "SELECT id FROM results")) == 2
+
+
+def test_real_forced_failure_is_a_result(kcross: Kcross, db_path: Path) -> None:
+    """KCROSS_TEST_FAIL forces a benchmark's check to fail: a complete run, the
+    failed row in the table, exit status 1."""
+    proc = kcross("run", "--bench", "getppid-*", "--quick", "--warmup-ms", "0",
+                  "--min-batch-ms", "0.2", "--harness", str(REAL), timeout=120,
+                  extra_env={"KCROSS_TEST_FAIL": "getppid-inline"})
+    rows = dict(query(db_path, "SELECT name, status FROM results")) if db_path.exists() else {}
+    if proc.returncode == 0 and rows.get("getppid-inline") == "ok":
+        pytest.skip(f"{REAL} does not honour KCROSS_TEST_FAIL (a harness older than issue 7)")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "error" not in proc.stderr
+    assert rows["getppid-inline"] == "failed"
+    assert any(status == "ok" for status in rows.values())
+    assert query(db_path, "SELECT status, error FROM runs") == [("complete", None)]
+    row = next(line for line in proc.stdout.splitlines() if "syscall/getppid-inline" in line)
+    assert "failed: forced failure" in row
+    assert "failed their check; run 1 is complete (exit status 1)" in proc.stderr
+
+
+def _plan(*args: str) -> dict:
+    """The harness's plan for ARGS, read before it measures anything."""
+    harness = subprocess.Popen([str(REAL), "run", "--json", "--bench", "getppid-inline", *args],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert harness.stdout is not None
+        lines = [harness.stdout.readline() for _ in range(2)]
+    finally:
+        harness.kill()
+        harness.wait()
+    return json.loads(lines[1])
+
+
+def test_help_states_the_harness_defaults() -> None:
+    """kcross's --help numbers (default and --quick) are what the harness does."""
+    from kcross import cli
+
+    plan = _plan()
+    assert (plan["samples"], plan["warmup_ms"], plan["min_batch_ms"]) == (
+        cli.DEFAULT_SAMPLES, cli.DEFAULT_WARMUP_MS, cli.DEFAULT_MIN_BATCH_MS)
+    quick = _plan("--quick")
+    assert (quick["samples"], quick["warmup_ms"], quick["min_batch_ms"]) == (
+        cli.QUICK_SAMPLES, cli.QUICK_WARMUP_MS, cli.DEFAULT_MIN_BATCH_MS)
+
+
+def test_real_harness_ranges_match_kcross() -> None:
+    """Every value kcross accepts at the edge of a range, the harness accepts too,
+    and one step beyond, the harness refuses it as well (exit 2)."""
+    from kcross import cli
+
+    def status(*args: str) -> int:
+        return subprocess.run([str(REAL), "list", "--bench", "getppid-inline", *args],
+                              capture_output=True, timeout=30).returncode
+
+    # `list` parses the run options too, without measuring
+    edges = [("--samples", cli.SAMPLES_RANGE, 1), ("--warmup-ms", cli.WARMUP_MS_RANGE, 1),
+             ("--min-batch-ms", cli.MIN_BATCH_MS_RANGE, 0.001)]
+    for option, (lo, hi), step in edges:
+        assert status(option, f"{lo:.10g}") == 0 == status(option, f"{hi:.10g}"), option
+        assert status(option, f"{lo - step:.10g}") == 2 == status(option, f"{hi + step:.10g}"), option
