@@ -7,7 +7,7 @@
  *   measure.c      the method: warm up, size the batch, sample, overhead
  *   threads.c      pinning and the multi-threaded batches
  *   output.c       the result record (JSON) and the readable table line
- *   registry.c     the one table of benchmarks, used by list and run
+ *   registry.c     joins the suites (each bench/NAME.c defines its own)
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
  *   bench/NAME.c   the benchmarks themselves
@@ -99,6 +99,8 @@ enum kh_bench_status { KH_OK = 0, KH_SKIP = 1, KH_FAIL = 2 };
  */
 struct kh_bench_ctx {
 	uint64_t iters;
+	long arg;		/* the row's parameter: read it with kh_arg() */
+	bool arg_read;		/* kh_arg() was called (the registry test checks) */
 	const struct kh_timer *timer;
 	const struct kh_counters *counters;
 	struct kh_snapshot snap[2];
@@ -115,6 +117,13 @@ struct kh_bench_ctx {
 	int threads;
 	int thread_cpu[KH_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
 };
+
+/* The row's parameter (struct kh_bench.arg): variants of one function. */
+static inline long kh_arg(struct kh_bench_ctx *c)
+{
+	c->arg_read = true;
+	return c->arg;
+}
 
 static inline void kh_bench_begin(struct kh_bench_ctx *c)
 {
@@ -179,15 +188,42 @@ enum kh_need {
 	KH_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
 };
 
+/*
+ * One row of a suite: a benchmark.  Variants of one operation (thread
+ * counts, same CPU or across CPUs...) are rows sharing `fn` with different
+ * `arg`s, which fn reads with kh_arg(); (fn, arg) is unique.
+ */
 struct kh_bench {
-	const char *suite;
-	const char *name;
+	const char *name;	/* unique within its suite; stored results key on it */
 	const char *summary;
 	kh_bench_fn fn;
 	unsigned int needs;	/* enum kh_need bits */
+	long arg;		/* passed to fn as kh_arg(c) */
+	const char *suite;	/* leave unset: the registry fills it in */
 };
 
-extern const struct kh_bench kh_benches[];	/* ends with {NULL} */
+/*
+ * A suite: each bench/NAME.c defines its own, beside its benchmarks,
+ *
+ *     static const struct kh_bench benches[] = {
+ *             { "op", "what one operation is", bench_op, needs, arg, NULL },
+ *             ...
+ *             { NULL, NULL, NULL, 0, 0, NULL },
+ *     };
+ *     const struct kh_suite kh_suite_NAME = { "NAME", benches };
+ *
+ * and registry.c lists &kh_suite_NAME once.
+ */
+struct kh_suite {
+	const char *name;
+	const struct kh_bench *benches;	/* ends with a row whose name is NULL */
+};
+
+/* Every benchmark of every suite, in order, suite filled in; ends with a
+ * row whose name is NULL.  `list` and `run` both walk it. */
+const struct kh_bench *kh_registry(void);
+/* Does glob (fnmatch) match b's name or suite/name? */
+bool kh_bench_matches(const struct kh_bench *b, const char *glob);
 /* NULL when the machine has all that b needs, else the first reason. */
 const char *kh_bench_unmet(const struct kh_bench *b);
 const char *kh_need_names(unsigned int needs, char *buf, size_t len);
@@ -199,7 +235,16 @@ struct kh_method {
 	double min_batch_ms;
 	double warmup_ms;
 	int cpu;		/* -1: choose */
+	const char *force_fail;	/* KCROSS_TEST_FAIL: a glob of benchmarks whose
+				 * check is forced to fail (tests), or NULL */
 };
+
+/* Batches of the final size whose median ns/op sizes the batch (measure.c). */
+#define KH_SIZING_BATCHES 5
+/* Sizing batches whose ns/op differ by more than this factor are flagged. */
+#define KH_SIZING_DISAGREE 4.0
+#define KH_FORCED_FAILURE "forced failure (KCROSS_TEST_FAIL, for tests)"
+
 
 /* Something the harness noticed about a result that a reader must weigh
  * (written as `flags`; docs/result-format.md lists the names). */
