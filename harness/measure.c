@@ -162,7 +162,9 @@ static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_i
 		for (int i = 0; i < KH_SIZING_BATCHES; i++) {
 			if ((st = run_batch(ms->b->fn, c, iters)) != KH_OK)
 				return st;
-			per_op[n++] = batch_ticks(c) / (double)iters;
+			/* A batch shorter than the timer's tick counts as one tick:
+			 * at most that fast, never infinitely so. */
+			per_op[n++] = fmax(batch_ticks(c), 1) / (double)iters;
 		}
 		med = kh_median(per_op + n - KH_SIZING_BATCHES, KH_SIZING_BATCHES);
 		if (!(med > 0))
