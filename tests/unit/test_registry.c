@@ -4,7 +4,8 @@
  * harness/bench/NAME.c defines):
  *
  *   names      every row has a suite, a name and a summary; suite/name is
- *              unique (stored results key on it); the percpu-scaling names
+ *              unique (stored results key on it), a suite name is defined
+ *              by one table only; the percpu-scaling names
  *              that results were stored under still exist;
  *   variants   rows sharing a function differ in arg ((fn, arg) unique),
  *              and such a row's first call (setup + check) reads its arg
@@ -60,6 +61,15 @@ int main(void)
 			}
 		}
 	}
+	/* One table per suite name: its rows form one run in the joined list. */
+	for (const struct kh_bench *b = all; b->name; b++)
+		if (b > all && strcmp(b[-1].suite, b->suite))
+			for (const struct kh_bench *o = all; o < b - 1; o++)
+				if (!strcmp(o->suite, b->suite)) {
+					tap_ok(0, "suite %s is defined twice", b->suite);
+					dups++;
+					break;
+				}
 	tap_ok(n > 0, "the registry lists %d benchmarks", n);
 	tap_ok(dups == 0, "suite/name unique (%d duplicates)", dups);
 	tap_ok(same == 0, "(function, arg) unique (%d pairs alike)", same);
