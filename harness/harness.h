@@ -239,12 +239,8 @@ struct kh_method {
 				 * check is forced to fail (tests), or NULL */
 };
 
-/* Batches of the final size whose median ns/op sizes the batch (measure.c). */
-#define KH_SIZING_BATCHES 5
-/* Sizing batches whose ns/op differ by more than this factor are flagged. */
-#define KH_SIZING_DISAGREE 4.0
+/* The reason of a check failed on purpose (KCROSS_TEST_FAIL, measure.c). */
 #define KH_FORCED_FAILURE "forced failure (KCROSS_TEST_FAIL, for tests)"
-
 
 /* Something the harness noticed about a result that a reader must weigh
  * (written as `flags`; docs/result-format.md lists the names). */

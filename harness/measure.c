@@ -133,7 +133,9 @@ static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
  * these batches' ticks/op are compared: a spread over KH_SIZING_DISAGREE
  * is flagged with the figures.
  */
-#define KH_SIZING_ROUNDS 4
+#define KH_SIZING_BATCHES 5	/* batches per round, sized from their median */
+#define KH_SIZING_ROUNDS 4	/* rounds at most, while the size grows */
+#define KH_SIZING_DISAGREE 4.0	/* max/min ns/op of sizing batches flagged */
 static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_io)
 {
 	struct kh_bench_ctx *c = &ms->c;
