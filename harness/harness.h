@@ -10,7 +10,7 @@
  *   registry.c     joins the suites (each bench/NAME.c defines its own)
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
- *   bench/NAME.c   the benchmarks themselves
+ *   bench/NAME.c   a suite: its benchmarks and its table of rows
  */
 #ifndef KCROSS_HARNESS_H
 #define KCROSS_HARNESS_H
