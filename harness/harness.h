@@ -38,6 +38,9 @@ struct kh_timer {
 	const char *why_fallback; /* why the cycle counter is not used, or NULL */
 };
 
+/* KCROSS_TIMER's valid values (kc_setting), NULL-terminated. */
+extern const char *const kh_timer_setting_values[];
+
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
 int kh_timer_init(struct kh_timer *t, double calib_ms);
 uint64_t kh_clock_raw_ns(void);
@@ -68,7 +71,8 @@ struct kh_counters {
 	int fd[KH_EV_COUNT];			/* -1 when unavailable */
 	int slot[KH_EV_COUNT];			/* index within its group read */
 	int errnum[KH_EV_COUNT];		/* why it could not be opened */
-	int paranoid;
+	int paranoid;				/* perf_event_paranoid, */
+	bool paranoid_known;			/* if it could be read */
 };
 
 struct kh_snapshot {
@@ -319,6 +323,22 @@ size_t kh_utf8_len(const unsigned char *p);
 /* Write the fingerprint's fields into an open writer (JSON or text). */
 void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 			  const struct kh_counters *c, int cpu);
+/*
+ * The harness's own environment forcings (the library's are
+ * kc_library_settings): name and valid values (NULL: any non-empty value),
+ * NULL-terminated.  The fingerprint's `forced` object records these and the
+ * library's, each validated value or null.
+ */
+struct kh_setting {
+	const char *name;
+	const char *const *valid;
+};
+extern const struct kh_setting kh_settings[];
+/* NULL when every forcing, the library's and the harness's, is valid or
+ * unset; else the first one's error line "NAME=value: not one of a, b"
+ * (a static buffer), for main.c to refuse the run with. */
+const char *kh_settings_error(void);
+
 /* Is IA32 emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
 const char *kh_probe_ia32(void);
 
