@@ -240,8 +240,11 @@ static void open_(struct kh_json *j, const char *k, char c)
 		misuse("nesting deeper than KH_JSON_MAX_DEPTH, or after kh_json_end");
 	key(j, k);
 	if (j->text) {
-		if (c == '{')
+		if (c == '{') {
+			if (j->len && j->buf[j->len - 1] == ' ')
+				j->len--;	/* "key:" alone on its line */
 			putc_(j, '\n');
+		}
 	} else {
 		putc_(j, c);
 	}
