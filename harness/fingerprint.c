@@ -173,7 +173,7 @@ static bool flag_wanted(const char *flag)
 
 static void json_cpu(struct kh_json *j)
 {
-	static char flags[8192];
+	static char flags[8192], list[8192];
 	char buf[256];
 
 	kh_json_obj(j, "cpu");
@@ -201,8 +201,9 @@ static void json_cpu(struct kh_json *j)
 	}
 	/* Not sysconf(_SC_NPROCESSORS_ONLN): without /sys and /proc it
 	 * falls back to a guess (1, or the affinity mask). */
-	if (slurp("/sys/devices/system/cpu/online", buf, sizeof(buf)) && cpulist_count(buf) > 0)
-		kh_json_int(j, "online", cpulist_count(buf));
+	if (slurp("/sys/devices/system/cpu/online", list, sizeof(list)) &&
+	    strlen(list) < sizeof(list) - 1 && cpulist_count(list) > 0)
+		kh_json_int(j, "online", cpulist_count(list));
 	else
 		kh_json_null(j, "online");
 	json_file(j, "possible", "/sys/devices/system/cpu/possible");

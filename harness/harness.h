@@ -72,7 +72,7 @@ struct kh_counters {
 	int slot[KH_EV_COUNT];			/* index within its group read */
 	int errnum[KH_EV_COUNT];		/* why it could not be opened */
 	int paranoid;				/* perf_event_paranoid, */
-	bool paranoid_known;			/* if it could be read */
+	bool paranoid_known;			/* valid only when this is true */
 };
 
 struct kh_snapshot {
