@@ -53,7 +53,7 @@ static void fail(struct kh_json *j, int err)
 
 static void put(struct kh_json *j, const char *s, size_t n)
 {
-	if (j->err)
+	if (j->err || !n)
 		return;
 	if (j->len + n > j->cap) {
 		size_t cap = j->cap ? j->cap : 4096;
