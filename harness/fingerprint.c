@@ -75,7 +75,7 @@ static void json_file(struct kh_json *j, const char *key, const char *path)
 }
 
 /* The value of the first "key<tabs>: value" line of /proc/cpuinfo. */
-static char *cpuinfo(const char *key, char *out, size_t len)
+static char *cpuinfo_any(const char *key, char *out, size_t len)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	char *line = NULL;
@@ -101,6 +101,31 @@ static char *cpuinfo(const char *key, char *out, size_t len)
 	free(line);
 	fclose(f);
 	return res;
+}
+
+/*
+ * A key only this architecture's /proc/cpuinfo has.  Under user-mode
+ * emulation (qemu-user) the file describes the host's CPU, another
+ * architecture: then nothing in it is this CPU's, and it counts as unreadable.
+ */
+#if defined(KC_ARCH_X86_64)
+# define CPUINFO_SIGNATURE "vendor_id"
+#elif defined(KC_ARCH_AARCH64)
+# define CPUINFO_SIGNATURE "CPU implementer"
+#elif defined(KC_ARCH_PPC64LE)
+# define CPUINFO_SIGNATURE "timebase"
+#else
+# error "cpuinfo signature key: add this architecture"
+#endif
+
+static char *cpuinfo(const char *key, char *out, size_t len)
+{
+	static int ours = -1;	/* unknown yet */
+	char sig[64];
+
+	if (ours < 0)
+		ours = cpuinfo_any(CPUINFO_SIGNATURE, sig, sizeof(sig)) != NULL;
+	return ours ? cpuinfo_any(key, out, len) : NULL;
 }
 
 /* A number from /proc/cpuinfo; null when absent or not a number. */

@@ -10,6 +10,9 @@
 #       no flags, perf_event_paranoid 99); with /proc and /sys the same
 #       fields are known, so the check can fail.  Exit 77 (skipped) when the
 #       root cannot be arranged: not root, a cross binary, not static.
+#   harness_fingerprint.sh emulated HARNESS EMULATOR
+#       under user-mode emulation /proc/cpuinfo is the host's, another
+#       architecture's: the cpu facts from it are null, not the host's.
 #
 # The writer's output is deterministic (no spaces, keys in a fixed order),
 # so exact substrings are checked: no JSON parser is needed where this runs.
@@ -107,8 +110,25 @@ elif [ "$mode" = empty-root ]; then
 	esac
 	check "empty root: power null (unreadable cpufreq)" \
 		has "$out" '"power":{"governor":null,"driver":null}'
+elif [ "$mode" = emulated ]; then
+	if [ -z "$emulator" ]; then echo "1..0 # SKIP native build: no emulator"; exit 77; fi
+	out=$(fingerprint)
+	case $out in
+	*'"arch":"x86_64"'*) sig=vendor_id ;;
+	*'"arch":"aarch64"'*) sig='CPU implementer' ;;
+	*'"arch":"ppc64le"'*) sig=timebase ;;
+	*) echo "1..0 # SKIP unknown arch in: $(printf '%s' "$out" | head -c 200)"; exit 77 ;;
+	esac
+	if [ ! -r /proc/cpuinfo ] || grep -q "^$sig" /proc/cpuinfo; then
+		echo "1..0 # SKIP the host's /proc/cpuinfo is unreadable or of the same architecture"
+		exit 77
+	fi
+	# The host's cpuinfo (another architecture) says nothing of this CPU.
+	for fact in '"vendor":null' '"model":null' '"flags":null' '"microcode":null'; do
+		check "under $emulator, the host's /proc/cpuinfo is not used: $fact" has "$out" "$fact"
+	done
 else
-	echo "usage: $0 forced|empty-root HARNESS [EMULATOR]" >&2
+	echo "usage: $0 forced|empty-root|emulated HARNESS [EMULATOR]" >&2
 	exit 2
 fi
 echo "1..$n"
