@@ -38,6 +38,9 @@ struct kh_timer {
 	const char *why_fallback; /* why the cycle counter is not used, or NULL */
 };
 
+/* KCROSS_TIMER's valid values (kc_setting), NULL-terminated. */
+extern const char *const kh_timer_setting_values[];
+
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
 int kh_timer_init(struct kh_timer *t, double calib_ms);
 uint64_t kh_clock_raw_ns(void);
@@ -68,7 +71,8 @@ struct kh_counters {
 	int fd[KH_EV_COUNT];			/* -1 when unavailable */
 	int slot[KH_EV_COUNT];			/* index within its group read */
 	int errnum[KH_EV_COUNT];		/* why it could not be opened */
-	int paranoid;
+	int paranoid;				/* perf_event_paranoid, */
+	bool paranoid_known;			/* valid only when this is true */
 };
 
 struct kh_snapshot {
@@ -313,12 +317,23 @@ void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 
 /* ------------------------------------------------------------------ json */
 
+/*
+ * One record (an object) is built in memory and written with one write(2)
+ * by kh_json_end().  Strings become valid UTF-8: each byte that does not
+ * begin a well-formed sequence is replaced by U+FFFD, control characters are
+ * escaped (json.c).
+ */
+#define KH_JSON_MAX_DEPTH 16	/* record object included */
+
 struct kh_json {
 	FILE *f;
 	bool text;		/* readable "key: value" rendering */
 	int depth;
-	bool need_comma[16];
-	bool in_array[16];
+	bool need_comma[KH_JSON_MAX_DEPTH];
+	bool in_array[KH_JSON_MAX_DEPTH];
+	char *buf;		/* the record so far */
+	size_t len, cap;
+	int err;		/* errno of the first failure building it */
 };
 
 void kh_json_begin(struct kh_json *j, FILE *f);
@@ -330,16 +345,41 @@ void kh_json_arr_end(struct kh_json *j);
 void kh_json_str(struct kh_json *j, const char *key, const char *v); /* NULL → null */
 void kh_json_int(struct kh_json *j, const char *key, long long v);
 void kh_json_uint(struct kh_json *j, const char *key, unsigned long long v);
-void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN → null */
+void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN, ±Inf → null */
 void kh_json_bool(struct kh_json *j, const char *key, bool v);
 void kh_json_null(struct kh_json *j, const char *key);
-void kh_json_end(struct kh_json *j);	/* newline + flush */
+/* Close the record, write it (one write(2)) and free it: 0, or -1 with errno
+ * set when it could not be built or written (the stream's ferror() is then
+ * set too, except for ENOMEM).  Unbalanced nesting aborts (a bug). */
+int kh_json_end(struct kh_json *j);
+/* 0, or the errno of the first record of this process that kh_json_end()
+ * could not write: sticky, for a check before exit. */
+int kh_json_error(void);
+/* Length of the well-formed UTF-8 sequence starting at NUL-terminated p,
+ * 0 when p[0] does not begin one. */
+size_t kh_utf8_len(const unsigned char *p);
 
 /* ------------------------------------------------------------ fingerprint */
 
 /* Write the fingerprint's fields into an open writer (JSON or text). */
 void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 			  const struct kh_counters *c, int cpu);
+/*
+ * The harness's own environment forcings (the library's are
+ * kc_library_settings): name and valid values (NULL: any non-empty value),
+ * NULL-terminated.  The fingerprint's `forced` object records these and the
+ * library's, each validated value or null.
+ */
+struct kh_setting {
+	const char *name;
+	const char *const *valid;
+};
+extern const struct kh_setting kh_settings[];
+/* NULL when every forcing, the library's and the harness's, is valid or
+ * unset; else the first one's error line "NAME=value: not one of a, b"
+ * (a static buffer), for main.c to refuse the run with. */
+const char *kh_settings_error(void);
+
 /* Is IA32 emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
 const char *kh_probe_ia32(void);
 
