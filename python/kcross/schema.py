@@ -116,7 +116,7 @@ def validate(record: Mapping[str, Any], where: str,
         hint = ("use a kcross and a kcross-harness of matching versions"
                 if schema not in IMPORT_VERSIONS or isinstance(schema, bool) else
                 "a capture of that version can still be read with 'kcross import'")
-        raise SchemaError(f"{where}: record is schema {schema!r}, this kcross reads schema "
+        raise SchemaError(f"{where}: record is schema {_short(schema)}, this kcross reads schema "
                           f"{_version_text(versions)} here ({hint})")
     rtype = record.get("type")
     if rtype not in RECORD_TYPES:
