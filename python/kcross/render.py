@@ -9,16 +9,14 @@ instead of showing a number or leaving it blank.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from typing import TYPE_CHECKING
-
-from .stats import SUBTRACTED, StatsError, Summary, summarize_record
 from .schema import dig as _get
+from .stats import SUBTRACTED, StatsError, Summary, summarize_record
 
 if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for `list`
     from .store import RunSummary
@@ -260,7 +258,7 @@ def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
 
 def sysinfo(fp: dict[str, Any]) -> Group:
     """The fingerprint grouped by what a performance engineer checks first."""
-    g = lambda *path: _get(fp, *path)  # noqa: E731 - short local accessor
+    g = lambda *path: _get(fp, *path)
     virt = "no hypervisor detected"
     if g("virtualization", "hypervisor_flag"):
         virt = " / ".join(str(x) for x in (g("virtualization", "hypervisor_type"),

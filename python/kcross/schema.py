@@ -166,7 +166,7 @@ def _first_error(record: Mapping[str, Any]) -> str | None:
     if kind == "type":
         types = error.validator_value if isinstance(error.validator_value, list) \
             else [error.validator_value]
-        text = f"must be {' or '.join(_TYPE_WORDS.get(t, t) for t in types)}, " \
+        text = f"must be {' or '.join(_TYPE_WORDS.get(str(t), str(t)) for t in types)}, " \
                f"got {_short(error.instance)}"
     elif kind in ("enum", "const"):
         allowed = error.validator_value if kind == "enum" else [error.validator_value]
@@ -213,10 +213,10 @@ def _result_cross_checks(rec: Mapping[str, Any], ctx: str) -> None:
         raise SchemaError(f"{ctx}: $.disturbed: index {bad[0]} is not a sample "
                           f"(there are {n})")
     overhead = rec["overhead"]
-    if rec["schema"] >= 2 and isinstance(overhead, dict):
-        if len(overhead["ticks"]) not in (0, len(overhead["samples"])):
+    if rec["schema"] >= 2 and isinstance(overhead, dict) \
+            and len(overhead["ticks"]) not in (0, len(overhead["samples"])):
             raise SchemaError(f"{ctx}: $.overhead.ticks has {len(overhead['ticks'])} values, "
-                              f"$.overhead.samples {len(overhead['samples'])}")
+                          f"$.overhead.samples {len(overhead['samples'])}")
     threads = rec.get("threads")
     if rec["status"] == "ok" and isinstance(threads, int) and rec.get("thread_cpus") \
             and len(rec["thread_cpus"]) != threads:

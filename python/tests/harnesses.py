@@ -51,7 +51,7 @@ def writes_schema(command: list[str]) -> int | None:
     import json
 
     proc = subprocess.run([*command, "sysinfo", "--json"], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     try:
         return int(json.loads(proc.stdout.splitlines()[0])["schema"])
     except (IndexError, KeyError, ValueError, TypeError):

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import Kcross, assert_one_line_error, captured, captured_result, query
+from conftest import Kcross, assert_one_line_error, captured, query
 from kcross.render import format_ns
 from kcross.stats import summarize_record
 

@@ -12,11 +12,10 @@ import json
 import subprocess
 import sys
 
-import pytest
-from jsonschema import Draft202012Validator
-
 import harnesses
+import pytest
 from conftest import FAKE_HARNESS
+from jsonschema import Draft202012Validator
 from kcross.schema import SCHEMA_VERSION, RunStream, load_schema, parse_line
 
 FAIL_REASON = "forced failure (KCROSS_TEST_FAIL, for tests)"
@@ -47,7 +46,7 @@ def run(command: list[str], *args: str, env: dict[str, str] | None = None,
     environ = {k: v for k, v in os.environ.items() if not k.startswith("KCROSS_")}
     environ.update(env or {})
     proc = subprocess.run([*command, *args], capture_output=True, text=True, env=environ,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
     assert proc.returncode == expect, (proc.returncode, proc.stderr[-2000:])
     return proc.stdout
 
@@ -134,7 +133,7 @@ def test_fake_harness_refuses_bad_forcings_like_the_real_one(env: dict, message:
     import os
 
     proc = subprocess.run([*FAKE, "run", "--json"], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60)
+                          env={**os.environ, **env}, timeout=60, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith(message) and "(valid: " in proc.stderr
     assert len(proc.stderr.splitlines()) == 1

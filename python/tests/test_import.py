@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, Kcross, assert_one_line_error, captured, fake_capture, query
 from kcross.render import format_ns
 from kcross.stats import summarize_record

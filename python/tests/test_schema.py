@@ -7,14 +7,19 @@ import copy
 import json
 from pathlib import Path
 
-import pytest
-from jsonschema import Draft202012Validator
-
 import kcross
+import pytest
 from conftest import DATA, captured, fake_capture
+from jsonschema import Draft202012Validator
 from kcross.errors import SchemaError
-from kcross.schema import (IMPORT_VERSIONS, SCHEMA_VERSION, RunStream, load_schema, parse_line,
-                           validate)
+from kcross.schema import (
+    IMPORT_VERSIONS,
+    SCHEMA_VERSION,
+    RunStream,
+    load_schema,
+    parse_line,
+    validate,
+)
 
 ALL = len(captured()[1]["benchmarks"])
 
@@ -54,8 +59,7 @@ WHERE = "line 3: result record syscall/getppid-glibc: "
 
 
 @pytest.mark.parametrize("status, mutate, message", [
-    ("ok", lambda r: r.pop("samples"), "line 3: result record syscall/getppid-glibc: "
-                                       "missing key 'samples'"),
+    ("ok", lambda r: r.pop("samples"), WHERE + "missing key 'samples'"),
     ("ok", lambda r: r.update(schema=3), "line 3: record is schema 3, this kcross reads schema 2"),
     ("ok", lambda r: r.update(schema=True), "line 3: record is schema true"),
     ("ok", lambda r: r.pop("schema"), "line 3: record has no 'schema' key"),

@@ -5,8 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from kcross.stats import StatsError, describe, median_ci, min_samples_for, relative_spread
+from kcross.stats import (
+    StatsError,
+    describe,
+    median_ci,
+    min_samples_for,
+    relative_spread,
+)
 
 
 def coverage(n: int, low_rank: int) -> float:
@@ -80,9 +85,18 @@ def test_describe_rejects_what_median_ci_rejects() -> None:
 
 # --- the statistics rule (docs/result-format.md): quantiles, overhead, summaries ---------
 
-from kcross.stats import (HALF_MEDIAN, SUBTRACTED, WITHIN_NOISE, Summary,  # noqa: E402
-                          decide_overhead, quantile, raw_samples, summarize, summarize_record,
-                          summary_columns)
+from kcross.stats import (
+    HALF_MEDIAN,
+    SUBTRACTED,
+    WITHIN_NOISE,
+    Summary,
+    decide_overhead,
+    quantile,
+    raw_samples,
+    summarize,
+    summarize_record,
+    summary_columns,
+)
 
 
 def type7(values: list[float], p: float) -> float:
@@ -159,10 +173,10 @@ def test_ties_and_small_n() -> None:
     one = summarize([2.0])
     assert one.median == 2.0 and one.n == 1
     with pytest.raises(StatsError, match=r"n=1: too few for a 95% CI \(need 6\)"):
-        one.ci
+        _ = one.ci
     assert one.as_dict()["ci_low"] is None and one.as_dict()["ci_low_rank"] == 0
     with pytest.raises(StatsError, match="median is 0"):
-        summarize([0.0, 0.0, 0.0]).spread
+        _ = summarize([0.0, 0.0, 0.0]).spread
     with pytest.raises(StatsError, match="no overhead samples"):
         summarize([1.0] * 6, [])
     with pytest.raises(StatsError, match="overhead sample 1 is nan"):

@@ -10,10 +10,9 @@ import math
 import subprocess
 from pathlib import Path
 
+import harnesses
 import numpy as np
 import pytest
-
-import harnesses
 from conftest import captured
 from kcross.stats import StatsError, summarize
 
@@ -32,7 +31,7 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     probe = tmp_path_factory.mktemp("probe") / "x"
     probe.write_text("1\n2\n3\n4\n5\n6\n")
     proc = subprocess.run([*HARNESS, "summarize", "--json", str(probe)], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, check=False)
     assert proc.returncode == 0, f"summarize failed: {proc.stderr.strip()}"
     return HARNESS
 
@@ -49,15 +48,14 @@ def harness_summary(harness: list[str], tmp: Path, samples: list[float],
     if overhead is not None:
         files.append(_write(tmp / "overhead", overhead))
     return subprocess.run([*harness, "summarize", "--json", *files], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, check=False)
 
 
 def assert_agree(theirs: dict, ours: dict, label: str) -> None:
     assert set(theirs) >= set(KEYS), (label, sorted(set(KEYS) - set(theirs)))
     for key in KEYS:
         a, b = theirs[key], ours[key]
-        if isinstance(b, bool) or isinstance(b, str) or b is None or key.endswith("rank") \
-                or key == "n":
+        if isinstance(b, (bool, str)) or b is None or key.endswith("rank") or key == "n":
             assert a == b, (label, key, a, b)
         else:
             assert a is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), \
@@ -123,4 +121,4 @@ def test_too_few_samples_for_a_ci_is_refused_by_both(harness: list[str], tmp_pat
     proc = harness_summary(harness, tmp_path, samples, None)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     with pytest.raises(StatsError, match=rf"n={n}: too few for a 95% CI \(need 6\)"):
-        summarize(samples).ci
+        _ = summarize(samples).ci
