@@ -42,7 +42,7 @@ def test_run_stores_and_prints_table(kcross: Kcross, db_path: Path) -> None:
         assert f" {lo:+.1f}% {hi:+.1f}% " in row, row      # CI of the median as ±% of it
         assert f" {format_ns(s.min)} " in row and f" {s.spread:.1%} " in row, row
     subtracted = sum(s.overhead.subtracted for s in summaries.values())
-    assert 0 < subtracted < len(summaries), "the capture should exercise both decisions"
+    assert subtracted, "the capture should have a row with the overhead subtracted (†)"
     assert f"skipped: {SKIP_REASON}" in _row(out, "syscall/getppid-int80")
     assert f"syscall mechanism: {FP['syscall']['mechanism']}" in out
     assert f"timer: {FP['timer']['source']} @ " in out
