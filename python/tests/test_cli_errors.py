@@ -24,7 +24,7 @@ def test_argument_errors(kcross: Kcross, args: list[str], message: str) -> None:
 
 def test_unknown_benchmark_comes_from_the_harness(kcross: Kcross, db_path: Path) -> None:
     assert_one_line_error(kcross("run", "--bench", "nope*"),
-                          contains="no benchmark matches 'nope*' (see 'kcross list')")
+                          contains="no benchmark matches 'nope*'")
     # a rejected request leaves no empty run behind
     assert not db_path.exists() or "no runs" in kcross("runs").stderr
 
