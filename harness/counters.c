@@ -69,24 +69,25 @@ static int open_event(enum kh_event e, int group_fd)
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, 0);
 }
 
-static int read_paranoid(void)
+/* kernel.perf_event_paranoid; false when it cannot be read (no /proc). */
+static bool read_paranoid(int *v)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 99;
+	bool ok;
 
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 99;
-		fclose(f);
-	}
-	return v;
+	if (!f)
+		return false;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok;
 }
 
 void kh_counters_open(struct kh_counters *c)
 {
 	int members[3] = { 0, 0, 0 };
 
-	c->paranoid = read_paranoid();
+	c->paranoid = 0;
+	c->paranoid_known = read_paranoid(&c->paranoid);
 	for (int g = 0; g < 3; g++)
 		c->group_fd[g] = -1;
 	for (int e = 0; e < KH_EV_COUNT; e++) {

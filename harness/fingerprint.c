@@ -18,19 +18,49 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kcross/settings.h>
+
 #include "harness.h"
 #include "kcross_version.h"
 
-/* Read a small text file; trailing newlines removed.  NULL if unreadable. */
+/* KCROSS_TEST_FAIL: a glob of benchmark names whose check is forced to fail
+ * (for tests of the failure path); any non-empty value is a glob. */
+const struct kh_setting kh_settings[] = {
+	{ "KCROSS_TIMER", kh_timer_setting_values },
+	{ "KCROSS_TEST_FAIL", NULL },
+	{ NULL, NULL },
+};
+
+const char *kh_settings_error(void)
+{
+	static char err[200];
+	const char *lib = kc_settings_error();
+
+	if (lib)
+		return lib;
+	for (const struct kh_setting *s = kh_settings; s->name; s++) {
+		kc_setting(s->name, s->valid, err, sizeof(err));
+		if (err[0])
+			return err;
+	}
+	return NULL;
+}
+
+/* Read a small text file; trailing newlines removed.  NULL if unreadable
+ * (a sysfs file that opens but fails to read is unreadable, not empty). */
 static char *slurp(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
 	size_t n;
+	bool bad;
 
 	if (!f)
 		return NULL;
 	n = fread(buf, 1, len - 1, f);
+	bad = ferror(f);
 	fclose(f);
+	if (bad)
+		return NULL;
 	buf[n] = 0;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = 0;
@@ -45,7 +75,7 @@ static void json_file(struct kh_json *j, const char *key, const char *path)
 }
 
 /* The value of the first "key<tabs>: value" line of /proc/cpuinfo. */
-static char *cpuinfo(const char *key, char *out, size_t len)
+static char *cpuinfo_any(const char *key, char *out, size_t len)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	char *line = NULL;
@@ -73,14 +103,74 @@ static char *cpuinfo(const char *key, char *out, size_t len)
 	return res;
 }
 
+/*
+ * A key only this architecture's /proc/cpuinfo has.  Under user-mode
+ * emulation (qemu-user) the file describes the host's CPU, another
+ * architecture: then nothing in it is this CPU's, and it counts as unreadable.
+ */
+#if defined(KC_ARCH_X86_64)
+# define CPUINFO_SIGNATURE "vendor_id"
+#elif defined(KC_ARCH_AARCH64)
+# define CPUINFO_SIGNATURE "CPU implementer"
+#elif defined(KC_ARCH_PPC64LE)
+# define CPUINFO_SIGNATURE "timebase"
+#else
+# error "cpuinfo signature key: add this architecture"
+#endif
+
+static char *cpuinfo(const char *key, char *out, size_t len)
+{
+	static int ours = -1;	/* unknown yet */
+	char sig[64];
+
+	if (ours < 0)
+		ours = cpuinfo_any(CPUINFO_SIGNATURE, sig, sizeof(sig)) != NULL;
+	return ours ? cpuinfo_any(key, out, len) : NULL;
+}
+
+/* A number from /proc/cpuinfo; null when absent or not a number. */
 static void json_cpuinfo_int(struct kh_json *j, const char *key, const char *ci)
 {
-	char buf[64];
+	char buf[64], *end;
+	long v;
 
-	if (cpuinfo(ci, buf, sizeof(buf)))
-		kh_json_int(j, key, strtol(buf, NULL, 0));
-	else
+	if (!cpuinfo(ci, buf, sizeof(buf))) {
 		kh_json_null(j, key);
+		return;
+	}
+	errno = 0;
+	v = strtol(buf, &end, 0);
+	if (errno || end == buf || *end)
+		kh_json_null(j, key);
+	else
+		kh_json_int(j, key, v);
+}
+
+/* CPUs in a sysfs CPU list ("0-3,8,10-11"); -1 if it is not one. */
+static int cpulist_count(const char *s)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -1;
+			s = end;
+		}
+		n += (int)(b - a + 1);
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
 }
 
 /* The x86 flags that matter for boundary crossings; all flags elsewhere. */
@@ -108,7 +198,7 @@ static bool flag_wanted(const char *flag)
 
 static void json_cpu(struct kh_json *j)
 {
-	static char flags[8192];
+	static char flags[8192], list[8192];
 	char buf[256];
 
 	kh_json_obj(j, "cpu");
@@ -122,16 +212,25 @@ static void json_cpu(struct kh_json *j)
 	json_cpuinfo_int(j, "stepping", "stepping");
 	kh_json_str(j, "microcode", cpuinfo("microcode", buf, sizeof(buf)) ?:
 			 cpuinfo("revision", buf, sizeof(buf)));
-	kh_json_arr(j, "flags");
+	/* No flags line (or no /proc): unknown, not "none". */
 	if (cpuinfo("flags", flags, sizeof(flags)) || cpuinfo("Features", flags, sizeof(flags))) {
 		char *save = NULL;
 
+		kh_json_arr(j, "flags");
 		for (char *t = strtok_r(flags, " ", &save); t; t = strtok_r(NULL, " ", &save))
 			if (flag_wanted(t))
 				kh_json_str(j, NULL, t);
+		kh_json_arr_end(j);
+	} else {
+		kh_json_null(j, "flags");
 	}
-	kh_json_arr_end(j);
-	kh_json_int(j, "online", sysconf(_SC_NPROCESSORS_ONLN));
+	/* Not sysconf(_SC_NPROCESSORS_ONLN): without /sys and /proc it
+	 * falls back to a guess (1, or the affinity mask). */
+	if (slurp("/sys/devices/system/cpu/online", list, sizeof(list)) &&
+	    strlen(list) < sizeof(list) - 1 && cpulist_count(list) > 0)
+		kh_json_int(j, "online", cpulist_count(list));
+	else
+		kh_json_null(j, "online");
 	json_file(j, "possible", "/sys/devices/system/cpu/possible");
 	kh_json_obj_end(j);
 }
@@ -160,18 +259,27 @@ static void json_vulnerabilities(struct kh_json *j)
 	kh_json_obj_end(j);
 }
 
-static bool has_cpu_flag(const char *flag)
+/* 1 if /proc/cpuinfo lists flag, 0 if it does not, -1 if unknown. */
+static int has_cpu_flag(const char *flag)
 {
 	static char flags[8192];
 	char *p;
 	size_t n = strlen(flag);
 
 	if (!cpuinfo("flags", flags, sizeof(flags)))
-		return false;
+		return -1;
 	for (p = flags; (p = strstr(p, flag)); p += n)
 		if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-	return false;
+			return 1;
+	return 0;
+}
+
+static void json_tristate(struct kh_json *j, const char *key, int v)
+{
+	if (v < 0)
+		kh_json_null(j, key);
+	else
+		kh_json_bool(j, key, v);
 }
 
 static void json_rseq(struct kh_json *j)
@@ -189,25 +297,77 @@ static void json_rseq(struct kh_json *j)
 		kh_json_int(j, "libc_size", i.libc_size);
 	else
 		kh_json_null(j, "libc_size");
-	kh_json_int(j, "feature_size", i.feature_size);
-	kh_json_int(j, "align", i.align);
+	/* The library's effective values; moot when nothing is registered. */
+	if (i.size) {
+		kh_json_int(j, "feature_size", i.feature_size);
+		kh_json_int(j, "align", i.align);
+	} else {
+		kh_json_null(j, "feature_size");
+		kh_json_null(j, "align");
+	}
 	kh_json_str(j, "unavailable_reason", i.why);
 	kh_json_str(j, "percpu_mode", kc_percpu_mode());
 	kh_json_obj_end(j);
 }
 
-static void json_hex(struct kh_json *j, const char *key, unsigned long v)
+/*
+ * An auxiliary vector entry as the kernel passed it: 1 found, 0 absent,
+ * -1 unknown.  /proc/self/auxv first: glibc's getauxval() answers AT_HWCAP
+ * and AT_HWCAP2 from its own copies (on x86-64 AT_HWCAP is glibc's
+ * HWCAP_X86_64, not the kernel's CPUID bits) and never says they are absent.
+ */
+static int auxv_entry(unsigned long type, unsigned long *v)
+{
+	FILE *f = fopen("/proc/self/auxv", "r");
+	unsigned long e[2];
+
+	if (f) {
+		int found = 0;
+
+		while (!found && fread(e, sizeof(e), 1, f) == 1 && e[0] != AT_NULL)
+			if (e[0] == type) {
+				*v = e[1];
+				found = 1;
+			}
+		fclose(f);
+		return found;
+	}
+#if defined(KC_ARCH_X86_64)
+	if (type == AT_HWCAP)
+		return -1;
+#endif
+	errno = 0;
+	*v = getauxval(type);
+	if (*v)
+		return 1;
+	if (type == AT_HWCAP || type == AT_HWCAP2)
+		return -1;	/* glibc's copy: 0 may mean absent or none */
+	return errno == ENOENT ? 0 : 1;
+}
+
+/* Written as hex or a number; null when absent or unknown. */
+static void json_auxv(struct kh_json *j, const char *key, unsigned long type, bool hex)
 {
 	char buf[32];
+	unsigned long v;
 
-	snprintf(buf, sizeof(buf), "0x%lx", v);
-	kh_json_str(j, key, buf);
+	if (auxv_entry(type, &v) != 1) {
+		kh_json_null(j, key);
+	} else if (hex) {
+		snprintf(buf, sizeof(buf), "0x%lx", v);
+		kh_json_str(j, key, buf);
+	} else {
+		kh_json_uint(j, key, v);
+	}
 }
 
 static void json_perf(struct kh_json *j, const struct kh_counters *c)
 {
 	kh_json_obj(j, "perf");
-	kh_json_int(j, "paranoid", c->paranoid);
+	if (c->paranoid_known)
+		kh_json_int(j, "paranoid", c->paranoid);
+	else
+		kh_json_null(j, "paranoid");
 	kh_json_obj(j, "hardware");
 	for (int e = 0; e < KH_EV_FIRST_SOFTWARE; e++)
 		kh_json_bool(j, kh_event_names[e], kh_counter_available(c, e));
@@ -236,6 +396,25 @@ static void json_syscall(struct kh_json *j)
 			kh_json_str(j, NULL, kc_sysmech_name(m));
 	kh_json_arr_end(j);
 	kh_json_str(j, "forced", kc_syscall_forced());
+	kh_json_obj_end(j);
+}
+
+/*
+ * Every environment forcing, validated, or null when unset or empty: part
+ * of the machine's identity (KCROSS_VDSO=0 makes clock_gettime 13x slower).
+ * The library validates its own; should it refuse one (main.c then refuses
+ * the run), none of its values is recorded rather than an invalid one.
+ */
+static void json_forced(struct kh_json *j)
+{
+	bool lib_ok = !kc_settings_error();
+
+	kh_json_obj(j, "forced");
+	for (int i = 0; kc_library_settings[i]; i++)
+		kh_json_str(j, kc_library_settings[i],
+			    lib_ok ? kc_setting(kc_library_settings[i], NULL, NULL, 0) : NULL);
+	for (const struct kh_setting *s = kh_settings; s->name; s++)
+		kh_json_str(j, s->name, kc_setting(s->name, s->valid, NULL, 0));
 	kh_json_obj_end(j);
 }
 
@@ -273,7 +452,11 @@ void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 #else
 	kh_json_str(j, "build", "dynamic");
 #endif
+#ifdef __clang__
+	kh_json_str(j, "compiler", "clang " __clang_version__);
+#else
 	kh_json_str(j, "compiler", "gcc " __VERSION__);
+#endif
 	kh_json_obj_end(j);
 
 	kh_json_str(j, "arch", KC_ARCH_NAME);
@@ -294,9 +477,10 @@ void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 
 	kh_json_obj(j, "virtualization");
 #if defined(KC_ARCH_X86_64)
-	kh_json_bool(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
+	json_tristate(j, "hypervisor_flag", has_cpu_flag("hypervisor"));
 #else
 	(void)has_cpu_flag;
+	(void)json_tristate;
 	kh_json_null(j, "hypervisor_flag");
 #endif
 	json_file(j, "hypervisor_type", "/sys/hypervisor/type");
@@ -304,13 +488,19 @@ void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 	json_file(j, "dmi_product_name", "/sys/class/dmi/id/product_name");
 	kh_json_obj_end(j);
 
+	/* Of the measuring CPU; unknown when the harness could not pin. */
 	kh_json_obj(j, "power");
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor",
-		 cpu < 0 ? 0 : cpu);
-	json_file(j, "governor", path);
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_driver",
-		 cpu < 0 ? 0 : cpu);
-	json_file(j, "driver", path);
+	if (cpu < 0) {
+		kh_json_null(j, "governor");
+		kh_json_null(j, "driver");
+	} else {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu);
+		json_file(j, "governor", path);
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_driver", cpu);
+		json_file(j, "driver", path);
+	}
 	kh_json_obj_end(j);
 
 	kh_json_obj(j, "smt");
@@ -331,15 +521,18 @@ void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 	json_rseq(j);
 
 	kh_json_obj(j, "auxv");
-	json_hex(j, "hwcap", getauxval(AT_HWCAP));
-	json_hex(j, "hwcap2", getauxval(AT_HWCAP2));
-	kh_json_int(j, "rseq_feature_size", (long long)getauxval(KC_AT_RSEQ_FEATURE_SIZE));
-	kh_json_int(j, "rseq_align", (long long)getauxval(KC_AT_RSEQ_ALIGN));
+	json_auxv(j, "hwcap", AT_HWCAP, true);
+	json_auxv(j, "hwcap2", AT_HWCAP2, true);
+	json_auxv(j, "rseq_feature_size", KC_AT_RSEQ_FEATURE_SIZE, false);
+	json_auxv(j, "rseq_align", KC_AT_RSEQ_ALIGN, false);
+	/* Absent means no vDSO: a fact, not an unknown (getauxval reads the
+	 * process's own vector for this one). */
 	kh_json_bool(j, "sysinfo_ehdr", getauxval(AT_SYSINFO_EHDR) != 0);
 	kh_json_obj_end(j);
 
 	json_perf(j, c);
 	json_syscall(j);
+	json_forced(j);
 	json_timer(j, t);
 
 	kh_json_obj(j, "host");

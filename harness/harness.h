@@ -7,10 +7,10 @@
  *   measure.c      the method: warm up, size the batch, sample, overhead
  *   threads.c      pinning and the multi-threaded batches
  *   output.c       the result record (JSON) and the readable table line
- *   registry.c     the one table of benchmarks, used by list and run
+ *   registry.c     joins the suites (each bench/NAME.c defines its own)
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
- *   bench/NAME.c   the benchmarks themselves
+ *   bench/NAME.c   a suite: its benchmarks and its table of rows
  */
 #ifndef KCROSS_HARNESS_H
 #define KCROSS_HARNESS_H
@@ -37,6 +37,9 @@ struct kh_timer {
 	double calib_error_ppm;	/* disagreement of two calibrations */
 	const char *why_fallback; /* why the cycle counter is not used, or NULL */
 };
+
+/* KCROSS_TIMER's valid values (kc_setting), NULL-terminated. */
+extern const char *const kh_timer_setting_values[];
 
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
 int kh_timer_init(struct kh_timer *t, double calib_ms);
@@ -68,7 +71,8 @@ struct kh_counters {
 	int fd[KH_EV_COUNT];			/* -1 when unavailable */
 	int slot[KH_EV_COUNT];			/* index within its group read */
 	int errnum[KH_EV_COUNT];		/* why it could not be opened */
-	int paranoid;
+	int paranoid;				/* perf_event_paranoid, */
+	bool paranoid_known;			/* valid only when this is true */
 };
 
 struct kh_snapshot {
@@ -99,6 +103,8 @@ enum kh_bench_status { KH_OK = 0, KH_SKIP = 1, KH_FAIL = 2 };
  */
 struct kh_bench_ctx {
 	uint64_t iters;
+	long arg;		/* the row's parameter: read it with kh_arg() */
+	bool arg_read;		/* kh_arg() was called (the registry test checks) */
 	const struct kh_timer *timer;
 	const struct kh_counters *counters;
 	struct kh_snapshot snap[2];
@@ -115,6 +121,13 @@ struct kh_bench_ctx {
 	int threads;
 	int thread_cpu[KH_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
 };
+
+/* The row's parameter (struct kh_bench.arg): variants of one function. */
+static inline long kh_arg(struct kh_bench_ctx *c)
+{
+	c->arg_read = true;
+	return c->arg;
+}
 
 static inline void kh_bench_begin(struct kh_bench_ctx *c)
 {
@@ -179,15 +192,42 @@ enum kh_need {
 	KH_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
 };
 
+/*
+ * One row of a suite: a benchmark.  Variants of one operation (thread
+ * counts, same CPU or across CPUs...) are rows sharing `fn` with different
+ * `arg`s, which fn reads with kh_arg(); (fn, arg) is unique.
+ */
 struct kh_bench {
-	const char *suite;
-	const char *name;
+	const char *name;	/* unique within its suite; stored results key on it */
 	const char *summary;
 	kh_bench_fn fn;
 	unsigned int needs;	/* enum kh_need bits */
+	long arg;		/* passed to fn as kh_arg(c) */
+	const char *suite;	/* leave unset: the registry fills it in */
 };
 
-extern const struct kh_bench kh_benches[];	/* ends with {NULL} */
+/*
+ * A suite: each bench/NAME.c defines its own, beside its benchmarks,
+ *
+ *     static const struct kh_bench benches[] = {
+ *             { "op", "what one operation is", bench_op, needs, arg, NULL },
+ *             ...
+ *             { NULL, NULL, NULL, 0, 0, NULL },
+ *     };
+ *     const struct kh_suite kh_suite_NAME = { "NAME", benches };
+ *
+ * and registry.c lists &kh_suite_NAME once.
+ */
+struct kh_suite {
+	const char *name;
+	const struct kh_bench *benches;	/* ends with a row whose name is NULL */
+};
+
+/* Every benchmark of every suite, in order, suite filled in; ends with a
+ * row whose name is NULL.  `list` and `run` both walk it. */
+const struct kh_bench *kh_registry(void);
+/* Does glob (fnmatch) match b's name or suite/name? */
+bool kh_bench_matches(const struct kh_bench *b, const char *glob);
 /* NULL when the machine has all that b needs, else the first reason. */
 const char *kh_bench_unmet(const struct kh_bench *b);
 const char *kh_need_names(unsigned int needs, char *buf, size_t len);
@@ -199,7 +239,12 @@ struct kh_method {
 	double min_batch_ms;
 	double warmup_ms;
 	int cpu;		/* -1: choose */
+	const char *force_fail;	/* KCROSS_TEST_FAIL: a glob of benchmarks whose
+				 * check is forced to fail (tests), or NULL */
 };
+
+/* The reason of a check failed on purpose (KCROSS_TEST_FAIL, measure.c). */
+#define KH_FORCED_FAILURE "forced failure (KCROSS_TEST_FAIL, for tests)"
 
 /* Something the harness noticed about a result that a reader must weigh
  * (written as `flags`; docs/result-format.md lists the names). */
@@ -272,12 +317,23 @@ void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 
 /* ------------------------------------------------------------------ json */
 
+/*
+ * One record (an object) is built in memory and written with one write(2)
+ * by kh_json_end().  Strings become valid UTF-8: each byte that does not
+ * begin a well-formed sequence is replaced by U+FFFD, control characters are
+ * escaped (json.c).
+ */
+#define KH_JSON_MAX_DEPTH 16	/* record object included */
+
 struct kh_json {
 	FILE *f;
 	bool text;		/* readable "key: value" rendering */
 	int depth;
-	bool need_comma[16];
-	bool in_array[16];
+	bool need_comma[KH_JSON_MAX_DEPTH];
+	bool in_array[KH_JSON_MAX_DEPTH];
+	char *buf;		/* the record so far */
+	size_t len, cap;
+	int err;		/* errno of the first failure building it */
 };
 
 void kh_json_begin(struct kh_json *j, FILE *f);
@@ -289,16 +345,41 @@ void kh_json_arr_end(struct kh_json *j);
 void kh_json_str(struct kh_json *j, const char *key, const char *v); /* NULL → null */
 void kh_json_int(struct kh_json *j, const char *key, long long v);
 void kh_json_uint(struct kh_json *j, const char *key, unsigned long long v);
-void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN → null */
+void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN, ±Inf → null */
 void kh_json_bool(struct kh_json *j, const char *key, bool v);
 void kh_json_null(struct kh_json *j, const char *key);
-void kh_json_end(struct kh_json *j);	/* newline + flush */
+/* Close the record, write it (one write(2)) and free it: 0, or -1 with errno
+ * set when it could not be built or written (the stream's ferror() is then
+ * set too, except for ENOMEM).  Unbalanced nesting aborts (a bug). */
+int kh_json_end(struct kh_json *j);
+/* 0, or the errno of the first record of this process that kh_json_end()
+ * could not write: sticky, for a check before exit. */
+int kh_json_error(void);
+/* Length of the well-formed UTF-8 sequence starting at NUL-terminated p,
+ * 0 when p[0] does not begin one. */
+size_t kh_utf8_len(const unsigned char *p);
 
 /* ------------------------------------------------------------ fingerprint */
 
 /* Write the fingerprint's fields into an open writer (JSON or text). */
 void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 			  const struct kh_counters *c, int cpu);
+/*
+ * The harness's own environment forcings (the library's are
+ * kc_library_settings): name and valid values (NULL: any non-empty value),
+ * NULL-terminated.  The fingerprint's `forced` object records these and the
+ * library's, each validated value or null.
+ */
+struct kh_setting {
+	const char *name;
+	const char *const *valid;
+};
+extern const struct kh_setting kh_settings[];
+/* NULL when every forcing, the library's and the harness's, is valid or
+ * unset; else the first one's error line "NAME=value: not one of a, b"
+ * (a static buffer), for main.c to refuse the run with. */
+const char *kh_settings_error(void);
+
 /* Is IA32 emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
 const char *kh_probe_ia32(void);
 

@@ -6,14 +6,17 @@
  * or in a test kernel's initramfs; `kcross import` stores its output later.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <sched.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <kcross/settings.h>
 
 #include "harness.h"
 
@@ -27,9 +30,16 @@ static const char usage[] =
 	"\n"
 	"GLOB matches a benchmark's name or suite/name (fnmatch).  --interleave takes\n"
 	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
-	"machine; results are written together at the end).  Environment:\n"
+	"machine; results are written together at the end).  --quick takes 11 samples\n"
+	"after a 20 ms warm-up (defaults: 201 samples, 200 ms); batches keep their\n"
+	"length (--min-batch-ms, default 2).  --samples and --cpu take whole numbers.\n"
+	"Environment (an empty value is unset; a bad value is refused, exit 2):\n"
 	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
-	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n";
+	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
+	"(auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the matching\n"
+	"benchmarks to fail (for tests of failure handling).\n"
+	"Exit: 0 all ok or skipped, 1 a benchmark failed its check, 2 bad input,\n"
+	"3 the output could not be written.\n";
 
 struct opts {
 	const char *cmd;
@@ -65,6 +75,18 @@ static double parse_num(const char *opt, const char *s, double lo, double hi)
 	return v;
 }
 
+static int parse_int(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		die_usage("%s wants a whole number from %ld to %ld, not '%s'", opt, lo, hi, s);
+	return (int)v;
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -81,7 +103,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool quick = false, have_n = false, have_b = false, have_w = false;
+	bool quick = false, have_n = false, have_w = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -91,10 +113,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 's': o->suite = optarg; break;
 		case 'b': o->glob = optarg; break;
-		case 'n': o->m.samples = (int)parse_num("--samples", optarg, 3, 100000); have_n = true; break;
+		case 'n': o->m.samples = parse_int("--samples", optarg, 3, 100000); have_n = true; break;
 		case 'q': quick = true; break;
-		case 'c': o->m.cpu = (int)parse_num("--cpu", optarg, 0, CPU_SETSIZE - 1); break;
-		case 'B': o->m.min_batch_ms = parse_num("--min-batch-ms", optarg, 0.01, 10000); have_b = true; break;
+		case 'c': o->m.cpu = parse_int("--cpu", optarg, 0, CPU_SETSIZE - 1); break;
+		case 'B': o->m.min_batch_ms = parse_num("--min-batch-ms", optarg, 0.01, 10000); break;
 		case 'W': o->m.warmup_ms = parse_num("--warmup-ms", optarg, 0, 100000); have_w = true; break;
 		case 'j': o->json = true; break;
 		case 'I': o->interleave = true; break;
@@ -108,9 +130,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (quick) {
-		/* Enough for a smoke run or a CI job, not for a figure. */
+		/* Enough for a smoke run or a CI job, not for a figure; the
+		 * batches stay as long (usage says so). */
 		if (!have_n) o->m.samples = 11;
-		if (!have_b) o->m.min_batch_ms = 2;
 		if (!have_w) o->m.warmup_ms = 20;
 	}
 	if (optind >= argc)
@@ -122,14 +144,9 @@ static void parse(int argc, char **argv, struct opts *o)
 
 static bool selected(const struct kh_bench *b, const struct opts *o)
 {
-	char full[128];
-
 	if (o->suite && strcmp(o->suite, b->suite))
 		return false;
-	if (!o->glob)
-		return true;
-	snprintf(full, sizeof(full), "%s/%s", b->suite, b->name);
-	return !fnmatch(o->glob, b->name, 0) || !fnmatch(o->glob, full, 0);
+	return !o->glob || kh_bench_matches(b, o->glob);
 }
 
 /* Validate the selection: an unknown suite or an empty match is an error. */
@@ -138,7 +155,7 @@ static int count_selected(const struct opts *o)
 	int n = 0;
 	bool suite_known = !o->suite;
 
-	for (const struct kh_bench *b = kh_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 		if (o->suite && !strcmp(o->suite, b->suite))
 			suite_known = true;
 		n += selected(b, o);
@@ -146,8 +163,9 @@ static int count_selected(const struct opts *o)
 	if (!suite_known) {
 		char list[256] = "";
 
-		for (const struct kh_bench *b = kh_benches; b->name; b++)
-			if (!strstr(list, b->suite))
+		/* The registry keeps each suite's rows together. */
+		for (const struct kh_bench *b = kh_registry(); b->name; b++)
+			if (b == kh_registry() || strcmp(b[-1].suite, b->suite))
 				snprintf(list + strlen(list), sizeof(list) - strlen(list),
 					 "%s%s", *list ? ", " : "", b->suite);
 		die_usage("unknown suite '%s' (suites: %s)", o->suite, list);
@@ -163,7 +181,7 @@ static int cmd_list(const struct opts *o)
 	char needs[128];
 
 	count_selected(o);
-	for (const struct kh_bench *b = kh_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 		const char *unmet;
 
 		if (!selected(b, o))
@@ -201,6 +219,20 @@ static void emit_record_head(struct kh_json *j, const char *type)
 	kh_json_begin(j, stdout);
 	kh_json_str(j, "type", type);
 	kh_json_int(j, "schema", KH_RESULT_SCHEMA);
+}
+
+/* errno of the first failed write to stdout seen, for check_output(). */
+static int write_errno;
+
+/* Output already lost (e.g. > /dev/full): measuring on is pointless. */
+static void stop_if_output_lost(void)
+{
+	int e = errno;	/* set by the write that failed, if one did */
+
+	if (!ferror(stdout) && !fflush(stdout))
+		return;
+	write_errno = ferror(stdout) && e ? e : errno;
+	exit(3);	/* check_output() says why */
 }
 
 static int prepare(const struct opts *o, struct kh_timer *t, struct kh_counters *ctr,
@@ -247,6 +279,7 @@ static int cmd_sysinfo(const struct opts *o)
 	}
 	kh_fingerprint_write(&j, &t, &ctr, cpu);
 	kh_json_end(&j);
+	stop_if_output_lost();
 	kh_counters_close(&ctr);
 	return 0;
 }
@@ -273,6 +306,7 @@ static void report(const struct opts *o, const struct kh_bench *b, struct kh_res
 		kh_result_emit_json(b, r, t, ctr);
 	else
 		kh_result_print_text(b, r, t);
+	stop_if_output_lost();
 	kh_result_free(r);
 }
 
@@ -292,7 +326,7 @@ static void run_interleaved(const struct opts *o, const struct kh_timer *t,
 
 	if (!ms || !r || !skipped)
 		die_usage("out of memory for %d interleaved benchmarks", n);
-	for (const struct kh_bench *b = kh_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 		if (!selected(b, o))
 			continue;
 		skipped[k] = skip_unmet(b, cpu, &r[k]);
@@ -305,7 +339,7 @@ static void run_interleaved(const struct opts *o, const struct kh_timer *t,
 			if (!skipped[k])
 				kh_measure_sample(&ms[k], s);
 	k = 0;
-	for (const struct kh_bench *b = kh_benches; b->name; b++) {
+	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 		if (!selected(b, o))
 			continue;
 		if (!skipped[k])
@@ -334,7 +368,7 @@ static int cmd_run(const struct opts *o)
 		kh_json_end(&j);
 		emit_record_head(&j, "plan");
 		kh_json_arr(&j, "benchmarks");
-		for (const struct kh_bench *b = kh_benches; b->name; b++) {
+		for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 			if (!selected(b, o))
 				continue;
 			kh_json_obj(&j, NULL);
@@ -352,6 +386,7 @@ static int cmd_run(const struct opts *o)
 		else
 			kh_json_null(&j, "cpu");
 		kh_json_end(&j);
+		stop_if_output_lost();
 	} else {
 		printf("# kcross-harness %s: %s, timer %s at %.6g MHz, syscall mechanism %s, CPU %d\n",
 		       kc_version(), KC_ARCH_NAME, t.source, t.hz / 1e6,
@@ -362,7 +397,7 @@ static int cmd_run(const struct opts *o)
 	if (o->interleave)
 		run_interleaved(o, &t, &ctr, cpu, counts);
 	else
-		for (const struct kh_bench *b = kh_benches; b->name; b++) {
+		for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 			struct kh_result r;
 
 			if (!selected(b, o))
@@ -383,11 +418,64 @@ static int cmd_run(const struct opts *o)
 	return counts[KH_FAIL] ? 1 : 0;
 }
 
+/*
+ * Every environment forcing is validated before anything runs: the
+ * library's (kc_settings_error) and the harness's own, one line each.
+ */
+static void check_forcings(struct opts *o)
+{
+	static const char *const timer_values[] = { "auto", "clock_gettime", NULL };
+	const char *lib = kc_settings_error(), *glob;
+	char err[200];
+
+	if (lib)
+		die_usage("%s", lib);
+	kc_setting("KCROSS_TIMER", timer_values, err, sizeof(err));
+	if (err[0])
+		die_usage("%s", err);
+	glob = kc_setting("KCROSS_TEST_FAIL", NULL, err, sizeof(err));
+	if (glob) {
+		bool any = false;
+
+		for (const struct kh_bench *b = kh_registry(); b->name && !any; b++)
+			any = kh_bench_matches(b, glob);
+		if (!any)
+			die_usage("KCROSS_TEST_FAIL=%s: matches no benchmark (valid: a glob of "
+				  "benchmark names, NAME or SUITE/NAME; see 'list')", glob);
+	}
+	o->m.force_fail = glob;
+}
+
+/*
+ * Output that could not be written is a failed run (exit 3, one line):
+ * checked at exit, whatever the command, and after every result of a run
+ * so that a run whose output is lost stops.
+ */
+static void check_output(void)
+{
+	int err = 0;
+
+	if (fflush(stdout))
+		err = errno;
+	else if (ferror(stdout))
+		err = write_errno ? write_errno : EIO;	/* an earlier write failed */
+	if (fclose(stdout) && !err)
+		err = errno;
+	if (err) {
+		fprintf(stderr, "kcross-harness: cannot write output: %s\n", strerror(err));
+		_exit(3);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 
+	/* A closed pipe is a write error to report, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	atexit(check_output);
 	parse(argc, argv, &o);
+	check_forcings(&o);
 	if (!strcmp(o.cmd, "list"))
 		return cmd_list(&o);
 	if (!strcmp(o.cmd, "run"))

@@ -6,7 +6,11 @@
  *  2. Warm-up: the benchmark runs in growing batches for warmup_ms, which
  *     also faults in its code and data and lets the CPU leave idle states.
  *  3. Batch size: doubled until one batch lasts min_batch_ms, so that the
- *     two timer reads and the counter reads around a batch are amortised.
+ *     two timer reads and the counter reads around a batch are amortised;
+ *     then KH_SIZING_BATCHES more batches of that size, whose median ns/op
+ *     sets the size (one batch stalled by the scheduler must not fix it).
+ *     Sizing batches whose ns/op differ by more than KH_SIZING_DISAGREE
+ *     times flag the result "batches-disagree".
  *  4. Samples: `samples` batches of that size, each giving ns/op and
  *     ticks/op; the software counters of each batch flag a sample during
  *     which the thread migrated or was switched out ("disturbed").
@@ -121,6 +125,79 @@ static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
 }
 
 /*
+ * The batch size.  Doubling stops at the first batch that lasts min_ticks,
+ * and that batch may have been stalled (preempted, migrated, its threads
+ * sharing a CPU): so KH_SIZING_BATCHES more batches of that size are run
+ * and the size is set from their median ticks/op, again at the new size
+ * while it grows by more than a quarter (KH_SIZING_ROUNDS at most).  All
+ * these batches' ticks/op are compared: a spread over KH_SIZING_DISAGREE
+ * is flagged with the figures.
+ */
+#define KH_SIZING_BATCHES 5	/* batches per round, sized from their median */
+#define KH_SIZING_ROUNDS 4	/* rounds at most, while the size grows */
+#define KH_SIZING_DISAGREE 4.0	/* max/min ns/op of sizing batches flagged */
+static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_io)
+{
+	struct kh_bench_ctx *c = &ms->c;
+	double per_op[1 + KH_SIZING_ROUNDS * KH_SIZING_BATCHES], lo, hi, med = 0;
+	uint64_t iters = *iters_io, first;
+	int st, n = 0;
+
+	for (;;) {
+		double bt;
+
+		if ((st = run_batch(ms->b->fn, c, iters)) != KH_OK)
+			return st;
+		bt = batch_ticks(c);
+		if (bt >= min_ticks)
+			break;
+		if (bt < min_ticks / 8 || bt <= 0)
+			iters *= 2;
+		else
+			iters = (uint64_t)ceil((double)iters * min_ticks / bt);
+	}
+	first = iters;
+	per_op[n++] = batch_ticks(c) / (double)iters;
+	for (int round = 0; round < KH_SIZING_ROUNDS; round++) {
+		uint64_t next;
+
+		for (int i = 0; i < KH_SIZING_BATCHES; i++) {
+			if ((st = run_batch(ms->b->fn, c, iters)) != KH_OK)
+				return st;
+			/* A batch shorter than the timer's tick counts as one tick:
+			 * at most that fast, never infinitely so. */
+			per_op[n++] = fmax(batch_ticks(c), 1) / (double)iters;
+		}
+		med = kh_median(per_op + n - KH_SIZING_BATCHES, KH_SIZING_BATCHES);
+		if (!(med > 0))
+			break;
+		next = (uint64_t)fmax(1, ceil(min_ticks / med));
+		if (next <= iters + iters / 4) {
+			iters = next;
+			break;
+		}
+		iters = next;	/* the batches were stalled: size again, larger */
+	}
+	lo = hi = per_op[0];
+	for (int i = 1; i < n; i++) {
+		lo = fmin(lo, per_op[i]);
+		hi = fmax(hi, per_op[i]);
+	}
+	if (hi > KH_SIZING_DISAGREE * lo) {
+		double ns = 1e9 / ms->t->hz;
+
+		kh_result_flag(ms->r, "batches-disagree",
+			       "%d sizing batches (first of %llu iterations) took %.4g to %.4g "
+			       "ns/op (max/min %.3g > %g); batch size %llu from a median of "
+			       "%.4g ns/op", n, (unsigned long long)first, lo * ns, hi * ns,
+			       lo > 0 ? hi / lo : INFINITY, KH_SIZING_DISAGREE,
+			       (unsigned long long)iters, med * ns);
+	}
+	*iters_io = iters;
+	return KH_OK;
+}
+
+/*
  * The method in three phases so that several benchmarks can take their
  * samples in turn (--interleave): prepare (check, warm up, size the batch),
  * one sample at a time, finish (overhead, throughput, ns).  kh_measure()
@@ -143,11 +220,14 @@ int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,
 	ms->r = r;
 	c->timer = t;
 	c->counters = ctr;
+	c->arg = b->arg;
 	r->cpu = cpu;
 	r->n = m->samples;
 
 	/* First call: setup and the return-value check; nothing timed kept. */
 	st = run_batch(b->fn, c, 1);
+	if (st == KH_OK && m->force_fail && kh_bench_matches(b, m->force_fail))
+		st = kh_fail(c, KH_FORCED_FAILURE);
 	if (st != KH_OK)
 		goto out;
 
@@ -159,20 +239,8 @@ int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,
 		if (batch_ticks(c) < min_ticks / 4)
 			iters *= 2;
 	}
-	/* Batch size: double until a batch lasts min_batch_ms, then scale. */
-	for (;;) {
-		double bt;
-
-		if ((st = run_batch(b->fn, c, iters)) != KH_OK)
-			goto out;
-		bt = batch_ticks(c);
-		if (bt >= min_ticks)
-			break;
-		if (bt < min_ticks / 8 || bt <= 0)
-			iters *= 2;
-		else
-			iters = (uint64_t)ceil((double)iters * min_ticks / bt);
-	}
+	if ((st = size_batch(ms, min_ticks, &iters)) != KH_OK)
+		goto out;
 	r->iters = iters;
 	r->ns = calloc((size_t)m->samples, sizeof(double));
 	r->ticks = calloc((size_t)m->samples, sizeof(double));
@@ -181,6 +249,32 @@ out:
 	ms->status = st;
 	ms->elapsed_ns = kh_clock_raw_ns() - start;
 	return st;
+}
+
+/* More threads than CPUs allowed: they take turns, and a reader must know. */
+static void flag_shared_cpus(struct kh_result *r, const struct kh_bench_ctx *c)
+{
+	int allowed = CPU_COUNT(kh_allowed_cpus()), used = 0, off = 0;
+	cpu_set_t seen;
+	char list[120] = "";
+
+	if (c->threads <= allowed)
+		return;
+	CPU_ZERO(&seen);
+	for (int i = 0; i < c->threads && i < KH_MAX_THREADS; i++) {
+		int cpu = c->thread_cpu[i];
+
+		if (cpu < 0 || cpu >= CPU_SETSIZE || CPU_ISSET(cpu, &seen))
+			continue;
+		CPU_SET(cpu, &seen);
+		used++;
+		if (off < (int)sizeof(list))
+			off += snprintf(list + off, sizeof(list) - (size_t)off, "%s%d",
+					off ? "," : "", cpu);
+	}
+	kh_result_flag(r, "threads-share-cpus",
+		       "%d threads ran on %d CPU(s) (%s); %d CPU(s) allowed", c->threads, used,
+		       list, allowed);
 }
 
 int kh_measure_sample(struct kh_measure *ms, int s)
@@ -211,6 +305,7 @@ int kh_measure_sample(struct kh_measure *ms, int s)
 	if (s == 0) {
 		r->threads = c->threads;
 		r->counts_aborts = c->counts_aborts;
+		flag_shared_cpus(r, c);
 	} else if (c->threads != r->threads) {
 		st = kh_fail(c, "ran %d threads in sample 0 but %d in sample %d",
 			     r->threads, c->threads, s);

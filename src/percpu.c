@@ -89,15 +89,27 @@ int kc_percpu_nr_cpus(void)
 	return n;
 }
 
-/* Decide the process-wide mode if nothing has: the calling thread's rseq. */
-static int resolve_mode(void)
+/* What the calling thread would decide: rseq if it has (or can now get) a
+ * registration.  Registering the thread is per-thread, not the process's
+ * mode: every kcross thread that reads its CPU does the same. */
+static int mode_for_this_thread(void)
+{
+	return kc_rseq_register_current_thread() == 0 ? KC__PERCPU_RSEQ : KC__PERCPU_ATOMIC;
+}
+
+/*
+ * The decision: fix the process-wide mode if nothing has, from the calling
+ * thread.  Taken only by the structures that depend on it (list, pool and
+ * lock init, and the slow path of their operations); never by a query.
+ */
+static int decide_mode(void)
 {
 	int m = __atomic_load_n(&kc__percpu_mode, __ATOMIC_ACQUIRE);
 	int want;
 
 	if (m != KC__PERCPU_UNDECIDED)
 		return m;
-	want = kc_rseq_register_current_thread() == 0 ? KC__PERCPU_RSEQ : KC__PERCPU_ATOMIC;
+	want = mode_for_this_thread();
 	m = KC__PERCPU_UNDECIDED;
 	if (__atomic_compare_exchange_n(&kc__percpu_mode, &m, want, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
@@ -105,9 +117,14 @@ static int resolve_mode(void)
 	return m;
 }
 
+/* The query: the decided mode, or the one this thread would decide now. */
 const char *kc_percpu_mode(void)
 {
-	return resolve_mode() == KC__PERCPU_RSEQ ? "rseq" : "atomic";
+	int m = __atomic_load_n(&kc__percpu_mode, __ATOMIC_ACQUIRE);
+
+	if (m == KC__PERCPU_UNDECIDED)
+		m = mode_for_this_thread();
+	return m == KC__PERCPU_RSEQ ? "rseq" : "atomic";
 }
 
 static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fmt, ...);
@@ -133,7 +150,7 @@ static void fatal(const char *fmt, ...)
 
 int kc__percpu_use_rseq(int32_t cpu, int nr)
 {
-	int m = resolve_mode();
+	int m = decide_mode();
 	int rc;
 
 	if (m == KC__PERCPU_ATOMIC)
@@ -229,7 +246,7 @@ int kc__percpu_counter_add_slow(struct kc_percpu_counter *c, intptr_t v, int32_t
 
 int kc_percpu_list_init(struct kc_percpu_list *l)
 {
-	resolve_mode();
+	decide_mode();
 	l->nr = kc_percpu_nr_cpus();
 	l->cpus = alloc_slots(sizeof(*l->cpus), l->nr);
 	return l->cpus ? 0 : -ENOMEM;
@@ -244,7 +261,7 @@ void kc_percpu_list_destroy(struct kc_percpu_list *l)
 
 struct kc_percpu_node *kc_percpu_list_pop_any(struct kc_percpu_list *l)
 {
-	int locked = resolve_mode() == KC__PERCPU_ATOMIC;
+	int locked = decide_mode() == KC__PERCPU_ATOMIC;
 
 	for (int i = 0; i < l->nr; i++) {
 		struct kc__percpu_list_slot *s = &l->cpus[i];
@@ -396,7 +413,7 @@ void kc__percpu_pool_bad_free(struct kc_percpu_pool *p, void *obj)
 
 int kc_percpu_lock_init(struct kc_percpu_lock *l)
 {
-	resolve_mode();
+	decide_mode();
 	l->nr = kc_percpu_nr_cpus();
 	l->cpus = alloc_slots(sizeof(*l->cpus), l->nr);
 	return l->cpus ? 0 : -ENOMEM;

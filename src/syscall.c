@@ -6,8 +6,9 @@
  * It starts (statically) at the architecture's baseline instruction, which
  * is valid everywhere, so a call made before the constructor below ran, from
  * another constructor say, is still correct.  The constructor then upgrades
- * it to the fastest mechanism offered (ppc64le: scv when AT_HWCAP2 says so)
- * or to the one KCROSS_SYSCALL names.
+ * it to the fastest mechanism offered (the arch's alternative when it has one
+ * and AT_HWCAP2 says the machine offers it) or to the one KCROSS_SYSCALL names.
+ * No architecture's instruction is named here: the arch header names them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,12 +24,13 @@ unsigned int kc__sysmech = KC_SYSMECH_NATIVE;
 static int init_error;
 static const char *forced;
 
+/* The names come from the arch header; the alternative's only where it has one. */
 static const char *const mech_names[KC_SYSMECH_COUNT] = {
 	[KC_SYSMECH_LIBC] = "libc",
-	[KC_SYSMECH_SYSCALL] = "syscall",
-	[KC_SYSMECH_SVC] = "svc",
-	[KC_SYSMECH_SC] = "sc",
-	[KC_SYSMECH_SCV] = "scv",
+	[KC_SYSMECH_NATIVE] = KC_SYSMECH_NATIVE_NAME,
+#if KC_HAVE_SYSCALL_ALT
+	[KC_SYSMECH_ALT] = KC_SYSMECH_ALT_NAME,
+#endif
 };
 
 long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6)
@@ -38,14 +40,18 @@ long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 	return r == -1 ? -errno : r;
 }
 
-/* KCROSS_SYSCALL's valid values: every mechanism name, and "auto". */
-const char *const kc__syscall_setting_values[KC_SYSMECH_COUNT + 2] = {
-	"libc", "syscall", "svc", "sc", "scv", "auto", NULL,
+/* KCROSS_SYSCALL's valid values: this architecture's mechanism names, and "auto". */
+const char *const kc__syscall_setting_values[] = {
+	"libc", KC_SYSMECH_NATIVE_NAME,
+#if KC_HAVE_SYSCALL_ALT
+	KC_SYSMECH_ALT_NAME,
+#endif
+	"auto", NULL,
 };
 
 const char *kc_sysmech_name(enum kc_sysmech m)
 {
-	return (unsigned int)m < KC_SYSMECH_COUNT ? mech_names[m] : "unknown";
+	return (unsigned int)m < KC_SYSMECH_COUNT && mech_names[m] ? mech_names[m] : "unknown";
 }
 
 enum kc_sysmech kc_syscall_mechanism(void)
@@ -58,12 +64,8 @@ static unsigned int offered(unsigned long hwcap2)
 {
 	unsigned int mask = 1u << KC_SYSMECH_LIBC | 1u << KC_SYSMECH_NATIVE;
 
-#ifdef KC_PPC_FEATURE2_SCV
-	if (hwcap2 & KC_PPC_FEATURE2_SCV)
-		mask |= 1u << KC_SYSMECH_SCV;
-#else
-	(void)hwcap2;
-#endif
+	if (KC_HAVE_SYSCALL_ALT && (hwcap2 & KC_SYSMECH_ALT_HWCAP2))
+		mask |= 1u << KC_SYSMECH_ALT;
 	return mask;
 }
 
@@ -73,17 +75,11 @@ int kc_syscall_choose(unsigned long hwcap2, const char *force,
 	unsigned int mask = offered(hwcap2);
 
 	if (!force || !*force || !strcmp(force, "auto")) {
-#ifdef KC_HAVE_SYSCALL_ALT
-		if (mask & 1u << KC_SYSMECH_ALT) {
-			*out = KC_SYSMECH_ALT;
-			return 0;
-		}
-#endif
-		*out = KC_SYSMECH_NATIVE;
+		*out = mask & 1u << KC_SYSMECH_ALT ? KC_SYSMECH_ALT : KC_SYSMECH_NATIVE;
 		return 0;
 	}
 	for (unsigned int m = 0; m < KC_SYSMECH_COUNT; m++) {
-		if (strcmp(force, mech_names[m]))
+		if (!mech_names[m] || strcmp(force, mech_names[m]))
 			continue;
 		if (!(mask & 1u << m))
 			return -ENOTSUP;

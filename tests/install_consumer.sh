@@ -1,9 +1,13 @@
 #!/bin/sh
-# A C user's view: install to a fresh prefix, build a program with nothing
-# but `pkg-config --cflags --libs kcross`, run it.
+# A C user's view: install to a fresh prefix, build a program and the API
+# guide's examples (docs/api.md) with nothing but the installed headers and
+# `pkg-config --cflags --libs kcross`, run them (under the emulator when
+# cross-compiled: the programs are then linked statically).
 set -eu
-build=$1 cc=$2 emulator=${3:-}
-if [ -n "$emulator" ]; then echo "1..0 # SKIP install test runs natively only"; exit 77; fi
+build=$1 cc=$2 emulator=${3:-} examples=${4:-}
+run() { if [ -n "$emulator" ]; then $emulator "$@"; else "$@"; fi; }
+static=""
+[ -z "$emulator" ] || static=-static
 command -v pkg-config >/dev/null || { echo "1..0 # SKIP no pkg-config (apt-get install pkg-config)"; exit 77; }
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
@@ -37,9 +41,49 @@ int main(void)
 }
 C
 # shellcheck disable=SC2046
-PKG_CONFIG_PATH=$(dirname "$pc") "$cc" -std=c11 -Wall -Werror -o "$prefix/user" "$prefix/user.c" \
-	$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs --static kcross)
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs --static kcross)
+# shellcheck disable=SC2086
+"$cc" -std=c11 -Wall -Werror $static -o "$prefix/user" "$prefix/user.c" $flags
 echo "ok 2 - a C11 program builds with pkg-config alone"
-"$prefix/user" || { echo "not ok 3 - the program failed"; exit 1; }
+run "$prefix/user" || { echo "not ok 3 - the program failed"; exit 1; }
 echo "ok 3 - it runs: syscalls, vDSO clock, per-CPU counter"
-echo "1..3"
+n=3
+if [ -z "$examples" ]; then echo "1..$n"; exit 0; fi
+
+# expect NAME STATUS PATTERN [VAR=value]: run example NAME (with the
+# environment variable set), want exit STATUS and PATTERN in its output.
+expect() {
+	name=$1 want=$2 pattern=$3
+	shift 3
+	n=$((n + 1))
+	status=0
+	out=$(env "$@" sh -c '"$@" 2>&1' run $emulator "$prefix/$name") || status=$?
+	if [ "$status" -eq "$want" ] && printf '%s\n' "$out" | grep -q -- "$pattern"; then
+		echo "ok $n - examples/$name.c ${*:-}: exit $status, says \"$pattern\""
+	else
+		echo "not ok $n - examples/$name.c ${*:-}: exit $status (want $want), output:"
+		printf '%s\n' "$out" | sed 's/^/# /'
+		failed=1
+	fi
+}
+failed=0
+for ex in syscall cpu percpu settings; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	if "$cc" -std=c11 -Wall -Wextra -Werror -pthread $static -o "$prefix/$ex" \
+		"$examples/$ex.c" $flags; then
+		echo "ok $n - examples/$ex.c builds against the installed headers"
+	else
+		echo "not ok $n - examples/$ex.c does not build against the installed headers"
+		exit 1
+	fi
+done
+expect syscall 0 "syscall example: ok"
+expect syscall 0 "mechanism in use: libc (KCROSS_SYSCALL=libc)" KCROSS_SYSCALL=libc
+expect syscall 2 "KCROSS_SYSCALL=bogus: not one of" KCROSS_SYSCALL=bogus
+expect cpu 0 "cpu example: ok"
+expect percpu 0 "percpu example: ok"
+expect settings 0 "EXAMPLE_COLOUR=blue" EXAMPLE_COLOUR=blue
+expect settings 2 "EXAMPLE_COLOUR=mauve: not one of red, green, blue" EXAMPLE_COLOUR=mauve
+echo "1..$n"
+exit $failed

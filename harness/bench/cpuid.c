@@ -63,82 +63,78 @@ static int check_method(struct kh_bench_ctx *c, enum kh_cpuid_method m)
 	return kh_fail(c, "unpinned and migrating too often to check %s", d->name);
 }
 
-int bench_cpuid_rseq(struct kh_bench_ctx *c)
+/*
+ * One benchmark, the method its row's arg (enum kh_cpuid_method).  Each
+ * case has its own loop so that the reader is inlined into it, exactly as
+ * a caller would have it; the answer is consumed (KC_OPAQUE).
+ */
+static int bench_cpuid(struct kh_bench_ctx *c)
 {
-	if (kh_cm_unmet_rseq())
-		return kh_skip(c, "%s", kh_cm_unmet_rseq());
-	if (check_method(c, KH_CM_RSEQ))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = kh_cm_rseq(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
-
-int bench_cpuid_kc_cpu(struct kh_bench_ctx *c)
-{
-	if (check_method(c, KH_CM_KC_CPU))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = kh_cm_kc_cpu(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
-
-int bench_cpuid_rdpid(struct kh_bench_ctx *c)
-{
-	if (kh_cm_unmet_rdpid())
-		return kh_skip(c, "%s", kh_cm_unmet_rdpid());
-	if (check_method(c, KH_CM_RDPID))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = kh_cm_rdpid(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
-
-int bench_cpuid_rdtscp(struct kh_bench_ctx *c)
-{
-	if (kh_cm_unmet_rdtscp())
-		return kh_skip(c, "%s", kh_cm_unmet_rdtscp());
-	if (check_method(c, KH_CM_RDTSCP))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = kh_cm_rdtscp(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
-
-int bench_cpuid_lsl(struct kh_bench_ctx *c)
-{
-	if (kh_cm_unmet_lsl())
-		return kh_skip(c, "%s", kh_cm_unmet_lsl());
-	if (check_method(c, KH_CM_LSL))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = kh_cm_lsl(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
-
-int bench_cpuid_vdso(struct kh_bench_ctx *c)
-{
-	kh_cm_getcpu_fn f = kh_cm_vdso_fn();
+	long m = kh_arg(c);
+	const char *unmet;
 	unsigned cpu;
 
-	if (kh_cm_unmet_vdso())
-		return kh_skip(c, "%s", kh_cm_unmet_vdso());
-	if (check_method(c, KH_CM_VDSO))
+	if (m < 0 || m >= KH_CM_COUNT)
+		return kh_fail(c, "no CPU-number method %ld", m);
+	if ((unmet = kh_cm_methods[m].unmet()))
+		return kh_skip(c, "%s", unmet);
+	if (check_method(c, (enum kh_cpuid_method)m))
 		return KH_FAIL;
-	/* As sched_getcpu() calls it: the CPU only, no node. */
-	KH_LOOP(c, f(&cpu, NULL, NULL));
+	switch ((enum kh_cpuid_method)m) {
+	case KH_CM_RSEQ:
+		KH_LOOP(c, { int v = kh_cm_rseq(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_KC_CPU:
+		KH_LOOP(c, { int v = kh_cm_kc_cpu(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_RDPID:
+		KH_LOOP(c, { int v = kh_cm_rdpid(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_RDTSCP:
+		KH_LOOP(c, { int v = kh_cm_rdtscp(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_LSL:
+		KH_LOOP(c, { int v = kh_cm_lsl(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_VDSO: {
+		kh_cm_getcpu_fn f = kh_cm_vdso_fn();
+
+		/* As sched_getcpu() calls it: the CPU only, no node. */
+		KH_LOOP(c, f(&cpu, NULL, NULL));
+		break;
+	}
+	case KH_CM_SYSCALL:
+		KH_LOOP(c, kc_getcpu_syscall(&cpu, NULL));
+		break;
+	case KH_CM_GLIBC:
+		KH_LOOP(c, { int v = sched_getcpu(); KC_OPAQUE(v); });
+		break;
+	case KH_CM_COUNT:
+		break;
+	}
 	return KH_OK;
 }
 
-int bench_cpuid_syscall(struct kh_bench_ctx *c)
-{
-	unsigned cpu;
+/* ------------------------------------------------------------------ suite */
 
-	if (check_method(c, KH_CM_SYSCALL))
-		return KH_FAIL;
-	KH_LOOP(c, kc_getcpu_syscall(&cpu, NULL));
-	return KH_OK;
-}
+static const struct kh_bench benches[] = {
+	{ "rseq-load", "cpu_id loaded from this thread's rseq area (no check, no fallback)",
+	  bench_cpuid, KH_NEED_RSEQ, KH_CM_RSEQ, NULL },
+	{ "kc_cpu", "kc_cpu(): the rseq load, a sign test, fallbacks out of line",
+	  bench_cpuid, 0, KH_CM_KC_CPU, NULL },
+	{ "rdpid", "x86 RDPID (TSC_AUX & 0xfff)",
+	  bench_cpuid, KH_NEED_RDPID, KH_CM_RDPID, NULL },
+	{ "rdtscp", "x86 RDTSCP, its TSC_AUX output (& 0xfff)",
+	  bench_cpuid, KH_NEED_RDTSCP, KH_CM_RDTSCP, NULL },
+	{ "lsl", "x86 LSL of the per-CPU GDT entry, selector 0x7b (& 0xfff)",
+	  bench_cpuid, KH_NEED_X86_CPUNODE, KH_CM_LSL, NULL },
+	{ "getcpu-vdso", "the vDSO's getcpu(&cpu, NULL, NULL)",
+	  bench_cpuid, KH_NEED_VDSO_GETCPU, KH_CM_VDSO, NULL },
+	{ "getcpu-syscall", "the getcpu system call, inline",
+	  bench_cpuid, 0, KH_CM_SYSCALL, NULL },
+	{ "sched_getcpu", "glibc sched_getcpu() (rseq area in 2.35+, else vDSO)",
+	  bench_cpuid, 0, KH_CM_GLIBC, NULL },
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
 
-int bench_cpuid_glibc(struct kh_bench_ctx *c)
-{
-	if (check_method(c, KH_CM_GLIBC))
-		return KH_FAIL;
-	KH_LOOP(c, { int cpu = sched_getcpu(); KC_OPAQUE(cpu); });
-	return KH_OK;
-}
+const struct kh_suite kh_suite_cpuid = { "cpuid", benches };

@@ -161,7 +161,7 @@ void op_getcpu_atomic(struct slot *cpus)
 
 /* ------------------------------------------------- single-threaded: percpu */
 
-int bench_percpu_inc_plain(struct kh_bench_ctx *c)
+static int bench_percpu_inc_plain(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
@@ -181,7 +181,7 @@ int bench_percpu_inc_plain(struct kh_bench_ctx *c)
 	return slots_done(c, &s, *p, c->iters, "plain increment");
 }
 
-int bench_percpu_add_atomic(struct kh_bench_ctx *c)
+static int bench_percpu_add_atomic(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
@@ -198,7 +198,7 @@ int bench_percpu_add_atomic(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_percpu_add_getcpu_atomic(struct kh_bench_ctx *c)
+static int bench_percpu_add_getcpu_atomic(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
@@ -214,7 +214,7 @@ int bench_percpu_add_getcpu_atomic(struct kh_bench_ctx *c)
 	return slots_done(c, &s, slots_sum(&s), c->iters, "sched_getcpu + atomic add");
 }
 
-int bench_percpu_add_vdso_getcpu_atomic(struct kh_bench_ctx *c)
+static int bench_percpu_add_vdso_getcpu_atomic(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
 	kc_vdso_getcpu_fn f = (kc_vdso_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
@@ -240,7 +240,7 @@ int bench_percpu_add_vdso_getcpu_atomic(struct kh_bench_ctx *c)
 #endif
 }
 
-int bench_percpu_add_rseq(struct kh_bench_ctx *c)
+static int bench_percpu_add_rseq(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	uint64_t aborts = 0;
@@ -260,7 +260,7 @@ int bench_percpu_add_rseq(struct kh_bench_ctx *c)
 	return slots_done(c, &s, slots_sum(&s) - 1, c->iters, "rseq add");
 }
 
-int bench_percpu_cmpstore_rseq(struct kh_bench_ctx *c)
+static int bench_percpu_cmpstore_rseq(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	uint64_t aborts = 0;
@@ -280,7 +280,7 @@ int bench_percpu_cmpstore_rseq(struct kh_bench_ctx *c)
 	return slots_done(c, &s, slots_sum(&s), c->iters, "rseq compare-and-store");
 }
 
-int bench_percpu_cmpstore_cas(struct kh_bench_ctx *c)
+static int bench_percpu_cmpstore_cas(struct kh_bench_ctx *c)
 {
 	struct slots s;
 	int rc;
@@ -322,7 +322,7 @@ static int need_rseq_mode(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_percpu_counter_kc(struct kh_bench_ctx *c)
+static int bench_percpu_counter_kc(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_counter ctr;
 	uint64_t aborts = 0;
@@ -351,7 +351,7 @@ int bench_percpu_counter_kc(struct kh_bench_ctx *c)
 }
 
 /* A list push + pop pair on kcross's per-CPU list (rseq mode). */
-int bench_percpu_list_rseq(struct kh_bench_ctx *c)
+static int bench_percpu_list_rseq(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_list l;
 	struct kc_percpu_node nodes[2], *n = &nodes[0];
@@ -415,7 +415,7 @@ static int make_multithreaded(struct kh_bench_ctx *c)
 }
 
 /* The same pair on one list under a pthread mutex. */
-int bench_percpu_list_mutex(struct kh_bench_ctx *c)
+static int bench_percpu_list_mutex(struct kh_bench_ctx *c)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct kc_percpu_node node, *head = NULL, *n = &node;
@@ -466,7 +466,7 @@ static inline struct kc_percpu_node *treiber_pop(struct kc_percpu_node **top)
 	return old;
 }
 
-int bench_percpu_list_treiber(struct kh_bench_ctx *c)
+static int bench_percpu_list_treiber(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_node nodes[2], *top = NULL, *n = &nodes[0];
 
@@ -490,7 +490,7 @@ int bench_percpu_list_treiber(struct kh_bench_ctx *c)
 #define POOL_CACHE 64
 
 /* alloc + free of one 64-byte object from kcross's per-CPU pool. */
-int bench_percpu_pool_kc(struct kh_bench_ctx *c)
+static int bench_percpu_pool_kc(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_pool p;
 	void *a, *b, *o = NULL;
@@ -526,7 +526,7 @@ int bench_percpu_pool_kc(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_percpu_pool_malloc(struct kh_bench_ctx *c)
+static int bench_percpu_pool_malloc(struct kh_bench_ctx *c)
 {
 	void *o;
 
@@ -545,7 +545,7 @@ int bench_percpu_pool_malloc(struct kh_bench_ctx *c)
 }
 
 /* Acquire + release of this CPU's lock in kcross's per-CPU lock. */
-int bench_percpu_lock_rseq(struct kh_bench_ctx *c)
+static int bench_percpu_lock_rseq(struct kh_bench_ctx *c)
 {
 	struct kc_percpu_lock l;
 	int cpu, rc;
@@ -575,7 +575,7 @@ int bench_percpu_lock_rseq(struct kh_bench_ctx *c)
 }
 
 /* Acquire + release of a test-and-test-and-set CAS spinlock. */
-int bench_percpu_lock_cas(struct kh_bench_ctx *c)
+static int bench_percpu_lock_cas(struct kh_bench_ctx *c)
 {
 	intptr_t lock = 0;
 
@@ -630,17 +630,25 @@ static uint64_t body_getcpu_atomic(void *arg, int tid, uint64_t iters)
 	return 0;
 }
 
-enum scale { X1, XN, X2N };
+/*
+ * The row's arg is the thread count: 0 one thread, k > 0 k threads per
+ * CPU the process may use (N = CPUs allowed at start).
+ */
+#define ONE_THREAD 0
+#define PER_CPU(k) (k)
 
-static int scaling(struct kh_bench_ctx *c, enum scale role, kh_thread_body body,
-		   const char *what)
+static int scaling(struct kh_bench_ctx *c, kh_thread_body body, const char *what)
 {
+	long per_cpu = kh_arg(c);
 	int n = CPU_COUNT(kh_allowed_cpus());
-	int threads = role == X1 ? 1 : role == XN ? n : 2 * n;
+	long threads = per_cpu == ONE_THREAD ? 1 : per_cpu * n;
 	struct slots s;
 	intptr_t got;
 	int rc;
 
+	if (per_cpu < 0 || threads > KH_MAX_THREADS)
+		return kh_skip(c, "%ld threads: this harness runs 1 to %d", threads,
+			       KH_MAX_THREADS);
 	if ((rc = slots_init(c, &s)) != KH_OK)
 		return rc;
 	if (body == body_rseq) {
@@ -651,7 +659,7 @@ static int scaling(struct kh_bench_ctx *c, enum scale role, kh_thread_body body,
 			return kh_fail(c, "kc_percpu_counter_init: out of memory");
 		}
 	}
-	rc = kh_run_threads(c, threads, body, &s);
+	rc = kh_run_threads(c, (int)threads, body, &s);
 	if (body == body_rseq) {
 		got = kc_percpu_counter_sum(&s.counter);
 		kc_percpu_counter_destroy(&s.counter);
@@ -666,17 +674,81 @@ static int scaling(struct kh_bench_ctx *c, enum scale role, kh_thread_body body,
 	return slots_done(c, &s, got, c->iters * (uint64_t)threads, what);
 }
 
-/* One registry entry per (counter kind, thread-count role). */
-#define SCALING_BENCH(kind, role, ROLE, body, what)			\
-	int bench_scaling_##kind##_##role(struct kh_bench_ctx *c)		\
-	{								\
-		return scaling(c, ROLE, body, what);			\
-	}
-#define SCALING_BENCHES(kind, body, what)				\
-	SCALING_BENCH(kind, x1, X1, body, what)				\
-	SCALING_BENCH(kind, xn, XN, body, what)				\
-	SCALING_BENCH(kind, x2n, X2N, body, what)
+static int bench_scaling_atomic(struct kh_bench_ctx *c)
+{
+	return scaling(c, body_shared_atomic, "shared atomic counter");
+}
 
-SCALING_BENCHES(atomic, body_shared_atomic, "shared atomic counter")
-SCALING_BENCHES(rseq, body_rseq, "per-CPU rseq counter")
-SCALING_BENCHES(getcpu_atomic, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter")
+static int bench_scaling_rseq(struct kh_bench_ctx *c)
+{
+	return scaling(c, body_rseq, "per-CPU rseq counter");
+}
+
+static int bench_scaling_getcpu_atomic(struct kh_bench_ctx *c)
+{
+	return scaling(c, body_getcpu_atomic, "per-CPU sched_getcpu + atomic counter");
+}
+
+/* ----------------------------------------------------------------- suites */
+
+static const struct kh_bench percpu_benches[] = {
+	{ "inc-plain", "plain increment of this CPU's slot (the floor; not atomic)",
+	  bench_percpu_inc_plain, 0, 0, NULL },
+	{ "add-atomic", "atomic add (lock add) to one counter",
+	  bench_percpu_add_atomic, 0, 0, NULL },
+	{ "add-getcpu-atomic", "sched_getcpu() + atomic add to that CPU's slot",
+	  bench_percpu_add_getcpu_atomic, 0, 0, NULL },
+	{ "add-vdso-getcpu-atomic", "vDSO getcpu + atomic add to that CPU's slot",
+	  bench_percpu_add_vdso_getcpu_atomic, KH_NEED_VDSO_GETCPU, 0, NULL },
+	{ "add-rseq", "rseq add to this CPU's slot (load cpu_id, section, retry on abort)",
+	  bench_percpu_add_rseq, KH_NEED_RSEQ, 0, NULL },
+	{ "cmpstore-rseq", "read + rseq compare-and-store of slot+1, retried",
+	  bench_percpu_cmpstore_rseq, KH_NEED_RSEQ, 0, NULL },
+	{ "cmpstore-cas", "read + CAS (lock cmpxchg) of counter+1, retried",
+	  bench_percpu_cmpstore_cas, 0, 0, NULL },
+	{ "counter-kc", "kc_percpu_counter_add(1): the rseq add behind its range check",
+	  bench_percpu_counter_kc, KH_NEED_RSEQ, 0, NULL },
+	{ "list-rseq", "push + pop on kcross's per-CPU list (rseq sections)",
+	  bench_percpu_list_rseq, KH_NEED_RSEQ, 0, NULL },
+	{ "list-mutex", "push + pop on a list under a pthread mutex",
+	  bench_percpu_list_mutex, 0, 0, NULL },
+	{ "list-treiber", "push + pop on a lock-free CAS (Treiber) stack, one thread",
+	  bench_percpu_list_treiber, 0, 0, NULL },
+	{ "pool-kc", "alloc + free of 64 bytes from kcross's per-CPU pool",
+	  bench_percpu_pool_kc, KH_NEED_RSEQ, 0, NULL },
+	{ "pool-malloc", "malloc(64) + free",
+	  bench_percpu_pool_malloc, 0, 0, NULL },
+	{ "lock-rseq", "acquire + release of this CPU's kcross per-CPU lock (rseq)",
+	  bench_percpu_lock_rseq, KH_NEED_RSEQ, 0, NULL },
+	{ "lock-cas", "acquire + release of a CAS spinlock",
+	  bench_percpu_lock_cas, 0, 0, NULL },
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+const struct kh_suite kh_suite_percpu = { "percpu", percpu_benches };
+
+static const struct kh_bench scaling_benches[] = {
+	{ "counter-atomic-x1", "one shared atomic counter, 1 thread",
+	  bench_scaling_atomic, 0, ONE_THREAD, NULL },
+	{ "counter-atomic-xN", "one shared atomic counter, a thread per allowed CPU",
+	  bench_scaling_atomic, 0, PER_CPU(1), NULL },
+	{ "counter-atomic-x2N", "one shared atomic counter, 2 threads per allowed CPU",
+	  bench_scaling_atomic, 0, PER_CPU(2), NULL },
+	{ "counter-rseq-x1", "kc_percpu_counter (rseq), 1 thread",
+	  bench_scaling_rseq, KH_NEED_RSEQ, ONE_THREAD, NULL },
+	{ "counter-rseq-xN", "kc_percpu_counter (rseq), a thread per allowed CPU",
+	  bench_scaling_rseq, KH_NEED_RSEQ, PER_CPU(1), NULL },
+	{ "counter-rseq-x2N", "kc_percpu_counter (rseq), 2 threads per allowed CPU",
+	  bench_scaling_rseq, KH_NEED_RSEQ, PER_CPU(2), NULL },
+	{ "counter-getcpu-atomic-x1", "per-CPU sched_getcpu + atomic counter, 1 thread",
+	  bench_scaling_getcpu_atomic, 0, ONE_THREAD, NULL },
+	{ "counter-getcpu-atomic-xN",
+	  "per-CPU sched_getcpu + atomic counter, a thread per allowed CPU",
+	  bench_scaling_getcpu_atomic, 0, PER_CPU(1), NULL },
+	{ "counter-getcpu-atomic-x2N",
+	  "per-CPU sched_getcpu + atomic counter, 2 threads per allowed CPU",
+	  bench_scaling_getcpu_atomic, 0, PER_CPU(2), NULL },
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+const struct kh_suite kh_suite_percpu_scaling = { "percpu-scaling", scaling_benches };

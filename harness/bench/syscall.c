@@ -25,7 +25,7 @@ static int check_getppid(struct kh_bench_ctx *c, long got, const char *path)
 	return KH_OK;
 }
 
-int bench_getppid_glibc(struct kh_bench_ctx *c)
+static int bench_getppid_glibc(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0(SYS_getppid)"))
 		return KH_FAIL;
@@ -33,7 +33,7 @@ int bench_getppid_glibc(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_getppid_libc_syscall(struct kh_bench_ctx *c)
+static int bench_getppid_libc_syscall(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, syscall(SYS_getppid), "syscall(SYS_getppid)"))
 		return KH_FAIL;
@@ -41,7 +41,7 @@ int bench_getppid_libc_syscall(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_getppid_inline(struct kh_bench_ctx *c)
+static int bench_getppid_inline(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_syscall0(SYS_getppid), "kc_syscall0"))
 		return KH_FAIL;
@@ -49,7 +49,7 @@ int bench_getppid_inline(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_getppid_dispatch(struct kh_bench_ctx *c)
+static int bench_getppid_dispatch(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, kc_sys0(SYS_getppid), "kc_sys0"))
 		return KH_FAIL;
@@ -69,7 +69,7 @@ static __attribute__((noinline)) long getppid_outofline(void)
 	return kc_syscall0(SYS_getppid);
 }
 
-int bench_getppid_call(struct kh_bench_ctx *c)
+static int bench_getppid_call(struct kh_bench_ctx *c)
 {
 	long (*volatile fp)(void) = getppid_outofline;
 	long (*f)(void) = fp;
@@ -80,7 +80,7 @@ int bench_getppid_call(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_gettid_inline(struct kh_bench_ctx *c)
+static int bench_gettid_inline(struct kh_bench_ctx *c)
 {
 	long got = kc_syscall0(SYS_gettid), want = syscall(SYS_gettid);
 
@@ -102,7 +102,7 @@ static inline long int80_getppid(void)
 	return ret;
 }
 
-int bench_getppid_int80(struct kh_bench_ctx *c)
+static int bench_getppid_int80(struct kh_bench_ctx *c)
 {
 	if (check_getppid(c, int80_getppid(), "int $0x80"))
 		return KH_FAIL;
@@ -135,11 +135,6 @@ const char *kh_probe_ia32(void)
 	return NULL;
 }
 #else
-int bench_getppid_int80(struct kh_bench_ctx *c)
-{
-	return kh_skip(c, "int $0x80 exists only on x86");
-}
-
 const char *kh_probe_ia32(void)
 {
 	return "int $0x80 exists only on x86";
@@ -169,7 +164,7 @@ static int check_bracketed(struct kh_bench_ctx *c, cgt_fn f, const char *what)
 	return KH_OK;
 }
 
-int bench_clock_gettime_vdso(struct kh_bench_ctx *c)
+static int bench_clock_gettime_vdso(struct kh_bench_ctx *c)
 {
 	cgt_fn f = (cgt_fn)kc_vdso_sym(KC_VDSO_CLOCK_GETTIME);
 	struct timespec ts;
@@ -187,7 +182,7 @@ static int cgt_syscall(clockid_t clk, struct timespec *ts)
 	return (int)kc_clock_gettime_syscall(clk, ts);
 }
 
-int bench_clock_gettime_syscall(struct kh_bench_ctx *c)
+static int bench_clock_gettime_syscall(struct kh_bench_ctx *c)
 {
 	struct timespec ts;
 
@@ -197,7 +192,7 @@ int bench_clock_gettime_syscall(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_clock_gettime_kc(struct kh_bench_ctx *c)
+static int bench_clock_gettime_kc(struct kh_bench_ctx *c)
 {
 	struct timespec ts;
 
@@ -222,7 +217,7 @@ static int check_cpu(struct kh_bench_ctx *c, long rc, unsigned cpu, const char *
 	return KH_OK;
 }
 
-int bench_getcpu_vdso(struct kh_bench_ctx *c)
+static int bench_getcpu_vdso(struct kh_bench_ctx *c)
 {
 #ifdef KC_VDSO_GETCPU
 	kc_vdso_getcpu_fn f = (kc_vdso_getcpu_fn)kc_vdso_sym(KC_VDSO_GETCPU);
@@ -241,7 +236,7 @@ int bench_getcpu_vdso(struct kh_bench_ctx *c)
 #endif
 }
 
-int bench_getcpu_syscall(struct kh_bench_ctx *c)
+static int bench_getcpu_syscall(struct kh_bench_ctx *c)
 {
 	unsigned cpu = ~0u, node;
 	long rc = kc_getcpu_syscall(&cpu, &node);
@@ -254,7 +249,7 @@ int bench_getcpu_syscall(struct kh_bench_ctx *c)
 
 /* ------------------------------------------------------ real system calls */
 
-int bench_stat_root(struct kh_bench_ctx *c)
+static int bench_stat_root(struct kh_bench_ctx *c)
 {
 	struct stat st;
 	long rc = kc_sys4(SYS_newfstatat, AT_FDCWD, (long)"/", (long)&st, 0);
@@ -274,7 +269,7 @@ static int open_dev(struct kh_bench_ctx *c, const char *path, int flags)
 	return fd;
 }
 
-int bench_read_devzero(struct kh_bench_ctx *c)
+static int bench_read_devzero(struct kh_bench_ctx *c)
 {
 	char b = 1;
 	int fd = open_dev(c, "/dev/zero", O_RDONLY);
@@ -292,7 +287,7 @@ int bench_read_devzero(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_write_devnull(struct kh_bench_ctx *c)
+static int bench_write_devnull(struct kh_bench_ctx *c)
 {
 	char b = 'k';
 	int fd = open_dev(c, "/dev/null", O_WRONLY);
@@ -310,7 +305,7 @@ int bench_write_devnull(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
-int bench_open_close(struct kh_bench_ctx *c)
+static int bench_open_close(struct kh_bench_ctx *c)
 {
 	int fd = open_dev(c, "/dev/null", O_RDONLY);
 
@@ -322,3 +317,45 @@ int bench_open_close(struct kh_bench_ctx *c)
 						O_RDONLY | O_CLOEXEC, 0)));
 	return KH_OK;
 }
+
+/* ------------------------------------------------------------------ suite */
+
+static const struct kh_bench benches[] = {
+	{ "getppid-glibc", "getppid() through the glibc wrapper",
+	  bench_getppid_glibc, 0, 0, NULL },
+	{ "getppid-libc-syscall", "getppid through syscall(3)",
+	  bench_getppid_libc_syscall, 0, 0, NULL },
+	{ "getppid-inline", "getppid by the inline instruction (kc_syscall0)",
+	  bench_getppid_inline, 0, 0, NULL },
+	{ "getppid-dispatch", "getppid by the run-time selected mechanism (kc_sys0)",
+	  bench_getppid_dispatch, 0, 0, NULL },
+	{ "getppid-call", "getppid inline but behind a call/ret through a function pointer",
+	  bench_getppid_call, 0, 0, NULL },
+	{ "gettid-inline", "gettid by the inline instruction",
+	  bench_gettid_inline, 0, 0, NULL },
+#if defined(KC_ARCH_X86_64)
+	{ "getppid-int80", "i386 getppid through the int $0x80 compat gate",
+	  bench_getppid_int80, KH_NEED_IA32_EMULATION, 0, NULL },
+#endif
+	{ "clock_gettime-vdso", "clock_gettime(CLOCK_MONOTONIC) calling the vDSO directly",
+	  bench_clock_gettime_vdso, KH_NEED_VDSO_CLOCK_GETTIME, 0, NULL },
+	{ "clock_gettime-syscall", "clock_gettime(CLOCK_MONOTONIC) as a raw system call",
+	  bench_clock_gettime_syscall, 0, 0, NULL },
+	{ "clock_gettime-kc", "kc_clock_gettime(CLOCK_MONOTONIC), the run-time selected path",
+	  bench_clock_gettime_kc, 0, 0, NULL },
+	{ "getcpu-vdso", "getcpu calling the vDSO directly",
+	  bench_getcpu_vdso, KH_NEED_VDSO_GETCPU, 0, NULL },
+	{ "getcpu-syscall", "getcpu as a raw system call",
+	  bench_getcpu_syscall, 0, 0, NULL },
+	{ "stat-root", "newfstatat(AT_FDCWD, \"/\")",
+	  bench_stat_root, 0, 0, NULL },
+	{ "read-devzero", "read 1 byte from /dev/zero",
+	  bench_read_devzero, KH_NEED_DEV_NULL_ZERO, 0, NULL },
+	{ "write-devnull", "write 1 byte to /dev/null",
+	  bench_write_devnull, KH_NEED_DEV_NULL_ZERO, 0, NULL },
+	{ "open-close", "openat(\"/dev/null\") + close",
+	  bench_open_close, KH_NEED_DEV_NULL_ZERO, 0, NULL },
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+const struct kh_suite kh_suite_syscall = { "syscall", benches };

@@ -31,9 +31,9 @@
  *     only against other threads on the same CPU, and a fallback thread
  *     taking a slot's lock (or CAS-ing a lock word) may be running on any
  *     CPU, since the CPU number it read may be stale.  So the process
- *     decides once, at the first kc_percpu_{list,pool,lock}_init() or
- *     kc_percpu_mode() call, from whether the deciding thread has rseq:
- *     "rseq" or "atomic".  In "atomic" mode every thread uses the locked
+ *     decides once, at the first kc_percpu_{list,pool,lock}_init() (or
+ *     operation on one), from whether the deciding thread has rseq:
+ *     "rseq" or "atomic".  kc_percpu_mode() only asks: it never decides.  In "atomic" mode every thread uses the locked
  *     fallback (rseq threads too; their cpu_id is just an index).  In "rseq"
  *     mode a thread that cannot be registered aborts the process with a
  *     message instead of corrupting a list.  That takes a thread-specific
@@ -83,10 +83,12 @@ extern "C" {
 /* The process-wide mode of lists, pools and locks (0 until decided). */
 extern int kc__percpu_mode;
 
-/* "rseq" or "atomic": the mode of lists, pools and locks in this process,
- * decided now by the calling thread if nothing decided it yet.  Counters do
- * not follow it: they use rseq in every thread that has it (the same answer
- * unless threads differ). */
+/* "rseq" or "atomic": the mode of lists, pools and locks in this process
+ * once decided; before that, the mode the calling thread would decide now
+ * (it may register the thread for rseq, as kc_cpu() does, but it leaves the
+ * mode undecided: a fingerprint or a log line may call it at any time).
+ * Counters do not follow it: they use rseq in every thread that has it (the
+ * same answer unless threads differ). */
 const char *kc_percpu_mode(void);
 
 /* Number of possible CPUs: the length of every per-CPU array. */

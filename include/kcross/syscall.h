@@ -3,18 +3,23 @@
  * kcross/syscall.h - raw system calls.
  *
  * kc_syscall0..6(nr, ...)   the architecture's baseline instruction, inline
- *                           (x86-64 syscall, aarch64 svc #0, ppc64le sc);
- *                           return the result or -errno.
- * kc_syscall_alt0..6        ppc64le only: scv 0 (see <kcross/arch/ppc64le.h>).
+ *                           (KC_SYSMECH_NATIVE_NAME names it); return the
+ *                           result or -errno.
+ * kc_syscall_alt0..6        only where the architecture has a second
+ *                           instruction (KC_HAVE_SYSCALL_ALT; its name is
+ *                           KC_SYSMECH_ALT_NAME; see the arch header).
  * kc_sys0..6(nr, ...)       the mechanism chosen at run time.  The choice is
  *                           one cached word tested inline, so a call through
  *                           kc_sys is the instruction itself plus a load and
  *                           a compare, with no call/ret pair around it.
  *
  * The choice: the fastest mechanism the machine offers, unless the
- * environment variable KCROSS_SYSCALL names one ("syscall", "svc", "sc",
- * "scv", "libc" or "auto").  Naming one the machine lacks is an error that
- * kc_syscall_init_error() reports (the word keeps the always-valid default).
+ * environment variable KCROSS_SYSCALL names one: this architecture's native
+ * name (KC_SYSMECH_NATIVE_NAME), its alternative's (KC_SYSMECH_ALT_NAME, if
+ * any), "libc" or "auto".  Any other value (another architecture's name
+ * included) is -EINVAL; naming the alternative on a machine that lacks it is
+ * -ENOTSUP.  kc_syscall_init_error() reports either (the word keeps the
+ * always-valid default).
  * "libc" routes every call through syscall(3), for tools that intercept libc.
  */
 #ifndef KCROSS_SYSCALL_H
@@ -26,12 +31,16 @@
 extern "C" {
 #endif
 
+/*
+ * The mechanisms, named the same on every architecture; their names (what
+ * kc_sysmech_name() returns and KCROSS_SYSCALL accepts) come from the arch
+ * header.  KC_SYSMECH_ALT exists everywhere so that code can loop over the
+ * enum, but it is available only where KC_HAVE_SYSCALL_ALT is 1.
+ */
 enum kc_sysmech {
 	KC_SYSMECH_LIBC = 0,	/* syscall(3) */
-	KC_SYSMECH_SYSCALL,	/* x86-64 `syscall` */
-	KC_SYSMECH_SVC,		/* aarch64 `svc #0` */
-	KC_SYSMECH_SC,		/* ppc64 `sc` */
-	KC_SYSMECH_SCV,		/* ppc64 `scv 0` */
+	KC_SYSMECH_NATIVE,	/* the arch's baseline instruction: kc_syscallN */
+	KC_SYSMECH_ALT,		/* its alternative, if any: kc_syscall_altN */
 	KC_SYSMECH_COUNT
 };
 
@@ -41,7 +50,7 @@ extern unsigned int kc__sysmech;
 /* Out of line: syscall(3), converted to -errno. */
 long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6);
 
-#ifdef KC_HAVE_SYSCALL_ALT
+#if KC_HAVE_SYSCALL_ALT
 # define KC__SYS_ALT(N, ...)						\
 	if (kc__sysmech == KC_SYSMECH_ALT)				\
 		return kc_syscall_alt##N(__VA_ARGS__);
@@ -71,7 +80,8 @@ static inline long kc_sys6(long n, long a1, long a2, long a3, long a4, long a5,
 			   long a6)
 { KC__SYS_BODY(6, a1, a2, a3, a4, a5, a6, n, a1, a2, a3, a4, a5, a6); }
 
-/* Name of a mechanism ("syscall", "svc", "sc", "scv", "libc"). */
+/* Name of a mechanism: "libc", KC_SYSMECH_NATIVE_NAME, KC_SYSMECH_ALT_NAME;
+ * "unknown" for a value out of range or the alternative where there is none. */
 const char *kc_sysmech_name(enum kc_sysmech m);
 /* The mechanism kc_sys* use now. */
 enum kc_sysmech kc_syscall_mechanism(void);
@@ -79,12 +89,15 @@ enum kc_sysmech kc_syscall_mechanism(void);
 /*
  * The selection rule, pure so tests can inject any AT_HWCAP2 value.
  * force: NULL, "" or "auto" for the best available, else a mechanism name.
+ * Where the architecture has an alternative, AT_HWCAP2 & KC_SYSMECH_ALT_HWCAP2
+ * says whether the machine offers it.
  * Returns 0 and sets *out, -EINVAL for an unknown name, -ENOTSUP for a
  * mechanism this hwcap2 (or this architecture) does not offer.
  */
 int kc_syscall_choose(unsigned long hwcap2, const char *force,
 		      enum kc_sysmech *out);
-/* Mechanisms available on this machine, as a bit mask of 1u << kc_sysmech. */
+/* Mechanisms available on this machine, as a bit mask of 1u << kc_sysmech
+ * (libc and native always; the alternative when the machine offers it). */
 unsigned int kc_syscall_available(void);
 /* Install a mechanism; -ENOTSUP if this machine lacks it.  Not thread-safe
  * with respect to calls in flight: call it before starting threads. */

@@ -3,7 +3,10 @@
 The harness can run where Python cannot (a static binary in an initramfs,
 a minimal container); its output file is brought back and imported here.
 The whole file is validated before anything is stored, and stored in one
-transaction, so a bad file leaves the database untouched.  A capture that
+transaction, so a bad file leaves the database untouched.  Captures of schema
+1 (kcross 0.1.0) are read too and stored as they are: their samples were
+corrected by the harness, and kcross.stats summarises them by their own
+overhead decision.  A capture that
 stops early (no ``end`` record, possibly cut mid-line) is a normal outcome
 of a crash or power cycle and is imported as an interrupted run.
 """
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SchemaError, UserError
-from .schema import MalformedLine, RunStream, parse_line
+from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line
 from .store import Store
 
 
@@ -48,7 +51,7 @@ def read_stream(path: Path) -> tuple[RunStream, int | None]:
             continue
         is_last_unterminated = index == len(lines) - 1  # no newline after it
         try:
-            record = parse_line(raw.decode("utf-8"), where)
+            record = parse_line(raw.decode("utf-8"), where, IMPORT_VERSIONS)
         except (UnicodeDecodeError, SchemaError) as exc:
             if is_last_unterminated and stream.end is None and _looks_cut(exc):
                 partial = lineno

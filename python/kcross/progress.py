@@ -88,7 +88,7 @@ class RunProgress:
             outcome = f"{record['status']}: {record['reason']}"
         else:
             try:
-                outcome = f"{format_ns(describe(record['samples']).median)} {record['unit']}"
+                outcome = f"{format_ns(describe(record['samples']).median)} ns/op"
             except StatsError as exc:
                 outcome = str(exc)
         self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)

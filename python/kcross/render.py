@@ -9,16 +9,14 @@ instead of showing a number or leaving it blank.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from typing import TYPE_CHECKING
-
-from .stats import StatsError, describe, median_ci, relative_spread
 from .schema import dig as _get
+from .stats import SUBTRACTED, StatsError, Summary, summarize_record
 
 if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for `list`
     from .store import RunSummary
@@ -76,12 +74,8 @@ def _counters_cell(record: dict[str, Any]) -> str:
 def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -> Table:
     """One row per benchmark: median, CI of the median (±% of it), min, spread, N..."""
     table = Table(title=title, title_justify="left", header_style="bold")
-    # The figures are in each record's own unit: all ns/op says so once in
-    # the header, any other unit is written next to every figure.
-    units = {rec["unit"] for rec in results if rec["status"] == "ok"}
-    unit_in_cells = not units <= {"ns/op"}
     table.add_column("benchmark", no_wrap=True)
-    table.add_column("median" if unit_in_cells else "median ns/op", justify="right")
+    table.add_column("median ns/op", justify="right")
     table.add_column("CI95 of median", justify="right")
     table.add_column("min", justify="right")
     table.add_column("spread", justify="right")
@@ -99,30 +93,28 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -
         samples = rec["samples"]
         disturbed = str(len(rec["disturbed"])) if rec["disturbed"] else "0"
         try:
-            desc = describe(samples)
+            summary = summarize_record(rec)
         except StatsError as exc:
             _add_row(table, label, _error(str(exc)), DASH, DASH, DASH, str(len(samples)),
                           disturbed, _counters_cell(rec), "ok")
             continue
         try:
-            ci = median_ci(samples)
-            lo = (ci.low - desc.median) / desc.median * 100 if desc.median else 0.0
-            hi = (ci.high - desc.median) / desc.median * 100 if desc.median else 0.0
+            ci = summary.ci
+            med = summary.median
+            lo = (ci.low - med) / med * 100 if med else 0.0
+            hi = (ci.high - med) / med * 100 if med else 0.0
             ci_cell: str | Text = f"{lo:+.1f}% {hi:+.1f}%"
         except StatsError as exc:
             ci_cell = _error(str(exc))
         try:
-            spread_cell: str | Text = f"{relative_spread(samples):.1%}"
+            spread_cell: str | Text = f"{summary.spread:.1%}"
         except StatsError as exc:
             spread_cell = _error(str(exc))
-        median_cell = format_ns(desc.median)
-        if (rec.get("overhead") or {}).get("subtracted"):
+        median_cell = format_ns(summary.median)
+        if summary.overhead.subtracted:
             median_cell += OVERHEAD_MARK
-        min_cell = format_ns(desc.min)
-        if unit_in_cells:
-            median_cell, min_cell = f"{median_cell} {rec['unit']}", f"{min_cell} {rec['unit']}"
-        _add_row(table, label, median_cell, ci_cell, min_cell, spread_cell,
-                      str(desc.n), disturbed, _counters_cell(rec), "ok")
+        _add_row(table, label, median_cell, ci_cell, format_ns(summary.min), spread_cell,
+                      str(summary.n), disturbed, _counters_cell(rec), "ok")
     return table
 
 
@@ -179,22 +171,39 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
     return lines
 
 
-def _overhead_text(results: Sequence[dict[str, Any]]) -> str:
-    """One line: the empty-loop cost range and where it was subtracted (the
-    harness's per-benchmark reason stays in the stored record)."""
-    measured = [r for r in results if r["status"] == "ok" and r["overhead"]
-                and r["overhead"].get("ns") is not None]
+def _summaries(results: Sequence[dict[str, Any]]) -> list[Summary]:
+    """The summaries of the results that have figures (the table says why the others lack them)."""
+    summaries = []
+    for rec in results:
+        if rec["status"] == "ok":
+            try:
+                summaries.append(summarize_record(rec))
+            except StatsError:
+                pass
+    return summaries
+
+
+def _overhead_text(summaries: Sequence[Summary]) -> str:
+    """One line: the empty-loop cost range and where it was subtracted (each benchmark's
+    decision follows the statistics rule; see kcross.stats)."""
+    measured = [s.overhead for s in summaries if s.overhead.median is not None]
     if not measured:
         return "overhead: no measured benchmark"
-    values = sorted(r["overhead"]["ns"] for r in measured)
+    values = sorted(o.median for o in measured if o.median is not None)
     span = format_ns(values[0]) if values[0] == values[-1] else \
         f"{format_ns(values[0])}–{format_ns(values[-1])}"
-    subtracted = sum(1 for r in measured if r["overhead"].get("subtracted"))
-    text = (f"overhead: empty loop {span} ns/op; subtracted ({OVERHEAD_MARK}) for {subtracted} of "
-            f"{len(measured)} benchmarks, where it exceeded the benchmark's noise (IQR/2)")
-    if subtracted < len(measured):
-        text += "; elsewhere it is within the noise or at least half the median"
+    subtracted = sum(1 for o in measured if o.subtracted)
+    text = (f"overhead: empty loop {span} ns/op (median); subtracted ({OVERHEAD_MARK}) for "
+            f"{subtracted} of {len(measured)} benchmarks, where it exceeded the benchmark's "
+            "noise (IQR/2) and was less than half its median")
+    others = sorted({o.reason for o in measured if not o.subtracted and o.reason
+                     and o.reason != SUBTRACTED})
+    if others and all(r in _DECISIONS for r in others):
+        text += f"; not subtracted elsewhere ({', or '.join(others)})"
     return text
+
+
+_DECISIONS = ("within the noise", "half the median or more")
 
 
 def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> Group:
@@ -206,15 +215,15 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
         mech += f" (forced: {sc['forced']})"
     if sc.get("available"):
         mech += f"; available: {_join(sc['available'])}"
+    summaries = _summaries(results)
     lines = [mech, f"timer: {_timer_text(fingerprint)}", *_counters_text(fingerprint, results),
-             _overhead_text(results)]
+             _overhead_text(summaries)]
     coverage = []
-    for rec in results:
-        if rec["status"] == "ok":
-            try:
-                coverage.append(median_ci(rec["samples"]).confidence)
-            except StatsError:
-                pass  # the table cell already says why this row has no interval
+    for summary in summaries:
+        try:
+            coverage.append(summary.ci.confidence)
+        except StatsError:
+            pass  # the table cell already says why this row has no interval
     if coverage:
         lines.append("CI95: distribution-free order-statistic interval of the median, "
                      f"achieved coverage {min(coverage):.1%}–{max(coverage):.1%}; "
@@ -249,7 +258,7 @@ def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
 
 def sysinfo(fp: dict[str, Any]) -> Group:
     """The fingerprint grouped by what a performance engineer checks first."""
-    g = lambda *path: _get(fp, *path)  # noqa: E731 - short local accessor
+    g = lambda *path: _get(fp, *path)
     virt = "no hypervisor detected"
     if g("virtualization", "hypervisor_flag"):
         virt = " / ".join(str(x) for x in (g("virtualization", "hypervisor_type"),

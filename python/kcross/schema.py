@@ -2,61 +2,44 @@
 
 The harness is a separate C program, possibly built from another revision or
 run on another machine (``kcross import``), so nothing it writes is trusted
-until it has been checked here.  Every error names where the record was read
-("harness output line 3", "run.jsonl line 7") so the user can find it.
+until it has been checked here.  Every error is one line naming where the
+record was read ("harness output line 3", "run.jsonl line 7") and the JSON
+path inside it, so the user can find it.
 
-Only what the format document promises is checked: required keys (a value
-that could not be read is ``null``, never omitted) and the types of the values
-kcross computes with.  Extra keys are accepted so that the harness may add
-information without breaking older front ends within the same schema.
+The contract is ONE file, ``result-format.schema.json`` (JSON Schema, draft
+2020-12), shipped inside this package; every record is validated against it.
+This module adds only what JSON Schema cannot say: which schema versions a
+caller accepts (a live harness must write :data:`SCHEMA_VERSION`; ``kcross
+import`` also reads schema 1), no NaN or Infinity (Python's json would accept
+them), parallel arrays of equal length, sample indices in range, and the
+order of a ``run --json`` stream (:class:`RunStream`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from .errors import SchemaError
 
-# Schema history (keep in step with docs/result-format.md):
-#   1 (kcross 0.1.0): first version: fingerprint, plan, result, end records;
-#                     bench records for `list`.
-SCHEMA_VERSION = 1
+# Schema history (keep in step with docs/result-format.md and the schema file):
+#   1 (kcross 0.1.0): fingerprint, plan, result, end records; bench records for `list`.
+#     Samples were corrected by the harness when its overhead rule fired.
+#   2: raw samples plus the empty loop's own samples (result.overhead.samples/ticks),
+#      result.flags, fingerprint.forced; the reader applies the statistics rule.
+SCHEMA_VERSION = 2
+# What a harness run by this kcross must write, and what `kcross import` reads.
+LIVE_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
+IMPORT_VERSIONS: tuple[int, ...] = (1, 2)
 
+SCHEMA_FILE = "result-format.schema.json"
 RECORD_TYPES = ("fingerprint", "plan", "result", "end", "bench")
 RESULT_STATUSES = ("ok", "skipped", "failed")
-
-# Top-level fingerprint keys and, for those that are objects, their keys.
-# ``None`` means "any object" (e.g. vulnerabilities are named by the kernel).
-_FINGERPRINT_KEYS: dict[str, tuple[str, ...] | None] = {
-    "kcross": ("version", "git_rev", "build", "compiler"),
-    "arch": None,
-    "cpu": ("vendor", "model", "family", "model_id", "stepping", "microcode",
-            "flags", "online", "possible"),
-    "kernel": ("release", "version", "cmdline"),
-    "vulnerabilities": None,
-    "virtualization": ("hypervisor_flag", "hypervisor_type", "dmi_sys_vendor",
-                       "dmi_product_name"),
-    "power": ("governor", "driver"),
-    "smt": ("control", "active"),
-    "isolation": ("isolcpus", "nohz_full"),
-    "libc": ("name", "version"),
-    "rseq": ("registered", "owner", "size", "libc_size", "feature_size", "align"),
-    "auxv": ("hwcap", "hwcap2", "rseq_feature_size", "rseq_align", "sysinfo_ehdr"),
-    "perf": ("paranoid", "hardware", "software", "reasons"),
-    "syscall": ("mechanism", "available", "forced"),
-    "timer": ("source", "hz", "invariant", "calibration"),
-    "host": ("hostname", "time"),
-}
-
-_RESULT_KEYS = ("suite", "name", "summary", "status", "reason", "unit", "cpu", "iters",
-                "samples", "ticks", "overhead", "counters", "counters_unavailable",
-                "disturbed", "mechanism", "timer", "elapsed_s")
-_PLAN_KEYS = ("benchmarks", "samples", "min_batch_ms", "warmup_ms", "cpu")
-_END_KEYS = ("ok", "skipped", "failed", "elapsed_s")
-_BENCH_KEYS = ("suite", "name", "summary", "needs", "available", "reason")
 
 
 class MalformedLine(SchemaError):
@@ -67,172 +50,178 @@ class MalformedLine(SchemaError):
     """
 
 
+@lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    """The JSON Schema of the result format, as shipped in this package."""
+    text = resources.files("kcross").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    # Imported here: jsonschema costs a noticeable fraction of a second, and
+    # commands that read no records (``kcross runs``) should not pay it.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load_schema())
+
+
 def _reject_constant(name: str) -> float:
     """Refuse NaN/Infinity: Python's json accepts them, JSON (and the harness contract) does not."""
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_line(line: str, where: str) -> dict[str, Any]:
+def _finite_float(text: str) -> float:
+    """A JSON number that overflows a double (1e999) would become inf: refuse it too."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def parse_line(line: str, where: str,
+               versions: tuple[int, ...] = LIVE_VERSIONS) -> dict[str, Any]:
     """Parse one JSON line into a validated record; ``where`` names the line in errors."""
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
-    except ValueError as exc:
+        obj = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
+    except ValueError as exc:  # JSONDecodeError and our own refusals
         text = line.strip()
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise MalformedLine(f"{where}: not a JSON record ({exc}): {shown!r}") from None
+    except RecursionError:
+        raise MalformedLine(f"{where}: not a JSON record (nested too deeply)") from None
     if not isinstance(obj, dict):
         raise SchemaError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    validate(obj, where)
+    validate(obj, where, versions)
     return obj
 
 
-def validate(record: Mapping[str, Any], where: str) -> None:
-    """Check one record against schema 1; raise :class:`SchemaError` naming ``where``."""
+def _version_text(versions: tuple[int, ...]) -> str:
+    return " or ".join(str(v) for v in versions)
+
+
+def validate(record: Mapping[str, Any], where: str,
+             versions: tuple[int, ...] = LIVE_VERSIONS) -> None:
+    """Check one record against the schema file; raise :class:`SchemaError` naming ``where``.
+
+    ``versions`` are the schema versions the caller can use: a harness this
+    kcross runs must write :data:`SCHEMA_VERSION`; ``kcross import`` passes
+    :data:`IMPORT_VERSIONS`.
+    """
     if "schema" not in record:
         raise SchemaError(f"{where}: record has no 'schema' key")
     schema = record["schema"]
-    if schema != SCHEMA_VERSION or isinstance(schema, bool):
-        raise SchemaError(
-            f"{where}: record is schema {schema!r}, this kcross reads schema {SCHEMA_VERSION} "
-            "(use a kcross and a kcross-harness of matching versions)")
+    if isinstance(schema, bool) or schema not in versions:
+        hint = ("use a kcross and a kcross-harness of matching versions"
+                if schema not in IMPORT_VERSIONS or isinstance(schema, bool) else
+                "a capture of that version can still be read with 'kcross import'")
+        raise SchemaError(f"{where}: record is schema {_short(schema)}, this kcross reads schema "
+                          f"{_version_text(versions)} here ({hint})")
     rtype = record.get("type")
     if rtype not in RECORD_TYPES:
         raise SchemaError(f"{where}: unknown record type {rtype!r} "
                           f"(expected one of {', '.join(RECORD_TYPES)})")
-    _VALIDATORS[rtype](record, f"{where}: {rtype} record")
+    ctx = f"{where}: {rtype} record"
+    if rtype in ("result", "bench") and isinstance(record.get("suite"), str) \
+            and isinstance(record.get("name"), str):
+        ctx += f" {record['suite']}/{record['name']}"
+    error = _first_error(record)
+    if error is not None:
+        raise SchemaError(f"{ctx}: {error}")
+    _check_finite(record, ctx, "$")
+    if rtype == "result":
+        _result_cross_checks(record, ctx)
 
 
-# --- per-type checks -------------------------------------------------------------------
+# --- jsonschema's error as one readable line --------------------------------------------
 
-def _require(obj: Mapping[str, Any], keys: Iterable[str], ctx: str) -> None:
-    missing = [k for k in keys if k not in obj]
-    if missing:
-        raise SchemaError(f"{ctx}: missing key{'s' if len(missing) > 1 else ''} "
-                          f"{', '.join(repr(k) for k in missing)}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _short(value: Any, limit: int = 40) -> str:
+    """A value as JSON, cut to ``limit`` characters (a whole samples list is no message)."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _check(cond: bool, ctx: str, what: str) -> None:
-    if not cond:
-        raise SchemaError(f"{ctx}: {what}")
+_TYPE_WORDS = {"string": "a string", "number": "a number", "integer": "an integer",
+               "boolean": "true or false", "object": "an object", "array": "a list",
+               "null": "null"}
 
 
-def _number(obj: Mapping[str, Any], key: str, ctx: str, *, nullable: bool = False) -> None:
-    value = obj[key]
-    if nullable and value is None:
-        return
-    _check(_is_number(value), ctx, f"{key!r} must be a number, got {value!r}")
+def _first_error(record: Mapping[str, Any]) -> str | None:
+    from jsonschema.exceptions import best_match
 
-
-def _integer(obj: Mapping[str, Any], key: str, ctx: str, *, nullable: bool = False,
-             minimum: int = 0) -> None:
-    value = obj[key]
-    if nullable and value is None:
-        return
-    _check(isinstance(value, int) and not isinstance(value, bool) and value >= minimum,
-           ctx, f"{key!r} must be an integer >= {minimum}, got {value!r}")
-
-
-def _string(obj: Mapping[str, Any], key: str, ctx: str, *, nullable: bool = False) -> None:
-    value = obj[key]
-    if nullable and value is None:
-        return
-    _check(isinstance(value, str), ctx, f"{key!r} must be a string, got {value!r}")
-
-
-def _fingerprint(rec: Mapping[str, Any], ctx: str) -> None:
-    _require(rec, _FINGERPRINT_KEYS, ctx)
-    for key, subkeys in _FINGERPRINT_KEYS.items():
-        value = rec[key]
-        if value is None or subkeys is None:
-            continue
-        _check(isinstance(value, dict), ctx, f"{key!r} must be an object or null")
-        _require(value, subkeys, f"{ctx}: {key}")
-    for key in ("syscall", "timer"):
-        _check(isinstance(rec[key], dict), ctx, f"{key!r} must be an object")
-    _string(rec["syscall"], "mechanism", f"{ctx}: syscall")
-    _string(rec["timer"], "source", f"{ctx}: timer")
-    _number(rec["timer"], "hz", f"{ctx}: timer", nullable=True)
-
-
-def _plan(rec: Mapping[str, Any], ctx: str) -> None:
-    _require(rec, _PLAN_KEYS, ctx)
-    benches = rec["benchmarks"]
-    _check(isinstance(benches, list), ctx, "'benchmarks' must be a list")
-    for i, bench in enumerate(benches):
-        _check(isinstance(bench, dict), ctx, f"benchmarks[{i}] must be an object")
-        _require(bench, ("suite", "name"), f"{ctx}: benchmarks[{i}]")
-        _string(bench, "suite", f"{ctx}: benchmarks[{i}]")
-        _string(bench, "name", f"{ctx}: benchmarks[{i}]")
-    _integer(rec, "samples", ctx, minimum=1)
-    _number(rec, "min_batch_ms", ctx)
-    _number(rec, "warmup_ms", ctx)
-    _integer(rec, "cpu", ctx, nullable=True)
-
-
-def _result(rec: Mapping[str, Any], ctx: str) -> None:
-    _require(rec, _RESULT_KEYS, ctx)
-    for key in ("suite", "name", "summary", "unit", "mechanism", "timer"):
-        _string(rec, key, ctx, nullable=key in ("mechanism", "timer"))
-    ctx = f"{ctx} {rec['suite']}/{rec['name']}"
-    status = rec["status"]
-    _check(status in RESULT_STATUSES, ctx,
-           f"'status' must be one of {', '.join(RESULT_STATUSES)}, got {status!r}")
-    if status == "ok":
-        _string(rec, "reason", ctx, nullable=True)
+    error = best_match(_validator().iter_errors(record))
+    if error is None:
+        return None
+    path = error.json_path
+    kind = error.validator
+    if kind == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        what = f"missing key{'s' if len(missing) > 1 else ''} " + \
+            ", ".join(repr(k) for k in missing)
+        return what if path == "$" else f"{path}: {what}"
+    if kind == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) \
+            else [error.validator_value]
+        text = f"must be {' or '.join(_TYPE_WORDS.get(str(t), str(t)) for t in types)}, " \
+               f"got {_short(error.instance)}"
+    elif kind in ("enum", "const"):
+        allowed = error.validator_value if kind == "enum" else [error.validator_value]
+        text = f"must be {' or '.join(_short(a) for a in allowed)}, got {_short(error.instance)}"
+    elif kind in ("minimum", "exclusiveMinimum"):
+        text = f"must be {'>=' if kind == 'minimum' else '>'} {error.validator_value}, " \
+               f"got {_short(error.instance)}"
+    elif kind == "minItems":
+        text = f"must have at least {error.validator_value} item(s), got {_short(error.instance)}"
+    elif kind == "minLength":
+        text = f"must not be empty, got {_short(error.instance)}"
+    elif kind == "maxProperties":
+        text = f"must be empty, got {_short(error.instance)}"
     else:
-        _check(isinstance(rec["reason"], str) and rec["reason"] != "", ctx,
-               f"status {status!r} needs a 'reason' text")
-    _integer(rec, "cpu", ctx, nullable=True)
-    _integer(rec, "iters", ctx, nullable=True)
-    for key in ("samples", "ticks"):
-        values = rec[key]
-        _check(isinstance(values, list) and all(_is_number(v) for v in values), ctx,
-               f"{key!r} must be a list of numbers")
-    _check(len(rec["ticks"]) in (0, len(rec["samples"])), ctx,
-           "'ticks' and 'samples' differ in length")
-    disturbed = rec["disturbed"]
-    _check(isinstance(disturbed, list)
-           and all(isinstance(i, int) and 0 <= i < len(rec["samples"]) for i in disturbed),
-           ctx, "'disturbed' must list sample indices")
+        text = error.message if len(error.message) <= 120 else error.message[:117] + "..."
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if description:
+        text += f" ({description})"
+    return f"{path}: {text}"
+
+
+# --- what JSON Schema cannot say ---------------------------------------------------------
+
+def _check_finite(value: Any, ctx: str, path: str) -> None:
+    """No NaN or Infinity anywhere, also in records built in Python (not parsed)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SchemaError(f"{ctx}: {path}: {value} is not a finite number "
+                              "(the format writes null for a value it cannot compute)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, ctx, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, ctx, f"{path}[{i}]")
+
+
+def _result_cross_checks(rec: Mapping[str, Any], ctx: str) -> None:
+    n = len(rec["samples"])
+    if len(rec["ticks"]) not in (0, n):
+        raise SchemaError(f"{ctx}: $.ticks has {len(rec['ticks'])} values, $.samples {n}")
+    bad = [i for i in rec["disturbed"] if i >= n]
+    if bad:
+        raise SchemaError(f"{ctx}: $.disturbed: index {bad[0]} is not a sample "
+                          f"(there are {n})")
     overhead = rec["overhead"]
-    if overhead is not None:
-        _check(isinstance(overhead, dict), ctx, "'overhead' must be an object or null")
-        _require(overhead, ("ns", "ticks", "subtracted", "why"), f"{ctx}: overhead")
-        _number(overhead, "ns", f"{ctx}: overhead", nullable=True)
-    counters = rec["counters"]
-    _check(isinstance(counters, dict), ctx, "'counters' must be an object")
-    for event, value in counters.items():
-        _check(isinstance(value, dict), ctx, f"counter {event!r} must be an object")
-        _require(value, ("total", "per_op", "scaled"), f"{ctx}: counter {event!r}")
-        _number(value, "per_op", f"{ctx}: counter {event!r}", nullable=True)
-    _check(isinstance(rec["counters_unavailable"], dict), ctx,
-           "'counters_unavailable' must be an object")
-    _number(rec, "elapsed_s", ctx, nullable=True)
-
-
-def _end(rec: Mapping[str, Any], ctx: str) -> None:
-    _require(rec, _END_KEYS, ctx)
-    for key in ("ok", "skipped", "failed"):
-        _integer(rec, key, ctx)
-    _number(rec, "elapsed_s", ctx)
-
-
-def _bench(rec: Mapping[str, Any], ctx: str) -> None:
-    _require(rec, _BENCH_KEYS, ctx)
-    for key in ("suite", "name", "summary"):
-        _string(rec, key, ctx)
-    _check(isinstance(rec["available"], bool), ctx, "'available' must be true or false")
-    _check(isinstance(rec["needs"], list), ctx, "'needs' must be a list")
-    if not rec["available"]:
-        _string(rec, "reason", ctx)
-
-
-_VALIDATORS = {"fingerprint": _fingerprint, "plan": _plan, "result": _result,
-               "end": _end, "bench": _bench}
+    if rec["schema"] >= 2 and isinstance(overhead, dict) \
+            and len(overhead["ticks"]) not in (0, len(overhead["samples"])):
+            raise SchemaError(f"{ctx}: $.overhead.ticks has {len(overhead['ticks'])} values, "
+                          f"$.overhead.samples {len(overhead['samples'])}")
+    threads = rec.get("threads")
+    if rec["status"] == "ok" and isinstance(threads, int) and rec.get("thread_cpus") \
+            and len(rec["thread_cpus"]) != threads:
+        raise SchemaError(f"{ctx}: $.thread_cpus lists {len(rec['thread_cpus'])} CPUs for "
+                          f"{threads} threads")
 
 
 @dataclass
@@ -241,7 +230,8 @@ class RunStream:
 
     The order is part of the contract: one fingerprint first, one plan, one
     result per planned benchmark, then one end record.  A stream that stops
-    early is valid up to where it stopped (``complete`` stays False).
+    early is valid up to where it stopped (``complete`` stays False).  All
+    records of one stream carry the same schema version.
     """
 
     fingerprint: dict[str, Any] | None = None
@@ -257,6 +247,9 @@ class RunStream:
     def add(self, record: dict[str, Any], where: str) -> None:
         """Accept an already validated record or raise :class:`SchemaError` if out of order."""
         rtype = record["type"]
+        if self.fingerprint is not None and record["schema"] != self.fingerprint["schema"]:
+            raise SchemaError(f"{where}: {rtype} record is schema {record['schema']}, the "
+                              f"stream began with schema {self.fingerprint['schema']}")
         if self.end is not None:
             raise SchemaError(f"{where}: {rtype} record after the end record")
         if rtype == "fingerprint":

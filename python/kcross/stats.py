@@ -1,19 +1,46 @@
-"""Robust summaries of per-sample ns/op timings.
+"""The statistics rule of kcross: the one place figures are computed from samples.
 
 Timings of kernel crossings are skewed and occasionally disturbed by
 interrupts, so kcross reports the median with a distribution-free confidence
 interval (order statistics, exact binomial coverage) instead of a mean and a
-normal-theory interval.  Every function refuses input it cannot summarise
-honestly by raising :class:`StatsError`; callers show that message where the
-number would have been, so a meaningless figure is never printed.
+normal-theory interval.  The rule (docs/result-format.md, "Statistics"; the
+harness's own table follows it in harness/stats.c, and a test checks both
+agree on the same samples):
+
+- quantiles are Hyndman-Fan type 7 (linear interpolation, numpy's default):
+  for sorted x[0..n-1], h = (n-1)p, q = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]);
+  median = q(0.5), quartiles q(0.25) and q(0.75);
+- overhead: o = median of the empty loop's samples, m = median of the samples,
+  noise = (q3 - q1)/2 of the samples.  Subtract o from every sample when
+  o > noise and 2o < m, then every figure is of the corrected samples;
+  otherwise nothing is subtracted.  Reasons: "within the noise" (o <= noise,
+  checked first), "half the median or more", "subtracted";
+- CI of the median: [x(l), x(n+1-l)], l the largest rank with
+  1 - 2 BinomCDF(l-1; n, 1/2) >= 0.95 (the achieved coverage is reported);
+- spread = (q3 - q1) / median.
+
+Schema-1 records were corrected by the harness itself: their samples are taken
+as given and the decision is the record's own ``overhead.subtracted``/``why``.
+
+Every function refuses input it cannot summarise honestly by raising
+:class:`StatsError`; callers show that message where the number would have
+been, so a meaningless figure is never printed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+CONFIDENCE = 0.95
+
+# The overhead decisions (the wording is part of the rule: the harness uses it too).
+SUBTRACTED = "subtracted"
+WITHIN_NOISE = "within the noise"
+HALF_MEDIAN = "half the median or more"
 
 
 class StatsError(ValueError):
@@ -22,7 +49,7 @@ class StatsError(ValueError):
 
 @dataclass(frozen=True)
 class Description:
-    """Location and spread of one benchmark's samples (ns/op)."""
+    """Location of one benchmark's samples (ns/op)."""
 
     n: int
     median: float
@@ -46,44 +73,126 @@ class MedianCI:
     confidence: float
 
 
-def _clean(samples: Sequence[float]) -> np.ndarray:
+@dataclass(frozen=True)
+class Overhead:
+    """The overhead decision for one benchmark.
+
+    ``median`` is the empty loop's cost (ns/op; None when not measured),
+    ``reason`` one of :data:`SUBTRACTED`, :data:`WITHIN_NOISE`,
+    :data:`HALF_MEDIAN` (schema 1: the harness's own ``why`` text), or None
+    when no empty-loop figures were given.
+    """
+
+    median: float | None
+    subtracted: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every figure of one benchmark, of the corrected samples when the overhead was subtracted.
+
+    The median, quartiles and minimum always exist (n >= 1).  ``spread`` and
+    ``ci`` may not: reading them then raises :class:`StatsError` with the reason.
+    """
+
+    n: int
+    median: float
+    q1: float
+    q3: float
+    min: float
+    overhead: Overhead
+    samples: tuple[float, ...]          # the samples the figures are of (corrected if subtracted)
+    _spread: float | str                # the figure, or why there is none
+    _ci: MedianCI | str
+
+    @property
+    def spread(self) -> float:
+        """(q3 - q1) / median, a scale-free noise figure."""
+        if isinstance(self._spread, str):
+            raise StatsError(self._spread)
+        return self._spread
+
+    @property
+    def ci(self) -> MedianCI:
+        """The 95% confidence interval of the median."""
+        if isinstance(self._ci, str):
+            raise StatsError(self._ci)
+        return self._ci
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures under the names ``kcross-harness summarize --json`` uses; null where none."""
+        ci = self._ci if isinstance(self._ci, MedianCI) else None
+        return {
+            "n": self.n, "median": self.median, "q1": self.q1, "q3": self.q3, "min": self.min,
+            "spread": None if isinstance(self._spread, str) else self._spread,
+            "ci_low": ci.low if ci else None, "ci_high": ci.high if ci else None,
+            "ci_low_rank": ci.low_rank if ci else 0, "ci_high_rank": ci.high_rank if ci else 0,
+            "ci_confidence": ci.confidence if ci else None,
+            "overhead_median": self.overhead.median, "subtracted": self.overhead.subtracted,
+            "overhead_reason": self.overhead.reason,
+        }
+
+
+# --- the rule's building blocks ----------------------------------------------------------
+
+def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
     """Return the samples as float64, or raise for empty, non-finite or negative input."""
     try:
         data = np.asarray(samples, dtype=np.float64)
     except (TypeError, ValueError):
-        raise StatsError("samples are not numbers") from None
+        raise StatsError(f"{what}s are not numbers") from None
     if data.ndim != 1:
-        raise StatsError("samples must be a flat list")
+        raise StatsError(f"{what}s must be a flat list")
     if data.size == 0:
-        raise StatsError("no samples")
+        raise StatsError(f"no {what}s")
     bad = np.flatnonzero(~np.isfinite(data))
     if bad.size:
-        raise StatsError(f"sample {bad[0]} is {data[bad[0]]} (not a finite number)")
+        raise StatsError(f"{what} {bad[0]} is {data[bad[0]]} (not a finite number)")
     negative = np.flatnonzero(data < 0)
     if negative.size:
         i = negative[0]
-        raise StatsError(f"sample {i} is negative ({data[i]:.3g}): overhead subtraction "
-                         "exceeded the measurement")
+        raise StatsError(f"{what} {i} is negative ({data[i]:.3g}): overhead subtraction "
+                         "exceeded the measurement" if what == "sample" else
+                         f"{what} {i} is negative ({data[i]:.3g})")
     return data
 
 
+def _quantiles(data: np.ndarray, probs: Sequence[float]) -> list[float]:
+    """Type-7 quantiles of clean data (numpy's "linear" method, named so it cannot drift)."""
+    return [float(q) for q in np.quantile(data, probs, method="linear")]
+
+
+def quantile(samples: Sequence[float], p: float) -> float:
+    """The type-7 quantile ``p`` (0..1) of the samples: the project's only quantile definition."""
+    if not 0.0 <= p <= 1.0:
+        raise StatsError(f"quantile must be between 0 and 1, got {p}")
+    return _quantiles(_clean(samples), [p])[0]
+
+
+def median(samples: Sequence[float]) -> float:
+    return quantile(samples, 0.5)
+
+
 def describe(samples: Sequence[float]) -> Description:
-    """Median, minimum and count; needs at least one valid sample."""
+    """Median, minimum and count of the samples as given; needs at least one valid sample."""
     data = _clean(samples)
-    return Description(n=int(data.size), median=float(np.median(data)), min=float(data.min()))
+    return Description(n=int(data.size), median=_quantiles(data, [0.5])[0], min=float(data.min()))
 
 
 def relative_spread(samples: Sequence[float]) -> float:
     """Interquartile range divided by the median: a scale-free noise figure."""
-    data = _clean(samples)
-    median = float(np.median(data))
-    if median == 0.0:
+    q1, med, q3 = _quantiles(_clean(samples), [0.25, 0.5, 0.75])
+    return _spread_of(q1, med, q3)
+
+
+def _spread_of(q1: float, med: float, q3: float) -> float:
+    if med == 0.0:
         raise StatsError("median is 0: relative spread undefined")
-    q1, q3 = np.percentile(data, [25, 75])
-    return float((q3 - q1) / median)
+    return (q3 - q1) / med
 
 
-def min_samples_for(confidence: float = 0.95) -> int:
+def min_samples_for(confidence: float = CONFIDENCE) -> int:
     """Smallest n whose widest interval (minimum to maximum) reaches ``confidence``."""
     _check_level(confidence)
     n = 1
@@ -92,7 +201,7 @@ def min_samples_for(confidence: float = 0.95) -> int:
     return n
 
 
-def median_ci(samples: Sequence[float], confidence: float = 0.95) -> MedianCI:
+def median_ci(samples: Sequence[float], confidence: float = CONFIDENCE) -> MedianCI:
     """Distribution-free confidence interval of the median.
 
     The number of samples below the true median is Binomial(n, 1/2), so the
@@ -101,7 +210,10 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95) -> MedianCI:
     still reaches ``confidence`` is chosen; that coverage is reported.
     """
     _check_level(confidence)
-    data = _clean(samples)
+    return _median_ci(_clean(samples), confidence)
+
+
+def _median_ci(data: np.ndarray, confidence: float) -> MedianCI:
     n = int(data.size)
     need = min_samples_for(confidence)
     if n < need:
@@ -125,3 +237,103 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95) -> MedianCI:
 def _check_level(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
+
+
+# --- whole summaries ---------------------------------------------------------------------
+
+def decide_overhead(samples: Sequence[float], overhead: Sequence[float]) -> Overhead:
+    """The overhead decision of the rule for raw samples and the empty loop's samples."""
+    data = _clean(samples)
+    o = _quantiles(_clean(overhead, "overhead sample"), [0.5])[0]
+    return _decide(data, o)
+
+
+def _decide(data: np.ndarray, o: float) -> Overhead:
+    q1, m, q3 = _quantiles(data, [0.25, 0.5, 0.75])
+    if not o > (q3 - q1) / 2:
+        return Overhead(o, False, WITHIN_NOISE)
+    if not 2 * o < m:
+        return Overhead(o, False, HALF_MEDIAN)
+    return Overhead(o, True, SUBTRACTED)
+
+
+def summarize(samples: Sequence[float], overhead: Sequence[float] | None = None,
+              confidence: float = CONFIDENCE) -> Summary:
+    """All figures of raw ``samples``, applying the overhead rule when ``overhead`` is given."""
+    data = _clean(samples)
+    if overhead is None:
+        decision = Overhead(None, False, None)
+    else:
+        decision = _decide(data, _quantiles(_clean(overhead, "overhead sample"), [0.5])[0])
+    if decision.subtracted:
+        assert decision.median is not None
+        data = data - decision.median
+    return _summary(data, decision, confidence)
+
+
+def _summary(data: np.ndarray, decision: Overhead, confidence: float) -> Summary:
+    q1, med, q3 = _quantiles(data, [0.25, 0.5, 0.75])
+    spread: float | str
+    try:
+        spread = _spread_of(q1, med, q3)
+    except StatsError as exc:
+        spread = str(exc)
+    ci: MedianCI | str
+    try:
+        ci = _median_ci(data, confidence)
+    except StatsError as exc:
+        ci = str(exc)
+    return Summary(n=int(data.size), median=med, q1=q1, q3=q3, min=float(data.min()),
+                   overhead=decision, samples=tuple(float(x) for x in data),
+                   _spread=spread, _ci=ci)
+
+
+def summarize_record(record: Mapping[str, Any], confidence: float = CONFIDENCE) -> Summary:
+    """The figures of one validated ``result`` record of either schema.
+
+    Schema 2: raw samples and the empty loop's samples, the overhead decision
+    computed here.  Schema 1: the samples as the harness gave them (already
+    corrected when it subtracted) and its own decision.  A result that is not
+    ``ok`` has no figures: :class:`StatsError` says so.
+    """
+    status = record.get("status")
+    if status != "ok":
+        raise StatsError(f"{status}: no figures")
+    samples = record.get("samples")
+    overhead = record.get("overhead")
+    if record.get("schema") == 1:
+        data = _clean(samples)  # type: ignore[arg-type]
+        oh = overhead if isinstance(overhead, Mapping) else {}
+        ns = oh.get("ns")
+        decision = Overhead(float(ns) if isinstance(ns, (int, float)) else None,
+                            bool(oh.get("subtracted")), oh.get("why"))
+        return _summary(data, decision, confidence)
+    if not isinstance(overhead, Mapping) or overhead.get("samples") is None:
+        raise StatsError("no empty-loop samples: overhead cannot be judged")
+    return summarize(samples, overhead["samples"], confidence)  # type: ignore[arg-type]
+
+
+def raw_samples(record: Mapping[str, Any]) -> list[float]:
+    """The samples as measured, before any overhead subtraction (schema 1: added back)."""
+    samples = [float(x) for x in record.get("samples") or []]
+    overhead = record.get("overhead")
+    if record.get("schema") == 1 and isinstance(overhead, Mapping) and overhead.get("subtracted"):
+        return [x + float(overhead["ns"]) for x in samples]
+    return samples
+
+
+def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
+    """The store's queryable summary figures of a result record; None where there is none."""
+    columns: dict[str, float | None] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
+                                        "ci_high_ns": None, "ci_confidence": None}
+    try:
+        summary = summarize_record(record)
+    except StatsError:
+        return columns
+    columns.update(median_ns=summary.median, min_ns=summary.min)
+    try:
+        ci = summary.ci
+    except StatsError:
+        return columns
+    columns.update(ci_low_ns=ci.low, ci_high_ns=ci.high, ci_confidence=ci.confidence)
+    return columns

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 PYTHON_DIR = TESTS.parent
 FAKE_HARNESS = TESTS / "fake_harness.py"
+DATA = TESTS / "data"
 
 Kcross = Callable[..., subprocess.CompletedProcess]
 
@@ -45,10 +47,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database holding one complete quick run of the vdso suite, made once per session."""
+    """A database holding one complete quick run of syscall/getcpu-* (2 results), made once
+    per session."""
     root = tmp_path_factory.mktemp("template")
     path = root / "template.db"
-    proc = subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--suite", "vdso",
+    proc = subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--bench", "syscall/getcpu-*",
                            "--db", str(path)], env=isolated_env(root), capture_output=True,
                           text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
@@ -57,7 +60,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def stored_db(template_db: Path, tmp_path: Path) -> Path:
-    """A private copy of the template database (run 1: vdso, 2 results)."""
+    """A private copy of the template database (run 1: syscall/getcpu-*, 2 results)."""
     path = tmp_path / "k.db"
     shutil.copyfile(template_db, path)
     return path
@@ -133,6 +136,24 @@ def kcross(env: dict[str, str]) -> Kcross:
         return _forked_kcross(list(args), environ, timeout)
 
     return run
+
+
+def captured(kind: str = "run") -> list[dict]:
+    """The records the fake harness serves: python/tests/data/real-{run,list,sysinfo}.jsonl.
+
+    Tests compare with these instead of copying figures, so that a new capture
+    (python/tests/data/capture-real-run) needs no test edits.
+    """
+    with (DATA / f"real-{kind}.jsonl").open() as f:
+        return [json.loads(line) for line in f if line.strip() and not line.startswith("#")]
+
+
+def captured_result(name: str) -> dict:
+    """The captured result of ``suite/name``."""
+    suite, _, bench = name.partition("/")
+    (rec,) = [r for r in captured() if r["type"] == "result"
+              and (r["suite"], r["name"]) == (suite, bench)]
+    return rec
 
 
 def fake_capture(*args: str, extra_env: dict[str, str] | None = None) -> str:

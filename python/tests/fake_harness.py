@@ -1,84 +1,60 @@
 #!/usr/bin/env python3
-"""A deterministic stand-in for ``kcross-harness`` (same command line, schema-1 records).
+"""A deterministic stand-in for ``kcross-harness``: same command line, records of a real run.
 
 It lets the Python tool be tested without the C harness and without timing
-noise: the fingerprint, the registry and every sample are fixed.  Behaviour
-knobs for failure tests, all optional:
+noise.  Its records are those of a captured real run (python/tests/data/
+real-*.jsonl, made by python/tests/data/capture-real-run): the real suites,
+names, keys and figures, schema 2.  ``run`` serves the captured result of each
+selected benchmark; with another sample count than the capture's, the captured
+samples (and the empty loop's) are repeated in order.  ``--cpu C`` puts C
+where the capture has the measuring CPU.
+
+Like the real harness it honours KCROSS_TEST_FAIL=GLOB (matching benchmarks
+fail their check: status ``failed``, exit 1 after the end record) and records
+the forcings in ``fingerprint.forced``, refusing an invalid one (exit 2).
+Behaviour knobs for failure tests, all optional:
 
   KCROSS_FAKE_DELAY=S          sleep S seconds before each result
   KCROSS_FAKE_GARBAGE_AFTER=K  write a non-JSON line after K results
   KCROSS_FAKE_DIE_AFTER=K      exit 1 after K results, without the end record
   KCROSS_FAKE_SCHEMA=N         put schema N into every record
+  KCROSS_FAKE_SKIP=GLOB        matching benchmarks are skipped (as on a machine lacking
+                               what they need), in `run` and `list`
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import fnmatch
 import json
 import os
 import signal
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 NAME = "kcross-harness"
-SCHEMA = int(os.environ.get("KCROSS_FAKE_SCHEMA", "1"))
-DEFAULT_SAMPLES = 30
-QUICK_SAMPLES = 10
-
-# suite, name, summary, base ns/op, skip reason (None = available)
-REGISTRY = [
-    ("syscall", "getpid", "getpid() via the default syscall instruction", 52.0, None),
-    ("syscall", "getppid", "getppid() via the default syscall instruction", 53.5, None),
-    ("syscall", "read-devnull", "read() of 1 byte from /dev/null", 181.0, None),
-    ("syscall", "int80-getpid", "getpid() via int $0x80 (32-bit entry)", 0.0,
-     "kernel built without CONFIG_IA32_EMULATION"),
-    ("vdso", "clock_gettime-monotonic", "clock_gettime(CLOCK_MONOTONIC) via the vDSO", 18.25, None),
-    ("vdso", "gettimeofday", "gettimeofday() via the vDSO", 19.5, None),
-    ("rseq", "cpu_id-read", "read the rseq area cpu_id field", 0.75, None),
-]
-
-HW_EVENTS = ["cycles:u", "cycles:k", "instructions:u", "instructions:k",
-             "branch-misses:u", "branch-misses:k"]
-SW_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
-HW_REASON = "perf_event_open: ENOENT (no PMU exposed by the hypervisor)"
-
-FINGERPRINT = {
-    "kcross": {"version": "0.1.0", "git_rev": "0123456789ab", "build": "static",
-               "compiler": "gcc 12.2.0"},
-    "arch": "x86_64",
-    "cpu": {"vendor": "GenuineIntel", "model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz",
-            "family": 6, "model_id": 106, "stepping": 6, "microcode": "0xd0003a5",
-            "flags": ["constant_tsc", "nonstop_tsc", "rdtscp", "pti", "fsgsbase"],
-            "online": "0-3", "possible": "0-3"},
-    "kernel": {"release": "6.1.0-18-amd64", "version": "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1",
-               "cmdline": "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet"},
-    "vulnerabilities": {"meltdown": "Not affected",
-                        "spectre_v2": "Mitigation: Enhanced / Automatic IBRS",
-                        "retbleed": "Not affected"},
-    "virtualization": {"hypervisor_flag": True, "hypervisor_type": "KVM",
-                       "dmi_sys_vendor": "Amazon EC2", "dmi_product_name": "m6i.xlarge"},
-    "power": {"governor": None, "driver": None},
-    "smt": {"control": "on", "active": True},
-    "isolation": {"isolcpus": "", "nohz_full": "(null)"},
-    "libc": {"name": "glibc", "version": "2.36"},
-    "rseq": {"registered": True, "owner": "glibc", "size": 32, "libc_size": 32,
-             "feature_size": 28, "align": 32},
-    "auxv": {"hwcap": "0x178bfbff", "hwcap2": "0x2", "rseq_feature_size": 28,
-             "rseq_align": 32, "sysinfo_ehdr": True},
-    "perf": {"paranoid": 2,
-             "hardware": {e: False for e in HW_EVENTS},
-             "software": {e: True for e in SW_EVENTS},
-             "reasons": {e: HW_REASON for e in HW_EVENTS}},
-    "syscall": {"mechanism": "syscall", "available": ["syscall"], "forced": None},
-    "timer": {"source": "tsc", "hz": 2899999000.0, "invariant": True,
-              "calibration": {"against": "CLOCK_MONOTONIC_RAW", "ms": 50, "error_ppm": 1.5}},
-    "host": {"hostname": "fakehost", "time": "2024-03-01T12:00:00Z"},
-}
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT_SAMPLES = 201
+QUICK_SAMPLES = 11
+TEST_FAIL_REASON = "forced failure (KCROSS_TEST_FAIL, for tests)"
+SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
 
 
-def emit(record: dict) -> None:
-    print(json.dumps({**record, "schema": SCHEMA}), flush=True)
+def _load(name: str) -> list[dict[str, Any]]:
+    with (DATA / name).open() as f:
+        return [json.loads(line) for line in f if line.strip() and not line.startswith("#")]
+
+
+RUN = _load("real-run.jsonl")
+FINGERPRINT = RUN[0]
+PLAN = RUN[1]
+RESULTS = {(r["suite"], r["name"]): r for r in RUN if r["type"] == "result"}
+BENCHES = _load("real-list.jsonl")
+SYSINFO = _load("real-sysinfo.jsonl")[0]
+SUITES = list(dict.fromkeys(b["suite"] for b in BENCHES))
 
 
 def fail(message: str) -> None:
@@ -86,62 +62,101 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+def emit(record: dict[str, Any]) -> None:
+    schema = os.environ.get("KCROSS_FAKE_SCHEMA")
+    record = {**record, "schema": int(schema) if schema else record["schema"]}
+    print(json.dumps(record, separators=(",", ":")), flush=True)
+
+
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like the C harness
+    def error(self, message: str) -> None:  # type: ignore[override]  # one line, exit 2
         fail(message)
 
 
-def positive_int(text: str) -> int:
+def count(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"wants a whole number >= {low}, not {text!r}")
+        return value
+    return parse
+
+
+def milliseconds(text: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"invalid count {text!r}")
+        value = -1.0
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"wants milliseconds, not {text!r}")
     return value
 
 
-def samples_for(base: float, n: int, index: int) -> list[float]:
-    """Fixed pseudo-spread around ``base``: +0..8 % in a scrambled order."""
-    return [round(base * (1 + 0.08 * ((i * 7 + index) % 13) / 12), 4) for i in range(n)]
+def forcings() -> dict[str, str | None]:
+    """The environment forcings, validated as the real harness does (empty = unset)."""
+    valid = {"KCROSS_SYSCALL": [*FINGERPRINT["syscall"]["available"], "libc", "auto"],
+             "KCROSS_VDSO": ["0", "1"], "KCROSS_TIMER": ["auto", "clock_gettime"],
+             "KCROSS_TEST_FAIL": None}
+    forced: dict[str, str | None] = {}
+    for name, values in valid.items():
+        value = os.environ.get(name) or None
+        if value is not None and values is not None and value not in values:
+            fail(f"{name}={value}: not a valid value (valid: {', '.join(values)})")
+        forced[name] = value
+    return forced
 
 
-def result(suite: str, name: str, summary: str, base: float, reason: str | None,
-           n: int, index: int, cpu: int | None) -> dict:
-    skipped = reason is not None
-    samples = [] if skipped else samples_for(base, n, index)
-    hz = FINGERPRINT["timer"]["hz"]
-    iters = 0 if skipped else max(1, int(2e6 / max(base, 0.5)))
-    return {
-        "type": "result", "suite": suite, "name": name, "summary": summary,
-        "status": "skipped" if skipped else "ok", "reason": reason, "unit": "ns/op",
-        "cpu": cpu, "iters": iters, "samples": samples,
-        "ticks": [round(s * hz / 1e9, 3) for s in samples],
-        "overhead": None if skipped else {"ns": 0.6, "ticks": 1.74, "subtracted": True,
-                                          "why": "empty loop measured the same way"},
-        "counters": {} if skipped else {
-            "task-clock": {"total": int(sum(samples) * iters), "per_op": round(base, 3),
-                           "scaled": False},
-            "context-switches": {"total": index % 2, "per_op": 0.0, "scaled": False},
-            "cpu-migrations": {"total": 0, "per_op": 0.0, "scaled": False},
-            "page-faults": {"total": 0, "per_op": 0.0, "scaled": False}},
-        "counters_unavailable": {} if skipped else {e: HW_REASON for e in HW_EVENTS},
-        "disturbed": [] if skipped or index % 2 == 0 else [3 % n],
-        "mechanism": "syscall", "timer": "tsc",
-        "elapsed_s": 0.0 if skipped else round(0.05 + n * 0.01, 3),
-    }
+def matches(bench: dict[str, Any], pattern: str | None) -> bool:
+    return pattern is not None and (fnmatch.fnmatchcase(bench["name"], pattern) or
+                                    fnmatch.fnmatchcase(f"{bench['suite']}/{bench['name']}",
+                                                        pattern))
 
 
-def select(suite: str | None, pattern: str | None) -> list[tuple]:
-    if suite is not None and suite not in {b[0] for b in REGISTRY}:
-        fail(f"no suite '{suite}' (see 'kcross list')")
-    chosen = [b for b in REGISTRY if suite is None or b[0] == suite]
-    if pattern is not None:
-        chosen = [b for b in chosen
-                  if fnmatch.fnmatchcase(b[1], pattern) or fnmatch.fnmatchcase(f"{b[0]}/{b[1]}", pattern)]
+def select(suite: str | None, patterns: list[str] | None) -> list[dict[str, Any]]:
+    if suite is not None and suite not in SUITES:
+        fail(f"unknown suite '{suite}' (suites: {', '.join(SUITES)})")
+    chosen = [b for b in BENCHES if suite is None or b["suite"] == suite]
+    if patterns:
+        chosen = [b for b in chosen if any(matches(b, p) for p in patterns)]
         if not chosen:
-            fail(f"no benchmark matches '{pattern}' (see 'kcross list')")
+            fail(f"no benchmark matches '{patterns[-1]}' (see 'list')")
     return chosen
+
+
+def cycle(values: list[float], n: int) -> list[float]:
+    return [values[i % len(values)] for i in range(n)] if values else []
+
+
+def not_run(rec: dict[str, Any], status: str, reason: str) -> dict[str, Any]:
+    """A result the benchmark did not measure, as the real harness writes it."""
+    return {**rec, "status": status, "reason": reason, "iters": 0, "samples": [], "ticks": [],
+            "overhead": None, "counters": {}, "disturbed": [], "threads": None,
+            "thread_cpus": [], "throughput_ops_per_s": None, "aborts_per_million": None,
+            "flags": []}
+
+
+def result(bench: dict[str, Any], n: int, cpu: int | None,
+           forced: dict[str, str | None]) -> dict[str, Any]:
+    rec = copy.deepcopy(RESULTS[(bench["suite"], bench["name"])])
+    if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
+        return not_run(rec, "skipped", SKIP_REASON)
+    if matches(bench, forced["KCROSS_TEST_FAIL"]):
+        return not_run(rec, "failed", TEST_FAIL_REASON)
+    if rec["status"] != "ok":
+        return rec
+    k = len(rec["samples"])
+    rec["samples"] = cycle(rec["samples"], n)
+    rec["ticks"] = cycle(rec["ticks"], n)
+    rec["overhead"] = {key: cycle(values, n) for key, values in rec["overhead"].items()}
+    rec["disturbed"] = [i for i in range(n) if i % k in set(rec["disturbed"])]
+    if cpu is not None:
+        rec["cpu"] = cpu
+        if rec["thread_cpus"]:
+            rec["thread_cpus"][0] = cpu
+    return rec
 
 
 def knob(name: str) -> int | None:
@@ -150,16 +165,21 @@ def knob(name: str) -> int | None:
 
 
 def cmd_run(args: argparse.Namespace) -> None:
+    forced = forcings()
     chosen = select(args.suite, args.bench)
     n = args.samples or (QUICK_SAMPLES if args.quick else DEFAULT_SAMPLES)
     delay = float(os.environ.get("KCROSS_FAKE_DELAY", "0"))
     garbage_after = knob("KCROSS_FAKE_GARBAGE_AFTER")
     die_after = knob("KCROSS_FAKE_DIE_AFTER")
-    emit({"type": "fingerprint", **FINGERPRINT})
-    emit({"type": "plan", "benchmarks": [{"suite": b[0], "name": b[1]} for b in chosen],
-          "samples": n, "min_batch_ms": args.min_batch_ms or (2.0 if args.quick else 10.0),
-          "warmup_ms": args.warmup_ms if args.warmup_ms is not None
-          else (5.0 if args.quick else 50.0), "cpu": args.cpu})
+    emit({**FINGERPRINT, "forced": forced,
+          "syscall": {**FINGERPRINT["syscall"], "forced": forced["KCROSS_SYSCALL"]}})
+    min_batch = args.min_batch_ms if args.min_batch_ms is not None else \
+        (PLAN["min_batch_ms"] if args.quick else 10.0)
+    warmup = args.warmup_ms if args.warmup_ms is not None else \
+        (PLAN["warmup_ms"] if args.quick else 200.0)
+    emit({**PLAN, "benchmarks": [{"suite": b["suite"], "name": b["name"]} for b in chosen],
+          "samples": n, "min_batch_ms": min_batch, "warmup_ms": warmup,
+          "interleave": args.interleave, "cpu": args.cpu if args.cpu is not None else PLAN["cpu"]})
     counts = {"ok": 0, "skipped": 0, "failed": 0}
     for done, bench in enumerate(chosen):
         if garbage_after == done:
@@ -168,42 +188,41 @@ def cmd_run(args: argparse.Namespace) -> None:
             print(f"{NAME}: fatal: simulated crash", file=sys.stderr, flush=True)
             os._exit(1)
         time.sleep(delay)
-        rec = result(*bench, n=n, index=REGISTRY.index(bench), cpu=args.cpu)
-        forced_fail = os.environ.get("KCROSS_TEST_FAIL")  # minimal stand-in (py-cli)
-        if forced_fail and rec["status"] == "ok" and any(
-                fnmatch.fnmatchcase(x, forced_fail) for x in (bench[1], f"{bench[0]}/{bench[1]}")):
-            rec.update(status="failed", reason="forced failure (KCROSS_TEST_FAIL, for tests)",
-                       samples=[], ticks=[], overhead=None, disturbed=[])
+        rec = result(bench, n, args.cpu, forced)
         counts[rec["status"]] += 1
         emit(rec)
-    emit({"type": "end", **counts, "elapsed_s": round(0.1 * len(chosen), 3)})
+    emit({**RUN[-1], **counts})
     sys.exit(1 if counts["failed"] else 0)
 
 
 def cmd_list(args: argparse.Namespace) -> None:
-    for suite, name, summary, _base, reason in select(args.suite, None):
-        emit({"type": "bench", "suite": suite, "name": name, "summary": summary,
-              "needs": ["ia32_emulation"] if reason else [],
-              "available": reason is None, "reason": reason})
+    for bench in select(args.suite, args.bench):
+        if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
+            bench = {**bench, "available": False, "reason": SKIP_REASON}
+        emit(bench)
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # die on Ctrl-C like the C program
+    if sys.argv[1:] == ["--version"]:
+        print(f"{NAME} {FINGERPRINT['kcross']['version']} (fake)")
+        return
     parser = Parser(prog=NAME)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run")
     run.add_argument("--json", action="store_true")
     run.add_argument("--suite")
-    run.add_argument("--bench")
+    run.add_argument("--bench", action="append")
     run.add_argument("--quick", action="store_true")
-    run.add_argument("--samples", type=positive_int)
-    run.add_argument("--cpu", type=int)
-    run.add_argument("--min-batch-ms", type=float)
-    run.add_argument("--warmup-ms", type=float)
+    run.add_argument("--samples", type=count(3))
+    run.add_argument("--cpu", type=count(0))
+    run.add_argument("--min-batch-ms", type=milliseconds)
+    run.add_argument("--warmup-ms", type=milliseconds)
     run.add_argument("--interleave", action="store_true")
     lst = sub.add_parser("list")
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--suite")
+    lst.add_argument("--bench", action="append")
     info = sub.add_parser("sysinfo")
     info.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -214,7 +233,9 @@ def main() -> None:
     elif args.command == "list":
         cmd_list(args)
     else:
-        emit({"type": "fingerprint", **FINGERPRINT})
+        forced = forcings()
+        emit({**SYSINFO, "forced": forced,
+              "syscall": {**SYSINFO["syscall"], "forced": forced["KCROSS_SYSCALL"]}})
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def test_no_command_prints_the_usage(kcross: Kcross) -> None:
 
 def test_unknown_benchmark_comes_from_the_harness(kcross: Kcross, db_path: Path) -> None:
     assert_one_line_error(kcross("run", "--bench", "nope*"),
-                          contains="no benchmark matches 'nope*' (see 'kcross list')")
+                          contains="no benchmark matches 'nope*'")
     # a rejected request leaves no empty run behind
     assert not db_path.exists() or "no runs" in kcross("runs").stderr
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from kcross.stats import StatsError, describe, median_ci, min_samples_for, relative_spread
+from kcross.stats import (
+    StatsError,
+    describe,
+    median_ci,
+    min_samples_for,
+    relative_spread,
+)
 
 
 def coverage(n: int, low_rank: int) -> float:
@@ -76,3 +81,150 @@ def test_describe_rejects_what_median_ci_rejects() -> None:
         relative_spread([0.0, 0.0, 0.0])
     with pytest.raises(StatsError, match="confidence"):
         median_ci([1.0] * 10, confidence=1.5)
+
+
+# --- the statistics rule (docs/result-format.md): quantiles, overhead, summaries ---------
+
+from kcross.stats import (
+    HALF_MEDIAN,
+    SUBTRACTED,
+    WITHIN_NOISE,
+    Summary,
+    decide_overhead,
+    quantile,
+    raw_samples,
+    summarize,
+    summarize_record,
+    summary_columns,
+)
+
+
+def type7(values: list[float], p: float) -> float:
+    """Hyndman-Fan type 7 written out from its definition, independently of numpy."""
+    x = sorted(values)
+    h = (len(x) - 1) * p
+    lo = math.floor(h)
+    hi = min(lo + 1, len(x) - 1)
+    return x[lo] + (h - lo) * (x[hi] - x[lo])
+
+
+@pytest.mark.parametrize("values", [[3.0], [1.0, 2.0], [4.0, 1.0, 3.0, 2.0],
+                                    [5.0, 1.0, 9.0, 2.0, 2.0, 7.0, 3.0],
+                                    [float(i * i % 17) for i in range(1, 24)]])
+@pytest.mark.parametrize("p", [0.0, 0.25, 0.5, 0.75, 1.0, 0.1])
+def test_quantile_is_type_7(values: list[float], p: float) -> None:
+    assert quantile(values, p) == pytest.approx(type7(values, p), rel=1e-12, abs=1e-12)
+
+
+def test_quartiles_differ_from_the_other_definitions() -> None:
+    # 1..8: type 7 gives q1 = 2.75; nearest rank would give 2, the "exclusive" method 2.25.
+    data = [float(i) for i in range(1, 9)]
+    s = summarize(data)
+    assert (s.q1, s.median, s.q3) == (2.75, 4.5, 6.25)
+    assert s.spread == pytest.approx(3.5 / 4.5)
+
+
+def noisy(n: int, base: float, width: float) -> list[float]:
+    """Deterministic samples spread over base..base+width (no ties)."""
+    return [base + width * ((i * 37) % n) / n for i in range(n)]
+
+
+def test_overhead_subtracted_when_above_noise_and_below_half_median() -> None:
+    samples = noisy(21, 10.0, 0.4)          # median 10.19, IQR/2 ~ 0.1
+    s = summarize(samples, [1.0] * 21)
+    assert s.overhead == decide_overhead(samples, [1.0] * 21)
+    assert (s.overhead.subtracted, s.overhead.reason, s.overhead.median) == (True, SUBTRACTED, 1.0)
+    plain = summarize(samples)
+    assert plain.overhead.reason is None and not plain.overhead.subtracted
+    # every figure is of the corrected samples
+    assert s.median == pytest.approx(plain.median - 1.0)
+    assert (s.q1, s.q3, s.min) == pytest.approx((plain.q1 - 1, plain.q3 - 1, plain.min - 1))
+    assert (s.ci.low, s.ci.high) == pytest.approx((plain.ci.low - 1, plain.ci.high - 1))
+    assert s.spread == pytest.approx((plain.q3 - plain.q1) / (plain.median - 1))
+    assert s.samples == pytest.approx([x - 1.0 for x in samples])
+
+
+def test_overhead_within_the_noise_is_not_subtracted() -> None:
+    samples = noisy(21, 10.0, 4.0)          # IQR/2 ~ 1
+    s = summarize(samples, [0.9, 0.95, 1.0])  # o = 0.95 <= noise
+    assert (s.overhead.subtracted, s.overhead.reason) == (False, WITHIN_NOISE)
+    assert s.median == summarize(samples).median
+    # o == noise exactly is still within the noise (the rule says o > noise)
+    exact = [1.0, 2.0, 3.0, 4.0, 5.0]       # q1 2, q3 4: noise 1
+    assert summarize(exact, [1.0]).overhead.reason == WITHIN_NOISE
+    # both conditions fail: the noise is checked first (the harness's order too)
+    both = [1.0, 1.0, 1.0, 10.0, 10.0]      # noise 4.5, median 1; o = 1 fails both
+    assert summarize(both, [1.0]).overhead.reason == WITHIN_NOISE
+
+
+def test_overhead_of_half_the_median_or_more_is_not_subtracted() -> None:
+    samples = noisy(21, 2.0, 0.1)           # median ~2.05, noise ~0.025
+    s = summarize(samples, [1.2] * 5)       # 2o = 2.4 >= median
+    assert (s.overhead.subtracted, s.overhead.reason) == (False, HALF_MEDIAN)
+    exact = [4.0] * 7                       # noise 0, median 4: o = 2 is exactly half
+    assert summarize(exact, [2.0]).overhead.reason == HALF_MEDIAN
+    assert summarize(exact, [1.999]).overhead.reason == SUBTRACTED
+
+
+def test_ties_and_small_n() -> None:
+    s = summarize([5.0] * 6)
+    assert (s.median, s.q1, s.q3, s.min, s.spread) == (5.0, 5.0, 5.0, 5.0, 0.0)
+    assert (s.ci.low_rank, s.ci.high_rank) == (1, 6)
+    one = summarize([2.0])
+    assert one.median == 2.0 and one.n == 1
+    with pytest.raises(StatsError, match=r"n=1: too few for a 95% CI \(need 6\)"):
+        _ = one.ci
+    assert one.as_dict()["ci_low"] is None and one.as_dict()["ci_low_rank"] == 0
+    with pytest.raises(StatsError, match="median is 0"):
+        _ = summarize([0.0, 0.0, 0.0]).spread
+    with pytest.raises(StatsError, match="no overhead samples"):
+        summarize([1.0] * 6, [])
+    with pytest.raises(StatsError, match="overhead sample 1 is nan"):
+        summarize([1.0] * 6, [0.1, float("nan")])
+
+
+def _v2(samples: list[float], overhead: list[float]) -> dict:
+    return {"type": "result", "schema": 2, "status": "ok", "samples": samples,
+            "ticks": [], "overhead": {"samples": overhead, "ticks": []}}
+
+
+def test_summarize_record_of_both_schemas() -> None:
+    samples = noisy(21, 10.0, 0.4)
+    v2 = summarize_record(_v2(samples, [1.0] * 21))
+    assert v2.overhead.subtracted and v2.median == pytest.approx(summarize(samples).median - 1)
+    # schema 1: samples as given (already corrected), the harness's own decision and text
+    v1 = {"type": "result", "schema": 1, "status": "ok", "samples": samples, "ticks": [],
+          "overhead": {"ns": 1.0, "ticks": 2.6, "subtracted": False, "why": "not subtracted: x"}}
+    s1 = summarize_record(v1)
+    assert s1.median == summarize(samples).median
+    assert (s1.overhead.subtracted, s1.overhead.reason, s1.overhead.median) == \
+        (False, "not subtracted: x", 1.0)
+    assert raw_samples(v1) == samples
+    v1["overhead"]["subtracted"] = True
+    assert summarize_record(v1).median == s1.median       # never subtracted twice
+    assert raw_samples(v1) == pytest.approx([x + 1.0 for x in samples])
+    assert raw_samples(_v2(samples, [1.0])) == samples
+    for status in ("skipped", "failed"):
+        with pytest.raises(StatsError, match=f"{status}: no figures"):
+            summarize_record({"schema": 2, "status": status, "samples": [], "overhead": None})
+
+
+def test_summary_columns_for_the_store() -> None:
+    samples = noisy(21, 10.0, 0.4)
+    cols = summary_columns(_v2(samples, [1.0] * 21))
+    s = summarize(samples, [1.0] * 21)
+    assert cols == {"median_ns": s.median, "min_ns": s.min, "ci_low_ns": s.ci.low,
+                    "ci_high_ns": s.ci.high, "ci_confidence": s.ci.confidence}
+    few = summary_columns(_v2([3.0, 4.0], [0.1]))
+    assert few["median_ns"] == 3.5 and few["ci_low_ns"] is None
+    assert set(summary_columns({"schema": 2, "status": "skipped"}).values()) == {None}
+
+
+def test_summary_is_immutable_and_complete() -> None:
+    s = summarize(noisy(11, 1.0, 0.1), [0.05] * 11)
+    assert isinstance(s, Summary)
+    assert set(s.as_dict()) == {"n", "median", "q1", "q3", "min", "spread", "ci_low", "ci_high",
+                                "ci_low_rank", "ci_high_rank", "ci_confidence",
+                                "overhead_median", "subtracted", "overhead_reason"}
+    with pytest.raises(AttributeError):
+        s.median = 0.0  # type: ignore[misc]

@@ -87,10 +87,10 @@ def test_unreachable_server(kcross: Kcross) -> None:
 def test_env_and_option_choose_the_database(kcross: Kcross, tmp_path: Path,
                                             db_path: Path) -> None:
     env_db = tmp_path / "env.db"
-    assert kcross("run", "--quick", "--suite", "rseq",
+    assert kcross("run", "--quick", "--suite", "cpuid",
                   extra_env={"KCROSS_DB": str(env_db)}).returncode == 0
     url_db = tmp_path / "url.db"
-    assert kcross("run", "--quick", "--suite", "rseq", "--db", f"sqlite:///{url_db}",
+    assert kcross("run", "--quick", "--suite", "cpuid", "--db", f"sqlite:///{url_db}",
                   extra_env={"KCROSS_DB": str(env_db)}).returncode == 0
     assert query(env_db, "SELECT count(*) FROM runs") == [(1,)]
     assert query(url_db, "SELECT count(*) FROM runs") == [(1,)]

@@ -635,6 +635,64 @@ static void test_bad_free(void)
 	       "pool: freeing a pointer from outside the pool aborts (status %#x)", st);
 }
 
+/* ---------------------------------------------------------- mode query */
+
+struct query_arg {
+	long filter_rc;
+	const char *answer;
+	int mode_after;
+};
+
+/* Refused rseq by its own filter, then only asks. */
+static void *refused_query(void *p)
+{
+	struct query_arg *q = p;
+
+	q->filter_rc = refuse_rseq();
+	if (q->filter_rc == 0) {
+		q->answer = kc_percpu_mode();
+		q->mode_after = __atomic_load_n(&kc__percpu_mode, __ATOMIC_ACQUIRE);
+	}
+	return NULL;
+}
+
+/*
+ * A query from a thread without rseq answers "atomic" for itself and leaves
+ * the process's mode to the first structure: a list set up afterwards by an
+ * rseq thread is in "rseq" mode.  In a child: the filter is irreversible.
+ */
+static void test_query_from_refused_thread(void)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		static struct query_arg q;
+		struct kc_percpu_list l;
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, refused_query, &q) || pthread_join(t, NULL))
+			_exit(5);
+		if (q.filter_rc)
+			_exit(3);
+		if (strcmp(q.answer, "atomic") || q.mode_after != KC__PERCPU_UNDECIDED)
+			_exit(1);
+		if (kc_percpu_list_init(&l) || strcmp(kc_percpu_mode(), "rseq"))
+			_exit(2);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+		tap_skip("mode query from a refused thread: cannot install a seccomp filter here");
+	else
+		tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		       "a thread refused rseq asks the mode (\"atomic\" for it), the mode stays "
+		       "undecided, and a list set up later by an rseq thread is in \"rseq\" mode "
+		       "(status %#x: 1 the query decided, 2 the list is not rseq)", st);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int reexec(char **argv, const char *m, const char *tunable)
@@ -665,6 +723,15 @@ int main(int argc, char **argv)
 		tap_skip_all("cannot install a seccomp filter here (%ld): the fallback "
 			     "cannot be forced", setup_rc);
 	pm = kc_percpu_mode();
+	/* The first per-CPU call of the process: a query, which decides nothing. */
+	tap_ok(__atomic_load_n(&kc__percpu_mode, __ATOMIC_ACQUIRE) == KC__PERCPU_UNDECIDED,
+	       "kc_percpu_mode() before any structure leaves the mode undecided");
+	if (!strcmp(m, "tunable")) {
+		if (have && !strcmp(pm, "rseq"))
+			test_query_from_refused_thread();
+		else
+			tap_skip("mode query from a refused thread: no rseq here");
+	}
 	if (!strcmp(m, "fallback") || !have)
 		tap_ok(!strcmp(pm, "atomic"), "mode is \"atomic\" without rseq (got %s)", pm);
 	else
@@ -679,6 +746,9 @@ int main(int argc, char **argv)
 	test_pool();
 	test_lock();
 	test_bad_free();
+	tap_ok(__atomic_load_n(&kc__percpu_mode, __ATOMIC_ACQUIRE) != KC__PERCPU_UNDECIDED &&
+	       !strcmp(kc_percpu_mode(), pm),
+	       "the lists decided the mode the first query announced (%s)", kc_percpu_mode());
 
 	if (!strcmp(m, "tunable")) {
 		if (have && !strcmp(pm, "rseq")) {

@@ -129,6 +129,8 @@ static volatile struct {
 #elif defined(KC_ARCH_PPC64LE)
 # define KC_TEST_UC_PC(uc) ((uc)->uc_mcontext.gp_regs[32])	/* PT_NIP */
 # define KC_TEST_INSN_ALIGN 4
+#else
+# error "test_rseq_ops: no ucontext pc for this architecture"
 #endif
 
 /* Linker-provided bounds of the sections the asm fills. */
@@ -237,9 +239,11 @@ static int is_commit_store(uint32_t insn)
 #elif defined(KC_ARCH_PPC64LE)
 	return ((insn >> 26) == 62 && (insn & 3) == 0) ||	/* std */
 	       ((insn >> 26) == 31 && ((insn >> 1) & 0x3ff) == 149);	/* stdx */
-#else
-	(void)insn;
+#elif defined(KC_ARCH_X86_64)
+	(void)insn;	/* variable-length: the test does not decode x86 stores */
 	return 1;
+#else
+# error "test_rseq_ops: no store decoder for this architecture"
 #endif
 }
 
@@ -249,8 +253,10 @@ static int is_branch(uint32_t insn)
 	return (insn & 0xfc000000u) == 0x14000000u;	/* b */
 #elif defined(KC_ARCH_PPC64LE)
 	return (insn & 0xfc000003u) == 0x48000000u;	/* b (not ba/bl) */
-#else
+#elif defined(KC_ARCH_X86_64)
 	return (insn & 0xffu) == 0xe9 || (insn & 0xffu) == 0xeb;	/* jmp rel32/rel8 */
+#else
+# error "test_rseq_ops: no branch decoder for this architecture"
 #endif
 }
 

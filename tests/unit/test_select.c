@@ -10,10 +10,25 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <kcross/settings.h>
 #include <kcross/syscall.h>
 #include "tap.h"
 
-#define SCV_BIT 0x00100000UL
+/*
+ * Every mechanism name some architecture uses.  The test names them (the
+ * library never does) to show that a name that is not this architecture's
+ * is refused as unknown, not as unavailable.
+ */
+static const char *const every_arch_name[] = { "syscall", "svc", "sc", "scv" };
+
+static int is_this_arch_name(const char *n)
+{
+	return !strcmp(n, KC_SYSMECH_NATIVE_NAME)
+#if KC_HAVE_SYSCALL_ALT
+	       || !strcmp(n, KC_SYSMECH_ALT_NAME)
+#endif
+		;
+}
 
 static void expect(unsigned long hwcap2, const char *force, int want_rc,
 		   enum kc_sysmech want)
@@ -37,29 +52,70 @@ int main(void)
 	/* Rules common to every architecture. */
 	expect(0, NULL, 0, KC_SYSMECH_NATIVE);
 	expect(0, "", 0, KC_SYSMECH_NATIVE);
-	expect(0, "auto", 0, KC_SYSMECH_NATIVE == KC_SYSMECH_SC ? KC_SYSMECH_SC : KC_SYSMECH_NATIVE);
+	expect(0, "auto", 0, KC_SYSMECH_NATIVE);
 	expect(0, "libc", 0, KC_SYSMECH_LIBC);
+	expect(0, KC_SYSMECH_NATIVE_NAME, 0, KC_SYSMECH_NATIVE);
+	expect(~0UL, KC_SYSMECH_NATIVE_NAME, 0, KC_SYSMECH_NATIVE);
 	expect(0, "bogus", -EINVAL, 0);
+	expect(0, "native", -EINVAL, 0);	/* enum spellings are not names */
+	expect(0, "alt", -EINVAL, 0);
 	expect(~0UL, "libc", 0, KC_SYSMECH_LIBC);
+	tap_ok(!strcmp(kc_sysmech_name(KC_SYSMECH_NATIVE), KC_SYSMECH_NATIVE_NAME),
+	       "native mechanism is named %s", kc_sysmech_name(KC_SYSMECH_NATIVE));
+	tap_ok(!strcmp(kc_sysmech_name(KC_SYSMECH_LIBC), "libc"), "libc is named libc");
+	tap_ok(!strcmp(kc_sysmech_name(KC_SYSMECH_COUNT), "unknown"), "out of range is unknown");
 
-#if defined(KC_ARCH_PPC64LE)
-	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SCV);
-	expect(SCV_BIT, "auto", 0, KC_SYSMECH_SCV);
-	expect(SCV_BIT, "sc", 0, KC_SYSMECH_SC);
-	expect(SCV_BIT, "scv", 0, KC_SYSMECH_SCV);
-	expect(0, "scv", -ENOTSUP, 0);
-	expect(~SCV_BIT, NULL, 0, KC_SYSMECH_SC);
-	expect(0, "syscall", -ENOTSUP, 0);
-#elif defined(KC_ARCH_X86_64)
-	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SYSCALL);
-	expect(0, "syscall", 0, KC_SYSMECH_SYSCALL);
-	expect(~0UL, "scv", -ENOTSUP, 0);
-	expect(0, "svc", -ENOTSUP, 0);
-#elif defined(KC_ARCH_AARCH64)
-	expect(SCV_BIT, NULL, 0, KC_SYSMECH_SVC);
-	expect(0, "svc", 0, KC_SYSMECH_SVC);
-	expect(~0UL, "scv", -ENOTSUP, 0);
+	/* Another architecture's mechanism is not a mechanism here at all. */
+	for (size_t i = 0; i < sizeof(every_arch_name) / sizeof(every_arch_name[0]); i++)
+		if (!is_this_arch_name(every_arch_name[i])) {
+			expect(0, every_arch_name[i], -EINVAL, 0);
+			expect(~0UL, every_arch_name[i], -EINVAL, 0);
+		}
+
+#if KC_HAVE_SYSCALL_ALT
+	/* The alternative: offered exactly when AT_HWCAP2 has its bits. */
+	tap_ok(!strcmp(kc_sysmech_name(KC_SYSMECH_ALT), KC_SYSMECH_ALT_NAME),
+	       "alternative mechanism is named %s", kc_sysmech_name(KC_SYSMECH_ALT));
+	expect(KC_SYSMECH_ALT_HWCAP2, NULL, 0, KC_SYSMECH_ALT);
+	expect(KC_SYSMECH_ALT_HWCAP2, "auto", 0, KC_SYSMECH_ALT);
+	expect(KC_SYSMECH_ALT_HWCAP2, KC_SYSMECH_NATIVE_NAME, 0, KC_SYSMECH_NATIVE);
+	expect(KC_SYSMECH_ALT_HWCAP2, KC_SYSMECH_ALT_NAME, 0, KC_SYSMECH_ALT);
+	expect(0, KC_SYSMECH_ALT_NAME, -ENOTSUP, 0);
+	expect(~KC_SYSMECH_ALT_HWCAP2, NULL, 0, KC_SYSMECH_NATIVE);
+	expect(~KC_SYSMECH_ALT_HWCAP2, KC_SYSMECH_ALT_NAME, -ENOTSUP, 0);
+#else
+	/* No alternative: no AT_HWCAP2 value makes one appear. */
+	tap_ok(!strcmp(kc_sysmech_name(KC_SYSMECH_ALT), "unknown"),
+	       "no alternative mechanism here: named unknown");
+	expect(~0UL, NULL, 0, KC_SYSMECH_NATIVE);
+	expect(~0UL, "auto", 0, KC_SYSMECH_NATIVE);
+	tap_ok(!(avail & 1u << KC_SYSMECH_ALT), "alternative never available (mask %#x)", avail);
 #endif
+
+	/* KCROSS_SYSCALL's valid values are this architecture's names. */
+	{
+		char *saved = getenv("KCROSS_SYSCALL") ? strdup(getenv("KCROSS_SYSCALL")) : NULL;
+		const char *e;
+
+		for (size_t i = 0; i < sizeof(every_arch_name) / sizeof(every_arch_name[0]); i++) {
+			setenv("KCROSS_SYSCALL", every_arch_name[i], 1);
+			e = kc_settings_error();
+			if (is_this_arch_name(every_arch_name[i]))
+				tap_ok(!e, "KCROSS_SYSCALL=%s accepted here", every_arch_name[i]);
+			else
+				tap_ok(e && strstr(e, "not one of") && strstr(e, KC_SYSMECH_NATIVE_NAME),
+				       "KCROSS_SYSCALL=%s refused: %s", every_arch_name[i], e ? e : "(accepted)");
+		}
+		setenv("KCROSS_SYSCALL", "libc", 1);
+		tap_ok(!kc_settings_error(), "KCROSS_SYSCALL=libc accepted");
+		setenv("KCROSS_SYSCALL", "auto", 1);
+		tap_ok(!kc_settings_error(), "KCROSS_SYSCALL=auto accepted");
+		if (saved)
+			setenv("KCROSS_SYSCALL", saved, 1);
+		else
+			unsetenv("KCROSS_SYSCALL");
+		free(saved);
+	}
 
 	/* The live selection: started at the native one (no KCROSS_SYSCALL
 	 * set by ctest), switchable, and every switch still gives right answers. */

@@ -38,21 +38,7 @@
 # error "kcross rseq operations: big-endian aarch64 is not supported"
 #endif
 
-#define KC__STR_(x) #x
-#define KC__STR(x) KC__STR_(x)
-
-#define KC__RSEQ_CS_DESC(label, start, post_commit, abort)		\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	KC__STR(label) ":\n\t"						\
-	".long 0x0, 0x0\n\t"						\
-	".quad " KC__STR(start) "f, (" KC__STR(post_commit) "f - "	\
-		KC__STR(start) "f), " KC__STR(abort) "f\n\t"		\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".balign 8\n\t"						\
-	".quad " KC__STR(label) "b\n\t"					\
-	".popsection\n\t"
+#include <kcross/arch/rseq-common.h>
 
 /* The descriptor's address, PC-relative, stored to rseq->rseq_cs. */
 #define KC__RSEQ_ARM(label)						\
@@ -60,29 +46,17 @@
 	"add x15, x15, :lo12:" KC__STR(label) "b\n\t"			\
 	"str x15, %[rseq_cs]\n\t"
 
-#define KC__RSEQ_ABORT_HANDLER(label, abort_target)			\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".balign 4\n\t"							\
-	".inst " KC__STR(KC_RSEQ_SIG) "\n\t"				\
-	KC__STR(label) ":\n\t"						\
-	"b %l[" abort_target "]\n\t"					\
-	".popsection\n\t"
-
-/* Arm the section, start it, check the CPU (32-bit compare; abort on
- * mismatch). */
-#define KC__RSEQ_PROLOGUE						\
-	KC__RSEQ_CS_DESC(3, 1, 2, 4)					\
-	KC__RSEQ_ARM(3)							\
-	"1:\n\t"							\
-	KC_RSEQ_INJECT_ASM(1)						\
+/* 32-bit compare; a mismatch goes straight to the C abort label. */
+#define KC__RSEQ_CPU_CHECK						\
 	"ldr w15, %[cpu_id]\n\t"					\
 	"cmp w15, %w[cpu]\n\t"						\
-	"b.ne %l[abort]\n\t"						\
-	KC_RSEQ_INJECT_ASM(2)
+	"b.ne %l[abort]\n\t"
 
-#define KC__RSEQ_EPILOGUE						\
-	"2:\n\t"							\
-	KC__RSEQ_ABORT_HANDLER(4, "abort")
+/* .inst: code endianness, the word the kernel reads. */
+#define KC__RSEQ_SIG_EMIT						\
+	".balign 4\n\t"							\
+	".inst " KC__STR(KC_RSEQ_SIG) "\n\t"
+#define KC__RSEQ_JUMP "b"
 
 #define KC__RSEQ_AREA_OPERANDS(a, cpu)					\
 	[cpu_id] "Qo"((a)->cpu_id), [rseq_cs] "Qo"((a)->rseq_cs),	\

@@ -20,7 +20,7 @@
  * (the encoding of brk #0x45e0). */
 #define KC_RSEQ_SIG 0xd428bc00
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/aarch64-rseq.h>
-#define KC_SYSMECH_NATIVE KC_SYSMECH_SVC
+#define KC_SYSMECH_NATIVE_NAME "svc"	/* kc_syscallN */
 
 #define KC__SVC(...)							\
 	__asm__ __volatile__("svc #0" : "+r"(x0) : __VA_ARGS__ : "memory")

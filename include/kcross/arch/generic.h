@@ -31,11 +31,23 @@ static inline void kc_cpu_relax(void)
 #endif
 
 /*
- * An architecture with a second system call instruction defines
- * KC_SYSMECH_ALT and kc_syscall_alt0..6; the others have none.
+ * System call mechanisms.  Every arch header names its baseline instruction
+ * (KC_SYSMECH_NATIVE_NAME, used by kc_syscall0..6).  An architecture with a
+ * second instruction also defines KC_SYSMECH_ALT_NAME, kc_syscall_alt0..6 and
+ * KC_SYSMECH_ALT_HWCAP2 (the AT_HWCAP2 bits that say the machine offers it);
+ * the others have none.  Generic code uses only these names.
  */
-#ifdef KC_SYSMECH_ALT
+#ifndef KC_SYSMECH_NATIVE_NAME
+# error "kcross: the arch header must define KC_SYSMECH_NATIVE_NAME"
+#endif
+#ifdef KC_SYSMECH_ALT_NAME
 # define KC_HAVE_SYSCALL_ALT 1
+# ifndef KC_SYSMECH_ALT_HWCAP2
+#  error "kcross: an arch header with KC_SYSMECH_ALT_NAME must define KC_SYSMECH_ALT_HWCAP2"
+# endif
+#else
+# define KC_HAVE_SYSCALL_ALT 0
+# define KC_SYSMECH_ALT_HWCAP2 0UL
 #endif
 
 #endif /* KCROSS_ARCH_GENERIC_H */

@@ -45,8 +45,7 @@
 #ifndef KCROSS_ARCH_PPC64LE_RSEQ_H
 #define KCROSS_ARCH_PPC64LE_RSEQ_H
 
-#define KC__STR_(x) #x
-#define KC__STR(x) KC__STR_(x)
+#include <kcross/arch/rseq-common.h>
 
 #if defined(__PCREL__) || defined(__clang__)
 # define KC__PPC_M64 "Z"	/* 8-byte ld/std operand */
@@ -55,19 +54,6 @@
 # define KC__PPC_M64 "YZ"
 # define KC__PPC_M32 "m"
 #endif
-
-#define KC__RSEQ_CS_DESC(label, start, post_commit, abort)		\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	KC__STR(label) ":\n\t"						\
-	".long 0x0, 0x0\n\t"						\
-	".quad " KC__STR(start) "f, (" KC__STR(post_commit) "f - "	\
-		KC__STR(start) "f), " KC__STR(abort) "f\n\t"		\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".balign 8\n\t"						\
-	".quad " KC__STR(label) "b\n\t"					\
-	".popsection\n\t"
 
 #ifdef __PCREL__
 # define KC__RSEQ_CS_ADDR(label)					\
@@ -82,29 +68,16 @@
 	KC__RSEQ_CS_ADDR(label)						\
 	"std%U[rseq_cs]%X[rseq_cs] %%r11, %[rseq_cs]\n\t"
 
-#define KC__RSEQ_ABORT_HANDLER(label, abort_target)			\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".balign 4\n\t"							\
-	".long " KC__STR(KC_RSEQ_SIG) "\n\t"				\
-	KC__STR(label) ":\n\t"						\
-	"b %l[" abort_target "]\n\t"					\
-	".popsection\n\t"
-
-/* Arm the section, start it, check the CPU (32-bit compare; abort on
- * mismatch). */
-#define KC__RSEQ_PROLOGUE						\
-	KC__RSEQ_CS_DESC(3, 1, 2, 4)					\
-	KC__RSEQ_ARM(3)							\
-	"1:\n\t"							\
-	KC_RSEQ_INJECT_ASM(1)						\
+/* 32-bit compare; a mismatch goes straight to the C abort label. */
+#define KC__RSEQ_CPU_CHECK						\
 	"lwz%U[cpu_id]%X[cpu_id] %%r11, %[cpu_id]\n\t"			\
 	"cmpw %%r11, %[cpu]\n\t"					\
-	"bne- %l[abort]\n\t"						\
-	KC_RSEQ_INJECT_ASM(2)
+	"bne- %l[abort]\n\t"
 
-#define KC__RSEQ_EPILOGUE						\
-	"2:\n\t"							\
-	KC__RSEQ_ABORT_HANDLER(4, "abort")
+#define KC__RSEQ_SIG_EMIT						\
+	".balign 4\n\t"							\
+	".long " KC__STR(KC_RSEQ_SIG) "\n\t"
+#define KC__RSEQ_JUMP "b"
 
 /* 64-bit load/store of a memory operand by name. */
 #define KC__LD(reg, op)  "ld%U[" op "]%X[" op "] " reg ", %[" op "]\n\t"

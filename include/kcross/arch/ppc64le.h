@@ -35,9 +35,9 @@
 #define KC_RSEQ_SIG 0x0fe5000b
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/ppc64le-rseq.h>
 #define KC_CACHELINE_SIZE 128
-#define KC_SYSMECH_NATIVE KC_SYSMECH_SC
-#define KC_SYSMECH_ALT    KC_SYSMECH_SCV
-#define KC_PPC_FEATURE2_SCV 0x00100000UL
+#define KC_SYSMECH_NATIVE_NAME "sc"		/* kc_syscallN */
+#define KC_SYSMECH_ALT_NAME    "scv"		/* kc_syscall_altN */
+#define KC_SYSMECH_ALT_HWCAP2  0x00100000UL	/* PPC_FEATURE2_SCV */
 
 #define KC__SC_CLOBBERS  "memory", "cr0", "ctr", "xer", "r9", "r10", "r11", "r12"
 #define KC__SCV_CLOBBERS KC__SC_CLOBBERS, "lr", "cr1", "cr5", "cr6", "cr7"

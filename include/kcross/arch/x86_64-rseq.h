@@ -20,47 +20,21 @@
 #ifndef KCROSS_ARCH_X86_64_RSEQ_H
 #define KCROSS_ARCH_X86_64_RSEQ_H
 
-#define KC__STR_(x) #x
-#define KC__STR(x) KC__STR_(x)
+#include <kcross/arch/rseq-common.h>
 
-#define KC__RSEQ_CS_DESC(label, start, post_commit, abort)		\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	KC__STR(label) ":\n\t"						\
-	".long 0x0, 0x0\n\t"						\
-	".quad " KC__STR(start) "f, (" KC__STR(post_commit) "f - "	\
-		KC__STR(start) "f), " KC__STR(abort) "f\n\t"		\
-	".popsection\n\t"						\
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
-	".balign 8\n\t"						\
-	".quad " KC__STR(label) "b\n\t"					\
-	".popsection\n\t"
-
-#define KC__RSEQ_ARM(label, rseq_cs)					\
+#define KC__RSEQ_ARM(label)						\
 	"leaq " KC__STR(label) "b(%%rip), %%rax\n\t"			\
-	"movq %%rax, " rseq_cs "\n\t"
+	"movq %%rax, %[rseq_cs]\n\t"
 
-#define KC__RSEQ_ABORT_HANDLER(label, abort_target)			\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".byte 0x0f, 0xb9, 0x3d\n\t"					\
-	".long " KC__STR(KC_RSEQ_SIG) "\n\t"				\
-	KC__STR(label) ":\n\t"						\
-	"jmp %l[" abort_target "]\n\t"					\
-	".popsection\n\t"
-
-/* Arm the section, start it, check the CPU (abort on mismatch). */
-#define KC__RSEQ_PROLOGUE						\
-	KC__RSEQ_CS_DESC(3, 1, 2, 4)					\
-	KC__RSEQ_ARM(3, "%[rseq_cs]")					\
-	"1:\n\t"							\
-	KC_RSEQ_INJECT_ASM(1)						\
+#define KC__RSEQ_CPU_CHECK						\
 	"cmpl %[cpu], %[cpu_id]\n\t"					\
-	"jnz 4f\n\t"							\
-	KC_RSEQ_INJECT_ASM(2)
+	"jnz 4f\n\t"
 
-#define KC__RSEQ_EPILOGUE						\
-	"2:\n\t"							\
-	KC__RSEQ_ABORT_HANDLER(4, "abort")
+/* 0f b9 3d before the signature: together `ud1 0x53053053(%rip),%edi`. */
+#define KC__RSEQ_SIG_EMIT						\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long " KC__STR(KC_RSEQ_SIG) "\n\t"
+#define KC__RSEQ_JUMP "jmp"
 
 #define KC__RSEQ_AREA_OPERANDS(a, cpu)					\
 	[cpu_id] "m"((a)->cpu_id), [rseq_cs] "m"((a)->rseq_cs),	\

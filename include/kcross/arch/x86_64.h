@@ -22,8 +22,8 @@
 /* The rseq critical sections, for <kcross/rseq-ops.h>. */
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/x86_64-rseq.h>
 
-/* The mechanism the inline kc_syscallN use. */
-#define KC_SYSMECH_NATIVE KC_SYSMECH_SYSCALL
+/* The mechanism the inline kc_syscallN use, as KCROSS_SYSCALL names it. */
+#define KC_SYSMECH_NATIVE_NAME "syscall"
 
 #define KC__SYSCALL_CLOBBERS "rcx", "r11", "memory"
 

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The method's preparation (harness/measure.c kh_measure_prepare), driven
+ * with fake benchmarks whose behaviour is fixed, so nothing depends on the
+ * machine's speed:
+ *
+ *   stall      the first sizing batch is stalled (a busy wait inside the
+ *              timed region, as a preemption would do): the batch size must
+ *              come from the following batches, not from that one, and the
+ *              result must carry the flag "batches-disagree";
+ *   forced     KCROSS_TEST_FAIL's glob (kh_method.force_fail) fails a
+ *              matching benchmark after its first call, by name or
+ *              suite/name, with the fixed reason; others run;
+ *   threads    a benchmark running more threads than CPUs allowed carries
+ *              "threads-share-cpus"; a one-thread one does not.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "tap.h"
+#include "harness.h"
+
+#define MIN_BATCH_MS 2.0
+
+static int calls;
+
+/* An empty loop; the 2nd call (the first batch after setup) stalls for
+ * three minimum batches inside the timed region. */
+static int bench_stalled_once(struct kh_bench_ctx *c)
+{
+	int call = calls++;
+
+	kh_bench_begin(c);
+	for (uint64_t i = c->iters; i; i--)
+		KC_BARRIER();
+	if (call == 1)
+		for (uint64_t until = kh_clock_raw_ns() + (uint64_t)(3 * MIN_BATCH_MS * 1e6);
+		     kh_clock_raw_ns() < until;)
+			;
+	kh_bench_end(c);
+	return KH_OK;
+}
+
+static uint64_t body_empty(void *arg, int tid, uint64_t iters)
+{
+	(void)arg;
+	(void)tid;
+	for (uint64_t i = iters; i; i--)
+		KC_BARRIER();
+	return 0;
+}
+
+static int bench_threads(struct kh_bench_ctx *c)
+{
+	calls++;
+	return kh_run_threads(c, (int)kh_arg(c), body_empty, NULL);
+}
+
+static bool has_flag(const struct kh_result *r, const char *flag, const char **detail)
+{
+	for (int i = 0; i < r->n_flags; i++)
+		if (!strcmp(r->flags[i].flag, flag)) {
+			if (detail)
+				*detail = r->flags[i].detail;
+			return true;
+		}
+	return false;
+}
+
+static int prepare(const struct kh_bench *b, const struct kh_method *m,
+		   const struct kh_timer *t, const struct kh_counters *ctr,
+		   struct kh_measure *ms, struct kh_result *r)
+{
+	calls = 0;
+	return kh_measure_prepare(ms, b, m, t, ctr, -1, r);
+}
+
+int main(void)
+{
+	static struct kh_measure ms;	/* large: the context's thread_cpu[] */
+	struct kh_bench stalled = { "stalled-once", "fake", bench_stalled_once, 0, 0, "test" };
+	struct kh_method m = { .samples = 3, .min_batch_ms = MIN_BATCH_MS, .warmup_ms = 0,
+			       .cpu = -1 };
+	const char *detail = "";
+	struct kh_timer t;
+	struct kh_counters ctr;
+	struct kh_result r;
+	int st, allowed;
+	bool ok;
+
+	kh_pin_cpu(-1);
+	allowed = CPU_COUNT(kh_allowed_cpus());
+	kh_timer_init(&t, 5);
+	kh_counters_open(&ctr);
+
+	/* stall */
+	st = prepare(&stalled, &m, &t, &ctr, &ms, &r);
+	tap_ok(st == KH_OK, "stalled benchmark prepared (status %d %s)", st, ms.c.reason);
+	tap_ok(r.iters >= 100, "batch size %llu iterations, not the stalled batch's 1",
+	       (unsigned long long)r.iters);
+	ok = has_flag(&r, "batches-disagree", &detail);
+	tap_ok(ok, "flag batches-disagree: %s", detail);
+	tap_ok(!has_flag(&r, "threads-share-cpus", NULL), "one thread: no threads-share-cpus");
+	kh_result_free(&r);
+
+	/* forced */
+	m.force_fail = "stalled-*";
+	st = prepare(&stalled, &m, &t, &ctr, &ms, &r);
+	tap_ok(st == KH_FAIL && !strcmp(ms.c.reason, KH_FORCED_FAILURE),
+	       "KCROSS_TEST_FAIL by name: status %d, reason '%s'", st, ms.c.reason);
+	tap_eq_long(calls, 1, "forced failure after the first (setup + check) call only");
+	kh_result_free(&r);
+	m.force_fail = "test/stalled-once";
+	st = prepare(&stalled, &m, &t, &ctr, &ms, &r);
+	tap_ok(st == KH_FAIL, "KCROSS_TEST_FAIL by suite/name: status %d", st);
+	kh_result_free(&r);
+	m.force_fail = "other*";
+	st = prepare(&stalled, &m, &t, &ctr, &ms, &r);
+	tap_ok(st == KH_OK, "KCROSS_TEST_FAIL not matching: status %d", st);
+	kh_result_free(&r);
+	m.force_fail = NULL;
+
+	/* threads */
+	{
+		struct kh_bench more = { "threads", "fake", bench_threads, 0, allowed + 1, "test" };
+
+		m.min_batch_ms = 0.05;
+		st = prepare(&more, &m, &t, &ctr, &ms, &r);
+		if (st == KH_OK)
+			st = kh_measure_sample(&ms, 0);
+		tap_ok(st == KH_OK, "%d threads on %d CPUs measured (%s)", allowed + 1, allowed,
+		       ms.c.reason);
+		detail = "";
+		ok = has_flag(&r, "threads-share-cpus", &detail);
+		tap_ok(ok, "%d threads on %d CPUs: flag threads-share-cpus: %s", allowed + 1,
+		       allowed, detail);
+		kh_result_free(&r);
+	}
+	kh_counters_close(&ctr);
+	return tap_done();
+}
