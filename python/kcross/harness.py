@@ -114,6 +114,9 @@ class HarnessProcess:
     def _drain_stderr(self) -> None:
         """Read stderr concurrently so a chatty harness never blocks on a full pipe."""
         assert self._proc.stderr is not None
+        # Leave the stop signals to the main thread: there they interrupt its
+        # read of the harness's output at once (see kcross.runner).
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         for raw in self._proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip()
             if line:

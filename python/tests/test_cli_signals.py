@@ -154,3 +154,30 @@ def test_timeout_marks_the_run_interrupted(env: dict[str, str], db_path: Path) -
         return
     status, kept, error = the_run(db_path)
     assert status == "interrupted" and kept >= 0 and error == "interrupted by SIGTERM"
+
+
+def test_sigterm_to_kcross_alone_stops_a_long_benchmark(env: dict[str, str],
+                                                       db_path: Path) -> None:
+    """`kill PID` reaches kcross only: it must stop the harness itself, at once,
+    not after the benchmark under way (a minute here) has finished."""
+    proc = start(env, delay=60)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
+            time.sleep(0.05)
+            try:
+                if query(db_path, "SELECT count(*) FROM runs")[0][0]:
+                    break
+            except Exception:  # no database or schema yet
+                pass
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == ("kcross: interrupted; kept 0 of "
+                                            f"{err.split('running ')[1].split()[0]} benchmark(s) "
+                                            "in run 1 (see 'kcross show 1')")
+    assert the_run(db_path)[:2] == ("interrupted", 0)
