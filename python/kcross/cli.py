@@ -312,8 +312,8 @@ class _GuardedStdout:
     for a reader that went away, :class:`OutputError` for anything else
     (``> /dev/full``), instead of a traceback or Python's complaint at exit."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream  # None when kcross was started with fd 1 closed
 
     def _fail(self, exc: OSError) -> NoReturn:
         if isinstance(exc, BrokenPipeError):
@@ -322,16 +322,23 @@ class _GuardedStdout:
                           f"{exc.strerror or exc}") from None
 
     def write(self, text: str) -> int:
+        if self._stream is None:
+            raise OutputError("cannot write to standard output: it is closed")
         try:
             return self._stream.write(text)
         except OSError as exc:
             self._fail(exc)
 
     def flush(self) -> None:
+        if self._stream is None:
+            return
         try:
             self._stream.flush()
         except OSError as exc:
             self._fail(exc)
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -340,8 +347,8 @@ class _GuardedStdout:
 def _drop_stdout() -> None:
     """Point fd 1 at /dev/null so that the interpreter's final flush cannot fail again."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    except OSError:
         pass
 
 
@@ -357,16 +364,20 @@ def _failed_import(exc: ImportError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(arguments)
-    if args.command is None:  # `kcross` alone: say what it can do
-        parser.print_help(sys.stderr)
-        sys.exit(EXIT_USAGE)
-    args.argv = arguments
     if not isinstance(sys.stdout, _GuardedStdout):
         sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
-    out, err = _consoles()
+    parser = build_parser()
     try:
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit:  # --help, --version (or a usage error, on stderr)
+            sys.stdout.flush()  # argparse would ignore a failed write
+            raise
+        if args.command is None:  # `kcross` alone: say what it can do
+            parser.print_help(sys.stderr)
+            sys.exit(EXIT_USAGE)
+        args.argv = arguments
+        out, err = _consoles()
         status = args.func(args, out, err)
         sys.stdout.flush()
     except OutputClosed as exc:

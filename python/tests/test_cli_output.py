@@ -9,6 +9,7 @@ happens to the process's own stdout and imports.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -137,3 +138,17 @@ def test_a_bug_marks_the_run_failed_and_shows_its_traceback(tmp_path: Path,
     status, kept, error = the_run(db_path)
     assert (status, kept) == ("failed", 1)
     assert error == "RuntimeError: simulated bug in the progress display"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"]], ids=" ".join)
+def test_help_to_dev_full_is_one_line(env: dict[str, str], args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        proc = run_to(env, full, *args)
+    assert_one_line_error(proc, code=3, contains="cannot write to standard output")
+
+
+def test_stdout_closed_from_the_start_is_one_line(env: dict[str, str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "kcross", "list"], env=env, stdout=None,
+                          stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(1))
+    assert_one_line_error(proc, code=3, contains="cannot write to standard output: it is closed")
