@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "stats.h"
 
 static const char usage[] =
 	"usage: kcross-harness list [--suite S] [--bench GLOB] [--json]\n"
@@ -23,13 +24,18 @@ static const char usage[] =
 	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
 	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
+	"       kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
 	"       kcross-harness --version\n"
 	"\n"
 	"GLOB matches a benchmark's name or suite/name (fnmatch).  --interleave takes\n"
 	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
 	"machine; results are written together at the end).  Environment:\n"
 	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
-	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n";
+	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n"
+	"\n"
+	"summarize: files of numbers, one per line ('-' = stdin), summarised by the\n"
+	"statistics rule of docs/result-format.md (median, quartiles, min, spread,\n"
+	"95% CI of the median; overhead decision with OVERHEAD_FILE).\n";
 
 struct opts {
 	const char *cmd;
@@ -356,8 +362,10 @@ static int cmd_run(const struct opts *o)
 		printf("# kcross-harness %s: %s, timer %s at %.6g MHz, syscall mechanism %s, CPU %d\n",
 		       kc_version(), KC_ARCH_NAME, t.source, t.hz / 1e6,
 		       kc_sysmech_name(kc_syscall_mechanism()), cpu);
-		printf("%-24s %10s %10s %10s %8s %5s %5s\n", "benchmark", "median ns",
-		       "min ns", "ticks", "IQR/med", "n", "dist");
+		printf("# ns/op; CI95 of the median; spread = IQR/median; dist = disturbed samples;\n"
+		       "# * = the empty loop was subtracted (docs/result-format.md, statistics rule)\n");
+		printf("%-24s %12s %19s %10s %7s %6s %5s\n", "benchmark", "median ns/op",
+		       "CI95 of median", "min", "spread", "n", "dist");
 	}
 	if (o->interleave)
 		run_interleaved(o, &t, &ctr, cpu, counts);
@@ -387,6 +395,8 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 
+	if (argc > 1 && !strcmp(argv[1], "summarize"))
+		return kh_summarize_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
 	if (!strcmp(o.cmd, "list"))
 		return cmd_list(&o);
