@@ -133,7 +133,16 @@ static void like_numpy(void)
 				    150.9049, 171.5126, 142.7957, 140.9757, 157.5306 };
 	static const double oy[] = { 3.3714, 3.3211, 3.1139, 3.2941, 3.4391, 3.0312, 3.2085,
 				     2.9198, 3.0421, 2.9317, 3.253 };
+	/* q3 at h = 3.75: numpy's lerp rounds as x[4] - 0.25 (x[4] - x[3]), not
+	 * x[3] + 0.75 (x[4] - x[3]) (579.5624227397473 here) */
+	static const double u[] = { 16.676838270570983, 246.74784115974802, 861.2625322502753,
+				    163.69416060025233, 689.6226001890659, 249.38189039179105 };
 	struct kh_summary s;
+
+	kh_summarize(u, 6, NULL, 0, &s);
+	same(s.q3, 579.5624227397471, "n=6 q3 rounded as numpy's lerp");
+	same(s.q1, 184.45758074012625, "n=6 q1");
+	same(s.median, 248.06486577576953, "n=6 median");
 
 	kh_summarize(x11, 11, o11, 11, &s);
 	tap_ok(s.overhead == KH_OVERHEAD_SUBTRACTED, "n=11: subtracted");
