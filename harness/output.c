@@ -5,13 +5,11 @@
  * empty loop's samples; the table line summarises them by the statistics
  * rule (stats.c), as kcross does.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "harness.h"
 #include "stats.h"
@@ -94,52 +92,15 @@ static void write_numbers(struct kh_json *j, const char *key, const double *v, i
 	kh_json_arr_end(j);
 }
 
-/*
- * Hand one finished record to the kernel in a single write(2), so that no
- * other write to the same pipe, file or terminal lands inside it (a pipe
- * keeps only writes of up to PIPE_BUF bytes whole; a terminal keeps each
- * write together).  stdout's buffer is flushed first so the order holds.
- * If the kernel takes only part, the rest follows in further writes; on an
- * error the rest goes through stdio, so that stdout's error flag (checked
- * at exit) sees it.
- */
-static void write_record(const char *buf, size_t len)
-{
-	int fd = fileno(stdout);
-
-	if (fflush(stdout) || fd < 0) {
-		fwrite(buf, 1, len, stdout);
-		return;
-	}
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fwrite(buf, 1, len, stdout);
-			fflush(stdout);
-			return;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-}
-
 void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 			const struct kh_timer *t, const struct kh_counters *ctr)
 {
 	static const char *const status[] = { "ok", "skipped", "failed" };
 	uint64_t ops = r->iters * (uint64_t)r->n;
 	bool ok = r->status == KH_OK;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
 	struct kh_json j;
 
-	/* Built in memory, written at once (write_record); straight to
-	 * stdout only if there is no memory for that. */
-	kh_json_begin(&j, mem ? mem : stdout);
+	kh_json_begin(&j, stdout);
 	kh_json_str(&j, "type", "result");
 	kh_json_int(&j, "schema", KH_RESULT_SCHEMA);
 	kh_json_str(&j, "suite", b->suite);
@@ -190,13 +151,6 @@ void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 	kh_result_write_extra(&j, r);
 	write_flags(&j, r);
 	kh_json_end(&j);
-	if (mem) {
-		if (fclose(mem) == 0)
-			write_record(buf, len);
-		else
-			fputs("kcross-harness: out of memory for a result record\n", stderr);
-		free(buf);
-	}
 }
 
 /*

@@ -38,10 +38,11 @@ double kh_quantile_sorted(const double *v, int n, double p)
 	return t >= 0.5 ? v[i + 1] - d * (1.0 - t) : v[i] + d * t;
 }
 
-/* q(0.5): the middle value, or the mean of the two middle values. */
+/* q(0.5): the middle value, or the point halfway between the two middle
+ * values (computed as type 7 does, not as (a + b) / 2). */
 double kh_median_sorted(const double *v, int n)
 {
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+	return kh_quantile_sorted(v, n, 0.5);
 }
 
 static double *sorted_copy(const double *v, int n)

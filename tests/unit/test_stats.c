@@ -2,7 +2,7 @@
 /*
  * harness/stats.c, the harness's statistics rule (docs/result-format.md),
  * on vectors computed by hand and, where noted, once with numpy/scipy
- * (np.median, np.percentile "linear", scipy.special.bdtr): type-7
+ * (np.quantile "linear", scipy.special.bdtr): type-7
  * quantiles for n = 1..6 and with ties, the overhead decision's three
  * outcomes and its two boundaries, and the ranks and coverage of the CI of
  * the median.  Figures that numpy computes are compared bit for bit.
@@ -118,7 +118,7 @@ static void overhead(void)
 	tap_ok(!strcmp(kh_overhead_reason(KH_OVERHEAD_SUBTRACTED), "subtracted"), "reason text");
 }
 
-/* Non-round figures; expected values from numpy 2.4 (np.median, np.percentile). */
+/* Non-round figures; expected values from numpy 2.4 (np.quantile, method "linear"). */
 static void like_numpy(void)
 {
 	static const double x11[] = { 150.0513, 152.0536, 151.8484, 149.2365, 149.5537, 149.211,
