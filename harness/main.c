@@ -27,15 +27,15 @@ static const char usage[] =
 	"       kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
 	"       kcross-harness --version\n"
 	"\n"
+	"summarize: files of numbers, one per line ('-' = stdin), summarised by the\n"
+	"statistics rule of docs/result-format.md (median, quartiles, min, spread,\n"
+	"95% CI of the median; the overhead decision with OVERHEAD_FILE).\n"
+	"\n"
 	"GLOB matches a benchmark's name or suite/name (fnmatch).  --interleave takes\n"
 	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
 	"machine; results are written together at the end).  Environment:\n"
 	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
-	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n"
-	"\n"
-	"summarize: files of numbers, one per line ('-' = stdin), summarised by the\n"
-	"statistics rule of docs/result-format.md (median, quartiles, min, spread,\n"
-	"95% CI of the median; overhead decision with OVERHEAD_FILE).\n";
+	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter.\n";
 
 struct opts {
 	const char *cmd;

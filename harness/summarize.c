@@ -115,18 +115,25 @@ int kh_summarize_main(int argc, char **argv)
 	const char *reason;
 
 	for (int i = 1; i < argc; i++) {
-		if (!dashdash && !strcmp(argv[i], "--json"))
+		if (!dashdash && !strcmp(argv[i], "--json")) {
 			json = true;
-		else if (!dashdash && !strcmp(argv[i], "--"))
+		} else if (!dashdash && !strcmp(argv[i], "--help")) {
+			puts("usage: kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
+			     "Files of numbers, one per line ('-' = stdin); the statistics rule of\n"
+			     "docs/result-format.md: median, quartiles, min, spread, 95% CI of the\n"
+			     "median, and the overhead decision when OVERHEAD_FILE is given.");
+			return 0;
+		} else if (!dashdash && !strcmp(argv[i], "--")) {
 			dashdash = true;
-		else if (!dashdash && argv[i][0] == '-' && argv[i][1])
+		} else if (!dashdash && argv[i][0] == '-' && argv[i][1]) {
 			die("unknown option '%s' (usage: kcross-harness summarize [--json] "
 			    "SAMPLES_FILE [OVERHEAD_FILE])", argv[i]);
-		else if (nfiles < 2)
+		} else if (nfiles < 2) {
 			files[nfiles++] = argv[i];
-		else
+		} else {
 			die("unexpected argument '%s' (usage: kcross-harness summarize [--json] "
 			    "SAMPLES_FILE [OVERHEAD_FILE])", argv[i]);
+		}
 	}
 	if (!nfiles)
 		die("missing SAMPLES_FILE (usage: kcross-harness summarize [--json] "
