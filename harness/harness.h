@@ -5,6 +5,8 @@
  *   timer.c        the cycle counter, calibrated against CLOCK_MONOTONIC_RAW
  *   counters.c     perf_event_open hardware and software counters
  *   measure.c      the method: warm up, size the batch, sample, overhead
+ *   stats.c        the statistics rule (stats.h): quantiles, overhead, CI
+ *   summarize.c    the `summarize` command
  *   threads.c      pinning and the multi-threaded batches
  *   output.c       the result record (JSON) and the readable table line
  *   registry.c     joins the suites (each bench/NAME.c defines its own)
@@ -24,7 +26,7 @@
 #include <kcross/kcross.h>
 
 /* Version of the JSON-lines format; history in docs/result-format.md. */
-#define KH_RESULT_SCHEMA 1
+#define KH_RESULT_SCHEMA 2
 
 /* ------------------------------------------------------------------ timer */
 
@@ -260,11 +262,10 @@ struct kh_result {
 	int cpu;
 	uint64_t iters;
 	int n;
-	double *ns;		/* n samples, ns/op */
-	double *ticks;		/* n samples, ticks/op */
-	double overhead_ns, overhead_ticks;
-	bool overhead_subtracted;
-	char overhead_why[200];
+	double *ns;		/* n samples, ns/op, raw (never corrected) */
+	double *ticks;		/* n samples, ticks/op, raw */
+	double *oh_ns;		/* n samples of the empty loop, ns/op */
+	double *oh_ticks;	/* the same in ticks/op */
 	uint64_t counter_total[KH_EV_COUNT];
 	bool counter_scaled[KH_EV_COUNT];
 	int *disturbed;		/* indices */
@@ -272,7 +273,7 @@ struct kh_result {
 	double elapsed_s;
 	int threads;		/* threads that each ran iters per sample */
 	int *thread_cpu;	/* threads entries */
-	double throughput;	/* ops/s of all threads: median, before subtraction */
+	double throughput;	/* ops/s of all threads, from the raw median */
 	bool counts_aborts;
 	uint64_t aborts;	/* rseq aborts retried over all samples */
 	int n_flags;
@@ -305,7 +306,6 @@ void kh_measure(const struct kh_bench *b, const struct kh_method *m,
 		const struct kh_timer *t, const struct kh_counters *ctr,
 		int cpu, struct kh_result *r);
 void kh_result_free(struct kh_result *r);
-double kh_median(const double *v, int n);
 
 /* ---------------------------------------------------------------- output */
 

@@ -19,6 +19,13 @@
 #include <kcross/settings.h>
 
 #include "harness.h"
+#include "stats.h"
+
+#if KC_HAVE_SYSCALL_ALT
+# define KC__ALT_USAGE "|" KC_SYSMECH_ALT_NAME
+#else
+# define KC__ALT_USAGE ""
+#endif
 
 static const char usage[] =
 	"usage: kcross-harness list [--suite S] [--bench GLOB] [--json]\n"
@@ -26,7 +33,12 @@ static const char usage[] =
 	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
 	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
+	"       kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
 	"       kcross-harness --version\n"
+	"\n"
+	"summarize: files of numbers, one per line ('-' = stdin), summarised by the\n"
+	"statistics rule of docs/result-format.md (median, quartiles, min, spread,\n"
+	"95% CI of the median; the overhead decision with OVERHEAD_FILE).\n"
 	"\n"
 	"GLOB matches a benchmark's name or suite/name (fnmatch).  --interleave takes\n"
 	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
@@ -34,7 +46,7 @@ static const char usage[] =
 	"after a 20 ms warm-up (defaults: 201 samples, 200 ms); batches keep their\n"
 	"length (--min-batch-ms, default 2).  --samples and --cpu take whole numbers.\n"
 	"Environment (an empty value is unset; a bad value is refused, exit 2):\n"
-	"KCROSS_SYSCALL=syscall|svc|sc|scv|libc|auto forces the syscall mechanism,\n"
+	"KCROSS_SYSCALL=" KC_SYSMECH_NATIVE_NAME KC__ALT_USAGE "|libc|auto forces the syscall mechanism,\n"
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
 	"(auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the matching\n"
 	"benchmarks to fail (for tests of failure handling).\n"
@@ -391,8 +403,10 @@ static int cmd_run(const struct opts *o)
 		printf("# kcross-harness %s: %s, timer %s at %.6g MHz, syscall mechanism %s, CPU %d\n",
 		       kc_version(), KC_ARCH_NAME, t.source, t.hz / 1e6,
 		       kc_sysmech_name(kc_syscall_mechanism()), cpu);
-		printf("%-24s %10s %10s %10s %8s %5s %5s\n", "benchmark", "median ns",
-		       "min ns", "ticks", "IQR/med", "n", "dist");
+		printf("# ns/op; CI95 of the median; spread = IQR/median; dist = disturbed samples;\n"
+		       "# * = the empty loop was subtracted (docs/result-format.md, statistics rule)\n");
+		printf("%-24s %12s %19s %10s %7s %6s %5s\n", "benchmark", "median ns/op",
+		       "CI95 of median", "min", "spread", "n", "dist");
 	}
 	if (o->interleave)
 		run_interleaved(o, &t, &ctr, cpu, counts);
@@ -474,6 +488,8 @@ int main(int argc, char **argv)
 	/* A closed pipe is a write error to report, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
 	atexit(check_output);
+	if (argc > 1 && !strcmp(argv[1], "summarize"))
+		return kh_summarize_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
 	check_forcings(&o);
 	if (!strcmp(o.cmd, "list"))

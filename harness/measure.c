@@ -15,11 +15,10 @@
  *     ticks/op; the software counters of each batch flag a sample during
  *     which the thread migrated or was switched out ("disturbed").
  *  5. Overhead: the empty loop (the same loop with no operation in it) is
- *     measured the same way with the same batch size.  It is subtracted only
- *     when it is larger than the benchmark's own noise (half its IQR), since
- *     subtracting a figure smaller than the noise only adds noise, and less
- *     than half the median, since an operation about as cheap as the loop
- *     cannot be separated from it; the result says which was done and why.
+ *     measured the same way: same batch size, same number of samples.  Its
+ *     per-sample figures are reported beside the raw samples, which are
+ *     never altered; whether to subtract it is the reader's decision by the
+ *     rule in docs/result-format.md (stats.c for the harness's own table).
  */
 #include <errno.h>
 #include <math.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "stats.h"
 
 int kh_skip(struct kh_bench_ctx *c, const char *fmt, ...)
 {
@@ -52,44 +52,6 @@ int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
 	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
 	va_end(ap);
 	return KH_FAIL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Sorted copy helpers: median and quartiles by linear interpolation. */
-static double quantile_sorted(const double *v, int n, double q)
-{
-	double pos = q * (n - 1);
-	int lo = (int)pos;
-
-	if (lo >= n - 1)
-		return v[n - 1];
-	return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
-}
-
-static void quartiles(const double *v, int n, double *q1, double *q2, double *q3)
-{
-	double *s = malloc(sizeof(*s) * (size_t)n);
-
-	memcpy(s, v, sizeof(*s) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	*q1 = quantile_sorted(s, n, 0.25);
-	*q2 = quantile_sorted(s, n, 0.5);
-	*q3 = quantile_sorted(s, n, 0.75);
-	free(s);
-}
-
-double kh_median(const double *v, int n)
-{
-	double q1, q2, q3;
-
-	quartiles(v, n, &q1, &q2, &q3);
-	return q2;
 }
 
 /* The empty loop: what every benchmark's loop costs without its operation. */
@@ -325,13 +287,18 @@ void kh_measure_finish(struct kh_measure *ms)
 	const struct kh_method *m = ms->m;
 	double ns_per_tick = 1e9 / ms->t->hz;
 	uint64_t start = kh_clock_raw_ns();
-	double *oh = NULL;
 
 	if (ms->status != KH_OK)
 		goto out;
 	/* Which thread ran where, and the throughput of all of them, from
-	 * the wall time of the batches (before any overhead subtraction). */
+	 * the median wall time of the raw batches. */
 	r->thread_cpu = calloc((size_t)r->threads, sizeof(int));
+	r->oh_ns = calloc((size_t)m->samples, sizeof(double));
+	r->oh_ticks = calloc((size_t)m->samples, sizeof(double));
+	if (!r->thread_cpu || !r->oh_ns || !r->oh_ticks) {
+		ms->status = kh_fail(c, "out of memory for the results");
+		goto out;
+	}
 	if (r->threads == 1)
 		r->thread_cpu[0] = r->cpu;
 	else
@@ -342,38 +309,10 @@ void kh_measure_finish(struct kh_measure *ms)
 		r->throughput = med > 0 ? r->threads * ms->t->hz / med : NAN;
 	}
 	/* The empty loop, same batch size, same number of samples. */
-	oh = calloc((size_t)m->samples, sizeof(double));
 	for (int s = 0; s < m->samples; s++) {
 		run_batch(empty_loop, c, r->iters);
-		oh[s] = batch_ticks(c) / (double)r->iters;
-	}
-	{
-		double q1, med, q3;
-
-		quartiles(r->ticks, m->samples, &q1, &med, &q3);
-		r->overhead_ticks = kh_median(oh, m->samples);
-		r->overhead_ns = r->overhead_ticks * ns_per_tick;
-		double noise = (q3 - q1) / 2;
-
-		if (r->overhead_ticks <= noise) {
-			snprintf(r->overhead_why, sizeof(r->overhead_why),
-				 "not subtracted: empty loop %.3g ns/op is within the noise (IQR/2 = %.3g ns/op)",
-				 r->overhead_ns, noise * ns_per_tick);
-		} else if (r->overhead_ticks * 2 >= med) {
-			/* The difference of two nearly equal figures would be
-			 * mostly noise, and single samples could go negative. */
-			snprintf(r->overhead_why, sizeof(r->overhead_why),
-				 "not subtracted: empty loop %.3g ns/op is half the median or more: "
-				 "the operation cannot be separated from the loop; compare raw figures",
-				 r->overhead_ns);
-		} else {
-			r->overhead_subtracted = true;
-			snprintf(r->overhead_why, sizeof(r->overhead_why),
-				 "subtracted: empty loop %.3g ns/op exceeds the noise (IQR/2 = %.3g ns/op)",
-				 r->overhead_ns, noise * ns_per_tick);
-			for (int s = 0; s < m->samples; s++)
-				r->ticks[s] -= r->overhead_ticks;
-		}
+		r->oh_ticks[s] = batch_ticks(c) / (double)r->iters;
+		r->oh_ns[s] = r->oh_ticks[s] * ns_per_tick;
 	}
 	for (int s = 0; s < m->samples; s++)
 		r->ns[s] = r->ticks[s] * ns_per_tick;
@@ -383,7 +322,6 @@ out:
 		snprintf(r->reason, sizeof(r->reason), "%s", c->reason);
 		r->iters = 0;
 	}
-	free(oh);
 	ms->elapsed_ns += kh_clock_raw_ns() - start;
 	r->elapsed_s = (double)ms->elapsed_ns * 1e-9;
 }
@@ -406,7 +344,9 @@ void kh_result_free(struct kh_result *r)
 	free(r->ticks);
 	free(r->disturbed);
 	free(r->thread_cpu);
-	r->ns = r->ticks = NULL;
+	free(r->oh_ns);
+	free(r->oh_ticks);
+	r->ns = r->ticks = r->oh_ns = r->oh_ticks = NULL;
 	r->disturbed = NULL;
 	r->thread_cpu = NULL;
 }

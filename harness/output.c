@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Output of results: the JSON `result` record (docs/result-format.md) and
- * the readable text table line.
+ * the readable text table line.  The record carries the raw samples and the
+ * empty loop's samples; the table line summarises them by the statistics
+ * rule (stats.c), as kcross does.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "stats.h"
 
 void kh_result_flag(struct kh_result *r, const char *flag, const char *fmt, ...)
 {
@@ -81,11 +84,20 @@ static const char *kh_result_text_extra(const struct kh_result *r)
 	return buf;
 }
 
+static void write_numbers(struct kh_json *j, const char *key, const double *v, int n)
+{
+	kh_json_arr(j, key);
+	for (int s = 0; v && s < n; s++)
+		kh_json_num(j, NULL, v[s]);
+	kh_json_arr_end(j);
+}
+
 void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 			const struct kh_timer *t, const struct kh_counters *ctr)
 {
 	static const char *const status[] = { "ok", "skipped", "failed" };
 	uint64_t ops = r->iters * (uint64_t)r->n;
+	bool ok = r->status == KH_OK;
 	struct kh_json j;
 
 	kh_json_begin(&j, stdout);
@@ -102,22 +114,17 @@ void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 	else
 		kh_json_null(&j, "cpu");
 	kh_json_uint(&j, "iters", r->iters);
-	kh_json_arr(&j, "samples");
-	for (int s = 0; r->status == KH_OK && s < r->n; s++)
-		kh_json_num(&j, NULL, r->ns[s]);
-	kh_json_arr_end(&j);
-	kh_json_arr(&j, "ticks");
-	for (int s = 0; r->status == KH_OK && s < r->n; s++)
-		kh_json_num(&j, NULL, r->ticks[s]);
-	kh_json_arr_end(&j);
-	kh_json_obj(&j, "overhead");
-	if (r->status == KH_OK) {
-		kh_json_num(&j, "ns", r->overhead_ns);
-		kh_json_num(&j, "ticks", r->overhead_ticks);
-		kh_json_bool(&j, "subtracted", r->overhead_subtracted);
-		kh_json_str(&j, "why", r->overhead_why);
+	/* Raw figures, never corrected: the reader applies the rule. */
+	write_numbers(&j, "samples", ok ? r->ns : NULL, r->n);
+	write_numbers(&j, "ticks", ok ? r->ticks : NULL, r->n);
+	if (ok && r->oh_ns && r->oh_ticks) {
+		kh_json_obj(&j, "overhead");
+		write_numbers(&j, "samples", r->oh_ns, r->n);
+		write_numbers(&j, "ticks", r->oh_ticks, r->n);
+		kh_json_obj_end(&j);
+	} else {
+		kh_json_null(&j, "overhead");
 	}
-	kh_json_obj_end(&j);
 	kh_json_obj(&j, "counters");
 	for (int e = 0; r->status == KH_OK && e < KH_EV_COUNT; e++) {
 		if (!kh_counter_available(ctr, e))
@@ -146,34 +153,39 @@ void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 	kh_json_end(&j);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
+/*
+ * One row of the table: the median (marked '*' when the empty loop was
+ * subtracted), the 95% CI of the median, the minimum, the spread (IQR /
+ * median), n and the disturbed samples, all by the statistics rule; then
+ * multi-thread and rseq extras, and one line per flag.  The columns are
+ * named by the header in main.c.
+ */
 void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 			 const struct kh_timer *t)
 {
-	double *s;
+	struct kh_summary s;
+	char ci[48] = "-", spread[16] = "-";
 
 	if (r->status != KH_OK) {
 		printf("%-24s %s: %s\n", b->name, r->status == KH_SKIP ? "skipped" : "FAILED",
 		       r->reason);
+		fflush(stdout);
 		return;
 	}
-	s = malloc(sizeof(*s) * (size_t)r->n);
-	memcpy(s, r->ns, sizeof(*s) * (size_t)r->n);
-	qsort(s, (size_t)r->n, sizeof(*s), cmp_double);
-	printf("%-24s %10.2f %10.2f %10.1f %7.2f%% %5d %5d %s%s\n", b->name,
-	       kh_median(r->ns, r->n), s[0], kh_median(r->ticks, r->n),
-	       100.0 * (s[(3 * r->n) / 4] - s[r->n / 4]) / kh_median(r->ns, r->n),
-	       r->n, r->n_disturbed, r->overhead_subtracted ? "overhead subtracted" : "",
-	       kh_result_text_extra(r));
+	if (kh_summarize(r->ns, r->n, r->oh_ns, r->oh_ns ? r->n : 0, &s)) {
+		printf("%-24s (out of memory for its summary)\n", b->name);
+		fflush(stdout);
+		return;
+	}
+	if (s.ci_low_rank)
+		snprintf(ci, sizeof(ci), "%.2f-%.2f", s.ci_low, s.ci_high);
+	if (isfinite(s.spread))
+		snprintf(spread, sizeof(spread), "%.1f%%", 100 * s.spread);
+	printf("%-24s %11.2f%c %19s %10.2f %7s %6d %5d%s\n", b->name, s.median,
+	       s.overhead == KH_OVERHEAD_SUBTRACTED ? '*' : ' ', ci, s.min, spread,
+	       r->n, r->n_disturbed, kh_result_text_extra(r));
 	for (int i = 0; i < r->n_flags; i++)
 		printf("%-24s   flag %s: %s\n", "", r->flags[i].flag, r->flags[i].detail);
-	free(s);
 	fflush(stdout);
 	(void)t;
 }
