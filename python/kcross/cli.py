@@ -8,7 +8,6 @@ kcross itself may show a traceback.
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import os
 import sys
@@ -20,8 +19,16 @@ from rich.console import Console
 from rich.text import Text
 
 from . import __version__
-from .errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, KcrossError, \
-    OutputClosed, OutputError, SchemaError
+from .errors import (
+    EXIT_BROKEN,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    KcrossError,
+    OutputClosed,
+    OutputError,
+    SchemaError,
+)
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
 # together take most of a second to import, which argument errors, --help,
@@ -50,13 +57,15 @@ exit status:
 
 ENVIRONMENT = """\
 environment:
-  KCROSS_DB       the database (SQLAlchemy URL or SQLite path); default
-                  $XDG_DATA_HOME/kcross/kcross.db
-  KCROSS_HARNESS  the kcross-harness to run; default the installed one
-  KCROSS_SYSCALL  force the syscall mechanism: the machine's own (syscall, svc,
-                  sc, scv), libc or auto
-  KCROSS_VDSO     0: the library ignores the vDSO; 1 or unset: uses it
-  KCROSS_TIMER    clock_gettime: time without the cycle counter; auto: default
+  KCROSS_DB         the database (SQLAlchemy URL or SQLite path); default
+                    $XDG_DATA_HOME/kcross/kcross.db
+  KCROSS_HARNESS    the kcross-harness to run; default the installed one
+  KCROSS_SYSCALL    force the syscall mechanism: the machine's own (syscall,
+                    svc, sc, scv), libc or auto
+  KCROSS_VDSO       0: the library ignores the vDSO; 1 or unset: it uses it
+  KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
+  KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail
+                    (for tests of failure handling)
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
 
 
@@ -117,8 +126,8 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run_epilog = f"""\
-suites: {", ".join(SUITES)} (see 'kcross list' for every benchmark, and
-  what this machine cannot run and why)
+suites: {", ".join(SUITES)}
+  (see 'kcross list' for every benchmark, and what this machine cannot run and why)
 
 defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, each sample
   a batch of at least {DEFAULT_MIN_BATCH_MS} ms; the measuring thread pinned to the highest

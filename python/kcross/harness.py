@@ -178,7 +178,7 @@ class HarnessProcess:
             return
         last = self.stderr_lines[-1] if self.stderr_lines else ""
         prefix = f"{HARNESS_NAME}: "
-        last = last[len(prefix):] if last.startswith(prefix) else last
+        last = last.removeprefix(prefix)
         if rc == 2 and lines == 0:
             raise UserError(last or f"{HARNESS_NAME} rejected its arguments (exit status 2)")
         if rc < 0:

@@ -30,8 +30,18 @@ from types import FrameType
 from rich.console import Console
 
 from . import render
-from .errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, KcrossError, OutputClosed, \
-    OutputError, SchemaError, StoreError, exit_for_signal, signal_name
+from .errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    HarnessError,
+    KcrossError,
+    OutputClosed,
+    OutputError,
+    SchemaError,
+    StoreError,
+    exit_for_signal,
+    signal_name,
+)
 from .harness import STOP_SIGNALS, HarnessProcess
 from .progress import RunProgress
 from .schema import RunStream
