@@ -124,15 +124,17 @@ class HarnessProcess:
                 del self.stderr_lines[:-_STDERR_KEEP]
 
     def interrupt(self) -> None:
-        """Ask the harness to stop (SIGINT); a second call kills it.
+        """Ask the harness to stop (SIGTERM); a second call kills it.
 
-        Safe to call from a signal handler: it only sends signals.
+        SIGTERM, not SIGINT: a harness started by a kcross that ignores SIGINT
+        (``nohup``, a background job) inherits that and would not stop.  Safe
+        to call from a signal handler: it only sends signals.
         """
         if self.interrupted:
             self._proc.kill()
         else:
             self.interrupted = True
-            self._proc.send_signal(signal.SIGINT)  # a no-op once it has exited
+            self._proc.send_signal(signal.SIGTERM)  # a no-op once it has exited
 
     def records(self) -> Iterator[Received]:
         """Yield each output line as a :class:`Received`, as soon as it is written.

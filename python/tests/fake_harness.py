@@ -203,7 +203,8 @@ def cmd_list(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # die on Ctrl-C like the C program
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored if started so,
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # else die on Ctrl-C, like the C program
     if sys.argv[1:] == ["--version"]:
         print(f"{NAME} {FINGERPRINT['kcross']['version']} (fake)")
         return

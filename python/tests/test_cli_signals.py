@@ -181,3 +181,29 @@ def test_sigterm_to_kcross_alone_stops_a_long_benchmark(env: dict[str, str],
                                             f"{err.split('running ')[1].split()[0]} benchmark(s) "
                                             "in run 1 (see 'kcross show 1')")
     assert the_run(db_path)[:2] == ("interrupted", 0)
+
+
+def test_stop_works_when_sigint_is_ignored(env: dict[str, str], db_path: Path) -> None:
+    """`nohup kcross run &` ignores SIGINT, and so does the harness it starts:
+    kcross must not rely on SIGINT to stop it."""
+    proc = start(env, delay=60, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
+            time.sleep(0.05)
+            try:
+                if query(db_path, "SELECT count(*) FROM runs")[0][0]:
+                    break
+            except Exception:  # no database or schema yet
+                pass
+        os.killpg(proc.pid, signal.SIGINT)  # ignored, by kcross and the harness alike
+        time.sleep(0.3)
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert the_run(db_path)[:2] == ("interrupted", 0)
