@@ -101,9 +101,10 @@ class _Once(argparse.Action):
                  values: Any, option_string: str | None = None) -> None:
         previous = getattr(namespace, self.dest, None)
         if previous is not None:
+            hint = "one GLOB that matches both, or " if self.metavar == "GLOB" else ""
             parser.error(f"{option_string} given twice ({previous!r} and {values!r}): the "
-                         f"harness takes one {self.metavar}; use one pattern that matches "
-                         "both, or run twice")
+                         f"harness takes one {'GLOB' if hint else self.dest}; use {hint}one "
+                         "run for each")
         setattr(namespace, self.dest, values)
 
 
