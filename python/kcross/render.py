@@ -303,7 +303,8 @@ def runs_table(runs: Sequence[RunSummary]) -> Table:
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      Text(run.status, style=styles.get(run.status, "")), run.source,
+                      Text(run.state or run.status, style=styles.get((run.state or run.status).split(" ")[0], "red")),
+                      run.source,
                       machine_summary(run), str(run.results))
     return table
 

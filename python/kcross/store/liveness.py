@@ -53,14 +53,19 @@ def _pid_namespace() -> str | None:
 
 
 def process_start(pid: int) -> str | None:
-    """Start time of ``pid`` in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    """Start time of ``pid`` in clock ticks since boot (field 22 of /proc/PID/stat).
+
+    None when there is no such process, or only its zombie (killed, not yet reaped).
+    """
     stat = _read(f"/proc/{pid}/stat")
     if stat is None:
         return None
     # The command name (field 2) is in parentheses and may itself hold spaces
     # or parentheses: count fields from the last ')'.
     fields = stat.rpartition(")")[2].split()
-    return fields[19] if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
 
 
 @dataclass(frozen=True)

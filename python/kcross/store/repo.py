@@ -235,6 +235,17 @@ class Store:
         engine = open_engine(target, write=write)
         return None if engine is None else cls(engine, target)
 
+    @classmethod
+    def open_existing(cls, target: Target) -> Store:
+        """Open for changing what is stored; refuse (creating nothing) if nothing is stored."""
+        reader = cls.open(target, write=False)
+        if reader is None:
+            raise UserError(f"no runs stored in {target.display}")
+        reader.close()
+        store = cls.open(target, write=True)
+        assert store is not None
+        return store
+
     @property
     def engine(self) -> sa.Engine:
         """The engine, creating and migrating the database now if it was opened lazily."""
