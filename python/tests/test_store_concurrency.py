@@ -13,17 +13,15 @@ import signal
 import sys
 import tempfile
 import traceback
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
+import test_postgres
 from conftest import Kcross, fake_capture
 
 WRITERS = 8
+pg_schema = test_postgres.pg_schema  # the fixture: a fresh PostgreSQL schema
 RUN = ("run", "--quick", "--suite", "syscall", "--bench", "getppid*")
-PG_URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 
 
 def parallel_kcross(argvs: list[list[str]], environ: dict[str, str],
@@ -37,7 +35,7 @@ def parallel_kcross(argvs: list[list[str]], environ: dict[str, str],
     release_r, release_w = os.pipe()
     children = []
     for argv in argvs:
-        err = tempfile.TemporaryFile()
+        err = tempfile.TemporaryFile()  # noqa: SIM115  (closed after the child is reaped)
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -49,14 +47,14 @@ def parallel_kcross(argvs: list[list[str]], environ: dict[str, str],
                 os.dup2(devnull, 0)
                 os.dup2(devnull, 1)
                 os.dup2(err.fileno(), 2)
-                sys.stdout = open(1, "w", closefd=False)
-                sys.stderr = open(2, "w", closefd=False)
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 os.read(release_r, 1)  # wait until every writer exists
                 cli.main(argv)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            except BaseException:
+            except BaseException:  # noqa: BLE001  (a child must never return into pytest)
                 traceback.print_exc()
             finally:
                 sys.stderr.flush()
@@ -89,26 +87,6 @@ def stored_runs(url: str) -> dict[int, tuple[str, int, int]]:
         return found
     finally:
         store.close()
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    """A URL whose tables land in a new, empty PostgreSQL schema (dropped afterwards)."""
-    if not PG_URL:
-        pytest.skip("KCROSS_TEST_POSTGRES_URL not set (no PostgreSQL server to test against)")
-    import sqlalchemy as sa
-
-    name = f"kc_test_{uuid.uuid4().hex[:12]}"
-    engine = sa.create_engine(PG_URL)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
-        engine.dispose()
 
 
 def _other_machine_capture(tmp_path: Path) -> Path:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-
 from conftest import Kcross, assert_one_line_error, query
 from kcross.store import Store, migrations, resolve, tables
 from kcross.store.liveness import process_start
@@ -37,8 +36,8 @@ def _results(db: Path) -> int:
 def _runs_line(kcross: Kcross, db: Path, run_id: int) -> str:
     proc = kcross("runs", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(f"│ {run_id:>2} │")
-             or line.startswith(f"│ {run_id} │")]
+    heads = (f"│ {run_id:>2} │", f"│ {run_id} │")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(heads)]
     assert len(lines) == 1, proc.stdout
     return lines[0]
 
@@ -47,7 +46,7 @@ def _strand(db: Path, run_id: int = 1, *, owner_id: str | None, pid: int | None 
             host: str | None = "elsewhere", heartbeat_age: dt.timedelta = dt.timedelta(0),
             ) -> None:
     """Make a stored run look like one still being written by the given owner."""
-    beat = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - heartbeat_age
+    beat = dt.datetime.now(dt.UTC).replace(tzinfo=None) - heartbeat_age
     _set(db, "UPDATE runs SET status='running', finished_at=NULL, owner_host=?, owner_pid=?, "
              "owner_id=?, updated_at=? WHERE id=?", host, pid, owner_id, str(beat), run_id)
 

@@ -131,7 +131,7 @@ def judge(status: str, *, owner_host: str | None, owner_pid: int | None,
         if start != there.get("start"):
             return Liveness(f"dead (pid {owner_pid} gone, its number reused)", False)
         return Liveness("running", True)
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     where = "other host" if owner_host is None or not here or owner_host != socket.gethostname() \
         else "this host before a reboot or in another container"
     if updated_at is None:

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -73,13 +73,17 @@ def content_hash(records: Iterable[dict[str, Any] | None]) -> str:
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
+@overload
+def _as_utc(value: dt.datetime) -> dt.datetime: ...
+@overload
+def _as_utc(value: None) -> None: ...
 def _as_utc(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite hands back naive datetimes; everything kcross stores is UTC."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     return value
 
 
@@ -92,13 +96,13 @@ def parse_time(text: Any) -> dt.datetime | None:
     if not isinstance(text, str):
         return None
     try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        value = dt.datetime.fromisoformat(text)  # Python 3.11 reads "Z" too
     except ValueError:
         return None
     if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     try:
-        return value.astimezone(dt.timezone.utc)
+        return value.astimezone(dt.UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00-01:00 has no UTC time
         return None
 
@@ -272,16 +276,16 @@ class Store:
         virt = fingerprint.get("virtualization")
         hypervisor = (_get(virt, "hypervisor_type") or "unknown hypervisor") \
             if _get(virt, "hypervisor_flag") else None
-        values = dict(
-            fingerprint_hash=digest,
-            hostname=_get(fingerprint, "host", "hostname"),
-            arch=fingerprint.get("arch"),
-            cpu_model=_get(fingerprint, "cpu", "model"),
-            kernel_release=_get(fingerprint, "kernel", "release"),
-            hypervisor=hypervisor,
-            fingerprint=fingerprint,
-            first_seen=_utcnow(),
-        )
+        values = {
+            "fingerprint_hash": digest,
+            "hostname": _get(fingerprint, "host", "hostname"),
+            "arch": fingerprint.get("arch"),
+            "cpu_model": _get(fingerprint, "cpu", "model"),
+            "kernel_release": _get(fingerprint, "kernel", "release"),
+            "hypervisor": hypervisor,
+            "fingerprint": fingerprint,
+            "first_seen": _utcnow(),
+        }
         # INSERT ... ON CONFLICT DO NOTHING, then SELECT: a SELECT-then-INSERT lets
         # two processes both miss the row and one fail on the unique key.
         insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
