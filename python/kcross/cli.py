@@ -227,7 +227,7 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
-    title = f"run {stored.id} · {stored.status} · {stored.source} · {when} · {host}"
+    title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
     out.print(render.results_table(stored.results, title=title))
     out.print(render.run_footer(stored.fingerprint, stored.results))
     if stored.status != "complete":

@@ -23,6 +23,7 @@ is guessed: without /proc a run is judged by its heartbeat alone.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import socket
 from dataclasses import dataclass
@@ -89,6 +90,11 @@ class Owner:
         return cls(host=host, pid=pid, ident=ident)
 
 
+@functools.lru_cache(maxsize=1)
+def _me() -> Owner:
+    return Owner.this_process()
+
+
 def _parse(ident: str | None) -> dict[str, str]:
     if not ident:
         return {}
@@ -120,7 +126,8 @@ def judge(status: str, *, owner_host: str | None, owner_pid: int | None,
     """Tell a live ``running`` run from one whose process is gone."""
     if status != "running":
         return Liveness(status, False)
-    here = _parse(Owner.this_process().ident)
+    me = _me()
+    here = _parse(me.ident)
     there = _parse(owner_id)
     same_system = bool(here) and bool(there) and all(
         here.get(k) == there.get(k) for k in ("boot", "pidns"))
@@ -132,8 +139,12 @@ def judge(status: str, *, owner_host: str | None, owner_pid: int | None,
             return Liveness(f"dead (pid {owner_pid} gone, its number reused)", False)
         return Liveness("running", True)
     now = now or dt.datetime.now(dt.UTC)
-    where = "other host" if owner_host is None or not here or owner_host != socket.gethostname() \
-        else "this host before a reboot or in another container"
+    if owner_host is None or owner_host != me.host:
+        where = "other host"
+    elif not here or not there:
+        where = "this host, but its process cannot be checked (no /proc)"
+    else:
+        where = "this host before a reboot, or another container"
     if updated_at is None:
         return Liveness(f"running? (no owner recorded, {where})", True)
     age = now - updated_at
