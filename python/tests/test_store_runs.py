@@ -175,18 +175,8 @@ def test_heartbeat_with_each_result_and_on_request(tmp_path: Path) -> None:
 
 def test_v1_database_is_migrated_to_the_current_shape(tmp_path: Path) -> None:
     """A database written by schema 1 gets the new columns; old runs show as stale, not live."""
-    path = tmp_path / "v1.db"
+    path = _v1_database(tmp_path / "v1.db")
     engine = sa.create_engine(f"sqlite:///{path}")
-    with engine.begin() as conn:
-        conn.execute(sa.text("CREATE TABLE kcross_schema (version INTEGER NOT NULL)"))
-        conn.execute(sa.text("INSERT INTO kcross_schema VALUES (0)"))
-        migrations.STEPS[0](conn)
-        conn.execute(sa.text("UPDATE kcross_schema SET version = 1"))
-        conn.execute(sa.text("INSERT INTO machines (id, fingerprint_hash, fingerprint, first_seen)"
-                             " VALUES (1, 'x', '{}', '2024-01-01 00:00:00')"))
-        conn.execute(sa.text("INSERT INTO runs (id, started_at, status, machine_id, source, "
-                             "fingerprint) VALUES (7, '2024-01-01 00:00:00', 'running', 1, "
-                             "'run', '{}')"))
     with engine.begin() as conn:
         assert migrations.upgrade(conn, "v1.db") == 1
         inspector = sa.inspect(conn)
@@ -205,3 +195,29 @@ def test_v1_database_is_migrated_to_the_current_shape(tmp_path: Path) -> None:
     store.close()
     assert run.id == 7 and run.status == "running" and not run.live
     assert run.state.startswith("stale (no heartbeat for ")
+
+
+def _v1_database(path: Path) -> Path:
+    """A database as schema 1 left it, holding run 7, stranded in 'running' long ago."""
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE kcross_schema (version INTEGER NOT NULL)"))
+        conn.execute(sa.text("INSERT INTO kcross_schema VALUES (0)"))
+        migrations.STEPS[0](conn)
+        conn.execute(sa.text("UPDATE kcross_schema SET version = 1"))
+        conn.execute(sa.text("INSERT INTO machines (id, fingerprint_hash, fingerprint, first_seen)"
+                             " VALUES (1, 'x', '{}', '2024-01-01 00:00:00')"))
+        conn.execute(sa.text("INSERT INTO runs (id, started_at, status, machine_id, source, "
+                             "fingerprint) VALUES (7, '2024-01-01 00:00:00', 'running', 1, "
+                             "'run', '{}')"))
+    engine.dispose()
+    return path
+
+
+def test_run_upgrades_a_v1_database(kcross: Kcross, tmp_path: Path) -> None:
+    path = _v1_database(tmp_path / "v1.db")
+    proc = kcross("run", "--quick", "--suite", "syscall", "--bench", "getppid*", "--db", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert query(path, "SELECT version FROM kcross_schema") == [(migrations.LATEST,)]
+    assert query(path, "SELECT id, status FROM runs ORDER BY id") == [(7, "running"),
+                                                                      (8, "complete")]

@@ -130,6 +130,10 @@ def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
                          "after kcross exits; give a file path or a server URL with --db")
     if target.path is not None:
         return _open_sqlite_file(target, target.path, write=write)
+    return _prepare(_server_engine(target, write=write), target, write=write)
+
+
+def _server_engine(target: Target, *, write: bool) -> sa.Engine:
     try:
         engine = sa.create_engine(target.url)
     except NoSuchModuleError:
@@ -140,7 +144,7 @@ def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
                          "install it with pip") from None
     if target.url.get_backend_name() == "sqlite":
         _sqlite_transactions(engine, immediate=write)
-    return _prepare(engine, target, write=write)
+    return engine
 
 
 def check_writable(target: Target) -> None:
@@ -153,15 +157,17 @@ def check_writable(target: Target) -> None:
     if target.memory:
         open_engine(target, write=True)  # raises the in-memory refusal
     if target.path is None:
-        engine = open_engine(target, write=False)
-        if engine is not None:
-            engine.dispose()
+        _check_version(_server_engine(target, write=False), target)
         return
     path = target.path
     if _check_file(path, write=True):
-        engine = _open_sqlite_file(target, path, write=False)
-        if engine is not None:
+        engine = _sqlite_engine(path, read_only=True)
+        try:
+            _quick_check(engine, target)
+        except StoreError:
             engine.dispose()
+            raise
+        _check_version(engine, target)
         return
     parent = path.parent
     while not parent.exists():
@@ -172,6 +178,19 @@ def check_writable(target: Target) -> None:
         raise StoreError(f"cannot create {path}: {parent} is not a directory")
     if not os.access(parent, os.W_OK):
         raise StoreError(f"cannot create {path}: directory {parent} is not writable")
+
+
+def _check_version(engine: sa.Engine, target: Target) -> None:
+    """Refuse a foreign or too new database (an older version is fine: it will be upgraded)."""
+    try:
+        with engine.connect() as conn:
+            migrations.current_version(conn, target.display)
+    except SQLAlchemyError as exc:
+        if is_busy(exc):
+            raise StoreError(busy_message(target)) from None
+        raise StoreError(f"cannot use database {target.display}: {first_line(exc)}") from None
+    finally:
+        engine.dispose()
 
 
 def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine | None:
