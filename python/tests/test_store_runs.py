@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -170,6 +171,26 @@ def test_heartbeat_with_each_result_and_on_request(tmp_path: Path) -> None:
     store.add_result(run_id, 0, record)
     assert beat() > second
     assert store.results_stored(run_id) == 1
+    store.close()
+
+
+def test_heartbeat_between_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No result for a while (--interleave): the store's own heartbeat keeps the run fresh."""
+    from kcross.store import repo
+
+    monkeypatch.setattr(repo, "HEARTBEAT_EVERY_S", 0.05)
+    store = Store.open(resolve(str(tmp_path / "h.db")), write=True)
+    assert store is not None
+    fingerprint = {"type": "fingerprint", "schema": 1, "host": {"hostname": "h"}}
+    run_id = store.start_run(fingerprint, {"type": "plan", "benchmarks": []}, command=["t"])
+    first = query(tmp_path / "h.db", "SELECT updated_at FROM runs")[0][0]
+    deadline = time.monotonic() + 10
+    while query(tmp_path / "h.db", "SELECT updated_at FROM runs")[0][0] == first:
+        assert time.monotonic() < deadline, "no heartbeat"
+        time.sleep(0.02)
+    store.finish_run(run_id, "complete")
+    assert not [t for t in threading.enumerate()
+                if t.name == f"kcross-heartbeat-{run_id}"]
     store.close()
 
 

@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -30,6 +31,9 @@ from .location import Target
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # What a user may mark a run as: the two outcomes that do not claim a complete run.
 MARK_STATUSES = ("failed", "interrupted")
+# A running run's heartbeat, also while no result arrives (--interleave reports
+# all results at the end): well inside liveness.STALE_AFTER.
+HEARTBEAT_EVERY_S = 60.0
 # Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
 _MAX_ID = 2**31 - 1
 
@@ -223,6 +227,8 @@ class Store:
         self._owner: Owner | None = None
         self._stored: dict[int, int] = {}          # run id -> results committed
         self._hashes: dict[int, Any] = {}          # run id -> running content hash
+        # run id -> (stop flag, thread) of its heartbeat
+        self._beating: dict[int, tuple[threading.Event, threading.Thread]] = {}
 
     @classmethod
     def open(cls, target: Target, *, write: bool, lazy: bool = False) -> Store | None:
@@ -265,6 +271,8 @@ class Store:
         return self._engine is not None
 
     def close(self) -> None:
+        for run_id in list(self._beating):
+            self._stop_heartbeat(run_id)
         if self._engine is not None:
             self._engine.dispose()
 
@@ -342,7 +350,33 @@ class Store:
         for record in (fingerprint, plan):
             digest.update(_canonical(record))
         self._hashes[run_id] = digest
+        self._start_heartbeat(run_id)
         return run_id
+
+    def _start_heartbeat(self, run_id: int) -> None:
+        """Refresh ``updated_at`` every HEARTBEAT_EVERY_S until the run is finished or closed.
+
+        Advisory only: a failed heartbeat is not an error of the run (the next
+        result or finish_run reports a database that stopped working).
+        """
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_EVERY_S):
+                try:
+                    self.heartbeat(run_id)
+                except Exception:  # noqa: BLE001, S110  (advisory; never a traceback)
+                    pass
+
+        thread = threading.Thread(target=beat, name=f"kcross-heartbeat-{run_id}", daemon=True)
+        self._beating[run_id] = (stop, thread)
+        thread.start()
+
+    def _stop_heartbeat(self, run_id: int) -> None:
+        beating = self._beating.pop(run_id, None)
+        if beating is not None:
+            beating[0].set()
+            beating[1].join(timeout=2)  # let a heartbeat in progress commit, briefly
 
     def add_result(self, run_id: int, seq: int, record: dict[str, Any]) -> None:
         """Commit one result immediately so that it survives whatever happens next.
@@ -372,6 +406,7 @@ class Store:
         """Close a live run with its final status (and the harness's end record if any)."""
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}")
+        self._stop_heartbeat(run_id)
         digest = self._hashes.pop(run_id, None)
         if digest is not None and end is not None:
             digest.update(_canonical(end))
