@@ -73,7 +73,7 @@ def run(store: Store, request: RunRequest, out: Console, err: Console) -> int:
         except KcrossError as exc:
             if run_id is None:
                 raise
-            note = f"{len(stream.results)} result(s) kept in run {run_id} (marked failed)"
+            note = f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
             try:
                 store.finish_run(run_id, "failed", error=str(exc))
             except StoreError as store_exc:
