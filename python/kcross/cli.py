@@ -175,6 +175,21 @@ defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms
     p = sub.add_parser("runs", parents=[db], help="list stored runs, newest first")
     p.set_defaults(func=cmd_runs)
 
+    p = sub.add_parser("mark", parents=[db],
+                       help="mark a run stranded in 'running' (its process is gone) as "
+                            "failed or interrupted")
+    p.add_argument("run", metavar="RUN", help="run id (see 'kcross runs')")
+    p.add_argument("status", choices=("failed", "interrupted"), metavar="STATUS",
+                   help="failed or interrupted")
+    p.add_argument("--force", action="store_true",
+                   help="also a run that looks alive or has already finished")
+    p.set_defaults(func=cmd_mark)
+
+    p = sub.add_parser("delete", parents=[db], help="delete a run and its results")
+    p.add_argument("run", metavar="RUN", help="run id (see 'kcross runs')")
+    p.add_argument("--force", action="store_true", help="also a run that looks alive")
+    p.set_defaults(func=cmd_delete)
+
     p = sub.add_parser("show", parents=[db, js], help="show a stored run")
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
@@ -186,6 +201,8 @@ defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms
     p = sub.add_parser("import", parents=[db],
                        help="store the output of 'kcross-harness run --json' from elsewhere")
     p.add_argument("file", type=Path, metavar="FILE", help="a JSON-lines capture, or - for stdin")
+    p.add_argument("--force", action="store_true",
+                   help="store it even if the same records are already stored")
     p.set_defaults(func=cmd_import)
     return parser
 
@@ -208,8 +225,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .runner import RunRequest, run
     from .store import Store, resolve
 
-    store = Store.open(resolve(args.db), write=True)
-    assert store is not None  # opening for writing creates the database
+    # Checked now, created only when the harness's first record arrives: a run
+    # refused for bad arguments leaves no database file behind.
+    store = Store.open(resolve(args.db), write=True, lazy=True)
+    assert store is not None
     forwarded: list[str] = []
     for option in ("suite", "bench", "samples", "warmup_ms", "min_batch_ms", "cpu"):
         value = getattr(args, option)
@@ -255,6 +274,30 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_mark(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .store import Store, resolve
+
+    store = Store.open_existing(resolve(args.db))
+    try:
+        was = store.mark_run(args.run, args.status, force=args.force)
+    finally:
+        store.close()
+    out.print(Text(f"run {args.run} marked {args.status} (was {was})"))
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .store import Store, resolve
+
+    store = Store.open_existing(resolve(args.db))
+    try:
+        gone = store.delete_run(args.run, force=args.force)
+    finally:
+        store.close()
+    out.print(Text(f"run {args.run} deleted with its {gone} result(s)"))
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import render
     from .store import Store, resolve
@@ -271,7 +314,7 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
-    title = f"run {stored.id} · {stored.status} · {stored.source} · {when} · {host}"
+    title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
     out.print(render.results_table(stored.results, title=title))
     out.print(render.run_footer(stored.fingerprint, stored.results))
     if stored.status != "complete":
@@ -306,7 +349,7 @@ def cmd_import(args: argparse.Namespace, out: Console, err: Console) -> int:
         assert store is not None  # opening for writing creates the database
         return store
 
-    done = import_file(open_store, args.file)
+    done = import_file(open_store, args.file, force=args.force)
     name = "stdin" if str(args.file) == "-" else str(args.file)
     if done.dropped_partial_line is not None:
         err.print(Text(f"kcross: {name} line {done.dropped_partial_line} was cut off "

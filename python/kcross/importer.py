@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import SchemaError, UserError
 from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line
-from .store import Store
+from .store import DuplicateImport, Store, run_times
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,26 @@ def _looks_cut(exc: Exception) -> bool:
     return isinstance(exc, (UnicodeDecodeError, MalformedLine))
 
 
-def import_file(store_factory: Callable[[], Store], path: Path) -> Imported:
+def import_file(store_factory: Callable[[], Store], path: Path, *,
+                force: bool = False) -> Imported:
     """Validate ``path`` (``-`` for stdin), then store it as one run with source ``import``.
 
     The store is opened only once the file is known to be good, so a bad file
-    does not even create a database.
+    does not even create a database.  A capture already stored (same records)
+    is refused unless ``force``.
     """
     stream, partial = read_stream(path)
+    name = "stdin" if str(path) == "-" else str(path)
+    assert stream.fingerprint is not None  # read_stream refuses captures without one
+    try:
+        run_times(stream.fingerprint, stream.end)  # dates the database can hold
+    except SchemaError as exc:
+        raise SchemaError(f"{name}: {exc}") from None
     store = store_factory()
     try:
-        run_id = store.import_stream(stream, command=["import", str(path)])
+        run_id = store.import_stream(stream, command=["import", str(path)], force=force)
+    except DuplicateImport as exc:
+        raise UserError(f"{name}: {exc}") from None
     finally:
         store.close()
     assert stream.plan is not None  # read_stream refuses captures without one

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from .render import format_ns
-from .stats import StatsError, describe
+from .stats import StatsError, summarize_record
 
 
 def plan_estimate_s(plan: dict[str, Any]) -> float:
@@ -88,7 +88,7 @@ class RunProgress:
             outcome = f"{record['status']}: {record['reason']}"
         else:
             try:
-                outcome = f"{format_ns(describe(record['samples']).median)} ns/op"
+                outcome = f"{format_ns(summarize_record(record).median)} ns/op"
             except StatsError as exc:
                 outcome = str(exc)
         self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)

@@ -318,8 +318,9 @@ def runs_table(runs: Sequence[RunSummary]) -> Table:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
+        shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
         _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      Text(run.status, style=styles.get(run.status, "")), run.source,
+                      Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
                       machine_summary(run), str(run.results))
     return table
 

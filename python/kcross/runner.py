@@ -118,7 +118,6 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
     run_id: int | None = None
     progress = RunProgress(err)
     closed: OutputClosed | None = None
-    stored = 0  # results committed to the store
 
     def mark_failed(exc: BaseException) -> str:
         """Close the run as failed; return what to tell the user about it."""
@@ -127,7 +126,7 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             store.finish_run(run_id, "failed", error=_describe(exc))
         except StoreError as store_exc:
             return f"run {run_id} could not be marked failed: {store_exc}"
-        return f"{stored} result(s) kept in run {run_id} (marked failed)"
+        return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
 
     with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
         stop.on_stop = proc.interrupt
@@ -147,7 +146,6 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 elif rtype == "result":
                     assert run_id is not None
                     store.add_result(run_id, len(stream.results) - 1, line.record)
-                    stored += 1
                 if request.json_output:  # after storing: a result is kept whatever the output
                     sys.stdout.write(line.text + "\n")
                     sys.stdout.flush()
@@ -185,8 +183,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
         else:
             store.finish_run(run_id, "interrupted", error=why)
             planned = len(stream.plan["benchmarks"]) if stream.plan else 0
-            message = (f"kept {stored} of {planned} benchmark(s) in run {run_id} "
-                       f"(see 'kcross show {run_id}')")
+            message = (f"kept {store.results_stored(run_id)} of {planned} benchmark(s) in run "
+                       f"{run_id} (see 'kcross show {run_id}')")
             message = f"{why}; {message}, marked interrupted" if closed is not None \
                 else f"interrupted; {message}"
         if closed is not None:

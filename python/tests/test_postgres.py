@@ -1,21 +1,43 @@
 """The same code against PostgreSQL, when a server is provided.
 
 Set KCROSS_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/kcross_test)
-to run it; the database may already hold runs, the test only counts what it adds.
+to run it; the database may already hold runs, the test only counts what it adds.  Tests
+that need an empty database get a fresh schema of their own (``pg_schema``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from conftest import Kcross
+from conftest import Kcross, assert_one_line_error
 
 URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A URL whose tables land in a new, empty PostgreSQL schema (dropped afterwards)."""
+    if not URL:
+        pytest.skip("KCROSS_TEST_POSTGRES_URL not set (no PostgreSQL server to test against)")
+    import sqlalchemy as sa
+
+    name = f"kc_test_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(URL)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
+    url = sa.make_url(URL).update_query_dict({"options": f"-csearch_path={name}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
+        engine.dispose()
 
 
 def test_run_show_import_on_postgres(kcross: Kcross, tmp_path: Path) -> None:
@@ -29,7 +51,73 @@ def test_run_show_import_on_postgres(kcross: Kcross, tmp_path: Path) -> None:
     assert records == [json.loads(line) for line in proc.stdout.splitlines()]
     capture = tmp_path / "c.jsonl"
     capture.write_text(shown.stdout)
-    imported = kcross("import", str(capture), *db)
+    assert_one_line_error(kcross("import", str(capture), *db), contains="already stored: run")
+    imported = kcross("import", "--force", str(capture), *db)
     assert imported.returncode == 0, imported.stderr
     runs = kcross("runs", *db).stdout
     assert "import" in runs and "complete" in runs
+
+
+def test_run_ids_beyond_integer_range_on_postgres(kcross: Kcross, pg_schema: str) -> None:
+    assert kcross("run", "--quick", "--suite", "syscall", "--bench", "getppid*",
+                  "--db", pg_schema).returncode == 0
+    for ref in ("99999999999999999999999", "2147483648"):
+        assert_one_line_error(kcross("show", ref, "--db", pg_schema), contains=f"no run {ref}")
+        assert_one_line_error(kcross("delete", ref, "--db", pg_schema), contains=f"no run {ref}")
+
+
+def test_hand_edited_record_on_postgres(kcross: Kcross, pg_schema: str) -> None:
+    import sqlalchemy as sa
+
+    assert kcross("run", "--quick", "--suite", "syscall", "--bench", "getppid*",
+                  "--db", pg_schema).returncode == 0
+    engine = sa.create_engine(pg_schema)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE results SET record = '[1, 2]'::jsonb"))
+    engine.dispose()
+    assert_one_line_error(kcross("show", "--db", pg_schema), contains="is not a result record")
+
+
+def test_mark_and_delete_on_postgres(kcross: Kcross, pg_schema: str) -> None:
+    import sqlalchemy as sa
+
+    for _ in range(2):
+        assert kcross("run", "--quick", "--suite", "syscall", "--bench", "getppid*",
+                      "--db", pg_schema).returncode == 0
+    engine = sa.create_engine(pg_schema)
+    with engine.begin() as conn:  # run 1: stranded by a process on another host, long ago
+        conn.execute(sa.text("UPDATE runs SET status = 'running', owner_host = 'elsewhere', "
+                             "owner_id = 'boot=x pidns=1 start=1', owner_pid = 1, "
+                             "updated_at = now() - interval '3 hours' WHERE id = 1"))
+    engine.dispose()
+    assert "stale (no heartbeat for 3 h, other host)" in kcross("runs", "--db", pg_schema).stdout
+    assert kcross("mark", "1", "interrupted", "--db", pg_schema).returncode == 0
+    deleted = kcross("delete", "2", "--db", pg_schema)
+    assert deleted.returncode == 0, deleted.stderr
+    runs = kcross("runs", "--db", pg_schema).stdout
+    assert "interrupted" in runs and "│  2 │" not in runs
+
+
+def test_v1_schema_is_migrated_on_postgres(pg_schema: str) -> None:
+    """Schema 1 as released, upgraded: the shape tables.py describes."""
+    import sqlalchemy as sa
+    from kcross.store import migrations, tables
+
+    engine = sa.create_engine(pg_schema)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE kcross_schema (version INTEGER NOT NULL)"))
+        conn.execute(sa.text("INSERT INTO kcross_schema VALUES (1)"))
+        migrations.STEPS[0](conn)
+    with engine.begin() as conn:
+        assert migrations.upgrade(conn, "pg") == 1
+        inspector = sa.inspect(conn)
+        for table in tables.metadata.sorted_tables:
+            got = {c["name"]: (c["type"].compile(engine.dialect), c["nullable"])
+                   for c in inspector.get_columns(table.name)}
+            want = {c.name: (_PG_SAME.get(t := c.type.compile(engine.dialect), t), c.nullable)
+                    for c in table.columns}
+            assert got == want, table.name
+    engine.dispose()
+
+
+_PG_SAME = {"FLOAT": "DOUBLE PRECISION"}  # PostgreSQL's FLOAT is DOUBLE PRECISION

@@ -6,6 +6,24 @@ root, who could write it anyway), a file that is not SQLite or fails SQLite's
 ``quick_check`` is refused, and the check runs over a read-only connection
 before any read-write connection is opened.  Servers (PostgreSQL) get the same
 treatment for connection and driver failures.
+
+Several kcross processes may write to one database at once (eight ``kcross
+run`` in parallel on one machine, or many machines on one server):
+
+* SQLite: every write transaction starts with ``BEGIN IMMEDIATE``, which
+  takes the write lock up front and so waits in SQLite's busy handler (the
+  connection timeout) for the other writers.  A deferred ``BEGIN`` that reads
+  and then writes instead fails at once with "database is locked" when another
+  writer got there first (SQLite cannot wait without risking a deadlock).
+  The journal stays in the default rollback mode, not WAL: WAL needs shared
+  memory that network filesystems (NFS, SMB) do not provide, leaves ``-wal``
+  and ``-shm`` files beside the database, and cannot be read through a
+  read-only open when those files are absent; our transactions are short (one
+  result each), so readers waiting for a writer cost nothing noticeable.
+  Migrations run inside the same immediate transaction, so processes opening a
+  fresh file together migrate it once, one after the other.
+* PostgreSQL: migrations run under a transaction-level advisory lock, so
+  concurrent first uses of an empty database create the schema once.
 """
 
 from __future__ import annotations
@@ -27,6 +45,9 @@ from . import migrations
 from .location import Target
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 10
+# Any constant: it only has to be the same for every kcross process.
+_PG_MIGRATION_LOCK = 0x6B63726F7373  # "kcross"
 
 
 def first_line(exc: BaseException) -> str:
@@ -36,12 +57,64 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether an SQLite failure means another process holds the lock (not damage)."""
+    orig = getattr(exc, "orig", None) or exc
+    code = getattr(orig, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig)
+
+
+def lock_holders(path: Path | None) -> list[str]:
+    """Processes holding a POSIX lock on ``path`` per /proc/locks ("pid 12 (cmd)"); [] if unknown."""
+    if path is None:
+        return []
+    try:
+        st = path.stat()
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids: list[int] = []
+    for line in lines:
+        fields = line.split()
+        if "->" in fields or len(fields) < 6 or fields[5] != inode:
+            continue  # "->" marks a waiter, not a holder
+        try:
+            pid = int(fields[4])
+        except ValueError:
+            continue
+        if pid > 0 and pid != os.getpid() and pid not in pids:
+            pids.append(pid)
+    shown = []
+    for pid in pids[:3]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            cmd = ""
+        shown.append(f"pid {pid} ({cmd[:60]})" if cmd else f"pid {pid}")
+    return shown
+
+
+def busy_message(target: Target) -> str:
+    """One line for a lock that did not come free: busy, not damaged, and by whom if known."""
+    holders = lock_holders(target.path)
+    by = f" by {', '.join(holders)}" if holders else " by another process"
+    return (f"{target.display} is locked{by} and stayed busy for {BUSY_TIMEOUT_S} s; "
+            "try again when it has finished (the database is not damaged)")
+
+
 @contextlib.contextmanager
 def guard(target: Target, doing: str) -> Iterator[None]:
     """Turn any database failure during ``doing`` into one :class:`StoreError` line."""
     try:
         yield
     except SQLAlchemyError as exc:
+        if is_busy(exc):
+            raise StoreError(f"{doing} failed: {busy_message(target)}") from None
         raise StoreError(f"{target.display}: {doing} failed: {first_line(exc)}") from None
 
 
@@ -52,8 +125,15 @@ def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
     there is no kcross database yet; ``write=True`` creates the file and
     directory if needed and applies pending migrations.
     """
+    if write and target.memory:
+        raise StoreError(f"{target.display} is an in-memory database: it would keep nothing "
+                         "after kcross exits; give a file path or a server URL with --db")
     if target.path is not None:
         return _open_sqlite_file(target, target.path, write=write)
+    return _prepare(_server_engine(target, write=write), target, write=write)
+
+
+def _server_engine(target: Target, *, write: bool) -> sa.Engine:
     try:
         engine = sa.create_engine(target.url)
     except NoSuchModuleError:
@@ -63,8 +143,54 @@ def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
         raise StoreError(f"{target.display}: database driver not installed ({exc.name or exc}); "
                          "install it with pip") from None
     if target.url.get_backend_name() == "sqlite":
-        _sqlite_transactions(engine)
-    return _prepare(engine, target, write=write)
+        _sqlite_transactions(engine, immediate=write)
+    return engine
+
+
+def check_writable(target: Target) -> None:
+    """Refuse, before anything is measured, a database that opening for writing would refuse.
+
+    Creates nothing: a missing file must merely be creatable; an existing one is
+    checked through a read-only connection (kind, integrity, schema version).
+    Servers are connected to and their schema version checked, without migrating.
+    """
+    if target.memory:
+        open_engine(target, write=True)  # raises the in-memory refusal
+    if target.path is None:
+        _check_version(_server_engine(target, write=False), target)
+        return
+    path = target.path
+    if _check_file(path, write=True):
+        engine = _sqlite_engine(path, read_only=True)
+        try:
+            _quick_check(engine, target)
+        except StoreError:
+            engine.dispose()
+            raise
+        _check_version(engine, target)
+        return
+    parent = path.parent
+    while not parent.exists():
+        if parent == parent.parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        raise StoreError(f"cannot create {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK):
+        raise StoreError(f"cannot create {path}: directory {parent} is not writable")
+
+
+def _check_version(engine: sa.Engine, target: Target) -> None:
+    """Refuse a foreign or too new database (an older version is fine: it will be upgraded)."""
+    try:
+        with engine.connect() as conn:
+            migrations.current_version(conn, target.display)
+    except SQLAlchemyError as exc:
+        if is_busy(exc):
+            raise StoreError(busy_message(target)) from None
+        raise StoreError(f"cannot use database {target.display}: {first_line(exc)}") from None
+    finally:
+        engine.dispose()
 
 
 def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine | None:
@@ -131,20 +257,24 @@ def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:
 
     def connect() -> sqlite3.Connection:
         if uri is not None:
-            return sqlite3.connect(uri, uri=True, timeout=10, check_same_thread=False)
-        return sqlite3.connect(str(path), timeout=10, check_same_thread=False)
+            return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S,
+                                   check_same_thread=False)
+        return sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
 
     engine = sa.create_engine("sqlite+pysqlite://", creator=connect)
-    _sqlite_transactions(engine)
+    _sqlite_transactions(engine, immediate=not read_only)
     return engine
 
 
-def _sqlite_transactions(engine: sa.Engine) -> None:
+def _sqlite_transactions(engine: sa.Engine, *, immediate: bool) -> None:
     """Let SQLAlchemy, not the sqlite3 module, decide where transactions begin.
 
     Python's sqlite3 module would otherwise run CREATE TABLE outside any
     transaction, and a failed migration could leave half a schema behind.
+    ``immediate`` (read-write engines) takes the write lock at BEGIN, see the
+    module docstring for why.
     """
+    begin = "BEGIN IMMEDIATE" if immediate else "BEGIN"
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
@@ -153,7 +283,7 @@ def _sqlite_transactions(engine: sa.Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN")
+        conn.exec_driver_sql(begin)
 
 
 def _quick_check(engine: sa.Engine, target: Target) -> None:
@@ -161,6 +291,8 @@ def _quick_check(engine: sa.Engine, target: Target) -> None:
         with engine.connect() as conn:
             rows = [r[0] for r in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
     except SQLAlchemyError as exc:
+        if is_busy(exc):
+            raise StoreError(busy_message(target)) from None
         raise StoreError(f"{target.display} is corrupt or not a database: "
                          f"{first_line(exc)} (left unchanged)") from None
     if rows != ["ok"]:
@@ -175,6 +307,9 @@ def _prepare(engine: sa.Engine, target: Target, *, write: bool) -> sa.Engine | N
         with engine.connect() as conn:
             if write:
                 with conn.begin():
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
+                                     {"key": _PG_MIGRATION_LOCK})
                     migrations.upgrade(conn, target.display)
                 return engine
             version = migrations.current_version(conn, target.display)
@@ -183,6 +318,8 @@ def _prepare(engine: sa.Engine, target: Target, *, write: bool) -> sa.Engine | N
         raise
     except SQLAlchemyError as exc:
         engine.dispose()
+        if is_busy(exc):
+            raise StoreError(busy_message(target)) from None
         raise StoreError(f"cannot use database {target.display}: {first_line(exc)}") from None
     if version == 0:
         engine.dispose()

@@ -28,6 +28,15 @@ class Target:
     path: Path | None
 
     @property
+    def memory(self) -> bool:
+        """An SQLite database that lives only as long as the process (nothing is kept)."""
+        if self.path is not None or self.url.get_backend_name() != "sqlite":
+            return False
+        database = self.url.database or ""
+        return database in ("", ":memory:") or "mode=memory" in database \
+            or self.url.query.get("mode") == "memory"
+
+    @property
     def display(self) -> str:
         """How to name the database in messages (never shows a password)."""
         if self.path is not None:
@@ -54,6 +63,12 @@ def resolve(option: str | None = None) -> Target:
     except ArgumentError:
         raise UserError(f"invalid database URL {spec!r}") from None
     if url.get_backend_name() == "sqlite":
+        if url.host:
+            raise UserError(
+                f"{spec!r} names a host ({url.host!r}), which an SQLite URL cannot have: "
+                f"for the file {url.host}{'/' + url.database if url.database else ''} write "
+                f"sqlite:///{url.host}{'/' + url.database if url.database else ''} "
+                "(three slashes, relative) or sqlite:////abs/path (four), or just the path")
         database = url.database or ""
         if database in ("", ":memory:") or database.startswith("file:"):
             return Target(url=url, path=None)

@@ -9,6 +9,8 @@ misread.
 
 History:
   1 (kcross 0.1.0): machines, runs, results.
+  2: runs.owner_host/owner_pid/owner_id/updated_at (who writes a running run,
+     its heartbeat) and runs.content_hash (duplicate imports).
 """
 
 from __future__ import annotations
@@ -79,7 +81,20 @@ def _v1_initial(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial,)
+def _v2_run_owner(conn: sa.Connection) -> None:
+    """Version 2: owner and heartbeat of running runs, content hash of every run."""
+    columns = (("owner_host", sa.String(255)), ("owner_pid", sa.Integer()),
+               ("owner_id", sa.String(128)), ("updated_at", sa.DateTime(timezone=True)),
+               ("content_hash", sa.String(64)))
+    for name, type_ in columns:
+        conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN {name} "
+                             f"{type_.compile(conn.dialect)}"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_content_hash ON runs (content_hash)"))
+    # The last sign of life known for older runs: a stranded one shows as stale.
+    conn.execute(sa.text("UPDATE runs SET updated_at = COALESCE(finished_at, started_at)"))
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

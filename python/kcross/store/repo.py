@@ -10,21 +10,32 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Sequence
+import math
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
-from ..errors import UserError
-from ..schema import RunStream
-from ..stats import StatsError, describe, median_ci
-from . import tables as t
-from .db import guard, open_engine
-from .location import Target
+from ..errors import SchemaError, StoreError, UserError
+from ..schema import IMPORT_VERSIONS, RunStream, validate
 from ..schema import dig as _get
+from ..stats import summary_columns
+from . import tables as t
+from .db import check_writable, guard, open_engine
+from .liveness import Liveness, Owner, judge
+from .location import Target
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
+# What a user may mark a run as: the two outcomes that do not claim a complete run.
+MARK_STATUSES = ("failed", "interrupted")
+# A running run's heartbeat, also while no result arrives (--interleave reports
+# all results at the end): well inside liveness.STALE_AFTER.
+HEARTBEAT_EVERY_S = 60.0
+# Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
+_MAX_ID = 2**31 - 1
 
 # Fingerprint fields that differ between two runs on the same machine
 # configuration and therefore must not split it into two machines.
@@ -48,52 +59,94 @@ def machine_identity(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _canonical(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def content_hash(records: Iterable[dict[str, Any] | None]) -> str:
+    """SHA-256 of a run's records (fingerprint, plan, results, end) in canonical JSON.
+
+    Independent of key order and white space, so a capture and the same run
+    written back by ``kcross show --json`` have the same hash.
+    """
+    digest = hashlib.sha256()
+    for record in records:
+        if record is not None:
+            digest.update(_canonical(record))
+    return digest.hexdigest()
+
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
+@overload
+def _as_utc(value: dt.datetime) -> dt.datetime: ...
+@overload
+def _as_utc(value: None) -> None: ...
 def _as_utc(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite hands back naive datetimes; everything kcross stores is UTC."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     return value
 
 
 def parse_time(text: Any) -> dt.datetime | None:
-    """The fingerprint's ISO 8601 ``host.time``, or None if absent or unreadable."""
+    """The fingerprint's ISO 8601 ``host.time`` in UTC, or None if absent or unreadable.
+
+    Normalised to UTC because SQLite stores datetimes without their offset:
+    ``02:00+14:00`` kept as written would read back as 02:00 UTC, 14 h off.
+    """
     if not isinstance(text, str):
         return None
     try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        value = dt.datetime.fromisoformat(text)  # Python 3.11 reads "Z" too
     except ValueError:
         return None
-    return _as_utc(value)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00-01:00 has no UTC time
+        return None
+
+
+def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
+              ) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """Start (``host.time``) and finish (start + ``elapsed_s``) of a captured run.
+
+    Raises :class:`SchemaError` (without a location: the caller adds it) when
+    the end record's duration is not a duration or the finish is not a date.
+    """
+    started = parse_time(_get(fingerprint, "host", "time"))
+    if end is None:
+        return started, None
+    elapsed = end.get("elapsed_s")
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) \
+            or not math.isfinite(elapsed) or elapsed < 0:
+        raise SchemaError(f"end record: elapsed_s {elapsed!r} is not a duration in seconds")
+    base = started or _utcnow()
+    try:
+        finished = base + dt.timedelta(seconds=float(elapsed))
+    except OverflowError:
+        raise SchemaError(f"end record: elapsed_s {elapsed!r} after the start "
+                          f"{base.isoformat()} ends past the year 9999 (host.time or "
+                          "elapsed_s is wrong)") from None
+    return started, finished
 
 
 def _stat_columns(record: dict[str, Any]) -> dict[str, Any]:
-    """Queryable summary columns; NULL where the samples do not support a figure."""
-    columns: dict[str, Any] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
-                               "ci_high_ns": None, "ci_confidence": None,
-                               "n": len(record["samples"])}
-    if record["status"] != "ok":
-        return columns
-    try:
-        desc = describe(record["samples"])
-    except StatsError:
-        return columns
-    columns.update(median_ns=desc.median, min_ns=desc.min)
-    try:
-        ci = median_ci(record["samples"])
-    except StatsError:
-        return columns
-    columns.update(ci_low_ns=ci.low, ci_high_ns=ci.high, ci_confidence=ci.confidence)
-    return columns
+    """Queryable summary columns (kcross.stats's rule); NULL where the samples support no figure."""
+    return {"n": len(record["samples"]), **summary_columns(record)}
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``kcross runs``."""
+    """One line of ``kcross runs``.
+
+    ``status`` is what is stored; ``state`` what is true now: a stored
+    ``running`` whose process is gone shows as ``dead (pid 123 gone)``.
+    """
 
     id: int
     started_at: dt.datetime
@@ -104,6 +157,8 @@ class RunSummary:
     kernel_release: str | None
     hypervisor: str | None
     results: int
+    state: str = ""
+    live: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,49 +175,122 @@ class StoredRun:
     plan: dict[str, Any] | None
     results: list[dict[str, Any]]
     end: dict[str, Any] | None
+    state: str = ""
+    live: bool = False
+
+
+class DuplicateImport(UserError):
+    """The capture is already stored (same records); ``kcross import --force`` stores it again."""
+
+    def __init__(self, message: str, run_id: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+def _run_id(ref: str | int, display: str) -> int:
+    """A run id from the command line; numbers no run can have are simply not found."""
+    try:
+        run_id = int(ref)
+    except ValueError:
+        raise UserError(f"run must be a number or 'latest', not {ref!r}") from None
+    if not 1 <= run_id <= _MAX_ID:
+        raise UserError(f"no run {ref} in {display} (see 'kcross runs')")
+    return run_id
 
 
 class Store:
-    """The result database of one kcross invocation."""
+    """The result database of one kcross invocation.
 
-    def __init__(self, engine: sa.Engine, target: Target) -> None:
-        self.engine = engine
+    Opened lazily (``Store.open(target, write=True, lazy=True)``), nothing is
+    created until the first write (``start_run`` or ``import_stream``): a run
+    refused before its first record leaves no database file behind.
+    """
+
+    def __init__(self, engine: sa.Engine | None, target: Target) -> None:
+        self._engine = engine
         self.target = target
+        self._owner: Owner | None = None
+        self._stored: dict[int, int] = {}          # run id -> results committed
+        self._hashes: dict[int, Any] = {}          # run id -> running content hash
+        # run id -> (stop flag, thread) of its heartbeat
+        self._beating: dict[int, tuple[threading.Event, threading.Thread]] = {}
 
     @classmethod
-    def open(cls, target: Target, *, write: bool) -> Store | None:
-        """Open (and for writing, create/migrate); None if reading and nothing is stored yet."""
+    def open(cls, target: Target, *, write: bool, lazy: bool = False) -> Store | None:
+        """Open (and for writing, create/migrate); None if reading and nothing is stored yet.
+
+        ``lazy`` (writing only): check now that the database could be opened for
+        writing, without creating anything; create/migrate it at the first write.
+        """
+        if lazy:
+            if not write:
+                raise ValueError("only a store opened for writing can be lazy")
+            check_writable(target)
+            return cls(None, target)
         engine = open_engine(target, write=write)
         return None if engine is None else cls(engine, target)
 
+    @classmethod
+    def open_existing(cls, target: Target) -> Store:
+        """Open for changing what is stored; refuse (creating nothing) if nothing is stored."""
+        reader = cls.open(target, write=False)
+        if reader is None:
+            raise UserError(f"no runs stored in {target.display}")
+        reader.close()
+        store = cls.open(target, write=True)
+        assert store is not None
+        return store
+
+    @property
+    def engine(self) -> sa.Engine:
+        """The engine, creating and migrating the database now if it was opened lazily."""
+        if self._engine is None:
+            engine = open_engine(self.target, write=True)
+            assert engine is not None  # opening for writing creates the database
+            self._engine = engine
+        return self._engine
+
+    @property
+    def opened(self) -> bool:
+        """Whether the database has been opened (for a lazy store: whether anything was written)."""
+        return self._engine is not None
+
     def close(self) -> None:
-        self.engine.dispose()
+        for run_id in list(self._beating):
+            self._stop_heartbeat(run_id)
+        if self._engine is not None:
+            self._engine.dispose()
 
     # --- writing --------------------------------------------------------------------
 
     def _machine_id(self, conn: sa.Connection, fingerprint: dict[str, Any]) -> int:
+        """The machine row for this fingerprint, created if new (safe against concurrent writers)."""
         digest = machine_identity(fingerprint)
-        found = conn.execute(sa.select(t.machines.c.id)
-                             .where(t.machines.c.fingerprint_hash == digest)).scalar()
-        if found is not None:
-            return found
         virt = fingerprint.get("virtualization")
         hypervisor = (_get(virt, "hypervisor_type") or "unknown hypervisor") \
             if _get(virt, "hypervisor_flag") else None
-        return conn.execute(sa.insert(t.machines).values(
-            fingerprint_hash=digest,
-            hostname=_get(fingerprint, "host", "hostname"),
-            arch=fingerprint.get("arch"),
-            cpu_model=_get(fingerprint, "cpu", "model"),
-            kernel_release=_get(fingerprint, "kernel", "release"),
-            hypervisor=hypervisor,
-            fingerprint=fingerprint,
-            first_seen=_utcnow(),
-        ).returning(t.machines.c.id)).scalar_one()
+        values = {
+            "fingerprint_hash": digest,
+            "hostname": _get(fingerprint, "host", "hostname"),
+            "arch": fingerprint.get("arch"),
+            "cpu_model": _get(fingerprint, "cpu", "model"),
+            "kernel_release": _get(fingerprint, "kernel", "release"),
+            "hypervisor": hypervisor,
+            "fingerprint": fingerprint,
+            "first_seen": _utcnow(),
+        }
+        # INSERT ... ON CONFLICT DO NOTHING, then SELECT: a SELECT-then-INSERT lets
+        # two processes both miss the row and one fail on the unique key.
+        insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+        conn.execute(insert(t.machines).values(**values)
+                     .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
+        return conn.execute(sa.select(t.machines.c.id)
+                            .where(t.machines.c.fingerprint_hash == digest)).scalar_one()
 
     def _insert_run(self, conn: sa.Connection, fingerprint: dict[str, Any],
                     plan: dict[str, Any] | None, *, command: Sequence[str], source: str,
-                    started_at: dt.datetime, status: str) -> int:
+                    started_at: dt.datetime, status: str,
+                    owner: Owner | None = None) -> int:
         return conn.execute(sa.insert(t.runs).values(
             started_at=started_at,
             status=status,
@@ -176,6 +304,10 @@ class Store:
             source=source,
             fingerprint=fingerprint,
             plan=plan,
+            owner_host=owner.host if owner else None,
+            owner_pid=owner.pid if owner else None,
+            owner_id=owner.ident if owner else None,
+            updated_at=_utcnow(),
         ).returning(t.runs.c.id)).scalar_one()
 
     @staticmethod
@@ -188,43 +320,168 @@ class Store:
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
                   command: Sequence[str]) -> int:
-        """Record a live run as ``running``; its results follow one by one."""
+        """Record a live run as ``running``, owned by this process; its results follow.
+
+        The first write of a lazily opened store: the database is created here.
+        """
+        if self._owner is None:
+            self._owner = Owner.this_process()
         with guard(self.target, "recording the run"), self.engine.begin() as conn:
-            return self._insert_run(conn, fingerprint, plan, command=command, source="run",
-                                    started_at=_utcnow(), status="running")
+            run_id = self._insert_run(conn, fingerprint, plan, command=command, source="run",
+                                      started_at=_utcnow(), status="running",
+                                      owner=self._owner)
+        self._stored[run_id] = 0
+        digest = hashlib.sha256()
+        for record in (fingerprint, plan):
+            digest.update(_canonical(record))
+        self._hashes[run_id] = digest
+        self._start_heartbeat(run_id)
+        return run_id
+
+    def _start_heartbeat(self, run_id: int) -> None:
+        """Refresh ``updated_at`` every HEARTBEAT_EVERY_S until the run is finished or closed.
+
+        Advisory only: a failed heartbeat is not an error of the run (the next
+        result or finish_run reports a database that stopped working).
+        """
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_EVERY_S):
+                try:
+                    self.heartbeat(run_id)
+                except Exception:  # noqa: BLE001, S110  (advisory; never a traceback)
+                    pass
+
+        thread = threading.Thread(target=beat, name=f"kcross-heartbeat-{run_id}", daemon=True)
+        self._beating[run_id] = (stop, thread)
+        thread.start()
+
+    def _stop_heartbeat(self, run_id: int) -> None:
+        beating = self._beating.pop(run_id, None)
+        if beating is not None:
+            beating[0].set()
+            beating[1].join(timeout=2)  # let a heartbeat in progress commit, briefly
 
     def add_result(self, run_id: int, seq: int, record: dict[str, Any]) -> None:
-        """Commit one result immediately so that it survives whatever happens next."""
+        """Commit one result immediately so that it survives whatever happens next.
+
+        Also the run's heartbeat (``updated_at``).
+        """
         with guard(self.target, "storing a result"), self.engine.begin() as conn:
             self._insert_result(conn, run_id, seq, record)
+            conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id)
+                         .values(updated_at=_utcnow()))
+        self._stored[run_id] = self._stored.get(run_id, 0) + 1
+        if run_id in self._hashes:
+            self._hashes[run_id].update(_canonical(record))
+
+    def results_stored(self, run_id: int) -> int:
+        """How many results of ``run_id`` this process has committed (for "N kept" messages)."""
+        return self._stored.get(run_id, 0)
+
+    def heartbeat(self, run_id: int) -> None:
+        """Tell readers the run's process is alive (between results, e.g. every minute)."""
+        with guard(self.target, "updating the run's heartbeat"), self.engine.begin() as conn:
+            conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id)
+                         .values(updated_at=_utcnow()))
 
     def finish_run(self, run_id: int, status: str, *, end: dict[str, Any] | None = None,
                    error: str | None = None) -> None:
         """Close a live run with its final status (and the harness's end record if any)."""
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}")
+        self._stop_heartbeat(run_id)
+        digest = self._hashes.pop(run_id, None)
+        if digest is not None and end is not None:
+            digest.update(_canonical(end))
+        now = _utcnow()
         with guard(self.target, "finishing the run"), self.engine.begin() as conn:
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
-                status=status, finished_at=_utcnow(), end_record=end, error=error))
+                status=status, finished_at=now, updated_at=now, end_record=end, error=error,
+                content_hash=None if digest is None else digest.hexdigest()))
 
-    def import_stream(self, stream: RunStream, *, command: Sequence[str]) -> int:
-        """Store a whole validated stream in one transaction; return the new run id."""
+    def import_stream(self, stream: RunStream, *, command: Sequence[str],
+                      force: bool = False) -> int:
+        """Store a whole validated stream in one transaction; return the new run id.
+
+        A stream whose records are already stored as a run raises
+        :class:`DuplicateImport` unless ``force``.
+        """
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
-        started = parse_time(_get(stream.fingerprint, "host", "time")) or _utcnow()
+        started, finished = run_times(stream.fingerprint, stream.end)
+        started = started or _utcnow()
         status = "complete" if stream.complete else "interrupted"
+        digest = content_hash([stream.fingerprint, stream.plan, *stream.results, stream.end])
         with guard(self.target, "importing"), self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                # Two imports of one capture at once: the second waits and sees the first.
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
+                             {"key": int(digest[:15], 16)})
+            if not force:
+                same = conn.execute(sa.select(t.runs.c.id, t.runs.c.source)
+                                    .where(t.runs.c.content_hash == digest)
+                                    .order_by(t.runs.c.id).limit(1)).first()
+                if same is not None:
+                    how = "imported" if same.source == "import" else "recorded"
+                    raise DuplicateImport(f"already stored: run {same.id} ({how}) holds the "
+                                          "same records; use --force to store it again",
+                                          same.id)
             run_id = self._insert_run(conn, stream.fingerprint, stream.plan, command=command,
                                       source="import", started_at=started, status=status)
             for seq, record in enumerate(stream.results):
                 self._insert_result(conn, run_id, seq, record)
-            finished = None
-            if stream.end is not None:
-                finished = started + dt.timedelta(seconds=float(stream.end["elapsed_s"]))
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
-                finished_at=finished, end_record=stream.end,
+                finished_at=finished, end_record=stream.end, content_hash=digest,
                 error=None if stream.complete else "stream ended without an end record"))
         return run_id
+
+    # --- managing -------------------------------------------------------------------
+
+    def _liveness(self, conn: sa.Connection, run_id: int) -> tuple[int, Liveness]:
+        row = conn.execute(sa.select(t.runs.c.id, t.runs.c.status, t.runs.c.owner_host,
+                                     t.runs.c.owner_pid, t.runs.c.owner_id,
+                                     t.runs.c.updated_at)
+                           .where(t.runs.c.id == run_id)).first()
+        if row is None:
+            raise UserError(f"no run {run_id} in {self.target.display} (see 'kcross runs')")
+        return row.id, judge(row.status, owner_host=row.owner_host, owner_pid=row.owner_pid,
+                             owner_id=row.owner_id, updated_at=_as_utc(row.updated_at))
+
+    def _refuse_live(self, run_id: int, live: Liveness, doing: str, force: bool) -> None:
+        if live.live and not force:
+            raise UserError(f"run {run_id} is {live.state}: it may still be writing; "
+                            f"use --force to {doing} it anyway")
+
+    def mark_run(self, ref: str | int, status: str, *, force: bool = False) -> str:
+        """Mark a stranded run ``failed`` or ``interrupted``; return its state before.
+
+        Refuses a live run, and a run that is not ``running``, unless ``force``.
+        """
+        if status not in MARK_STATUSES:
+            raise UserError(f"a run can be marked {' or '.join(MARK_STATUSES)}, not {status!r}")
+        run_id = _run_id(ref, self.target.display)
+        with guard(self.target, "marking the run"), self.engine.begin() as conn:
+            run_id, live = self._liveness(conn, run_id)
+            self._refuse_live(run_id, live, f"mark {status}", force)
+            if live.state in RUN_STATUSES and live.state != "running" and not force:
+                raise UserError(f"run {run_id} is already {live.state}; use --force to "
+                                f"mark it {status} anyway")
+            conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
+                status=status, error=f"marked {status} by the user (was {live.state})"))
+        return live.state
+
+    def delete_run(self, ref: str | int, *, force: bool = False) -> int:
+        """Delete a run and its results; return how many results went with it."""
+        run_id = _run_id(ref, self.target.display)
+        with guard(self.target, "deleting the run"), self.engine.begin() as conn:
+            run_id, live = self._liveness(conn, run_id)
+            self._refuse_live(run_id, live, "delete", force)
+            gone = conn.execute(sa.delete(t.results)
+                                .where(t.results.c.run_id == run_id)).rowcount
+            conn.execute(sa.delete(t.runs).where(t.runs.c.id == run_id))
+        return int(gone or 0)
 
     # --- reading --------------------------------------------------------------------
 
@@ -233,6 +490,8 @@ class Store:
         count = (sa.select(sa.func.count(t.results.c.id))
                  .where(t.results.c.run_id == t.runs.c.id).scalar_subquery())
         query = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status, t.runs.c.source,
+                           t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
+                           t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
                            t.machines.c.kernel_release, t.machines.c.hypervisor,
                            count.label("results"))
@@ -240,33 +499,75 @@ class Store:
                  .order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc()))
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
-        return [RunSummary(id=r.id, started_at=_as_utc(r.started_at), status=r.status,
-                           source=r.source, hostname=r.hostname, cpu_model=r.cpu_model,
-                           kernel_release=r.kernel_release, hypervisor=r.hypervisor,
-                           results=r.results) for r in rows]
+        summaries = []
+        for r in rows:
+            live = judge(r.status, owner_host=r.owner_host, owner_pid=r.owner_pid,
+                         owner_id=r.owner_id, updated_at=_as_utc(r.updated_at))
+            summaries.append(RunSummary(
+                id=r.id, started_at=_as_utc(r.started_at), status=r.status, source=r.source,
+                hostname=r.hostname, cpu_model=r.cpu_model, kernel_release=r.kernel_release,
+                hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live))
+        return summaries
 
     def load_run(self, ref: str) -> StoredRun:
         """A run by id, or the most recently started one for ``latest``."""
+        # JSON columns are read as text and checked here: a database edited by
+        # hand must give one line naming the run and record, not a traceback.
+        raw = {name: sa.type_coerce(t.runs.c[name], sa.Text).label(name)
+               for name in ("fingerprint", "plan", "end_record")}
+        query = sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.finished_at,
+                          t.runs.c.status, t.runs.c.source, t.runs.c.error,
+                          t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
+                          t.runs.c.updated_at, *raw.values())
         with guard(self.target, "reading the run"), self.engine.connect() as conn:
-            query = sa.select(t.runs)
             if ref == "latest":
                 query = query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc()).limit(1)
             else:
-                try:
-                    run_id = int(ref)
-                except ValueError:
-                    raise UserError(f"run must be a number or 'latest', not {ref!r}") from None
-                query = query.where(t.runs.c.id == run_id)
+                query = query.where(t.runs.c.id == _run_id(ref, self.target.display))
             run = conn.execute(query).first()
             if run is None:
                 if ref == "latest":
                     raise UserError(f"no runs stored in {self.target.display}")
                 raise UserError(f"no run {ref} in {self.target.display} (see 'kcross runs')")
-            records = conn.execute(sa.select(t.results.c.record)
-                                   .where(t.results.c.run_id == run.id)
-                                   .order_by(t.results.c.seq)).scalars().all()
-        return StoredRun(id=run.id, started_at=_as_utc(run.started_at),
-                         finished_at=_as_utc(run.finished_at), status=run.status,
-                         source=run.source, error=run.error, fingerprint=run.fingerprint,
-                         plan=run.plan, results=list(records), end=run.end_record)
+            rows = conn.execute(sa.select(t.results.c.seq, t.results.c.suite, t.results.c.name,
+                                          sa.type_coerce(t.results.c.record, sa.Text))
+                                .where(t.results.c.run_id == run.id)
+                                .order_by(t.results.c.seq)).all()
+        where = f"{self.target.display}: run {run.id}"
+        fingerprint = self._record(run.fingerprint, f"{where} fingerprint", "fingerprint")
+        assert fingerprint is not None
+        live = judge(run.status, owner_host=run.owner_host, owner_pid=run.owner_pid,
+                     owner_id=run.owner_id, updated_at=_as_utc(run.updated_at))
+        return StoredRun(
+            id=run.id, started_at=_as_utc(run.started_at), finished_at=_as_utc(run.finished_at),
+            status=run.status, source=run.source, error=run.error, fingerprint=fingerprint,
+            plan=self._record(run.plan, f"{where} plan", "plan", nullable=True),
+            results=[self._record(r[3], f"{where} result {r[1]}/{r[2]} (seq {r[0]})", "result")
+                     for r in rows],
+            end=self._record(run.end_record, f"{where} end record", "end", nullable=True),
+            state=live.state, live=live.live)
+
+    @staticmethod
+    def _record(value: Any, where: str, rtype: str, *, nullable: bool = False) -> Any:
+        """A stored JSON record, checked like harness output: one line if damaged."""
+        if value is None:
+            if nullable:
+                return None
+            raise StoreError(f"{where} is missing (was the database edited by hand?)")
+        if isinstance(value, str):  # SQLite: the text as stored
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise StoreError(f"{where} is not readable JSON ({exc}); was the database "
+                                 "edited by hand?") from None
+        if value is None and nullable:  # JSON null stored as text
+            return None
+        if not isinstance(value, dict) or value.get("type") != rtype:
+            raise StoreError(f"{where} is not a {rtype} record (was the database edited "
+                             "by hand?)")
+        try:
+            validate(value, where, IMPORT_VERSIONS)
+        except SchemaError as exc:
+            raise StoreError(f"{exc} (was the database edited by hand?)") from None
+        return value
 

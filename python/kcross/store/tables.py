@@ -58,6 +58,13 @@ runs = sa.Table(
     sa.Column("fingerprint", json_type(), nullable=False),  # as received, incl. host.time
     sa.Column("plan", json_type()),
     sa.Column("end_record", json_type()),
+    # Since schema 2: who writes a running run, and its heartbeat (store/liveness.py).
+    sa.Column("owner_host", sa.String(255)),
+    sa.Column("owner_pid", sa.Integer),
+    sa.Column("owner_id", sa.String(128)),
+    sa.Column("updated_at", sa.DateTime(timezone=True)),
+    # SHA-256 of the run's records in canonical form: the same capture imported twice.
+    sa.Column("content_hash", sa.String(64), index=True),
 )
 
 results = sa.Table(
