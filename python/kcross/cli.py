@@ -130,7 +130,8 @@ def build_parser() -> Parser:
 suites: {", ".join(SUITES)}
   (see 'kcross list' for every benchmark, and what this machine cannot run and why)
 
-defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, each sample
+defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, \
+each sample
   a batch of at least {DEFAULT_MIN_BATCH_MS} ms; the measuring thread pinned to the highest
   allowed CPU; every benchmark; results shown as a table, stored in the database
 
@@ -222,8 +223,10 @@ def _print_json(records: Sequence[dict[str, Any]]) -> None:
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import harness
-    from .runner import RunRequest, run
-    from .store import Store, resolve
+
+    with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
+        from .runner import RunRequest, run
+        from .store import Store, resolve
 
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.

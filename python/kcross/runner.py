@@ -42,7 +42,7 @@ from .errors import (
     exit_for_signal,
     signal_name,
 )
-from .harness import STOP_SIGNALS, HarnessProcess
+from .harness import STOP_SIGNALS, HarnessProcess, stop_signals_held
 from .progress import RunProgress
 from .schema import RunStream
 from .store import Store
@@ -139,20 +139,22 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 except SchemaError as exc:
                     raise HarnessError(f"harness broke the stream order: {exc}") from None
                 rtype = line.record["type"]
-                if rtype == "plan":
-                    assert stream.fingerprint is not None  # RunStream enforces the order
-                    run_id = store.start_run(stream.fingerprint, line.record,
-                                             command=request.command)
-                elif rtype == "result":
-                    assert run_id is not None
-                    store.add_result(run_id, len(stream.results) - 1, line.record)
+                with stop_signals_held():  # threads started here must not take them
+                    if rtype == "plan":
+                        assert stream.fingerprint is not None  # RunStream enforces the order
+                        run_id = store.start_run(stream.fingerprint, line.record,
+                                                 command=request.command)
+                    elif rtype == "result":
+                        assert run_id is not None
+                        store.add_result(run_id, len(stream.results) - 1, line.record)
                 if request.json_output:  # after storing: a result is kept whatever the output
                     sys.stdout.write(line.text + "\n")
                     sys.stdout.flush()
-                if rtype == "plan":
-                    progress.start(line.record)
-                elif rtype == "result":
-                    progress.advance(line.record)
+                with stop_signals_held():
+                    if rtype == "plan":
+                        progress.start(line.record)
+                    elif rtype == "result":
+                        progress.advance(line.record)
             if not stream.complete and not proc.interrupted and proc.stopped_by is None:
                 raise HarnessError(f"harness stopped without an end record after "
                                    f"{len(stream.results)} result(s)")

@@ -207,3 +207,27 @@ def test_stop_works_when_sigint_is_ignored(env: dict[str, str], db_path: Path) -
             proc.kill()
     assert proc.returncode == 143, err
     assert the_run(db_path)[:2] == ("interrupted", 0)
+
+
+def _blocked(status: str) -> int:
+    return int(next(line for line in status.splitlines() if line.startswith("SigBlk:"))
+               .split()[1], 16)
+
+
+def test_only_the_main_thread_takes_stop_signals(env: dict[str, str], db_path: Path) -> None:
+    """Threads (the harness's stderr reader, the store's heartbeat, numpy's and
+    scipy's BLAS pools) must block the stop signals: one they took would leave the
+    main thread blocked in its read of the harness's output, and the run would
+    stop only after the benchmark under way."""
+    proc = start(env)
+    try:
+        wait_for_results(proc, db_path, 1)  # numpy, scipy, store and reader all started
+        tasks = Path(f"/proc/{proc.pid}/task")
+        others = [t for t in tasks.iterdir() if int(t.name) != proc.pid]
+        masks = {t.name: _blocked((t / "status").read_text()) for t in others}
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert others, "expected helper threads"
+    wanted = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    assert all(mask & wanted == wanted for mask in masks.values()), masks
