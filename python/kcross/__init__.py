@@ -5,7 +5,8 @@ drives it, validates what it reports, keeps results in a database and renders
 them for people.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _dist_version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 
 try:
     __version__ = _dist_version("kcross")

@@ -421,7 +421,7 @@ def _failed_import(exc: ImportError) -> str:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not isinstance(sys.stdout, _GuardedStdout):
-        sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = _GuardedStdout(sys.stdout)
     parser = build_parser()
     try:
         try:

@@ -158,8 +158,8 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
     hw_missing = [e for e in HW_EVENTS if e in missing]
     if hw_missing:
         reasons = sorted({missing[e] for e in hw_missing})
-        line = (f"hardware counters unavailable ({'all' if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)}): "
-                + "; ".join(reasons))
+        which = "all" if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)
+        line = f"hardware counters unavailable ({which}): " + "; ".join(reasons)
         if _get(fingerprint, "virtualization", "hypervisor_flag"):
             vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
             line += f" (normal under {vm}: most VMs expose no PMU)"
@@ -258,9 +258,11 @@ def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
 
 def sysinfo(fp: dict[str, Any]) -> Group:
     """The fingerprint grouped by what a performance engineer checks first."""
-    g = lambda *path: _get(fp, *path)
-    virt = "no hypervisor detected"
-    if g("virtualization", "hypervisor_flag"):
+    def g(*path: str) -> Any:
+        return _get(fp, *path)
+    flag = g("virtualization", "hypervisor_flag")
+    virt = "unknown (hypervisor flag unreadable)" if flag is None else "no hypervisor detected"
+    if flag:
         virt = " / ".join(str(x) for x in (g("virtualization", "hypervisor_type"),
                                           g("virtualization", "dmi_sys_vendor"),
                                           g("virtualization", "dmi_product_name")) if x)

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_one_line_error, query
 
 SUITE = ("--suite", "syscall")

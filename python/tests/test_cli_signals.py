@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import query
 
 SUITE = ("--suite", "syscall")  # several benchmarks in the old fake harness and the new

@@ -1,23 +1,21 @@
 """The real C harness through the CLI: its output satisfies the schema the
 Python side enforces, and what it measured is stored.  Skipped, with the
-reason, where no built harness can be found (KCROSS_REAL_HARNESS, then
-kcross-harness on PATH as `pip install .` puts it)."""
+reason, where no built harness can be found (harnesses.native(): what ./check
+built, $KCROSS_REAL_HARNESS, then kcross-harness on PATH as `pip install .` puts it)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+import harnesses
 import pytest
-
 from conftest import Kcross, assert_one_line_error, query
 
-REAL = os.environ.get("KCROSS_REAL_HARNESS") or shutil.which("kcross-harness")
-pytestmark = pytest.mark.skipif(not REAL, reason="no built kcross-harness (pip install . or "
-                                                 "set KCROSS_REAL_HARNESS)")
+_FOUND, _WHY = harnesses.native()
+REAL = _FOUND[0] if _FOUND else None
+pytestmark = pytest.mark.skipif(not REAL, reason=_WHY)
 
 
 def test_real_run_is_stored(kcross: Kcross, db_path: Path) -> None:

@@ -6,11 +6,21 @@ import math
 
 import pytest
 from kcross.stats import (
+    HALF_MEDIAN,
+    SUBTRACTED,
+    WITHIN_NOISE,
     StatsError,
+    Summary,
+    decide_overhead,
     describe,
     median_ci,
     min_samples_for,
+    quantile,
+    raw_samples,
     relative_spread,
+    summarize,
+    summarize_record,
+    summary_columns,
 )
 
 
@@ -85,18 +95,6 @@ def test_describe_rejects_what_median_ci_rejects() -> None:
 
 # --- the statistics rule (docs/result-format.md): quantiles, overhead, summaries ---------
 
-from kcross.stats import (
-    HALF_MEDIAN,
-    SUBTRACTED,
-    WITHIN_NOISE,
-    Summary,
-    decide_overhead,
-    quantile,
-    raw_samples,
-    summarize,
-    summarize_record,
-    summary_columns,
-)
 
 
 def type7(values: list[float], p: float) -> float:

@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 
 import sqlalchemy as sa
-
 from conftest import Kcross, assert_one_line_error, query, sha256
 from kcross.store import migrations, tables
 
