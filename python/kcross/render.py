@@ -113,9 +113,18 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -
         median_cell = format_ns(summary.median)
         if summary.overhead.subtracted:
             median_cell += OVERHEAD_MARK
+        flags = [f.get("flag", "?") for f in rec.get("flags") or []]
+        status = Text("ok" + "".join(f" ⚑{name}" for name in flags),
+                      style="yellow" if flags else "")
         _add_row(table, label, median_cell, ci_cell, format_ns(summary.min), spread_cell,
-                      str(summary.n), disturbed, _counters_cell(rec), "ok")
+                      str(summary.n), disturbed, _counters_cell(rec), status)
     return table
+
+
+def _flags_text(results: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per flag the harness raised: what a reader must weigh (result-format.md)."""
+    return [f"⚑ {rec['suite']}/{rec['name']} {flag.get('flag')}: {flag.get('detail')}"
+            for rec in results for flag in rec.get("flags") or []]
 
 
 def _join(items: Iterable[str]) -> str:
@@ -216,8 +225,11 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
     if sc.get("available"):
         mech += f"; available: {_join(sc['available'])}"
     summaries = _summaries(results)
+    forced = {k: v for k, v in (fingerprint.get("forced") or {}).items() if v is not None}
+    if forced:
+        mech += "; forced by the environment: " + _join(f"{k}={v}" for k, v in forced.items())
     lines = [mech, f"timer: {_timer_text(fingerprint)}", *_counters_text(fingerprint, results),
-             _overhead_text(summaries)]
+             _overhead_text(summaries), *_flags_text(results)]
     coverage = []
     for summary in summaries:
         try:
