@@ -309,6 +309,9 @@ void kh_result_free(struct kh_result *r);
 
 /* ---------------------------------------------------------------- output */
 
+struct kh_json;
+/* Open a JSON-lines record on stdout: its "type" and "schema" keys. */
+void kh_record_begin(struct kh_json *j, const char *type);
 /* One `result` record (JSON lines) or one line of the readable table. */
 void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 			 const struct kh_timer *t, const struct kh_counters *ctr);

@@ -203,9 +203,7 @@ static int cmd_list(const struct opts *o)
 		if (o->json) {
 			struct kh_json j;
 
-			kh_json_begin(&j, stdout);
-			kh_json_str(&j, "type", "bench");
-			kh_json_int(&j, "schema", KH_RESULT_SCHEMA);
+			kh_record_begin(&j, "bench");
 			kh_json_str(&j, "suite", b->suite);
 			kh_json_str(&j, "name", b->name);
 			kh_json_str(&j, "summary", b->summary);
@@ -224,13 +222,6 @@ static int cmd_list(const struct opts *o)
 		}
 	}
 	return 0;
-}
-
-static void emit_record_head(struct kh_json *j, const char *type)
-{
-	kh_json_begin(j, stdout);
-	kh_json_str(j, "type", type);
-	kh_json_int(j, "schema", KH_RESULT_SCHEMA);
 }
 
 /* errno of the first failed write to stdout seen, for check_output(). */
@@ -285,7 +276,7 @@ static int cmd_sysinfo(const struct opts *o)
 
 	prepare(o, &t, &ctr, &cpu);
 	if (o->json) {
-		emit_record_head(&j, "fingerprint");
+		kh_record_begin(&j, "fingerprint");
 	} else {
 		kh_json_begin_text(&j, stdout);
 	}
@@ -375,10 +366,10 @@ static int cmd_run(const struct opts *o)
 	count_selected(o);
 	prepare(o, &t, &ctr, &cpu);
 	if (o->json) {
-		emit_record_head(&j, "fingerprint");
+		kh_record_begin(&j, "fingerprint");
 		kh_fingerprint_write(&j, &t, &ctr, cpu);
 		kh_json_end(&j);
-		emit_record_head(&j, "plan");
+		kh_record_begin(&j, "plan");
 		kh_json_arr(&j, "benchmarks");
 		for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 			if (!selected(b, o))
@@ -421,7 +412,7 @@ static int cmd_run(const struct opts *o)
 			report(o, b, &r, &t, &ctr, counts);
 		}
 	if (o->json) {
-		emit_record_head(&j, "end");
+		kh_record_begin(&j, "end");
 		kh_json_int(&j, "ok", counts[KH_OK]);
 		kh_json_int(&j, "skipped", counts[KH_SKIP]);
 		kh_json_int(&j, "failed", counts[KH_FAIL]);

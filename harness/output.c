@@ -92,6 +92,13 @@ static void write_numbers(struct kh_json *j, const char *key, const double *v, i
 	kh_json_arr_end(j);
 }
 
+void kh_record_begin(struct kh_json *j, const char *type)
+{
+	kh_json_begin(j, stdout);
+	kh_json_str(j, "type", type);
+	kh_json_int(j, "schema", KH_RESULT_SCHEMA);
+}
+
 void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 			const struct kh_timer *t, const struct kh_counters *ctr)
 {
@@ -100,9 +107,7 @@ void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 	bool ok = r->status == KH_OK;
 	struct kh_json j;
 
-	kh_json_begin(&j, stdout);
-	kh_json_str(&j, "type", "result");
-	kh_json_int(&j, "schema", KH_RESULT_SCHEMA);
+	kh_record_begin(&j, "result");
 	kh_json_str(&j, "suite", b->suite);
 	kh_json_str(&j, "name", b->name);
 	kh_json_str(&j, "summary", b->summary);
