@@ -22,7 +22,7 @@ SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
 
 
 def _row(out: str, label: str) -> str:
-    (line,) = [line for line in out.splitlines() if f" {label} " in line]
+    (line,) = [line for line in out.splitlines() if line.startswith(f"│ {label} ")]
     return line
 
 
