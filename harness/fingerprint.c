@@ -108,15 +108,7 @@ static char *cpuinfo_any(const char *key, char *out, size_t len)
  * emulation (qemu-user) the file describes the host's CPU, another
  * architecture: then nothing in it is this CPU's, and it counts as unreadable.
  */
-#if defined(KC_ARCH_X86_64)
-# define CPUINFO_SIGNATURE "vendor_id"
-#elif defined(KC_ARCH_AARCH64)
-# define CPUINFO_SIGNATURE "CPU implementer"
-#elif defined(KC_ARCH_PPC64LE)
-# define CPUINFO_SIGNATURE "timebase"
-#else
-# error "cpuinfo signature key: add this architecture"
-#endif
+#define CPUINFO_SIGNATURE KC_CPUINFO_SIGNATURE	/* from the arch header */
 
 static char *cpuinfo(const char *key, char *out, size_t len)
 {

@@ -123,8 +123,19 @@ static void parse(int argc, char **argv, struct opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o->suite = optarg; break;
-		case 'b': o->glob = optarg; break;
+		case 's':
+			if (o->suite)
+				die_usage("--suite given twice ('%s', '%s'): give one suite",
+					  o->suite, optarg);
+			o->suite = optarg;
+			break;
+		case 'b':
+			if (o->glob)
+				die_usage("--bench given twice ('%s', '%s'): give one GLOB "
+					  "(it may match several benchmarks, e.g. 'getppid-*')",
+					  o->glob, optarg);
+			o->glob = optarg;
+			break;
 		case 'n': o->m.samples = parse_int("--samples", optarg, 3, 100000); have_n = true; break;
 		case 'q': quick = true; break;
 		case 'c': o->m.cpu = parse_int("--cpu", optarg, 0, CPU_SETSIZE - 1); break;

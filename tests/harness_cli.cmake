@@ -88,7 +88,8 @@ endforeach()
 set(cases
   "run --samples 3.7" "run --cpu 1.5" "run --samples 3e1" "run --cpu 0x1"
   "KCROSS_TIMER=bogus run" "KCROSS_VDSO=off run" "KCROSS_SYSCALL=bogus run"
-  "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list")
+  "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list"
+  "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid")
 foreach(case IN LISTS cases)
   separate_arguments(words UNIX_COMMAND "${case}")
   set(ENV_ARGS "")

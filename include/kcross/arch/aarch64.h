@@ -16,6 +16,8 @@
 #define KC_ARCH_NAME "aarch64"
 #define KC_ARCH_AARCH64 1
 #define KC_ELF_MACHINE 183	/* EM_AARCH64 */
+/* A key only this architecture's /proc/cpuinfo has (qemu-user shows the host's). */
+#define KC_CPUINFO_SIGNATURE "CPU implementer"
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of brk #0x45e0). */
 #define KC_RSEQ_SIG 0xd428bc00

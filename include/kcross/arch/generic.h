@@ -50,4 +50,9 @@ static inline void kc_cpu_relax(void)
 # define KC_SYSMECH_ALT_HWCAP2 0UL
 #endif
 
+/* The fingerprint tells this arch's /proc/cpuinfo from an emulating host's. */
+#ifndef KC_CPUINFO_SIGNATURE
+# error "kcross: the arch header must define KC_CPUINFO_SIGNATURE"
+#endif
+
 #endif /* KCROSS_ARCH_GENERIC_H */

@@ -30,6 +30,8 @@
 #define KC_ARCH_NAME "ppc64le"
 #define KC_ARCH_PPC64LE 1
 #define KC_ELF_MACHINE 21	/* EM_PPC64 */
+/* A key only this architecture's /proc/cpuinfo has (qemu-user shows the host's). */
+#define KC_CPUINFO_SIGNATURE "timebase"
 /* rseq abort signature: the 4 bytes before every abort handler
  * (the encoding of twui r5,11: a trap that is never taken). */
 #define KC_RSEQ_SIG 0x0fe5000b

@@ -17,6 +17,8 @@
 #define KC_ARCH_NAME "x86_64"
 #define KC_ARCH_X86_64 1	/* for code elsewhere: never test compiler macros */
 #define KC_ELF_MACHINE 62	/* EM_X86_64 */
+/* A key only this architecture's /proc/cpuinfo has (qemu-user shows the host's). */
+#define KC_CPUINFO_SIGNATURE "vendor_id"
 /* rseq abort signature: the 4 bytes before every abort handler. */
 #define KC_RSEQ_SIG 0x53053053
 /* The rseq critical sections, for <kcross/rseq-ops.h>. */
