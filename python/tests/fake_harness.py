@@ -65,7 +65,14 @@ def fail(message: str) -> None:
 def emit(record: dict[str, Any]) -> None:
     schema = os.environ.get("KCROSS_FAKE_SCHEMA")
     record = {**record, "schema": int(schema) if schema else record["schema"]}
-    print(json.dumps(record, separators=(",", ":")), flush=True)
+    try:
+        print(json.dumps(record, separators=(",", ":")), flush=True)
+    except OSError as exc:  # e.g. > /dev/full: one line, exit 3, as the C harness
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing more reaches stdout
+        finally:
+            print(f"{NAME}: cannot write output: {exc.strerror}", file=sys.stderr)
+            os._exit(3)
 
 
 class Parser(argparse.ArgumentParser):
@@ -97,15 +104,20 @@ def milliseconds(text: str) -> float:
 
 def forcings() -> dict[str, str | None]:
     """The environment forcings, validated as the real harness does (empty = unset)."""
-    valid = {"KCROSS_SYSCALL": [*FINGERPRINT["syscall"]["available"], "libc", "auto"],
+    valid = {"KCROSS_SYSCALL": [*dict.fromkeys([*FINGERPRINT["syscall"]["available"], "libc",
+                                                "auto"])],
              "KCROSS_VDSO": ["0", "1"], "KCROSS_TIMER": ["auto", "clock_gettime"],
              "KCROSS_TEST_FAIL": None}
     forced: dict[str, str | None] = {}
     for name, values in valid.items():
         value = os.environ.get(name) or None
         if value is not None and values is not None and value not in values:
-            fail(f"{name}={value}: not a valid value (valid: {', '.join(values)})")
+            fail(f"{name}={value}: not one of {', '.join(values)}")
         forced[name] = value
+    glob = forced["KCROSS_TEST_FAIL"]
+    if glob is not None and not any(matches(b, glob) for b in BENCHES):
+        fail(f"KCROSS_TEST_FAIL={glob}: matches no benchmark (valid: a glob of benchmark "
+             "names, NAME or SUITE/NAME; see 'list')")
     return forced
 
 
@@ -196,6 +208,7 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> None:
+    forcings()  # refused here too, as the C harness refuses them for every command
     for bench in select(args.suite, args.bench):
         if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
             bench = {**bench, "available": False, "reason": SKIP_REASON}
@@ -212,7 +225,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run")
     run.add_argument("--json", action="store_true")
-    run.add_argument("--suite")
+    run.add_argument("--suite", action="append")
     run.add_argument("--bench", action="append")
     run.add_argument("--quick", action="store_true")
     run.add_argument("--samples", type=count(3))
@@ -222,11 +235,17 @@ def main() -> None:
     run.add_argument("--interleave", action="store_true")
     lst = sub.add_parser("list")
     lst.add_argument("--json", action="store_true")
-    lst.add_argument("--suite")
+    lst.add_argument("--suite", action="append")
     lst.add_argument("--bench", action="append")
     info = sub.add_parser("sysinfo")
     info.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    for option in ("suite", "bench"):  # the C harness takes each once
+        given = getattr(args, option, None) or []
+        if len(given) > 1:
+            fail(f"--{option} given twice ('{given[0]}', '{given[1]}')")
+    if hasattr(args, "suite"):
+        args.suite = args.suite[0] if args.suite else None
     if not args.json:
         fail("the fake harness only writes --json")
     if args.command == "run":
