@@ -135,5 +135,5 @@ def test_fake_harness_refuses_bad_forcings_like_the_real_one(env: dict, message:
     proc = subprocess.run([*FAKE, "run", "--json"], capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.startswith(message) and "(valid: " in proc.stderr
+    assert proc.stderr.startswith(message) and ": not one of " in proc.stderr  # as src/settings.c
     assert len(proc.stderr.splitlines()) == 1
