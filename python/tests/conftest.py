@@ -26,6 +26,17 @@ DATA = TESTS / "data"
 Kcross = Callable[..., subprocess.CompletedProcess]
 
 
+def terminal_signals() -> None:
+    """preexec_fn: the stop signals at their defaults, as a terminal session has them.
+
+    A test that delivers Ctrl-C must not inherit its runner's dispositions: a
+    non-interactive shell starts background jobs with SIGINT ignored (CI
+    scripts, chroots), and kcross rightly keeps a signal ignored at startup.
+    """
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def isolated_env(root: Path) -> dict[str, str]:
     """An environment isolated from the user's real database and harness."""
     environ = {k: v for k, v in os.environ.items()

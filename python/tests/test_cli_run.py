@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import Kcross, assert_one_line_error, captured, query
+from conftest import Kcross, assert_one_line_error, captured, query, terminal_signals
 from kcross.render import format_ns
 from kcross.stats import summarize_record
 
@@ -177,6 +177,7 @@ def test_wrong_schema_from_harness_is_refused(kcross: Kcross, db_path: Path) -> 
 def test_ctrl_c_keeps_finished_benchmarks(env: dict[str, str], db_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "kcross", "run", "--quick"],
                             env={**env, "KCROSS_FAKE_DELAY": "0.5"}, start_new_session=True,
+                            preexec_fn=terminal_signals,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20

@@ -19,13 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import query
+from conftest import query, terminal_signals
 
 SUITE = ("--suite", "syscall")  # several benchmarks in the old fake harness and the new
 
 
 def start(env: dict[str, str], *args: str, delay: float = 0.4,
           stdout: int = subprocess.PIPE, **popen: object) -> subprocess.Popen:
+    popen.setdefault("preexec_fn", terminal_signals)
     return subprocess.Popen([sys.executable, "-m", "kcross", "run", "--quick", *SUITE, *args],
                             env={**env, "KCROSS_FAKE_DELAY": str(delay)},
                             start_new_session=True, stdout=stdout, stderr=subprocess.PIPE,
