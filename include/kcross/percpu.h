@@ -33,7 +33,7 @@
  *     CPU, since the CPU number it read may be stale.  So the process
  *     decides once, at the first kc_percpu_{list,pool,lock}_init() (or
  *     operation on one), from whether the deciding thread has rseq:
- *     "rseq" or "atomic".  kc_percpu_mode() only asks: it never decides.  In "atomic" mode every thread uses the locked
+ *     "rseq" or "atomic".  kc_percpu_mode() only asks: it never fixes the mode (it may register the calling thread for rseq, as kc_cpu() does).  In "atomic" mode every thread uses the locked
  *     fallback (rseq threads too; their cpu_id is just an index).  In "rseq"
  *     mode a thread that cannot be registered aborts the process with a
  *     message instead of corrupting a list.  That takes a thread-specific

@@ -60,8 +60,8 @@ environment:
   KCROSS_DB         the database (SQLAlchemy URL or SQLite path); default
                     $XDG_DATA_HOME/kcross/kcross.db
   KCROSS_HARNESS    the kcross-harness to run; default the installed one
-  KCROSS_SYSCALL    force the syscall mechanism: the machine's own (syscall,
-                    svc, sc, scv), libc or auto
+  KCROSS_SYSCALL    force the syscall mechanism: a name this architecture has
+                    (kcross sysinfo lists them under "available"), libc or auto
   KCROSS_VDSO       0: the library ignores the vDSO; 1 or unset: it uses it
   KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
   KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail

@@ -2,8 +2,8 @@
 
 Native: $KCROSS_TEST_REAL_HARNESS, then $KCROSS_REAL_HARNESS, then kcross-harness on
 PATH (as `pip install .` puts it).  Cross-built static harnesses run under
-qemu-user: $KCROSS_TEST_HARNESS_AARCH64 with qemu-aarch64, $KCROSS_TEST_HARNESS_PPC64LE
-with qemu-ppc64le (./check passes the ones it built).
+qemu-user: $KCROSS_TEST_CROSS_HARNESSES, "EMULATOR=PATH ..." (./check passes the
+ones its cross tiers built; no architecture is named here).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-QEMU = {"aarch64": ("KCROSS_TEST_HARNESS_AARCH64", "qemu-aarch64"),
-        "ppc64le": ("KCROSS_TEST_HARNESS_PPC64LE", "qemu-ppc64le")}
+CROSS_VAR = "KCROSS_TEST_CROSS_HARNESSES"  # "qemu-aarch64=PATH qemu-ppc64le=PATH" (./check)
 
 
 def native() -> tuple[list[str] | None, str]:
@@ -32,18 +31,23 @@ def native() -> tuple[list[str] | None, str]:
                   "to put one on PATH)")
 
 
-def under_qemu(arch: str) -> tuple[list[str] | None, str]:
-    """The command that runs the cross-built harness of ``arch`` under qemu-user."""
-    var, qemu = QEMU[arch]
-    path = os.environ.get(var)
+def cross() -> dict[str, str]:
+    """The cross-built static harnesses ./check passes: {qemu-user program: harness path}."""
+    pairs = (item.partition("=") for item in os.environ.get(CROSS_VAR, "").split())
+    return {emulator: path for emulator, _, path in pairs if emulator and path}
+
+
+def under_qemu(emulator: str) -> tuple[list[str] | None, str]:
+    """The command that runs the harness built for ``emulator`` (e.g. qemu-ppc64le)."""
+    path = cross().get(emulator)
     if not path:
-        return None, f"${var} not set (a cross-built static kcross-harness for {arch})"
+        return None, f"${CROSS_VAR} names no harness for {emulator} (./check passes them)"
     if not Path(path).is_file():
-        return None, f"${var}={path} is not a file"
-    emulator = shutil.which(qemu)
-    if not emulator:
-        return None, f"no {qemu} (apt-get install qemu-user)"
-    return [emulator, path], ""
+        return None, f"{emulator}: {path} is not a file"
+    found = shutil.which(emulator)
+    if not found:
+        return None, f"no {emulator} (apt-get install qemu-user)"
+    return [found, path], ""
 
 
 def writes_schema(command: list[str]) -> int | None:

@@ -58,7 +58,7 @@ def test_real_sysinfo(kcross: Kcross) -> None:
     proc = kcross("sysinfo", "--json", "--harness", str(REAL))
     assert proc.returncode == 0, proc.stderr
     fp = json.loads(proc.stdout.splitlines()[0])
-    assert fp["type"] == "fingerprint" and fp["arch"] in ("x86_64", "aarch64", "ppc64le")
+    assert fp["type"] == "fingerprint" and fp["arch"]
     assert fp["syscall"]["mechanism"] in fp["syscall"]["available"]
 
 
