@@ -64,6 +64,15 @@ static int empty_loop(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
+static uint64_t empty_body(void *arg, int tid, uint64_t iters)
+{
+	(void)arg;
+	(void)tid;
+	for (uint64_t i = iters; i; i--)
+		KC_BARRIER();
+	return 0;
+}
+
 static long nivcsw(void)
 {
 	struct rusage ru;
@@ -83,7 +92,20 @@ static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
 	c->counts_aborts = false;
 	c->aborts = 0;
 	c->threads = 1;
-	return fn(c);
+	return fn ? fn(c) : KH_OK;
+}
+
+/* The empty loop as the benchmark ran: in as many threads, released by the
+ * same barrier, so that its figures are comparable with the samples' (one
+ * thread's loop if the threads cannot be had). */
+static int empty_batch(struct kh_bench_ctx *c, uint64_t iters, int threads)
+{
+	if (threads > 1) {
+		run_batch(NULL, c, iters);
+		if (kh_run_threads(c, threads, empty_body, NULL) == KH_OK)
+			return KH_OK;
+	}
+	return run_batch(empty_loop, c, iters);
 }
 
 /*
@@ -308,9 +330,9 @@ void kh_measure_finish(struct kh_measure *ms)
 
 		r->throughput = med > 0 ? r->threads * ms->t->hz / med : NAN;
 	}
-	/* The empty loop, same batch size, same number of samples. */
+	/* The empty loop, same batch size, same number of samples, same threads. */
 	for (int s = 0; s < m->samples; s++) {
-		run_batch(empty_loop, c, r->iters);
+		empty_batch(c, r->iters, r->threads);
 		r->oh_ticks[s] = batch_ticks(c) / (double)r->iters;
 		r->oh_ns[s] = r->oh_ticks[s] * ns_per_tick;
 	}

@@ -134,6 +134,13 @@ int main(void)
 		ok = has_flag(&r, "threads-share-cpus", &detail);
 		tap_ok(ok, "%d threads on %d CPUs: flag threads-share-cpus: %s", allowed + 1,
 		       allowed, detail);
+		/* The empty loop runs as the benchmark ran: in as many threads. */
+		for (int s = 1; st == KH_OK && s < m.samples; s++)
+			st = kh_measure_sample(&ms, s);
+		kh_measure_finish(&ms);
+		tap_ok(st == KH_OK && r.oh_ns && ms.c.threads == allowed + 1,
+		       "the empty loop ran in %d threads like the benchmark (ran in %d)",
+		       allowed + 1, ms.c.threads);
 		kh_result_free(&r);
 	}
 	kh_counters_close(&ctr);
