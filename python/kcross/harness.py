@@ -124,7 +124,13 @@ class HarnessProcess:
             self._proc.kill()
         self._proc.wait()
         self._stderr_thread.join(timeout=5)
-        for stream in (self._proc.stdout, self._proc.stderr):
+        # A drain thread still reading (a grandchild holds the pipe, or a very
+        # slow machine) keeps its stream: closing a file another thread reads
+        # would end that thread with a traceback on kcross's stderr.
+        streams = [self._proc.stdout]
+        if not self._stderr_thread.is_alive():
+            streams.append(self._proc.stderr)
+        for stream in streams:
             if stream is not None:
                 stream.close()
 
@@ -134,11 +140,14 @@ class HarnessProcess:
         # Leave the stop signals to the main thread: there they interrupt its
         # read of the harness's output at once (see kcross.runner).
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        for raw in self._proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                self.stderr_lines.append(line)
-                del self.stderr_lines[:-_STDERR_KEEP]
+        try:
+            for raw in self._proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip()
+                if line:
+                    self.stderr_lines.append(line)
+                    del self.stderr_lines[:-_STDERR_KEEP]
+        except (OSError, ValueError):  # the stream was closed under us: nothing more to keep
+            return
 
     def interrupt(self) -> None:
         """Ask the harness to stop (SIGTERM); a second call kills it.
