@@ -1,0 +1,1 @@
+"""Full-system QEMU labs: real kernels of other architectures (issue 8)."""

@@ -1,0 +1,288 @@
+"""The lab guest's payload (issue 8): the initramfs builder, the console parser, and a real boot.
+
+The boot test runs lab/init.c as PID 1 of a real ppc64le kernel under qemu-system-ppc64; it
+needs the kernel ($KCROSS_TEST_LAB_KERNEL_PPC64LE: a Debian vmlinux), qemu-system-ppc64 and
+powerpc64le-linux-gnu-gcc, and skips naming whichever is missing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from kcross.errors import UserError
+from kcross.lab.initramfs import (
+    ConsoleError,
+    build_initramfs,
+    initramfs_bytes,
+    parse_console,
+    plan_command,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+INIT_C = REPO / "lab" / "init.c"
+
+
+def read_newc(data: bytes) -> list[dict]:
+    """Every member of a newc archive, the trailer included (an independent reader)."""
+    keys = ("ino", "mode", "uid", "gid", "nlink", "mtime", "filesize",
+            "devmajor", "devminor", "rdevmajor", "rdevminor", "namesize", "check")
+    members, at = [], 0
+    while True:
+        assert data[at:at + 6] == b"070701", f"bad magic at {at}"
+        head = {k: int(data[at + 6 + 8 * i: at + 14 + 8 * i], 16) for i, k in enumerate(keys)}
+        name_at = at + 110
+        name = data[name_at:name_at + head["namesize"]]
+        assert name.endswith(b"\0")
+        at = name_at + head["namesize"]
+        at += -at % 4
+        body = data[at:at + head["filesize"]]
+        at += head["filesize"]
+        at += -at % 4
+        members.append({**head, "name": name[:-1].decode(), "data": body})
+        if name == b"TRAILER!!!\0":
+            assert at == len(data), "bytes after the trailer"
+            return members
+
+
+@pytest.fixture
+def payload(tmp_path: Path) -> dict:
+    init = tmp_path / "init-bin"
+    init.write_bytes(b"\x7fELF pretend init")
+    init.chmod(0o700)
+    tool = tmp_path / "tool"
+    tool.write_bytes(b"tool body, 19 bytes")
+    tool.chmod(0o750)
+    conf = tmp_path / "conf"
+    conf.write_text("x=1\n")
+    conf.chmod(0o600)
+    return {
+        "init": init,
+        "files": {"/bin/tool": tool, "/etc/kcross/conf": conf, "/lab/data.json": b"{}",
+                  "/bin/setuid": (b"#", 0o4711)},
+        "plan": [["/bin/tool", "a", "b"],
+                 plan_command(["/bin/tool", "--json"], env={"KCROSS_SYSCALL": "sc"}, timeout=30)],
+    }
+
+
+def test_two_builds_are_identical(tmp_path: Path, payload: dict) -> None:
+    one, two = tmp_path / "one.cpio", tmp_path / "two.cpio"
+    build_initramfs(payload["init"], payload["files"], payload["plan"], one)
+    # Same content, other times, modes and insertion order: the same bytes.
+    for f in (payload["init"], payload["files"]["/bin/tool"]):
+        os.utime(f, (12345, 67890))
+        f.chmod(0o777)
+    files = dict(reversed(list(payload["files"].items())))
+    build_initramfs(payload["init"], files, payload["plan"], two)
+    assert one.read_bytes() == two.read_bytes()
+
+    gz1, gz2 = tmp_path / "one.cpio.gz", tmp_path / "two.cpio.gz"
+    build_initramfs(payload["init"], payload["files"], payload["plan"], gz1, compress=True)
+    build_initramfs(payload["init"], files, payload["plan"], gz2, compress=True)
+    assert gz1.read_bytes() == gz2.read_bytes()
+    assert gzip.decompress(gz1.read_bytes()) == one.read_bytes()
+
+
+def test_archive_lists_entries_with_modes(payload: dict) -> None:
+    data = initramfs_bytes(payload["init"], payload["files"], payload["plan"])
+    members = read_newc(data)
+    *entries, trailer = members
+    assert trailer["name"] == "TRAILER!!!" and trailer["nlink"] == 1
+    listing = {m["name"]: (stat.S_IFMT(m["mode"]), m["mode"] & 0o7777, m["nlink"]) for m in entries}
+    assert listing == {
+        "bin": (stat.S_IFDIR, 0o755, 2),
+        "bin/setuid": (stat.S_IFREG, 0o4711, 1),
+        "bin/tool": (stat.S_IFREG, 0o755, 1),
+        "etc": (stat.S_IFDIR, 0o755, 3),
+        "etc/kcross": (stat.S_IFDIR, 0o755, 2),
+        "etc/kcross/conf": (stat.S_IFREG, 0o644, 1),
+        "init": (stat.S_IFREG, 0o755, 1),
+        "lab": (stat.S_IFDIR, 0o755, 2),
+        "lab/data.json": (stat.S_IFREG, 0o644, 1),
+        "lab/plan": (stat.S_IFREG, 0o644, 1),
+    }
+    names = [m["name"] for m in entries]
+    assert names == sorted(names, key=lambda n: n.split("/"))
+    assert [m["ino"] for m in entries] == list(range(1, len(entries) + 1))
+    assert all(m["mtime"] == 0 and m["uid"] == 0 and m["gid"] == 0 for m in members)
+    body = {m["name"]: m["data"] for m in entries}
+    assert body["init"] == b"\x7fELF pretend init"
+    assert body["bin/tool"] == b"tool body, 19 bytes"
+    assert body["lab/plan"] == (b"/bin/tool a b\n"
+                                b"timeout=30 KCROSS_SYSCALL=sc /bin/tool --json\n")
+
+    cpio = shutil.which("cpio")
+    if cpio:   # a second, independent reader
+        proc = subprocess.run([cpio, "-t", "--quiet"], input=data, capture_output=True, check=True)
+        assert proc.stdout.decode().split() == names
+
+
+@pytest.mark.parametrize("files, plan, message", [
+    ({"bin/x": b""}, [], "not a normalized absolute guest path"),
+    ({"/bin/../x": b""}, [], "not a normalized absolute guest path"),
+    ({"/init": b""}, [], "/init's own"),
+    ({"/proc/x": b""}, [], "would be hidden"),
+    ({"/bin": b"", "/bin/x": b""}, [], "both a file and a directory"),
+    ({"/x": (b"", 0o10755)}, [], "not permission bits"),
+    ({"/x": Path("/nonexistent/kcross")}, [], "cannot read"),
+    ({}, ["/bin/tool a"], "not the string"),
+    ({}, [["/bin/tool", "a b"]], "holds whitespace"),
+    ({}, [["/bin/tool", ""]], "holds whitespace"),
+    ({}, [["tool"]], "not an absolute path"),
+    ({}, [["A=1"]], "no program"),
+    ({}, [["timeout=-1", "/bin/tool"]], "not a positive number"),
+    ({}, [["/bin/tool"] + ["x"] * 200], "at most 128"),
+])
+def test_bad_input_is_one_line(payload: dict, files: dict, plan: list, message: str) -> None:
+    with pytest.raises(UserError, match=message) as caught:
+        initramfs_bytes(payload["init"], files, plan)
+    assert "\n" not in str(caught.value)
+
+
+KERNEL = "[    1.234567] random: crng init done\r\n"
+
+
+def test_console_with_interleaved_kernel_lines() -> None:
+    console = (
+        "SLOF or VOF noise\r\n"
+        "[    0.000000] Linux version 6.1.0-50-powerpc64le\r\n"
+        "@@kcross-lab start commands=4 uptime=5.83\r\n"
+        "@@kcross-lab begin 1 /bin/hello a b\r\n"
+        "hello a b\r\n" + KERNEL + "second line\r\n"
+        "@@kcross-lab end 1 status=0\r\n"
+        "between commands: not anyone's output\r\n"
+        "@@kcross-lab begin 2 KCROSS_SYSCALL=sc /bin/crash\r\n"
+        "about to crash\r\n"
+        "@@kcross-lab end 2 status=SIGSEGV\r\n"
+        "@@kcross-lab begin 3 timeout=1 /bin/sleepy\r\n"
+        "no newline at the end@@kcross-lab end 3 status=timeout\r\n"
+        "@@kcross-lab begin 4 /bin/missing\r\n"
+        "kcross-lab-init: /bin/missing: No such file or directory\r\n"
+        "<6>[    2.000000] another kernel line\r\n"
+        "@@kcross-lab end 4 status=127\r\n"
+        "@@kcross-lab done\r\n"
+        "[    3.000000] reboot: Power down\r\n"
+    )
+    one, two, three, four = parse_console(console)
+    assert (one.number, one.command, one.status, one.output) == \
+        (1, "/bin/hello a b", "0", ["hello a b", "second line"])
+    assert one.ok and one.exit_code == 0 and one.signal is None and not one.timed_out
+    assert two.command == "KCROSS_SYSCALL=sc /bin/crash"
+    assert two.signal == "SIGSEGV" and two.exit_code is None and not two.ok
+    assert two.output == ["about to crash"]
+    assert three.timed_out and three.output == ["no newline at the end"]
+    assert four.exit_code == 127
+    assert four.output == ["kcross-lab-init: /bin/missing: No such file or directory"]
+
+
+def test_console_without_done_names_the_last_lines() -> None:
+    console = ("@@kcross-lab start commands=1 uptime=5.8\n"
+               "@@kcross-lab begin 1 /bin/kcross-harness run\n"
+               "partial output\n"
+               "[    9.100000] Kernel panic - not syncing: Attempted to kill init!\n"
+               "[    9.100001] CPU: 0 PID: 1 Comm: init\n")
+    with pytest.raises(ConsoleError) as caught:
+        parse_console(console)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "no '@@kcross-lab done'" in message
+    assert "command 1 (/bin/kcross-harness run) was running" in message
+    assert message.endswith("partial output | [    9.100000] Kernel panic - not syncing: "
+                            "Attempted to kill init! | [    9.100001] CPU: 0 PID: 1 Comm: init")
+
+
+@pytest.mark.parametrize("console, message", [
+    ("", "the console is empty"),
+    ("@@kcross-lab error open /lab/plan: No such file or directory\n",
+     "/init failed: open /lab/plan: No such file or directory"),
+    ("@@kcross-lab begin 2 /x\n", "command 1 next"),
+    ("@@kcross-lab begin 1 /x\n@@kcross-lab begin 2 /y\n", "'begin' while command 1 \\(/x\\)"),
+    ("@@kcross-lab begin 1 /x\n@@kcross-lab end 2 status=0\n", "unexpected marker"),
+    ("@@kcross-lab begin 1 /x\n@@kcross-lab end 1 status=banana\n", "unexpected marker"),
+    ("@@kcross-lab begin 1 /x\n@@kcross-lab done\n", "'done' while command 1"),
+])
+def test_bad_consoles_are_one_line(console: str, message: str) -> None:
+    with pytest.raises(ConsoleError, match=message) as caught:
+        parse_console(console)
+    assert "\n" not in str(caught.value)
+
+
+# ---------------------------------------------------------------- a real boot
+
+HELLO_C = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "segv")) { printf("about to crash\n"); fflush(stdout); raise(SIGSEGV); }
+	if (argc > 1 && !strcmp(argv[1], "sleep")) { printf("sleeping\n"); fflush(stdout); sleep(1000); }
+	if (argc > 1 && !strcmp(argv[1], "exit")) return atoi(argv[2]);
+	printf("hello, child of pid %d:", (int)getppid());
+	for (int i = 1; i < argc; i++) printf(" %s", argv[i]);
+	printf("\nLAB_VAR=%s\n", getenv("LAB_VAR") ? getenv("LAB_VAR") : "(unset)");
+	fprintf(stderr, "to stderr\n");
+	return 0;
+}
+"""
+
+PPC64LE_QEMU = ["-M", "pseries,x-vof=on", "-cpu", "power9", "-m", "1G", "-nographic",
+                "-vga", "none", "-no-reboot"]
+
+
+def _lab_prerequisites() -> tuple[str, str, str]:
+    kernel = os.environ.get("KCROSS_TEST_LAB_KERNEL_PPC64LE")
+    if not kernel:
+        pytest.skip("set KCROSS_TEST_LAB_KERNEL_PPC64LE to a Debian ppc64le vmlinux to boot one")
+    if not Path(kernel).is_file():
+        pytest.skip(f"$KCROSS_TEST_LAB_KERNEL_PPC64LE={kernel} is not a file")
+    qemu = shutil.which("qemu-system-ppc64")
+    if not qemu:
+        pytest.skip("no qemu-system-ppc64 (apt-get install qemu-system-ppc)")
+    gcc = shutil.which("powerpc64le-linux-gnu-gcc")
+    if not gcc:
+        pytest.skip("no powerpc64le-linux-gnu-gcc (apt-get install gcc-powerpc64le-linux-gnu)")
+    return kernel, qemu, gcc
+
+
+def test_boot_ppc64le_kernel(tmp_path: Path) -> None:
+    kernel, qemu, gcc = _lab_prerequisites()
+    hello_c = tmp_path / "hello.c"
+    hello_c.write_text(HELLO_C)
+    init, hello = tmp_path / "kcross-lab-init", tmp_path / "hello"
+    for src, out in ((INIT_C, init), (hello_c, hello)):
+        subprocess.run([gcc, "-std=gnu11", "-O2", "-static", "-Wall", "-Wextra", "-Werror",
+                        "-o", str(out), str(src)], check=True)
+    plan = [
+        plan_command(["/bin/hello", "a", "b"], env={"LAB_VAR": "set"}),
+        ["/bin/hello", "segv"],
+        plan_command(["/bin/hello", "sleep"], timeout=2),
+        ["/bin/hello", "exit", "3"],
+        ["/bin/missing"],
+    ]
+    image = tmp_path / "init.cpio"
+    build_initramfs(init, {"/bin/hello": hello}, plan, image)
+    started = time.monotonic()
+    proc = subprocess.run([qemu, *PPC64LE_QEMU, "-kernel", kernel, "-initrd", str(image),
+                           "-append", "console=hvc0 quiet"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=180, check=False)
+    elapsed = time.monotonic() - started
+    console = proc.stdout.decode(errors="replace")
+    results = parse_console(console)
+    print(f"booted, ran the plan and powered off in {elapsed:.1f} s")
+    assert [r.status for r in results] == ["0", "SIGSEGV", "timeout", "3", "127"], console
+    hello_out = results[0].output
+    assert hello_out[0] == "hello, child of pid 1: a b"
+    assert "LAB_VAR=set" in hello_out and "to stderr" in hello_out
+    assert results[1].output == ["about to crash"]
+    assert results[2].output == ["sleeping"]
+    assert results[4].output == ["kcross-lab-init: /bin/missing: No such file or directory"]
+    assert proc.returncode == 0, f"qemu exited {proc.returncode}: {proc.stderr.decode()[-500:]}"
