@@ -1,8 +1,9 @@
 """The lab guest's payload (issue 8): the initramfs builder, the console parser, and a real boot.
 
-The boot test runs lab/init.c as PID 1 of a real ppc64le kernel under qemu-system-ppc64; it
-needs the kernel ($KCROSS_TEST_LAB_KERNEL_PPC64LE: a Debian vmlinux), qemu-system-ppc64 and
-powerpc64le-linux-gnu-gcc, and skips naming whichever is missing.
+The boot tests run lab/init.c as PID 1 of a real kernel under qemu-system-ARCH; each needs
+the kernel ($KCROSS_TEST_LAB_KERNEL_PPC64LE: a Debian vmlinux; _AARCH64: Debian's arm64
+vmlinuz; _X86_64: Debian's amd64 vmlinuz), the qemu-system program and the cross compiler,
+and skips naming whichever is missing.
 """
 
 from __future__ import annotations
@@ -234,27 +235,40 @@ int main(int argc, char **argv)
 }
 """
 
-PPC64LE_QEMU = ["-M", "pseries,x-vof=on", "-cpu", "power9", "-m", "1G", "-nographic",
-                "-vga", "none", "-no-reboot"]
+# arch: (kernel variable, qemu-system program and machine, console, cross compiler)
+LABS = {
+    "ppc64le": ("KCROSS_TEST_LAB_KERNEL_PPC64LE", "qemu-system-ppc64",
+                ["-M", "pseries,x-vof=on", "-cpu", "power9", "-vga", "none"], "hvc0",
+                "powerpc64le-linux-gnu-gcc"),
+    "aarch64": ("KCROSS_TEST_LAB_KERNEL_AARCH64", "qemu-system-aarch64",
+                ["-M", "virt", "-cpu", "max,pauth-impdef=on"], "ttyAMA0", "aarch64-linux-gnu-gcc"),
+    "x86_64": ("KCROSS_TEST_LAB_KERNEL_X86_64", "qemu-system-x86_64",
+               ["-M", "q35", "-cpu", "qemu64"], "ttyS0", "x86_64-linux-gnu-gcc"),
+}
+PACKAGES = {"qemu-system-ppc64": "qemu-system-ppc", "qemu-system-aarch64": "qemu-system-arm",
+            "qemu-system-x86_64": "qemu-system-x86"}
 
 
-def _lab_prerequisites() -> tuple[str, str, str]:
-    kernel = os.environ.get("KCROSS_TEST_LAB_KERNEL_PPC64LE")
+def _lab_prerequisites(arch: str) -> tuple[str, str, str]:
+    var, qemu, _, _, gcc = LABS[arch]
+    kernel = os.environ.get(var)
     if not kernel:
-        pytest.skip("set KCROSS_TEST_LAB_KERNEL_PPC64LE to a Debian ppc64le vmlinux to boot one")
+        pytest.skip(f"set {var} to a Debian {arch} kernel (vmlinux, Image or bzImage) to boot one")
     if not Path(kernel).is_file():
-        pytest.skip(f"$KCROSS_TEST_LAB_KERNEL_PPC64LE={kernel} is not a file")
-    qemu = shutil.which("qemu-system-ppc64")
-    if not qemu:
-        pytest.skip("no qemu-system-ppc64 (apt-get install qemu-system-ppc)")
-    gcc = shutil.which("powerpc64le-linux-gnu-gcc")
-    if not gcc:
-        pytest.skip("no powerpc64le-linux-gnu-gcc (apt-get install gcc-powerpc64le-linux-gnu)")
-    return kernel, qemu, gcc
+        pytest.skip(f"${var}={kernel} is not a file")
+    found = shutil.which(qemu)
+    if not found:
+        pytest.skip(f"no {qemu} (apt-get install {PACKAGES[qemu]})")
+    compiler = shutil.which(gcc) or (shutil.which("gcc") if os.uname().machine == arch else None)
+    if not compiler:
+        pytest.skip(f"no {gcc} (apt-get install gcc-{gcc.removesuffix('-gcc').replace('_', '-')})")
+    return kernel, found, compiler
 
 
-def test_boot_ppc64le_kernel(tmp_path: Path) -> None:
-    kernel, qemu, gcc = _lab_prerequisites()
+@pytest.mark.parametrize("arch", sorted(LABS))
+def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
+    kernel, qemu, gcc = _lab_prerequisites(arch)
+    machine, console_dev = LABS[arch][2], LABS[arch][3]
     hello_c = tmp_path / "hello.c"
     hello_c.write_text(HELLO_C)
     init, hello = tmp_path / "kcross-lab-init", tmp_path / "hello"
@@ -271,13 +285,13 @@ def test_boot_ppc64le_kernel(tmp_path: Path) -> None:
     image = tmp_path / "init.cpio"
     build_initramfs(init, {"/bin/hello": hello}, plan, image)
     started = time.monotonic()
-    proc = subprocess.run([qemu, *PPC64LE_QEMU, "-kernel", kernel, "-initrd", str(image),
-                           "-append", "console=hvc0 quiet"],
+    proc = subprocess.run([qemu, *machine, "-m", "1G", "-nographic", "-no-reboot", "-kernel", kernel,
+                           "-initrd", str(image), "-append", f"console={console_dev} quiet"],
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=180, check=False)
     elapsed = time.monotonic() - started
     console = proc.stdout.decode(errors="replace")
     results = parse_console(console)
-    print(f"booted, ran the plan and powered off in {elapsed:.1f} s")
+    print(f"{arch}: booted, ran the plan and powered off in {elapsed:.1f} s")
     assert [r.status for r in results] == ["0", "SIGSEGV", "timeout", "3", "127"], console
     hello_out = results[0].output
     assert hello_out[0] == "hello, child of pid 1: a b"
