@@ -265,33 +265,48 @@ def _lab_prerequisites(arch: str) -> tuple[str, str, str]:
     return kernel, found, compiler
 
 
-@pytest.mark.parametrize("arch", sorted(LABS))
-def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
+PLAN = [
+    plan_command(["/bin/hello", "a", "b"], env={"LAB_VAR": "set"}),
+    ["/bin/hello", "segv"],
+    plan_command(["/bin/hello", "sleep"], timeout=2),
+    ["/bin/hello", "exit", "3"],
+    ["/bin/missing"],
+]
+# Counting mode (issue 8): one guest nanosecond per instruction, fixed seed and clock.
+ICOUNT = ["-icount", "shift=0,align=off,sleep=off", "-seed", "1",
+          "-rtc", "base=2024-01-01T00:00:00,clock=vm"]
+
+
+def _guest(tmp_path: Path, arch: str) -> tuple[list[str], Path]:
+    """The qemu command line (less -initrd) and the initramfs: init.c and hello.c, PLAN."""
     kernel, qemu, gcc = _lab_prerequisites(arch)
-    machine, console_dev = LABS[arch][2], LABS[arch][3]
     hello_c = tmp_path / "hello.c"
     hello_c.write_text(HELLO_C)
     init, hello = tmp_path / "kcross-lab-init", tmp_path / "hello"
     for src, out in ((INIT_C, init), (hello_c, hello)):
         subprocess.run([gcc, "-std=gnu11", "-O2", "-static", "-Wall", "-Wextra", "-Werror",
                         "-o", str(out), str(src)], check=True)
-    plan = [
-        plan_command(["/bin/hello", "a", "b"], env={"LAB_VAR": "set"}),
-        ["/bin/hello", "segv"],
-        plan_command(["/bin/hello", "sleep"], timeout=2),
-        ["/bin/hello", "exit", "3"],
-        ["/bin/missing"],
-    ]
     image = tmp_path / "init.cpio"
-    build_initramfs(init, {"/bin/hello": hello}, plan, image)
+    build_initramfs(init, {"/bin/hello": hello}, PLAN, image)
+    _, _, machine, console_dev, _ = LABS[arch]
+    return [qemu, *machine, "-m", "1G", "-nographic", "-no-reboot", "-kernel", kernel,
+            "-append", f"console={console_dev} quiet"], image
+
+
+def _boot(command: list[str], image: Path) -> bytes:
+    proc = subprocess.run([*command, "-initrd", str(image)], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=180, check=False)
+    assert proc.returncode == 0, f"qemu exited {proc.returncode}: {proc.stderr.decode()[-500:]}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize("arch", sorted(LABS))
+def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
+    command, image = _guest(tmp_path, arch)
     started = time.monotonic()
-    proc = subprocess.run([qemu, *machine, "-m", "1G", "-nographic", "-no-reboot", "-kernel", kernel,
-                           "-initrd", str(image), "-append", f"console={console_dev} quiet"],
-                          stdin=subprocess.DEVNULL, capture_output=True, timeout=180, check=False)
-    elapsed = time.monotonic() - started
-    console = proc.stdout.decode(errors="replace")
+    console = _boot(command, image).decode(errors="replace")
+    print(f"{arch}: booted, ran the plan and powered off in {time.monotonic() - started:.1f} s")
     results = parse_console(console)
-    print(f"{arch}: booted, ran the plan and powered off in {elapsed:.1f} s")
     assert [r.status for r in results] == ["0", "SIGSEGV", "timeout", "3", "127"], console
     hello_out = results[0].output
     assert hello_out[0] == "hello, child of pid 1: a b"
@@ -299,4 +314,14 @@ def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
     assert results[1].output == ["about to crash"]
     assert results[2].output == ["sleeping"]
     assert results[4].output == ["kcross-lab-init: /bin/missing: No such file or directory"]
-    assert proc.returncode == 0, f"qemu exited {proc.returncode}: {proc.stderr.decode()[-500:]}"
+
+
+@pytest.mark.parametrize("arch", sorted(LABS))
+def test_counting_boots_are_identical(tmp_path: Path, arch: str) -> None:
+    """Nothing /init prints may vary between two counting boots: byte-identical consoles."""
+    command, image = _guest(tmp_path, arch)
+    started = time.monotonic()
+    first = _boot([*command, *ICOUNT], image)
+    print(f"{arch}: counting boot in {time.monotonic() - started:.1f} s")
+    assert _boot([*command, *ICOUNT], image) == first
+    assert [r.status for r in parse_console(first.decode())] == ["0", "SIGSEGV", "timeout", "3", "127"]
