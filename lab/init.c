@@ -243,7 +243,7 @@ static void run(int number, char **tok, int ntok, const char *shown)
 		if (strncmp(tok[first], "timeout=", 8) == 0) {
 			char *end;
 			timeout = strtod(tok[first] + 8, &end);
-			if (*end || !(timeout > 0))
+			if (*end || !(timeout > 0 && timeout < 1e9))
 				timeout = LAB_DEFAULT_TIMEOUT;
 		} else {
 			env[nenv++] = tok[first];

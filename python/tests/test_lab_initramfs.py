@@ -284,7 +284,8 @@ def _guest(tmp_path: Path, arch: str) -> tuple[list[str], Path]:
     hello_c.write_text(HELLO_C)
     init, hello = tmp_path / "kcross-lab-init", tmp_path / "hello"
     for src, out in ((INIT_C, init), (hello_c, hello)):
-        subprocess.run([gcc, "-std=gnu11", "-O2", "-static", "-Wall", "-Wextra", "-Werror",
+        subprocess.run([gcc, "-std=gnu11", "-O2", "-static", "-Wall", "-Wextra", "-Wshadow",
+                        "-Wstrict-prototypes", "-Werror",
                         "-o", str(out), str(src)], check=True)
     image = tmp_path / "init.cpio"
     build_initramfs(init, {"/bin/hello": hello}, PLAN, image)
