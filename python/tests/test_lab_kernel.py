@@ -472,6 +472,25 @@ def test_failed_extract_leaves_no_cache_entry(fake_apt: dict[str, Path]) -> None
     assert K.cached("ppc64le", cache_dir=fake_apt["cache"]) is None
 
 
+def test_interrupted_download_leaves_no_cache_entry(fake_apt: dict[str, Path],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    real_apt = K._apt
+
+    def interrupted(argv: list[str], conf: Path, cwd: Path | None = None) -> object:
+        if "download" in argv:
+            assert cwd is not None
+            (cwd / "partial.deb").write_bytes(b"!<arch>\n")  # what a killed download leaves
+            raise KeyboardInterrupt
+        return real_apt(argv, conf, cwd)
+
+    monkeypatch.setattr(K, "_apt", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        K.fetch("ppc64le", cache_dir=fake_apt["cache"], etc_apt=fake_apt["etc"])
+    assert sorted(p.name for p in (fake_apt["cache"] / "ppc64le").iterdir()) == [".lock", "apt"]
+    monkeypatch.setattr(K, "_apt", real_apt)
+    assert K.fetch("ppc64le", cache_dir=fake_apt["cache"], etc_apt=fake_apt["etc"]).version == "6.1.999-1"
+
+
 def test_a_package_holding_no_kernel_for_the_arch(fake_apt: dict[str, Path], tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     write(bad / "boot" / "vmlinux-6.1.0-99-powerpc64le", elf_header(K.EM_X86_64))
