@@ -83,3 +83,9 @@ class Interrupted(KcrossError):
         super().__init__(message)
         self.signum = signum
         self.exit_code = exit_for_signal(signum)
+
+
+class LabError(KcrossError):
+    """A QEMU lab cannot get what it needs from this machine (apt-get or dpkg missing, no
+    bookworm entry in the apt sources, the package registry unreachable, a package without
+    the expected kernel file); the message says which and what to do about it."""

@@ -1,0 +1,656 @@
+"""The lab's kernel: Debian's kernel package for the target arch, or the user's own file.
+
+``fetch(arch)`` gets Debian bookworm's current kernel image package for ``arch`` without
+adding a foreign architecture to this system: a private APT configuration under the cache
+dir (its own lists, an empty dpkg status, its own cache, one source line for the target
+arch, the mirror and keyring taken from this machine's own apt sources), used through
+``APT_CONFIG`` for ``apt-get update`` / ``apt-get download``; then ``dpkg -x`` into a
+temporary dir that is renamed into place only once complete, so an interrupted fetch never
+leaves a cache entry a later call trusts.  Only ``boot/`` (kernel, config, System.map) is
+kept.
+
+Cache: ``${XDG_CACHE_HOME:-~/.cache}/kcross/lab/<arch>/<package version>/``.  Once an arch
+has an entry, ``fetch`` uses the newest one without touching the network (the lab's counts
+depend on the kernel: it must not change under the user); ``refresh=True`` asks the mirror.
+
+``Kernel.from_file(path, arch)`` checks a user's own kernel (``--kernel PATH``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kcross.errors import LabError, UserError
+
+SUITE = "bookworm"
+COMPONENT = "main"
+ARCHES = ("ppc64le", "aarch64", "x86_64")
+# kcross arch -> (Debian architecture, kernel flavour, kernel file in the package's boot/)
+DEBIAN: dict[str, tuple[str, str, str]] = {
+    "ppc64le": ("ppc64el", "powerpc64le", "vmlinux"),
+    "aarch64": ("arm64", "arm64", "vmlinuz"),
+    "x86_64": ("amd64", "amd64", "vmlinuz"),
+}
+DEFAULT_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+META = "kernel.json"
+APT_DIR = "apt"
+TMP_PREFIX = ".tmp-"
+STALE_TMP_SECONDS = 24 * 3600
+APT_TIMEOUT = 1800  # seconds; apt has its own per-connection timeouts, this only stops a hang
+
+EM_PPC64 = 21
+EM_AARCH64 = 183
+EM_X86_64 = 62
+ELF_MACHINES = {EM_PPC64: "PowerPC64", EM_AARCH64: "AArch64", EM_X86_64: "x86-64", 3: "i386",
+                40: "ARM", 20: "PowerPC", 243: "RISC-V", 2: "SPARC", 22: "S390", 8: "MIPS"}
+
+
+# ---------------------------------------------------------------------------------------
+# arch names
+
+def debian_arch(arch: str) -> str:
+    """Debian's name for a kcross arch (ppc64le -> ppc64el, aarch64 -> arm64, x86_64 -> amd64)."""
+    return DEBIAN[check_arch(arch)][0]
+
+
+def flavour(arch: str) -> str:
+    """The Debian kernel flavour: ``linux-image-<flavour>`` is its metapackage."""
+    return DEBIAN[check_arch(arch)][1]
+
+
+def check_arch(arch: str) -> str:
+    if arch not in DEBIAN:
+        aliases = {"ppc64el": "ppc64le", "arm64": "aarch64", "amd64": "x86_64", "x86-64": "x86_64"}
+        hint = f" (did you mean {aliases[arch]}?)" if arch in aliases else ""
+        raise UserError(f"unknown lab arch {arch!r}{hint}; valid: {', '.join(ARCHES)}")
+    return arch
+
+
+# ---------------------------------------------------------------------------------------
+# the kernel
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel file the lab can boot with QEMU's ``-kernel``."""
+
+    arch: str
+    path: Path
+    package: str | None = None   # Debian binary package, e.g. linux-image-6.1.0-40-powerpc64le
+    version: str | None = None   # its package version, e.g. 6.1.153-1
+    source: str = "debian"       # "debian" or "file"
+
+    @property
+    def config(self) -> Path | None:
+        """The kernel's build configuration (``boot/config-*`` beside it), when there is one."""
+        name = self.path.name
+        for prefix in ("vmlinux-", "vmlinuz-"):
+            if name.startswith(prefix):
+                candidate = self.path.with_name("config-" + name[len(prefix):])
+                return candidate if candidate.is_file() else None
+        return None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], arch: str) -> Kernel:
+        """The user's own kernel for ``arch``; UserError (one line) when it is not one."""
+        check_arch(arch)
+        p = Path(path)
+        try:
+            with open(p, "rb") as f:
+                head = f.read(4096)
+        except IsADirectoryError:
+            raise UserError(f"{p} is not a {arch} kernel (a directory)") from None
+        except FileNotFoundError:
+            raise UserError(f"{p}: no such kernel file") from None
+        except OSError as e:
+            raise UserError(f"{p}: cannot read the kernel file: {e.strerror or e}") from None
+        problem = kernel_problem(head, arch, p)
+        if problem:
+            raise UserError(f"{p} is not a {arch} kernel ({problem})")
+        return cls(arch=arch, path=p.resolve(), package=None, version=None, source="file")
+
+
+def _elf_machine(head: bytes) -> tuple[int, int, int] | None:
+    """(class, data, e_machine) of an ELF header, or None when ``head`` is not ELF."""
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    ei_class, ei_data = head[4], head[5]
+    endian = "<" if ei_data == 1 else ">"
+    (machine,) = struct.unpack_from(endian + "H", head, 18)
+    return ei_class, ei_data, machine
+
+
+def _describe(head: bytes) -> str:
+    """What a file that is not the expected kernel looks like, in a few words."""
+    elf = _elf_machine(head)
+    if elf is not None:
+        ei_class, ei_data, machine = elf
+        bits = {1: "32-bit", 2: "64-bit"}.get(ei_class, "odd-class")
+        endian = {1: "little-endian", 2: "big-endian"}.get(ei_data, "odd-endian")
+        return f"an ELF file for {ELF_MACHINES.get(machine, f'e_machine {machine}')}, {bits} {endian}"
+    if len(head) >= 0x3C and head[0x38:0x3C] == b"ARM\x64":
+        return "an arm64 Image"
+    if len(head) >= 0x206 and head[0x202:0x206] == b"HdrS":
+        return "an x86 bzImage"
+    if head[:2] == b"\x1f\x8b":
+        return "gzip-compressed data"
+    if not head:
+        return "an empty file"
+    return "no kernel header found"
+
+
+def kernel_problem(head: bytes, arch: str, path: Path | None = None) -> str | None:
+    """None when ``head`` (a file's first bytes) starts a kernel QEMU boots for ``arch``;
+    else what is wrong, in a few words for the one-line error."""
+    if arch == "ppc64le":
+        elf = _elf_machine(head)
+        if elf == (2, 1, EM_PPC64):
+            return None
+        if elf is not None and elf[2] == EM_PPC64:
+            return f"{_describe(head)}; expected a 64-bit little-endian ELF vmlinux for PowerPC64"
+        return f"{_describe(head)}; expected an ELF vmlinux for PowerPC64 little-endian"
+    if arch == "aarch64":
+        if len(head) >= 0x3C and head[0x38:0x3C] == b"ARM\x64":
+            return None
+        if head[:2] == b"\x1f\x8b" and path is not None:
+            inner = _gunzip_head(path)
+            if inner is not None and inner[0x38:0x3C] == b"ARM\x64":
+                return None  # QEMU's -kernel takes a gzip-compressed arm64 Image too
+        return f"{_describe(head)}; expected an arm64 Image (magic ARM\\x64 at 0x38, arch/arm64/boot/Image)"
+    # x86_64
+    if len(head) >= 0x206 and head[0x202:0x206] == b"HdrS":
+        (protocol,) = struct.unpack_from("<H", head, 0x206)
+        if protocol >= 0x20C and len(head) >= 0x238:
+            (xloadflags,) = struct.unpack_from("<H", head, 0x236)
+            if not xloadflags & 1:
+                return "a 32-bit x86 bzImage; expected a 64-bit one (XLF_KERNEL_64)"
+        return None
+    return f"{_describe(head)}; expected an x86 bzImage (HdrS at 0x202, arch/x86/boot/bzImage)"
+
+
+def _gunzip_head(path: Path) -> bytes | None:
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(0x40)
+    except (OSError, EOFError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# this machine's apt sources
+
+@dataclass(frozen=True)
+class AptSource:
+    """One ``deb`` source of this machine: where the lab's private APT configuration points."""
+
+    uri: str
+    suite: str
+    components: tuple[str, ...]
+    signed_by: str | None
+    origin: str  # the file it came from, for messages
+
+
+def parse_one_line(text: str, origin: str = "sources.list") -> list[AptSource]:
+    """The ``deb`` entries of a one-line-style sources.list text."""
+    out: list[AptSource] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        options: dict[str, str] = {}
+        m = re.match(r"^(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)\s*(.*)$", line)
+        if not m:
+            continue
+        kind, opts, uri, suite, comps = m.groups()
+        if kind != "deb":
+            continue
+        for opt in (opts or "").split():
+            if "=" in opt:
+                key, _, value = opt.partition("=")
+                options[key.strip().lower()] = value.strip()
+        out.append(AptSource(uri=uri, suite=suite, components=tuple(comps.split()),
+                             signed_by=options.get("signed-by"), origin=origin))
+    return out
+
+
+def parse_deb822(text: str, origin: str = "debian.sources") -> list[AptSource]:
+    """The ``deb`` entries of a deb822-style ``.sources`` text (every URI x suite)."""
+    out: list[AptSource] = []
+    stanzas: list[dict[str, str]] = []
+    fields: dict[str, str] = {}
+    key: str | None = None
+    for raw in text.splitlines() + [""]:
+        if raw.startswith("#"):
+            continue
+        if not raw.strip():
+            if fields:
+                stanzas.append(fields)
+            fields, key = {}, None
+            continue
+        if raw[0] in " \t" and key is not None:
+            cont = raw.strip()
+            fields[key] += "\n" + ("" if cont == "." else cont)
+            continue
+        name, sep, value = raw.partition(":")
+        if not sep:
+            continue
+        key = name.strip().lower()
+        fields[key] = value.strip()
+    for st in stanzas:
+        if st.get("enabled", "yes").strip().lower() in ("no", "false", "0"):
+            continue
+        if "deb" not in st.get("types", "").split():
+            continue
+        signed_by = st.get("signed-by", "").strip() or None
+        comps = tuple(st.get("components", "").split())
+        for uri in st.get("uris", "").split():
+            for suite in st.get("suites", "").split():
+                out.append(AptSource(uri=uri, suite=suite, components=comps,
+                                     signed_by=signed_by, origin=origin))
+    return out
+
+
+def host_sources(etc_apt: Path = Path("/etc/apt")) -> list[AptSource]:
+    """Every ``deb`` entry of this machine: sources.list, sources.list.d/*.list and *.sources."""
+    out: list[AptSource] = []
+    files = [etc_apt / "sources.list"]
+    parts = etc_apt / "sources.list.d"
+    if parts.is_dir():
+        files += sorted(p for p in parts.iterdir() if p.suffix in (".list", ".sources"))
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        parse = parse_deb822 if f.suffix == ".sources" else parse_one_line
+        out += parse(text, str(f))
+    return out
+
+
+def pick_source(sources: list[AptSource], etc_apt: Path = Path("/etc/apt")) -> AptSource:
+    """The entry for bookworm main; LabError when this machine has none."""
+    for s in sources:
+        if s.suite == SUITE and COMPONENT in s.components and not s.uri.startswith("cdrom:"):
+            return s
+    raise LabError(f"no '{SUITE} {COMPONENT}' entry in this machine's apt sources "
+                   f"({etc_apt}/sources.list, {etc_apt}/sources.list.d/): the lab fetches Debian's "
+                   "kernel package from that mirror; add one, or pass --kernel PATH")
+
+
+# ---------------------------------------------------------------------------------------
+# the private APT configuration
+
+def host_acquire_settings() -> list[str]:
+    """This machine's ``Acquire::`` settings (proxies, timeouts, date checks...), as config
+    lines, without the ones the private configuration sets itself or does not want."""
+    apt_config = shutil.which("apt-config")
+    if apt_config is None:
+        return []
+    env = dict(os.environ, LC_ALL="C")
+    env.pop("APT_CONFIG", None)
+    try:
+        r = subprocess.run([apt_config, "dump", "Acquire"], capture_output=True, text=True,
+                           env=env, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if r.returncode != 0:
+        return []
+    return filter_acquire(r.stdout)
+
+
+_SKIP_ACQUIRE = ("acquire::indextargets", "acquire::changelogs", "acquire::cdrom", "acquire::languages")
+
+
+def filter_acquire(dump: str) -> list[str]:
+    out = []
+    for line in dump.splitlines():
+        line = line.strip()
+        if not line.lower().startswith("acquire::") or not line.endswith(";"):
+            continue
+        if line.lower().startswith(_SKIP_ACQUIRE):
+            continue
+        out.append(line)
+    return out
+
+
+def _q(value: str | Path) -> str:
+    s = str(value)
+    if '"' in s or "\n" in s:
+        raise LabError(f"cannot use {s!r} in an APT configuration (a quote or newline in it)")
+    return f'"{s}"'
+
+
+def source_line(source: AptSource, arch: str, keyring: str | None) -> str:
+    opts = [f"arch={debian_arch(arch)}"]
+    if keyring:
+        opts.append(f"signed-by={keyring}")
+    return f"deb [{' '.join(opts)}] {source.uri} {SUITE} {COMPONENT}\n"
+
+
+def apt_config_text(apt_dir: Path, arch: str, acquire: list[str], as_root: bool) -> str:
+    """The private APT configuration's text: everything under ``apt_dir``, the target arch only."""
+    deb_arch = debian_arch(arch)
+    lines = [
+        "// kcross lab: a private APT configuration for fetching one foreign kernel package;",
+        "// nothing of this system's apt or dpkg state is read or changed through it.",
+        f"Dir::State {_q(apt_dir / 'state')};",
+        f"Dir::State::Lists {_q(apt_dir / 'lists')};",
+        f"Dir::State::status {_q(apt_dir / 'status')};",
+        f"Dir::State::extended_states {_q(apt_dir / 'state' / 'extended_states')};",
+        f"Dir::Cache {_q(apt_dir / 'cache')};",
+        # no binary package caches on disk (2 x ~36 MB per arch): apt builds them in memory
+        'Dir::Cache::pkgcache "";',
+        'Dir::Cache::srcpkgcache "";',
+        f"Dir::Etc::SourceList {_q(apt_dir / 'sources.list')};",
+        'Dir::Etc::SourceParts "/dev/null";',
+        f"Dir::Etc::Parts {_q(apt_dir / 'apt.conf.d')};",
+        'Dir::Etc::Main "/dev/null";',
+        'Dir::Etc::Preferences "/dev/null";',
+        f"Dir::Etc::PreferencesParts {_q(apt_dir / 'preferences.d')};",
+        f"Dir::Log {_q(apt_dir / 'log')};",
+        f"APT::Architecture {_q(deb_arch)};",
+        f"APT::Architectures {{ {_q(deb_arch)}; }};",
+        'APT::Get::List-Cleanup "true";',
+        'Acquire::Languages "none";',
+        'Acquire::IndexTargets::deb::Translations::DefaultEnabled "false";',
+    ]
+    if as_root:
+        # apt drops to _apt for downloads; under a private dir in root's home (mode 0700)
+        # that user can write nowhere, and apt would warn and go on unsandboxed anyway.
+        lines.append('APT::Sandbox::User "root";')
+    lines += ["// this machine's Acquire settings (apt-config dump Acquire)"] + acquire
+    return "\n".join(lines) + "\n"
+
+
+def write_apt_config(apt_dir: Path, arch: str, source: AptSource, keyring: str | None,
+                     acquire: list[str]) -> Path:
+    for d in ("state", "lists/partial", "cache/archives/partial", "apt.conf.d", "preferences.d", "log"):
+        (apt_dir / d).mkdir(parents=True, exist_ok=True)
+    status = apt_dir / "status"
+    if not status.exists():
+        status.write_bytes(b"")
+    (apt_dir / "sources.list").write_text(source_line(source, arch, keyring))
+    conf = apt_dir / "apt.conf"
+    conf.write_text(apt_config_text(apt_dir, arch, acquire, as_root=os.geteuid() == 0))
+    return conf
+
+
+def resolve_keyring(source: AptSource, apt_dir: Path) -> str | None:
+    """The keyring for the source line: the entry's own Signed-By file (an inline key block is
+    written under ``apt_dir``), else Debian's archive keyring when installed, else none (apt
+    then uses this machine's trusted keys)."""
+    sb = source.signed_by
+    if sb and "BEGIN PGP" in sb:
+        path = apt_dir / "signed-by.asc"
+        path.write_text(sb.strip() + "\n")
+        return str(path)
+    if sb:
+        return sb.split(",")[0].strip()
+    return DEFAULT_KEYRING if Path(DEFAULT_KEYRING).is_file() else None
+
+
+# ---------------------------------------------------------------------------------------
+# the cache
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``cache_dir``, else ``${XDG_CACHE_HOME:-~/.cache}/kcross/lab``."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "kcross" / "lab"
+
+
+def _load_entry(entry: Path, arch: str) -> Kernel | None:
+    """The kernel of a complete cache entry, or None (incomplete, foreign or damaged)."""
+    try:
+        meta = json.loads((entry / META).read_text())
+        path = entry / meta["kernel"]
+        if meta["arch"] != arch or not path.is_file() or path.resolve().parent != (entry / "boot").resolve():
+            return None
+        return Kernel(arch=arch, path=path, package=str(meta["package"]), version=str(meta["version"]),
+                      source="debian")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
+           version: str | None = None) -> Kernel | None:
+    """The cached kernel of that version, or (no version) the newest cached one; None if none."""
+    check_arch(arch)
+    adir = cache_root(cache_dir) / arch
+    if version is not None:
+        if "/" in version or version.startswith("."):
+            raise UserError(f"bad kernel package version {version!r}")
+        return _load_entry(adir / version, arch)
+    try:
+        entries = [e for e in adir.iterdir() if not e.name.startswith(".") and e.name != APT_DIR]
+    except OSError:
+        return None
+    found = [k for k in (_load_entry(e, arch) for e in entries) if k is not None]
+    if not found:
+        return None
+    return max(found, key=lambda k: _version_key(k.version or ""))
+
+
+def _version_key(v: str) -> tuple[tuple[int, object], ...]:
+    """A sort key close enough to dpkg's ordering for kernel package versions (6.1.153-1)."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", v) if p)
+
+
+def _remove_stale_tmp(adir: Path) -> None:
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for e in adir.iterdir():
+            if e.name.startswith(TMP_PREFIX):
+                with contextlib.suppress(OSError):
+                    if now - e.stat().st_mtime > STALE_TMP_SECONDS:
+                        shutil.rmtree(e, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _arch_lock(adir: Path) -> Iterator[None]:
+    """One fetch per arch and cache at a time (apt's own lock would fail the second one)."""
+    with open(adir / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------------------------
+# apt
+
+def _tool(name: str, package: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise LabError(f"{name} not found: the lab fetches Debian's kernel package with it "
+                       f"(install {package}, or pass --kernel PATH)")
+    return path
+
+
+def _last_message(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for prefix in ("E:", "W:", "Err:"):
+        hits = [ln for ln in lines if ln.startswith(prefix)]
+        if hits:
+            return hits[0]
+    return lines[-1] if lines else "no message"
+
+
+def _apt(argv: list[str], conf: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, APT_CONFIG=str(conf), LC_ALL="C", DEBIAN_FRONTEND="noninteractive")
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=APT_TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise LabError(f"{' '.join(argv[:2])} did not finish within {APT_TIMEOUT} s") from None
+    except OSError as e:
+        raise LabError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+
+
+def update(apt_get: str, conf: Path, apt_dir: Path, source: AptSource) -> None:
+    r = _apt([apt_get, "-q", "update", "--error-on=any"], conf)
+    lists = apt_dir / "lists"
+    has_packages = any(p.name.endswith(("_Packages", "_Packages.gz", "_Packages.xz", "_Packages.lz4"))
+                       for p in lists.iterdir()) if lists.is_dir() else False
+    if r.returncode != 0 or not has_packages:
+        raise LabError(f"cannot reach the package registry ({source.uri} {SUITE} {COMPONENT}, from "
+                       f"{source.origin}): apt-get update failed: {_last_message(r.stderr)}; the lab "
+                       "needs the registry to fetch the kernel package (or pass --kernel PATH)")
+
+
+def _show(apt_cache: str, conf: Path, package: str) -> dict[str, str]:
+    r = _apt([apt_cache, "show", "--no-all-versions", package], conf)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise LabError(f"the registry's {SUITE} {COMPONENT} has no package {package}: "
+                       f"{_last_message(r.stderr)}")
+    fields: dict[str, str] = {}
+    key = None
+    for line in r.stdout.splitlines():
+        if not line.strip():
+            break
+        if line[0] in " \t" and key:
+            fields[key] += "\n" + line.strip()
+            continue
+        k, _, v = line.partition(":")
+        key = k.strip()
+        fields[key] = v.strip()
+    return fields
+
+
+def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str]:
+    """(package, version) of the kernel image the metapackage ``linux-image-<flavour>`` depends on."""
+    fl = flavour(arch)
+    meta = f"linux-image-{fl}"
+    depends = _show(apt_cache, conf, meta).get("Depends", "")
+    pattern = re.compile(rf"^linux-image-\d[\w.+~-]*-{re.escape(fl)}(?:-unsigned)?$")
+    for alternative in depends.split(","):
+        name = alternative.split("|")[0].split("(")[0].strip().split(":")[0]
+        if pattern.match(name):
+            version = _show(apt_cache, conf, name).get("Version", "")
+            if not version:
+                raise LabError(f"the registry's {name} has no Version field")
+            return name, version
+    raise LabError(f"{meta} depends on no versioned kernel image package (Depends: {depends or 'none'})")
+
+
+def _check_version(version: str) -> None:
+    if not re.fullmatch(r"[0-9][A-Za-z0-9.+~:-]*", version):
+        raise LabError(f"the registry gave an odd package version {version!r}")
+
+
+def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: str,
+                         package: str, version: str) -> Kernel:
+    """Download ``package=version``, extract its ``boot/`` into a temp dir, rename it into place."""
+    _check_version(version)
+    final = adir / version
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=adir))
+    try:
+        dl = tmp / "deb"
+        dl.mkdir()
+        r = _apt([apt_get, "-q", "download", f"{package}={version}"], conf, cwd=dl)
+        debs = sorted(dl.glob("*.deb"))
+        if r.returncode != 0 or len(debs) != 1:
+            raise LabError(f"apt-get download {package}={version} failed: {_last_message(r.stderr)}")
+        tree = tmp / "tree"
+        try:
+            x = subprocess.run([dpkg, "-x", str(debs[0]), str(tree)], capture_output=True, text=True,
+                               check=False, stdin=subprocess.DEVNULL)
+        except OSError as e:
+            raise LabError(f"cannot run {dpkg}: {e.strerror or e}") from None
+        if x.returncode != 0:
+            raise LabError(f"dpkg -x {debs[0].name} failed: {_last_message(x.stderr)}")
+        entry = tmp / "entry"
+        if not (tree / "boot").is_dir():
+            raise LabError(f"{package} {version} has no boot/ directory")
+        entry.mkdir()
+        os.rename(tree / "boot", entry / "boot")  # only boot/ is kept: the modules are not needed
+        shutil.rmtree(tree, ignore_errors=True)
+        kname = DEBIAN[arch][2]
+        kernels = sorted((entry / "boot").glob(f"{kname}-*"))
+        if len(kernels) != 1:
+            raise LabError(f"{package} {version} holds {len(kernels)} boot/{kname}-* files, expected one")
+        kernel = kernels[0]
+        with open(kernel, "rb") as f:
+            problem = kernel_problem(f.read(4096), arch, kernel)
+        if problem:
+            raise LabError(f"{package} {version}: boot/{kernel.name} is not a {arch} kernel QEMU boots "
+                           f"({problem})")
+        meta = {"arch": arch, "package": package, "version": version, "source": "debian",
+                "kernel": f"boot/{kernel.name}", "deb": debs[0].name, "deb_size": debs[0].stat().st_size,
+                "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (entry / META).write_text(json.dumps(meta, indent=2) + "\n")
+        try:
+            os.rename(entry, final)
+        except OSError:
+            if _load_entry(final, arch) is None:  # not a concurrent fetch's complete entry
+                raise
+    except OSError as e:
+        raise LabError(f"cannot write the lab's kernel cache in {adir}: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    k = _load_entry(final, arch)
+    if k is None:
+        raise LabError(f"the kernel cache entry {final} is incomplete after fetching it")
+    return k
+
+
+# ---------------------------------------------------------------------------------------
+# fetch
+
+def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version: str | None = None,
+          refresh: bool = False, etc_apt: str | os.PathLike[str] = "/etc/apt") -> Kernel:
+    """Debian bookworm's kernel for ``arch`` (ppc64le, aarch64, x86_64), from the cache when there.
+
+    ``version`` (a package version, e.g. ``6.1.153-1``) asks for that one: from the cache, else
+    from the mirror when it is the mirror's current one.  Without it, the newest cached kernel,
+    else (or with ``refresh``) the mirror's current one.  Failures are LabError/UserError (one line).
+    """
+    check_arch(arch)
+    if not refresh:
+        k = cached(arch, cache_dir=cache_dir, version=version)
+        if k is not None:
+            return k
+    apt_get = _tool("apt-get", "apt")
+    apt_cache = _tool("apt-cache", "apt")
+    dpkg = _tool("dpkg", "dpkg")
+    etc = Path(etc_apt)
+    source = pick_source(host_sources(etc), etc)
+    adir = cache_root(cache_dir) / arch
+    try:
+        adir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LabError(f"cannot create the lab's kernel cache {adir}: {e.strerror or e}") from None
+    _remove_stale_tmp(adir)
+    with _arch_lock(adir):
+        if not refresh:  # a concurrent fetch may have filled it while we waited
+            k = cached(arch, cache_dir=cache_dir, version=version)
+            if k is not None:
+                return k
+        apt_dir = adir / APT_DIR
+        apt_dir.mkdir(exist_ok=True)
+        keyring = resolve_keyring(source, apt_dir)
+        conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings())
+        update(apt_get, conf, apt_dir, source)
+        package, current = resolve(apt_cache, conf, arch)
+        if version is not None and version != current:
+            raise LabError(f"kernel package version {version} for {arch} is not cached and the registry's "
+                           f"{SUITE} {COMPONENT} has {current} ({package})")
+        k = _load_entry(adir / current, arch)
+        if k is not None:
+            return k
+        return download_and_extract(apt_get, dpkg, conf, adir, arch, package, current)
