@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,6 +196,38 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2,
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def stored_rows(db: Path, table: str) -> int:
+    """Rows of ``table`` stored so far; 0 while the database or its schema is not there yet."""
+    if not db.exists():
+        return 0
+    try:
+        return query(db, f"SELECT count(*) FROM {table}")[0][0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def wait_for_rows(proc: subprocess.Popen, db: Path, table: str, count: int,
+                  timeout: float = 30) -> None:
+    """Wait until a running kcross has stored ``count`` rows of ``table``; fail if it ends first."""
+    deadline = time.monotonic() + timeout
+    while stored_rows(db, table) < count:
+        assert time.monotonic() < deadline, f"{count} {table} row(s) never arrived"
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.03)
+
+
+def assert_schema_is_tables_py(conn: Any, dialect: Any) -> None:
+    """Every table of kcross.store.tables exists in ``conn`` with the same columns."""
+    import sqlalchemy as sa
+    from kcross.store import tables
+
+    inspector = sa.inspect(conn)
+    for table in tables.metadata.sorted_tables:
+        got = {c["name"]: (str(c["type"]), c["nullable"]) for c in inspector.get_columns(table.name)}
+        want = {c.name: (str(c.type.compile(dialect)), c.nullable) for c in table.columns}
+        assert got == want, table.name
 
 
 def query(db: Path, sql: str, *params: object) -> list[tuple]:

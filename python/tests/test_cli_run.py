@@ -7,10 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from conftest import Kcross, assert_one_line_error, captured, query, terminal_signals
+from conftest import (
+    Kcross,
+    assert_one_line_error,
+    captured,
+    query,
+    terminal_signals,
+    wait_for_rows,
+)
 from kcross.render import format_ns
 from kcross.stats import summarize_record
 
@@ -180,17 +186,7 @@ def test_ctrl_c_keeps_finished_benchmarks(env: dict[str, str], db_path: Path) ->
                             preexec_fn=terminal_signals,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
-        stored = 0
-        while stored < 2:
-            assert time.monotonic() < deadline, "results never arrived"
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-            if db_path.exists():
-                try:
-                    stored = query(db_path, "SELECT count(*) FROM results")[0][0]
-                except Exception:  # schema still being created
-                    stored = 0
+        wait_for_rows(proc, db_path, "results", 2, timeout=20)
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:

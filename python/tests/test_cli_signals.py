@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import query, terminal_signals
+from conftest import query, terminal_signals, wait_for_rows
 
 SUITE = ("--suite", "syscall")  # several benchmarks in the old fake harness and the new
 
@@ -34,17 +34,7 @@ def start(env: dict[str, str], *args: str, delay: float = 0.4,
 
 
 def wait_for_results(proc: subprocess.Popen, db: Path, count: int) -> None:
-    deadline = time.monotonic() + 30
-    stored = 0
-    while stored < count:
-        assert time.monotonic() < deadline, "results never arrived"
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.03)
-        if db.exists():
-            try:
-                stored = query(db, "SELECT count(*) FROM results")[0][0]
-            except Exception:  # schema still being created
-                stored = 0
+    wait_for_rows(proc, db, "results", count)
 
 
 def harness_pid(proc: subprocess.Popen) -> int:
@@ -162,15 +152,7 @@ def test_sigterm_to_kcross_alone_stops_a_long_benchmark(env: dict[str, str],
     not after the benchmark under way (a minute here) has finished."""
     proc = start(env, delay=60)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
-            time.sleep(0.05)
-            try:
-                if query(db_path, "SELECT count(*) FROM runs")[0][0]:
-                    break
-            except Exception:  # no database or schema yet
-                pass
+        wait_for_rows(proc, db_path, "runs", 1)
         os.kill(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -188,15 +170,7 @@ def test_stop_works_when_sigint_is_ignored(env: dict[str, str], db_path: Path) -
     kcross must not rely on SIGINT to stop it."""
     proc = start(env, delay=60, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
-            time.sleep(0.05)
-            try:
-                if query(db_path, "SELECT count(*) FROM runs")[0][0]:
-                    break
-            except Exception:  # no database or schema yet
-                pass
+        wait_for_rows(proc, db_path, "runs", 1)
         os.killpg(proc.pid, signal.SIGINT)  # ignored, by kcross and the harness alike
         time.sleep(0.3)
         assert proc.poll() is None

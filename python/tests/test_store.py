@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 import sqlalchemy as sa
-from conftest import Kcross, assert_one_line_error, query, sha256
-from kcross.store import migrations, tables
+from conftest import Kcross, assert_one_line_error, assert_schema_is_tables_py, query, sha256
+from kcross.store import migrations
 
 
 def test_read_only_database_is_readable_but_never_written(kcross: Kcross, stored_db: Path,
@@ -102,11 +102,5 @@ def test_migrations_produce_the_tables_the_code_queries(tmp_path: Path) -> None:
     with engine.begin() as conn:
         assert migrations.upgrade(conn, "m.db") == 0
         assert migrations.current_version(conn, "m.db") == migrations.LATEST
-        inspector = sa.inspect(conn)
-        for table in tables.metadata.sorted_tables:
-            got = {c["name"]: (str(c["type"]), c["nullable"])
-                   for c in inspector.get_columns(table.name)}
-            want = {c.name: (str(c.type.compile(engine.dialect)), c.nullable)
-                    for c in table.columns}
-            assert got == want, table.name
+        assert_schema_is_tables_py(conn, engine.dialect)
     engine.dispose()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import Kcross, assert_one_line_error, query
+from conftest import Kcross, assert_one_line_error, assert_schema_is_tables_py, query, wait_for_rows
 from kcross.store import Store, migrations, resolve, tables
 from kcross.store.liveness import process_start
 
@@ -25,14 +25,6 @@ def _set(db: Path, sql: str, *params: object) -> None:
     with conn:
         conn.execute(sql, params)
     conn.close()
-
-
-def _results(db: Path) -> int:
-    """Results stored so far; 0 while the database is not there or not migrated yet."""
-    try:
-        return query(db, "SELECT count(*) FROM results")[0][0] if db.exists() else 0
-    except sqlite3.OperationalError:
-        return 0
 
 
 def _runs_line(kcross: Kcross, db: Path, run_id: int) -> str:
@@ -73,11 +65,7 @@ def test_sigkilled_run_is_recognisable_and_can_be_marked(env: dict[str, str], kc
                             env={**env, "KCROSS_FAKE_DELAY": "5"}, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while _results(db) < 1:
-            assert time.monotonic() < deadline, "the run stored nothing"
-            assert proc.poll() is None, "the run ended too early"
-            time.sleep(0.05)
+        wait_for_rows(proc, db, "results", 1)
         assert query(db, "SELECT owner_pid FROM runs") == [(proc.pid,)]
         line = _runs_line(kcross, db, 1)
         assert "│ running " in line, line
@@ -200,13 +188,8 @@ def test_v1_database_is_migrated_to_the_current_shape(tmp_path: Path) -> None:
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:
         assert migrations.upgrade(conn, "v1.db") == 1
+        assert_schema_is_tables_py(conn, engine.dialect)
         inspector = sa.inspect(conn)
-        for table in tables.metadata.sorted_tables:
-            got = {c["name"]: (str(c["type"]), c["nullable"])
-                   for c in inspector.get_columns(table.name)}
-            want = {c.name: (str(c.type.compile(engine.dialect)), c.nullable)
-                    for c in table.columns}
-            assert got == want, table.name
         indexes = {i["name"] for i in inspector.get_indexes("runs")}
         assert {i.name for i in tables.runs.indexes} <= indexes
     engine.dispose()
