@@ -1,9 +1,10 @@
 /* kcross-lab-init: the /init of a kcross lab guest (issue 8).
  *
  * Runs as PID 1 in an initramfs under QEMU: mounts /proc, /sys and devtmpfs
- * on /dev, points stdin at /dev/null and stdout/stderr at /dev/console, runs
- * the commands of /lab/plan in order, and powers the machine off.  Nothing
- * else: no shell, no network, no files but the plan.
+ * on /dev, makes /tmp (mode 1777, in the initramfs's writable root: the
+ * guest's tests call tmpfile()), points stdin at /dev/null and stdout/stderr
+ * at /dev/console, runs the commands of /lab/plan in order, and powers the
+ * machine off.  Nothing else: no shell, no network, no files but the plan.
  *
  * The plan: one command per line, tokens separated by spaces or tabs (no
  * quoting).  Leading NAME=VALUE tokens are added to the command's environment
@@ -311,6 +312,9 @@ int main(void)
 	console();
 	mount_fs("proc", "/proc");
 	mount_fs("sysfs", "/sys");
+	make_dir("/tmp");
+	if (chmod("/tmp", 01777) < 0)
+		fail("chmod /tmp");
 	if (chdir("/") < 0)
 		fail("chdir /");
 
