@@ -1,0 +1,340 @@
+"""The lab guest's payload: the project cross-built for the guest, and its test list (issue 8).
+
+:func:`build_payload` configures and builds the kcross source tree with
+``cmake/toolchain-<arch>.cmake`` (static programs) into a cache dir, incrementally, and
+turns CTest's own test list (``ctest --show-only=json-v1``) into :class:`GuestTest`\\ s: the
+tests whose command is a program built in the tree (the unit tests, the API examples, the
+per-CPU stress tier), each with its arguments, its ENVIRONMENT, its TIMEOUT and the
+properties that judge it (SKIP_RETURN_CODE, PASS/FAIL/SKIP_REGULAR_EXPRESSION, WILL_FAIL).
+The tests CTest runs through ``cmake -P`` or ``sh`` scripts cannot run in the guest (it has
+neither a shell nor cmake): they are listed in :attr:`Payload.excluded` with the reason.
+
+In the guest every program is under ``/lab``: the harness is ``/lab/kcross-harness``, a
+test program ``/lab/tests/<its file name>``.
+
+The stress tests run at :data:`STRESS_SCALE` (``-s``) of their CI size: under
+multi-threaded TCG with two vCPUs the guest runs them at a few million operations a
+minute, and the whole correctness run must stay within a few minutes of host time.
+
+:func:`run_tests` (``correctness.py``) boots the payload and judges each test's outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kcross.errors import LabError, UserError
+from kcross.lab.initramfs import plan_command
+from kcross.lab.kernel import cache_root
+from kcross.lab.machines import arch as lab_arch
+
+GUEST_DIR = "/lab"
+GUEST_HARNESS = "/lab/kcross-harness"
+GUEST_TESTS = "/lab/tests"
+# The stress tier's size in the guest, as a fraction of its CI size (10^7 operations per
+# mode): 0.2 is what the qemu-user cross tier runs; under two multi-threaded TCG vCPUs it
+# takes ~5-20 s of host time per mode and arch and still sees hundreds of real rseq aborts.
+STRESS_SCALE = "0.2"
+STRESS_LABEL = "stress"
+BUILD_TYPE = "RelWithDebInfo"
+# CTest's own default when a test sets no TIMEOUT.
+CTEST_DEFAULT_TIMEOUT = 1500.0
+BUILD_LOG = "kcross-lab-build.log"
+# The source tree: its CMakeLists.txt and the guest's /init.
+SOURCE_MARKERS = ("CMakeLists.txt", "lab/init.c")
+
+
+@dataclass(frozen=True)
+class GuestTest:
+    """One CTest test as the guest runs it: argv in guest paths, judged as CTest would."""
+
+    name: str
+    argv: list[str]                 # argv[0] is /lab/tests/<file>
+    env: dict[str, str]
+    timeout: float                  # seconds, the test's own TIMEOUT
+    stress: bool                    # labelled `stress` (the per-CPU stress tier)
+    skip_code: int | None = None    # SKIP_RETURN_CODE
+    pass_regex: tuple[str, ...] = ()    # PASS_REGULAR_EXPRESSION: any matching passes
+    fail_regex: tuple[str, ...] = ()    # FAIL_REGULAR_EXPRESSION: any matching fails
+    skip_regex: tuple[str, ...] = ()    # SKIP_REGULAR_EXPRESSION: any matching skips
+    will_fail: bool = False             # WILL_FAIL: pass and fail swapped
+
+    def plan_command(self) -> list[str]:
+        """The test as one line of the guest's /lab/plan."""
+        return plan_command(self.argv, env=self.env, timeout=self.timeout)
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A CTest test the guest cannot run, and why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Payload:
+    """Everything a lab guest needs: /init, the harness, the test programs, the test list."""
+
+    arch: str
+    build_dir: Path
+    harness: Path                   # the host file of /lab/kcross-harness
+    init: Path                      # the host file of /init (kcross-lab-init)
+    files: dict[str, Path]          # guest path -> host file: everything to pack but /init
+    tests: list[GuestTest]
+    excluded: list[Excluded] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- the source tree
+
+def _is_source(path: Path) -> bool:
+    return all((path / marker).is_file() for marker in SOURCE_MARKERS)
+
+
+def find_source(source: Path | str | None = None) -> Path:
+    """The kcross source tree: ``source``, else $KCROSS_SOURCE, else the checkout that holds
+    this package.  UserError (one line) when the one asked for is not a source tree, or
+    there is none."""
+    markers = " and ".join(SOURCE_MARKERS)
+    for given, where in ((source, "--source"), (os.environ.get("KCROSS_SOURCE"), "$KCROSS_SOURCE")):
+        if given is None or given == "":
+            continue
+        path = Path(given).expanduser()
+        if not path.is_dir():
+            raise UserError(f"{where} {given}: no such directory")
+        if not _is_source(path):
+            raise UserError(f"{where} {given}: not a kcross source tree (no {markers})")
+        return path.resolve()
+    checkout = Path(__file__).resolve().parents[3]   # <checkout>/python/kcross/lab/payload.py
+    if _is_source(checkout):
+        return checkout
+    raise UserError("the lab builds its guest programs from the kcross sources, and this "
+                    "kcross is installed without them: give --source DIR (a kcross checkout) "
+                    "or set KCROSS_SOURCE")
+
+
+# ---------------------------------------------------------------- tools
+
+def _compiler_package(name: str) -> str:
+    """The Debian package that provides ``name``'s cross compiler on this host."""
+    facts = lab_arch(name)
+    # On a host of the same arch, Debian's own gcc package provides <triplet>-gcc.
+    return "gcc" if os.uname().machine == name else facts.cross_package
+
+
+def check_tools(name: str) -> tuple[str, str]:
+    """cmake and the arch's cross compiler, found on PATH (LabError naming the package)."""
+    facts = lab_arch(name)
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise LabError("no cmake on PATH to build the lab's guest programs (apt-get install cmake)")
+    gcc = shutil.which(facts.cross_gcc)
+    if gcc is None:
+        raise LabError(f"no {facts.cross_gcc} on PATH to build the {name} guest programs "
+                       f"(apt-get install {_compiler_package(name)})")
+    return cmake, gcc
+
+
+def _generator() -> str:
+    if shutil.which("ninja"):
+        return "Ninja"
+    if shutil.which("make"):
+        return "Unix Makefiles"
+    raise LabError("no ninja or make on PATH to build the lab's guest programs "
+                   "(apt-get install ninja-build)")
+
+
+# ---------------------------------------------------------------- ctest's test list
+
+def _properties(test: Mapping[str, Any]) -> dict[str, Any]:
+    return {p["name"]: p["value"] for p in test.get("properties", []) if "name" in p}
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _host_reason(program: str) -> str:
+    base = os.path.basename(program)
+    if base in ("cmake", "cmake3"):
+        return "a CMake script (cmake -P): the guest has no cmake"
+    if base in ("sh", "bash", "dash"):
+        return "a shell script: the guest has no shell"
+    return f"runs {program} of the host, not a program built in the tree"
+
+
+def guest_tests(ctest_json: Mapping[str, Any], build_dir: Path,
+                source_dir: Path | None = None
+                ) -> tuple[list[GuestTest], list[Excluded], dict[str, Path]]:
+    """The guest's tests from ``ctest --show-only=json-v1`` output of ``build_dir``: the
+    tests to run, the ones left out (with the reason), and the programs to pack
+    ({guest path: host file}).  LabError if two different programs share a file name."""
+    build_dir = Path(build_dir)
+    tests: list[GuestTest] = []
+    excluded: list[Excluded] = []
+    files: dict[str, Path] = {}
+    hosts = [str(build_dir)] + ([str(source_dir)] if source_dir is not None else [])
+    for entry in ctest_json.get("tests", []):
+        name = str(entry.get("name", "?"))
+        props = _properties(entry)
+        command = [str(c) for c in entry.get("command") or []]
+        if props.get("DISABLED"):
+            excluded.append(Excluded(name, "disabled (DISABLED property)"))
+            continue
+        if not command:
+            excluded.append(Excluded(name, "no command (its program is not built here)"))
+            continue
+        program = Path(command[0])
+        if not program.is_absolute() or not _under(program, build_dir):
+            excluded.append(Excluded(name, _host_reason(command[0])))
+            continue
+        args = command[1:]
+        env: dict[str, str] = {}
+        bad_env = False
+        for assignment in _strings(props.get("ENVIRONMENT")):
+            key, eq, value = assignment.partition("=")
+            if not key or not eq:
+                bad_env = True
+                continue
+            env[key] = value
+        if bad_env:
+            excluded.append(Excluded(name, "an ENVIRONMENT entry is not NAME=VALUE"))
+            continue
+        tokens = args + [f"{k}={v}" for k, v in env.items()]
+        if any(not t or any(c.isspace() for c in t) for t in tokens):
+            excluded.append(Excluded(name, "an argument or variable is empty or holds whitespace "
+                                           "(the guest's plan has no quoting)"))
+            continue
+        if any(h in t for t in tokens for h in hosts):
+            excluded.append(Excluded(name, "an argument names a file of the host"))
+            continue
+        if "ENVIRONMENT_MODIFICATION" in props:
+            excluded.append(Excluded(name, "ENVIRONMENT_MODIFICATION is not supported in the guest"))
+            continue
+        guest = f"{GUEST_TESTS}/{program.name}"
+        if files.get(guest, program) != program:
+            raise LabError(f"two test programs are both {guest} in the guest: "
+                           f"{files[guest]} and {program}")
+        files[guest] = program
+        skip_code = props.get("SKIP_RETURN_CODE")
+        timeout = float(props.get("TIMEOUT") or CTEST_DEFAULT_TIMEOUT)
+        tests.append(GuestTest(
+            name=name, argv=[guest, *args], env=env, timeout=timeout,
+            stress=STRESS_LABEL in _strings(props.get("LABELS")),
+            skip_code=int(skip_code) if skip_code is not None else None,
+            pass_regex=_strings(props.get("PASS_REGULAR_EXPRESSION")),
+            fail_regex=_strings(props.get("FAIL_REGULAR_EXPRESSION")),
+            skip_regex=_strings(props.get("SKIP_REGULAR_EXPRESSION")),
+            will_fail=bool(props.get("WILL_FAIL", False))))
+    return tests, excluded, files
+
+
+# ---------------------------------------------------------------- the build
+
+def build_dir_for(name: str, cache_dir: Path | str | None = None) -> Path:
+    """Where :func:`build_payload` builds ``name``'s payload."""
+    return cache_root(cache_dir) / f"build-{name}"
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if re.search(r"\berror\b|CMake Error", line, re.IGNORECASE):
+            return line.strip()[:200]
+    return ""
+
+
+def _cached(build: Path, key: str) -> str | None:
+    try:
+        text = (build / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(rf"^{re.escape(key)}:[A-Z]+=(.*)$", text, re.MULTILINE)
+    return found[1] if found else None
+
+
+def _run_logged(argv: list[str], log: Path, what: str, name: str, cwd: Path | None = None) -> str:
+    try:
+        proc = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace", check=False)
+    except OSError as e:
+        raise LabError(f"cannot run {argv[0]}: {e.strerror}") from None
+    with open(log, "a") as out:
+        out.write(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 0:
+        first = _first_error(proc.stdout + proc.stderr)
+        raise LabError(f"{what} the {name} guest programs failed (exit {proc.returncode})"
+                       + (f": {first}" if first else "") + f"; log: {log}")
+    return proc.stdout
+
+
+def build_payload(arch: str, *, source: Path | None = None,
+                  cache_dir: Path | None = None) -> Payload:
+    """Configure and build the kcross sources for ``arch`` (static, cross) into
+    ``<cache>/build-<arch>`` (incremental) and list the tests the guest can run."""
+    facts = lab_arch(arch)
+    src = find_source(source)
+    cmake, _ = check_tools(arch)
+    toolchain = src / "cmake" / f"toolchain-{facts.toolchain}.cmake"
+    if not toolchain.is_file():
+        raise UserError(f"{src}: no {toolchain.relative_to(src)} (not a kcross source tree "
+                        "with lab support?)")
+    build = build_dir_for(arch, cache_dir)
+    generator = _generator()
+    # A build dir of another source tree or generator cannot be reused: start afresh.
+    home = _cached(build, "CMAKE_HOME_DIRECTORY")
+    if home is not None and (Path(home).resolve() != src
+                             or _cached(build, "CMAKE_GENERATOR") != generator):
+        shutil.rmtree(build)
+    try:
+        build.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LabError(f"cannot create the build dir {build}: {e.strerror}") from None
+    log = build / BUILD_LOG
+    log.write_text("")
+    _run_logged([cmake, "-S", str(src), "-B", str(build), "-G", generator,
+                 f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", f"-DCMAKE_BUILD_TYPE={BUILD_TYPE}",
+                 "-DBUILD_TESTING=ON", "-DKCROSS_STATIC_HARNESS=ON", "-DKCROSS_SANITIZE=",
+                 "-DKCROSS_FUZZ=OFF", "-DCMAKE_CROSSCOMPILING_EMULATOR=",
+                 f"-DKCROSS_STRESS_SCALE={STRESS_SCALE}"],
+                log, "configuring", arch)
+    _run_logged([cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)],
+                log, "building", arch)
+    ctest = shutil.which("ctest") or str(Path(cmake).with_name("ctest"))
+    listing = _run_logged([ctest, "--show-only=json-v1"], log, "listing the tests of", arch,
+                          cwd=build)
+    try:
+        data = json.loads(listing)
+    except ValueError:
+        raise LabError(f"ctest --show-only=json-v1 in {build} wrote no JSON; log: {log}") from None
+    tests, excluded, files = guest_tests(data, build, src)
+    harness, init = build / "kcross-harness", build / "kcross-lab-init"
+    for program in (harness, init):
+        if not program.is_file():
+            raise LabError(f"the {arch} build has no {program.name} ({program}); log: {log}")
+    return Payload(arch=arch, build_dir=build, harness=harness, init=init,
+                   files={GUEST_HARNESS: harness, **files}, tests=tests, excluded=excluded)
+
+
+def select_tests(tests: Sequence[GuestTest], *, stress: bool | None = None) -> list[GuestTest]:
+    """``tests`` with (True) or without (False) the stress tier; None: all."""
+    return [t for t in tests if stress is None or t.stress == stress]
