@@ -32,7 +32,7 @@ _SKIP_LINE = re.compile(r"#\s*SKIP\b\s*(.*)$", re.IGNORECASE)
 
 # (test name, what the line shows): lines of the guest's output that show the real paths ran.
 EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("example_syscall", re.compile(r"^mechanism in use: ")),
+    ("example_syscall", re.compile(r"^architecture .*available: |^mechanism in use: ")),
     ("test_syscall", re.compile(r"^# page size \d+, mechanism ")),
     ("example_cpu", re.compile(r"^rseq: ")),
     ("test_rseq", re.compile(r"^# mode default: ")),

@@ -21,6 +21,7 @@ minute, and the whole correctness run must stay within a few minutes of host tim
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -300,6 +301,18 @@ def build_payload(arch: str, *, source: Path | None = None,
                         "with lab support?)")
     build = build_dir_for(arch, cache_dir)
     generator = _generator()
+    try:
+        build.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(build.parent / f".{build.name}.lock", "w")
+    except OSError as e:
+        raise LabError(f"cannot create the build dir {build}: {e.strerror}") from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # one build per arch and cache at a time
+        return _build(arch, src, toolchain, build, cmake, generator)
+
+
+def _build(arch: str, src: Path, toolchain: Path, build: Path, cmake: str,
+           generator: str) -> Payload:
     # A build dir of another source tree or generator cannot be reused: start afresh.
     home = _cached(build, "CMAKE_HOME_DIRECTORY")
     if home is not None and (Path(home).resolve() != src
