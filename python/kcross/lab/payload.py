@@ -318,12 +318,12 @@ def _build(arch: str, src: Path, toolchain: Path, build: Path, cmake: str,
     if home is not None and (Path(home).resolve() != src
                              or _cached(build, "CMAKE_GENERATOR") != generator):
         shutil.rmtree(build)
+    log = build / BUILD_LOG
     try:
         build.mkdir(parents=True, exist_ok=True)
+        log.write_text("")
     except OSError as e:
-        raise LabError(f"cannot create the build dir {build}: {e.strerror}") from None
-    log = build / BUILD_LOG
-    log.write_text("")
+        raise LabError(f"cannot write to the build dir {build}: {e.strerror}") from None
     _run_logged([cmake, "-S", str(src), "-B", str(build), "-G", generator,
                  f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", f"-DCMAKE_BUILD_TYPE={BUILD_TYPE}",
                  "-DBUILD_TESTING=ON", "-DKCROSS_STATIC_HARNESS=ON", "-DKCROSS_SANITIZE=",
