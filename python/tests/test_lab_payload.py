@@ -32,6 +32,7 @@ from kcross.lab.correctness import (
     plan_timeout,
     run_tests,
     stress_aborts,
+    summary,
 )
 from kcross.lab.initramfs import CommandResult
 from kcross.lab.payload import (
@@ -206,6 +207,8 @@ def test_run_tests_boots_once_with_one_plan_line_per_test(tmp_path: Path,
     assert [(o.name, o.status, o.reason) for o in outcomes] == \
         [("a", PASSED, ""), ("b", SKIPPED, "no rseq")]
     assert plan_timeout(tests) == correctness.BOOT_ALLOWANCE + 120
+    assert summary(outcomes) == "1 passed, 1 skipped"
+    assert summary([]) == "0 passed"
 
 
 def test_evidence_and_aborts() -> None:

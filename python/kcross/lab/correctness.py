@@ -135,3 +135,10 @@ def stress_aborts(outcome: TestOutcome) -> int:
     """The kernel-directed rseq aborts a stress run's counter test retried, summed over rounds."""
     return sum(int(m[1]) for line in outcome.output
                if (m := re.match(r"# counter: (\d+) aborts retried", line)))
+
+
+def summary(outcomes: Sequence[TestOutcome]) -> str:
+    """"N passed, N failed, N skipped" (failed and skipped only when there are some)."""
+    counts = {status: sum(o.status == status for o in outcomes)
+              for status in (PASSED, FAILED, SKIPPED)}
+    return ", ".join(f"{n} {status}" for status, n in counts.items() if n or status == PASSED)
