@@ -56,6 +56,8 @@ class Arch:
     cross_gcc: str
     cross_package: str
     extra: tuple[str, ...] = ()   # further QEMU options this machine needs
+    # Kernel options this machine needs beyond kconfig.COMMON (its console, its platform).
+    kconfig: tuple[tuple[str, str], ...] = ()
 
 
 # TCG cannot provide these Skylake-Client features: asking for them prints warnings.
@@ -64,13 +66,17 @@ _SKYLAKE_TCG_OFF = "-pcid,-x2apic,-tsc-deadline,-hle,-rtm,-invpcid,-rdseed,-3dno
 _ARCHES: dict[str, Arch] = {
     "ppc64le": Arch("ppc64le", "qemu-system-ppc64", "qemu-system-ppc", "pseries,x-vof=on",
                     "power9", "hvc0", "powerpc64le", "powerpc64le-linux-gnu-gcc",
-                    "gcc-powerpc64le-linux-gnu", ("-vga", "none")),
+                    "gcc-powerpc64le-linux-gnu", ("-vga", "none"),
+                    (("CONFIG_PPC_PSERIES", "the pseries platform"),
+                     ("CONFIG_HVC_CONSOLE", "the hvc0 console"))),
     "aarch64": Arch("aarch64", "qemu-system-aarch64", "qemu-system-arm", "virt",
                     "max,pauth-impdef=on", "ttyAMA0", "aarch64", "aarch64-linux-gnu-gcc",
-                    "gcc-aarch64-linux-gnu"),
+                    "gcc-aarch64-linux-gnu", (),
+                    (("CONFIG_SERIAL_AMBA_PL011_CONSOLE", "the ttyAMA0 console"),)),
     "x86_64": Arch("x86_64", "qemu-system-x86_64", "qemu-system-x86", "q35",
                    f"Skylake-Client-v1,{_SKYLAKE_TCG_OFF}", "ttyS0", "x86_64",
-                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),
+                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", (),
+                   (("CONFIG_SERIAL_8250_CONSOLE", "the ttyS0 console"),)),
 }
 assert tuple(_ARCHES) == ARCHES
 
