@@ -26,7 +26,7 @@ def test_counting_command_line() -> None:
     assert argv[:5] == ["qemu-system-ppc64", "-M", "pseries,x-vof=on,cap-cfpc=broken",
                         "-cpu", "power9"]
     assert argv[argv.index("-smp") + 1] == "1"
-    assert argv[argv.index("-append") + 1] == "console=hvc0 quiet panic=-1 nokaslr mitigations=off"
+    assert argv[argv.index("-append") + 1] == "console=hvc0 quiet loglevel=1 panic=-1 nokaslr mitigations=off"
     assert "-icount" in argv and "shift=0,align=off,sleep=off" in argv
     assert argv[argv.index("-initrd") + 1] == "/i" and "-vga" in argv
 

@@ -86,10 +86,11 @@ def arch(name: str) -> Arch:
     return _ARCHES[check_arch(name)]
 
 
-# The kernel's own command line, before what the user adds.  `quiet` keeps kernel
-# messages off the console the guest's results are read from; `panic=-1` turns a panic
-# into an immediate reboot, which -no-reboot turns into QEMU's exit (not a hang).
-BASE_APPEND = "quiet panic=-1"
+# The kernel's own command line, before what the user adds.  The guest's results are
+# read from the console, and a kernel message printed in the middle of one would garble
+# it: `quiet loglevel=1` lets only emergencies (a panic) through.  `panic=-1` turns a
+# panic into an immediate reboot, which -no-reboot turns into QEMU's exit (not a hang).
+BASE_APPEND = "quiet loglevel=1 panic=-1"
 
 
 @dataclass(frozen=True)
