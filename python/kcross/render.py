@@ -189,7 +189,11 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
         reasons = sorted({missing[e] for e in hw_missing})
         which = "all" if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)
         line = f"hardware counters unavailable ({which}): " + "; ".join(reasons)
-        if _get(fingerprint, "virtualization", "hypervisor_flag"):
+        lab = fingerprint.get("lab")
+        if isinstance(lab, dict):
+            line += f" (normal under QEMU {str(lab.get('accel') or 'tcg').upper()}: it " \
+                    "emulates no PMU)"
+        elif _get(fingerprint, "virtualization", "hypervisor_flag"):
             vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
             line += f" (normal under {vm}: most VMs expose no PMU)"
         lines.append(line)
