@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ class Counted:
     stream: RunStream
     records: list[dict[str, Any]] = field(default_factory=list)   # in stream order
     messages: list[str] = field(default_factory=list)             # non-record guest output
+    # Host times of the boot: the guest's own clock is the fixed -rtc base.
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
 
     def median(self, name: str) -> float | None:
         """Instructions/op of benchmark ``name`` by the statistics rule; None if not ok."""
@@ -174,6 +178,7 @@ def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None
         raise UserError("instruction counts need a counting-mode guest")
     plan = [plan_command(harness_argv(suites=suites, bench=bench), env=env)]
     files = {GUEST_HARNESS: payload.harness}
+    started = datetime.now(UTC)
     results, _console = run_plan(guest, payload.init, files, plan, timeout=timeout,
                                  workdir=workdir)
     if len(results) != 1:
@@ -187,7 +192,8 @@ def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None
                            f"record (status {results[0].status}); its last words: "
                            f"{messages[-1] if messages else 'none'}")
     return Counted(guest=guest, kernel=kernel, variant=variant, stream=stream,
-                   records=records, messages=messages)
+                   records=records, messages=messages, started_at=started,
+                   finished_at=datetime.now(UTC))
 
 
 def rows_by_name(counted: Iterable[Counted]) -> list[str]:
