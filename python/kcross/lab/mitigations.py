@@ -171,6 +171,9 @@ _A64_MAX = Baseline(                                                            
     "max,pauth-impdef=on", (), "")
 
 _A64_MAX_VARIANTS = [
+    # +7.5, not less: without the capability the entry/exit pointer-authentication blocks
+    # are patched to as many NOPs, all executed, where with it a test branches over part of
+    # them (the likely reason; not traced instruction by instruction).
     Variant("arm64.nopauth", "no pointer authentication: no key switch on kernel entry "
             "and exit", append="arm64.nopauth"),                                # +7.5
     Variant("mitigations=off", "CPU-flaw mitigations off",
