@@ -147,11 +147,19 @@ static inline void kh_bench_end(struct kh_bench_ctx *c)
  * The timed loop: exactly c->iters executions of BODY between the timer and
  * counter reads, nothing else.  BODY must have an effect the compiler cannot
  * drop (a volatile asm, an external call, a store to a KC_OPAQUE value).
+ * KH_REPEAT(n) is every timed loop's head (the empty loop's and the
+ * multi-threaded bodies' too): never unrolled (GCC unrolls small loops at -O2
+ * on ppc64le), so each iteration is the operation plus the same
+ * counter-and-branch on every arch and instruction counts (the labs) compare
+ * across arches.
  */
+#define KH_REPEAT(n)							\
+	_Pragma("GCC unroll 1")						\
+	for (uint64_t kh__i = (n); kh__i; kh__i--)
 #define KH_LOOP(c, ...)							\
 	do {								\
 		kh_bench_begin(c);					\
-		for (uint64_t kh__i = (c)->iters; kh__i; kh__i--) {	\
+		KH_REPEAT((c)->iters) {					\
 			__VA_ARGS__;					\
 		}							\
 		kh_bench_end(c);					\

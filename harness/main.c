@@ -28,8 +28,8 @@
 #endif
 
 static const char usage[] =
-	"usage: kcross-harness list [--suite S] [--bench GLOB] [--json]\n"
-	"       kcross-harness run [--suite S] [--bench GLOB] [--samples N] [--quick]\n"
+	"usage: kcross-harness list [--suite S[,S...]] [--bench GLOB] [--json]\n"
+	"       kcross-harness run [--suite S[,S...]] [--bench GLOB] [--samples N] [--quick]\n"
 	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
 	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
@@ -165,9 +165,25 @@ static void parse(int argc, char **argv, struct opts *o)
 		die_usage("unexpected argument '%s' (see --help)", argv[optind]);
 }
 
+/* Is `suite` one of the comma-separated names in `list`? */
+static bool in_list(const char *list, const char *suite)
+{
+	size_t len = strlen(suite);
+
+	for (const char *p = list; p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (n == len && !strncmp(p, suite, len))
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
 static bool selected(const struct kh_bench *b, const struct opts *o)
 {
-	if (o->suite && strcmp(o->suite, b->suite))
+	if (o->suite && !in_list(o->suite, b->suite))
 		return false;
 	return !o->glob || kh_bench_matches(b, o->glob);
 }
@@ -176,23 +192,28 @@ static bool selected(const struct kh_bench *b, const struct opts *o)
 static int count_selected(const struct opts *o)
 {
 	int n = 0;
-	bool suite_known = !o->suite;
 
-	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
-		if (o->suite && !strcmp(o->suite, b->suite))
-			suite_known = true;
-		n += selected(b, o);
-	}
-	if (!suite_known) {
+	for (const char *p = o->suite; p;) {
+		const char *comma = strchr(p, ',');
+		int len = comma ? (int)(comma - p) : (int)strlen(p);
+		bool known = false;
 		char list[256] = "";
 
-		/* The registry keeps each suite's rows together. */
 		for (const struct kh_bench *b = kh_registry(); b->name; b++)
-			if (b == kh_registry() || strcmp(b[-1].suite, b->suite))
-				snprintf(list + strlen(list), sizeof(list) - strlen(list),
-					 "%s%s", *list ? ", " : "", b->suite);
-		die_usage("unknown suite '%s' (suites: %s)", o->suite, list);
+			if ((int)strlen(b->suite) == len && !strncmp(p, b->suite, (size_t)len))
+				known = true;
+		if (!known) {
+			/* The registry keeps each suite's rows together. */
+			for (const struct kh_bench *b = kh_registry(); b->name; b++)
+				if (b == kh_registry() || strcmp(b[-1].suite, b->suite))
+					snprintf(list + strlen(list), sizeof(list) - strlen(list),
+						 "%s%s", *list ? ", " : "", b->suite);
+			die_usage("unknown suite '%.*s' (suites: %s)", len, p, list);
+		}
+		p = comma ? comma + 1 : NULL;
 	}
+	for (const struct kh_bench *b = kh_registry(); b->name; b++)
+		n += selected(b, o);
 	if (!n)
 		die_usage("no benchmark matches '%s'%s%s (see 'list')", o->glob ? o->glob : "*",
 			  o->suite ? " in suite " : "", o->suite ? o->suite : "");

@@ -58,7 +58,7 @@ int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
 static int empty_loop(struct kh_bench_ctx *c)
 {
 	kh_bench_begin(c);
-	for (uint64_t i = c->iters; i; i--)
+	KH_REPEAT(c->iters)
 		KC_BARRIER();
 	kh_bench_end(c);
 	return KH_OK;
@@ -68,7 +68,7 @@ static uint64_t empty_body(void *arg, int tid, uint64_t iters)
 {
 	(void)arg;
 	(void)tid;
-	for (uint64_t i = iters; i; i--)
+	KH_REPEAT(iters)
 		KC_BARRIER();
 	return 0;
 }

@@ -89,7 +89,8 @@ set(cases
   "run --samples 3.7" "run --cpu 1.5" "run --samples 3e1" "run --cpu 0x1"
   "KCROSS_TIMER=bogus run" "KCROSS_VDSO=off run" "KCROSS_SYSCALL=bogus run"
   "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list"
-  "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid")
+  "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid"
+  "run --suite syscall,nosuch" "run --suite syscall," "list --suite ,cpuid")
 foreach(case IN LISTS cases)
   separate_arguments(words UNIX_COMMAND "${case}")
   set(ENV_ARGS "")
@@ -104,6 +105,13 @@ foreach(case IN LISTS cases)
   endif()
   message(STATUS "'${case}': exit 2, ${err}")
 endforeach()
+
+# --suite takes a comma-separated list: the rows of both suites, nothing else.
+harness(out rc err list --suite cpuid,syscall)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "(^|\n)syscall +getppid-inline " OR NOT out MATCHES
+   "(^|\n)cpuid +rseq-load " OR out MATCHES "(^|\n)percpu")
+  message(FATAL_ERROR "list --suite cpuid,syscall: exit ${rc}, ${out}")
+endif()
 
 # An empty forcing is no forcing: the same as unset.
 foreach(var KCROSS_SYSCALL KCROSS_VDSO KCROSS_TIMER KCROSS_TEST_FAIL)

@@ -599,7 +599,7 @@ static uint64_t body_shared_atomic(void *arg, int tid, uint64_t iters)
 {
 	struct slots *s = arg;
 
-	for (uint64_t i = iters; i; i--)
+	KH_REPEAT(iters)
 		__atomic_fetch_add(&s->shared.v, 1, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -616,7 +616,7 @@ static uint64_t body_rseq(void *arg, int tid, uint64_t iters)
 		__atomic_fetch_add(&s->unregistered, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	for (uint64_t i = iters; i; i--)
+	KH_REPEAT(iters)
 		aborts += (uint64_t)kc_percpu_counter_add(&s->counter, 1);
 	return aborts;
 }
@@ -625,7 +625,7 @@ static uint64_t body_getcpu_atomic(void *arg, int tid, uint64_t iters)
 {
 	struct slots *s = arg;
 
-	for (uint64_t i = iters; i; i--)
+	KH_REPEAT(iters)
 		op_getcpu_atomic(s->cpu);
 	return 0;
 }

@@ -9,17 +9,25 @@ corrected by the harness, and kcross.stats summarises them by their own
 overhead decision.  A capture that
 stops early (no ``end`` record, possibly cut mid-line) is a normal outcome
 of a crash or power cycle and is imported as an interrupted run.
+
+:func:`import_stream` stores records that are already in memory (``kcross
+lab``: the guest harness's lines taken from the console, with the lab's
+``fingerprint.lab`` added and every unit set to instructions/op); they are
+checked exactly like a file's.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import SchemaError, UserError
-from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line
+from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line, validate
 from .store import DuplicateImport, Store, run_times
 
 
@@ -99,3 +107,69 @@ def import_file(store_factory: Callable[[], Store], path: Path, *,
     assert stream.plan is not None  # read_stream refuses captures without one
     return Imported(run_id=run_id, complete=stream.complete, results=len(stream.results),
                     planned=len(stream.plan["benchmarks"]), dropped_partial_line=partial)
+
+
+def stream_of(records: Iterable[Mapping[str, Any]], name: str) -> RunStream:
+    """Validate records held in memory as one ``run --json`` stream, like a file's lines.
+
+    ``name`` says where they came from in errors ("lab ppc64le record 3: ...").
+    Each record is checked as it would be read from JSON text (a copy goes
+    through JSON, so a value JSON cannot hold is refused, not stored).
+    """
+    stream = RunStream()
+    for number, given in enumerate(records, start=1):
+        where = f"{name} record {number}"
+        if not isinstance(given, Mapping):
+            raise SchemaError(f"{where}: expected a JSON object, got {type(given).__name__}")
+        try:
+            record = json.loads(json.dumps(given, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"{where}: not a JSON record ({exc})") from None
+        validate(record, where, IMPORT_VERSIONS)
+        stream.add(record, where)
+    if stream.fingerprint is None:
+        raise SchemaError(f"{name}: no fingerprint record")
+    if stream.plan is None:
+        raise SchemaError(f"{name}: no plan record (not the output of "
+                          "'kcross-harness run --json')")
+    return stream
+
+
+def import_stream(store_factory: Callable[[], Store],
+                  stream: RunStream | Iterable[Mapping[str, Any]], *,
+                  command: Sequence[str], source: str = "lab", force: bool = False,
+                  name: str = "stream", started_at: dt.datetime | None = None,
+                  finished_at: dt.datetime | None = None) -> Imported:
+    """Validate a run held in memory, then store it as one run with ``source``.
+
+    ``stream``: the records (fingerprint, plan, results, end; the end may be
+    missing: an interrupted run), or a :class:`RunStream` built from them,
+    which is checked again record by record.  Errors are :class:`SchemaError`
+    (one line naming ``name`` and the record) before the store is opened, so
+    a bad stream stores nothing and creates no database.  A run already stored
+    with the same records raises :class:`DuplicateImport` (a :class:`UserError`
+    carrying ``run_id``) unless ``force``.  ``started_at``/``finished_at``:
+    the host's times of the run (a lab run is dated by them, else by now).
+    """
+    if isinstance(stream, RunStream):
+        stream = [r for r in (stream.fingerprint, stream.plan, *stream.results, stream.end)
+                  if r is not None]
+    checked = stream_of(stream, name)
+    assert checked.fingerprint is not None and checked.plan is not None  # stream_of checks
+    is_lab = isinstance(checked.fingerprint.get("lab"), dict)
+    if source == "lab" and not is_lab:
+        raise SchemaError(f"{name}: fingerprint record has no lab object, so it cannot be "
+                          "stored as a lab run (the lab adds fingerprint.lab)")
+    if not is_lab:
+        try:
+            run_times(checked.fingerprint, checked.end)  # dates the database can hold
+        except SchemaError as exc:
+            raise SchemaError(f"{name}: {exc}") from None
+    store = store_factory()
+    try:
+        run_id = store.import_stream(checked, command=command, force=force, source=source,
+                                     started_at=started_at, finished_at=finished_at)
+    finally:
+        store.close()
+    return Imported(run_id=run_id, complete=checked.complete, results=len(checked.results),
+                    planned=len(checked.plan["benchmarks"]), dropped_partial_line=None)

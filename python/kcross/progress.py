@@ -25,7 +25,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from .render import format_ns
+from .render import format_value
 from .stats import StatsError, summarize_record
 
 
@@ -96,7 +96,8 @@ class RunProgress:
             outcome = f"{record['status']}: {record['reason']}"
         else:
             try:
-                outcome = f"{format_ns(summarize_record(record).median)} ns/op"
+                unit = record.get("unit") or "ns/op"
+                outcome = f"{format_value(summarize_record(record).median, unit)} {unit}"
             except StatsError as exc:
                 outcome = str(exc)
         self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .schema import LAB_COUNTING, UNIT_INSTRUCTIONS, UNIT_NS, unit_of
 from .schema import dig as _get
 from .stats import SUBTRACTED, StatsError, Summary, summarize_record
 
@@ -38,6 +39,14 @@ def format_ns(value: float) -> str:
     if value >= 10:
         return f"{value:.2f}"
     return f"{value:.3f}"
+
+
+def format_value(value: float, unit: str) -> str:
+    """A figure in its unit: times as :func:`format_ns`, instruction counts as plain
+    decimals with one decimal place (``346.0``; a median of an even count may be ``.5``)."""
+    if unit == UNIT_INSTRUCTIONS:
+        return f"{value:.1f}"
+    return format_ns(value)
 
 
 def _add_row(table: Table, *cells: str | Text) -> None:
@@ -71,11 +80,18 @@ def _counters_cell(record: dict[str, Any]) -> str:
     return " ".join(parts) or DASH
 
 
-def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -> Table:
-    """One row per benchmark: median, CI of the median (±% of it), min, spread, N..."""
+def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
+                  unit: str | None = None) -> Table:
+    """One row per benchmark: median, CI of the median (±% of it), min, spread, N...
+
+    The median column names the unit (``median ns/op``, ``median instructions/op``):
+    ``unit``, else the results' own.  A result in another unit (only in a database
+    edited by hand: a stream never mixes them) carries its unit in its cells.
+    """
+    unit = unit or unit_of(None, results)
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("benchmark", no_wrap=True)
-    table.add_column("median ns/op", justify="right")
+    table.add_column(f"median {unit}", justify="right")
     table.add_column("CI95 of median", justify="right")
     table.add_column("min", justify="right")
     table.add_column("spread", justify="right")
@@ -110,13 +126,17 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None) -
             spread_cell: str | Text = f"{summary.spread:.1%}"
         except StatsError as exc:
             spread_cell = _error(str(exc))
-        median_cell = format_ns(summary.median)
+        own = rec.get("unit") or UNIT_NS
+        suffix = "" if own == unit else f" {own}"
+        median_cell = format_value(summary.median, own)
         if summary.overhead.subtracted:
             median_cell += OVERHEAD_MARK
+        median_cell += suffix
         flags = [f.get("flag", "?") for f in rec.get("flags") or []]
         status = Text("ok" + "".join(f" ⚑{name}" for name in flags),
                       style="yellow" if flags else "")
-        _add_row(table, label, median_cell, ci_cell, format_ns(summary.min), spread_cell,
+        _add_row(table, label, median_cell, ci_cell, format_value(summary.min, own) + suffix,
+                 spread_cell,
                       str(summary.n), disturbed, _counters_cell(rec), status)
     return table
 
@@ -169,7 +189,11 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
         reasons = sorted({missing[e] for e in hw_missing})
         which = "all" if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)
         line = f"hardware counters unavailable ({which}): " + "; ".join(reasons)
-        if _get(fingerprint, "virtualization", "hypervisor_flag"):
+        lab = fingerprint.get("lab")
+        if isinstance(lab, dict):
+            line += f" (normal under QEMU {str(lab.get('accel') or 'tcg').upper()}: it " \
+                    "emulates no PMU)"
+        elif _get(fingerprint, "virtualization", "hypervisor_flag"):
             vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
             line += f" (normal under {vm}: most VMs expose no PMU)"
         lines.append(line)
@@ -192,17 +216,17 @@ def _summaries(results: Sequence[dict[str, Any]]) -> list[Summary]:
     return summaries
 
 
-def _overhead_text(summaries: Sequence[Summary]) -> str:
+def _overhead_text(summaries: Sequence[Summary], unit: str = UNIT_NS) -> str:
     """One line: the empty-loop cost range and where it was subtracted (each benchmark's
     decision follows the statistics rule; see kcross.stats)."""
     measured = [s.overhead for s in summaries if s.overhead.median is not None]
     if not measured:
         return "overhead: no measured benchmark"
     values = sorted(o.median for o in measured if o.median is not None)
-    span = format_ns(values[0]) if values[0] == values[-1] else \
-        f"{format_ns(values[0])}–{format_ns(values[-1])}"
+    span = format_value(values[0], unit) if values[0] == values[-1] else \
+        f"{format_value(values[0], unit)}–{format_value(values[-1], unit)}"
     subtracted = sum(1 for o in measured if o.subtracted)
-    text = (f"overhead: empty loop {span} ns/op (median); subtracted ({OVERHEAD_MARK}) for "
+    text = (f"overhead: empty loop {span} {unit} (median); subtracted ({OVERHEAD_MARK}) for "
             f"{subtracted} of {len(measured)} benchmarks, where it exceeded the benchmark's "
             "noise (IQR/2) and was less than half its median")
     others = sorted({o.reason for o in measured if not o.subtracted and o.reason
@@ -215,8 +239,41 @@ def _overhead_text(summaries: Sequence[Summary]) -> str:
 _DECISIONS = ("within the noise", "half the median or more")
 
 
+def _lab_kernel(lab: dict[str, Any]) -> dict[str, Any]:
+    kernel = lab.get("kernel")
+    return kernel if isinstance(kernel, dict) else {}
+
+
+EMULATED_COUNTING = "emulated (QEMU {accel}, icount): instruction counts, not time"
+
+
+def lab_lines(fingerprint: dict[str, Any]) -> list[str]:
+    """What a lab run is (none for a real machine): the emulation and the lab group."""
+    lab = fingerprint.get("lab")
+    if not isinstance(lab, dict):
+        return []
+    accel = str(lab.get("accel") or "tcg").upper()
+    if lab.get("mode") == LAB_COUNTING:
+        first = EMULATED_COUNTING.format(accel=accel)
+    else:
+        first = f"emulated (QEMU {accel}, {_fmt(lab.get('mode'))} mode): not a measurement"
+    kernel = _lab_kernel(lab)
+    sha = str(kernel.get("sha256") or "")
+    emulator = " ".join(_fmt(x) for x in (lab.get("emulator"), lab.get("emulator_version")))
+    lines = [first,
+             f"lab: {emulator} -M {_fmt(lab.get('machine'))} -cpu {_fmt(lab.get('cpu'))}, "
+             f"smp {_fmt(lab.get('smp'))}, accel {_fmt(lab.get('accel'))}, "
+             f"icount {_fmt(lab.get('icount'))}, seed {_fmt(lab.get('seed'))}",
+             f"lab kernel: {_fmt(kernel.get('source'))} {_fmt(kernel.get('package'))} "
+             f"{_fmt(kernel.get('version'))}, {_fmt(kernel.get('path'))} "
+             f"(sha256 {sha[:16] + '…' if sha else DASH}); appended: "
+             f"{_fmt(lab.get('append'))}; variant: {_fmt(lab.get('variant'))}"]
+    return lines
+
+
 def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> Group:
-    """The context needed to read the numbers: mechanism, timer, counters, overhead, CI."""
+    """The context needed to read the numbers: emulation (a lab run), mechanism, timer,
+    counters, overhead, CI."""
     sc = fingerprint.get("syscall") or {}
     mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")}) or [sc.get("mechanism")]
     mech = f"syscall mechanism: {_join(str(m) for m in mechs)}"
@@ -228,8 +285,9 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
     forced = {k: v for k, v in (fingerprint.get("forced") or {}).items() if v is not None}
     if forced:
         mech += "; forced by the environment: " + _join(f"{k}={v}" for k, v in forced.items())
-    lines = [mech, f"timer: {_timer_text(fingerprint)}", *_counters_text(fingerprint, results),
-             _overhead_text(summaries), *_flags_text(results)]
+    lines = [*lab_lines(fingerprint), mech, f"timer: {_timer_text(fingerprint)}",
+             *_counters_text(fingerprint, results),
+             _overhead_text(summaries, unit_of(fingerprint, results)), *_flags_text(results)]
     coverage = []
     for summary in summaries:
         try:
@@ -315,26 +373,45 @@ def sysinfo(fp: dict[str, Any]) -> Group:
         ("kcross-harness", " ".join(str(x) for x in (g("kcross", "version"), g("kcross", "git_rev"),
                                                      g("kcross", "build"), g("kcross", "compiler")) if x)),
         ("host / time", _pair(fp, "host", "hostname", "time"))])
-    return Group(cpu, Text(), kernel, Text(), vulns, Text(), rseq, Text(), counters, Text(), measure)
+    parts: list[Table | Text] = [cpu, Text(), kernel, Text(), vulns, Text(), rseq, Text(),
+                                 counters, Text(), measure]
+    lab = fp.get("lab")
+    if isinstance(lab, dict):
+        kernel_info = _lab_kernel(lab)
+        lab_table = _kv_table("Lab (emulated)", [
+            ("emulation", lab_lines(fp)[0]),
+            ("mode / unit", f"{_fmt(lab.get('mode'))} / {_fmt(lab.get('unit'))}"),
+            ("emulator", " ".join(_fmt(lab.get(k)) for k in ("emulator", "emulator_version"))),
+            ("accel / icount / seed",
+             " / ".join(_fmt(lab.get(k)) for k in ("accel", "icount", "seed"))),
+            ("machine / cpu / smp", " / ".join(_fmt(lab.get(k)) for k in ("machine", "cpu", "smp"))),
+            ("kernel", " ".join(_fmt(kernel_info.get(k)) for k in ("source", "package", "version"))),
+            ("kernel file", kernel_info.get("path")), ("kernel sha256", kernel_info.get("sha256")),
+            ("appended to cmdline", lab.get("append")), ("variant", lab.get("variant"))])
+        parts = [lab_table, Text(), *parts]
+    return Group(*parts)
 
 
 def machine_summary(run: RunSummary) -> str:
     parts = [run.hostname or "?", run.cpu_model or "unknown CPU", run.kernel_release or "?"]
     if run.hypervisor:
-        parts.append(f"VM ({run.hypervisor})")
+        emulated = run.unit != UNIT_NS or run.source == "lab"
+        parts.append(f"{'emulated' if emulated else 'VM'} ({run.hypervisor})")
     return " · ".join(parts)
 
 
 def runs_table(runs: Sequence[RunSummary]) -> Table:
     table = Table(header_style="bold")
     for name, justify in (("id", "right"), ("started (UTC)", "left"), ("status", "left"),
-                          ("source", "left"), ("machine", "left"), ("benchmarks", "right")):
+                          ("source", "left"), ("unit", "left"), ("machine", "left"),
+                          ("benchmarks", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
         _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
                       Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
+                      Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
                       machine_summary(run), str(run.results))
     return table
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -32,6 +32,10 @@ from .errors import SchemaError
 #     Samples were corrected by the harness when its overhead rule fired.
 #   2: raw samples plus the empty loop's own samples (result.overhead.samples/ticks),
 #      result.flags, fingerprint.forced; the reader applies the statistics rule.
+#   2, later addition (issue 8, labs): fingerprint.lab and the result unit "instructions/op"
+#      (a run made by `kcross lab` in a QEMU guest in counting mode).  The version stays 2:
+#      a kcross before this refuses such a file (its schema allows only "ns/op") rather
+#      than misreading instruction counts as time.  RunStream keeps the two apart.
 SCHEMA_VERSION = 2
 # What a harness run by this kcross must write, and what `kcross import` reads.
 LIVE_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
@@ -40,6 +44,13 @@ IMPORT_VERSIONS: tuple[int, ...] = (1, 2)
 SCHEMA_FILE = "result-format.schema.json"
 RECORD_TYPES = ("fingerprint", "plan", "result", "end", "bench")
 RESULT_STATUSES = ("ok", "skipped", "failed")
+# The units of a result: wall-clock time per operation from the harness, and instructions per
+# operation from a lab run in counting mode (fingerprint.lab; the guest clock advances one
+# nanosecond per instruction).  Never mixed in one run (RunStream) nor on one machine.
+UNIT_NS = "ns/op"
+UNIT_INSTRUCTIONS = "instructions/op"
+UNITS = (UNIT_NS, UNIT_INSTRUCTIONS)
+LAB_COUNTING = "counting"
 
 
 class MalformedLine(SchemaError):
@@ -266,6 +277,7 @@ class RunStream:
         elif self.plan is None:
             raise SchemaError(f"{where}: {rtype} record before the plan record")
         elif rtype == "result":
+            check_unit(self.fingerprint, record, where)
             key = (record["suite"], record["name"])
             if key not in self._pending:
                 seen = any((r["suite"], r["name"]) == key for r in self.results)
@@ -282,6 +294,39 @@ class RunStream:
             self.end = record
         else:
             raise SchemaError(f"{where}: {rtype} record inside a run stream")
+
+
+def check_unit(fingerprint: Mapping[str, Any], result: Mapping[str, Any], where: str) -> None:
+    """Refuse a result whose unit does not belong to its run: the one rule that keeps
+    instruction counts (lab, counting mode) and wall-clock times apart."""
+    lab = fingerprint.get("lab")
+    unit = result.get("unit")
+    what = f"{where}: result record {result.get('suite')}/{result.get('name')}"
+    if isinstance(lab, dict):
+        if unit != UNIT_INSTRUCTIONS:
+            raise SchemaError(f"{what} is in {unit}, but the fingerprint has a lab object "
+                              "(an emulated QEMU run): a lab run's results must all be "
+                              f"{UNIT_INSTRUCTIONS}, never wall-clock time")
+        if lab.get("mode") != LAB_COUNTING:
+            raise SchemaError(f"{what} is in {UNIT_INSTRUCTIONS}, but the fingerprint's "
+                              f"lab.mode is {_short(lab.get('mode'))}: instruction counts "
+                              f"come only from {LAB_COUNTING!r} mode (-icount)")
+    elif unit != UNIT_NS:
+        raise SchemaError(f"{what} is in {unit}, but the fingerprint has no lab object: "
+                          f"only a counting-mode lab run (fingerprint.lab) has {unit} "
+                          "results")
+
+
+def unit_of(fingerprint: Mapping[str, Any] | None,
+            results: Iterable[Mapping[str, Any]] = ()) -> str:
+    """The unit of a run's figures: its lab's, else its results', else ns/op."""
+    lab = fingerprint.get("lab") if fingerprint else None
+    if isinstance(lab, dict) and lab.get("unit") in UNITS:
+        return str(lab["unit"])
+    for result in results:
+        if result.get("unit") in UNITS:
+            return str(result["unit"])
+    return UNIT_NS
 
 
 def dig(obj: Any, *path: str) -> Any:

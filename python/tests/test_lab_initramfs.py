@@ -1,9 +1,9 @@
 """The lab guest's payload (issue 8): the initramfs builder, the console parser, and a real boot.
 
-The boot tests run lab/init.c as PID 1 of a real kernel under qemu-system-ARCH; each needs
-the kernel ($KCROSS_TEST_LAB_KERNEL_PPC64LE: a Debian vmlinux; _AARCH64: Debian's arm64
-vmlinuz; _X86_64: Debian's amd64 vmlinuz), the qemu-system program and the cross compiler,
-and skips naming whichever is missing.
+The boot tests run lab/init.c as PID 1 of a real kernel under qemu-system-ARCH, on the
+lab's own machines (kcross.lab.machines); each needs what tests/labs.py names (the kernel
+in $KCROSS_TEST_LAB_KERNEL_<ARCH>, the qemu-system program, the cross compiler) and skips
+naming whichever is missing.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from kcross.errors import UserError
+from kcross.lab import machines
+from kcross.lab.boot import boot
 from kcross.lab.initramfs import (
     ConsoleError,
     build_initramfs,
@@ -25,6 +27,8 @@ from kcross.lab.initramfs import (
     parse_console,
     plan_command,
 )
+from kcross.lab.machines import Guest
+from labs import lab_prerequisites
 
 REPO = Path(__file__).resolve().parents[2]
 INIT_C = REPO / "lab" / "init.c"
@@ -241,51 +245,10 @@ int main(int argc, char **argv)
 }
 """
 
-# arch: (kernel variable, qemu-system program and machine, console, cross compiler)
-LABS = {
-    "ppc64le": ("KCROSS_TEST_LAB_KERNEL_PPC64LE", "qemu-system-ppc64",
-                ["-M", "pseries,x-vof=on", "-cpu", "power9", "-vga", "none"], "hvc0",
-                "powerpc64le-linux-gnu-gcc"),
-    "aarch64": ("KCROSS_TEST_LAB_KERNEL_AARCH64", "qemu-system-aarch64",
-                ["-M", "virt", "-cpu", "max,pauth-impdef=on"], "ttyAMA0", "aarch64-linux-gnu-gcc"),
-    "x86_64": ("KCROSS_TEST_LAB_KERNEL_X86_64", "qemu-system-x86_64",
-               ["-M", "q35", "-cpu", "qemu64"], "ttyS0", "x86_64-linux-gnu-gcc"),
-}
-PACKAGES = {"qemu-system-ppc64": "qemu-system-ppc", "qemu-system-aarch64": "qemu-system-arm",
-            "qemu-system-x86_64": "qemu-system-x86"}
-
-
-def _lab_prerequisites(arch: str) -> tuple[str, str, str]:
-    var, qemu, _, _, gcc = LABS[arch]
-    kernel = os.environ.get(var)
-    if not kernel:
-        pytest.skip(f"set {var} to a Debian {arch} kernel (vmlinux, Image or bzImage) to boot one")
-    if not Path(kernel).is_file():
-        pytest.skip(f"${var}={kernel} is not a file")
-    found = shutil.which(qemu)
-    if not found:
-        pytest.skip(f"no {qemu} (apt-get install {PACKAGES[qemu]})")
-    compiler = shutil.which(gcc) or (shutil.which("gcc") if os.uname().machine == arch else None)
-    if not compiler:
-        pytest.skip(f"no {gcc} (apt-get install gcc-{gcc.removesuffix('-gcc').replace('_', '-')})")
-    return kernel, found, compiler
-
-
-PLAN = [
-    plan_command(["/bin/hello", "a", "b"], env={"LAB_VAR": "set"}),
-    ["/bin/hello", "segv"],
-    plan_command(["/bin/hello", "sleep"], timeout=2),
-    ["/bin/hello", "exit", "3"],
-    ["/bin/missing"],
-]
-# Counting mode (issue 8): one guest nanosecond per instruction, fixed seed and clock.
-ICOUNT = ["-icount", "shift=0,align=off,sleep=off", "-seed", "1",
-          "-rtc", "base=2024-01-01T00:00:00,clock=vm"]
-
-
-def _guest(tmp_path: Path, arch: str) -> tuple[list[str], Path]:
-    """The qemu command line (less -initrd) and the initramfs: init.c and hello.c, PLAN."""
-    kernel, qemu, gcc = _lab_prerequisites(arch)
+def _guest(tmp_path: Path, arch: str, mode: str) -> tuple[Guest, Path]:
+    """The guest (kcross.lab.machines: the lab's own machine) and the initramfs built from
+    init.c and hello.c with PLAN; skipped, with the reason, without kernel, QEMU or compiler."""
+    kernel, gcc = lab_prerequisites(arch)
     hello_c = tmp_path / "hello.c"
     hello_c.write_text(HELLO_C)
     init, hello = tmp_path / "kcross-lab-init", tmp_path / "hello"
@@ -295,23 +258,24 @@ def _guest(tmp_path: Path, arch: str) -> tuple[list[str], Path]:
                         "-o", str(out), str(src)], check=True)
     image = tmp_path / "init.cpio"
     build_initramfs(init, {"/bin/hello": hello}, PLAN, image)
-    _, _, machine, console_dev, _ = LABS[arch]
-    return [qemu, *machine, "-m", "1G", "-nographic", "-no-reboot", "-kernel", kernel,
-            "-append", f"console={console_dev} quiet"], image
+    return Guest(machines.arch(arch), kernel, mode=mode), image
 
 
-def _boot(command: list[str], image: Path) -> bytes:
-    proc = subprocess.run([*command, "-initrd", str(image)], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=180, check=False)
-    assert proc.returncode == 0, f"qemu exited {proc.returncode}: {proc.stderr.decode()[-500:]}"
-    return proc.stdout
+PLAN = [
+    plan_command(["/bin/hello", "a", "b"], env={"LAB_VAR": "set"}),
+    ["/bin/hello", "segv"],
+    plan_command(["/bin/hello", "sleep"], timeout=2),
+    ["/bin/hello", "exit", "3"],
+    ["/bin/missing"],
+]
 
 
-@pytest.mark.parametrize("arch", sorted(LABS))
+@pytest.mark.parametrize("arch", machines.ARCHES)
 def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
-    command, image = _guest(tmp_path, arch)
+    """Correctness-mode machine (two vCPUs, multi-threaded TCG)."""
+    guest, image = _guest(tmp_path, arch, "correctness")
     started = time.monotonic()
-    console = _boot(command, image).decode(errors="replace")
+    console = boot(guest, image, timeout=180)
     print(f"{arch}: booted, ran the plan and powered off in {time.monotonic() - started:.1f} s")
     results = parse_console(console)
     assert [r.status for r in results] == ["0", "SIGSEGV", "timeout", "3", "127"], console
@@ -323,12 +287,12 @@ def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
     assert results[4].output == ["kcross-lab-init: /bin/missing: No such file or directory"]
 
 
-@pytest.mark.parametrize("arch", sorted(LABS))
+@pytest.mark.parametrize("arch", machines.ARCHES)
 def test_counting_boots_are_identical(tmp_path: Path, arch: str) -> None:
     """Nothing /init prints may vary between two counting boots: byte-identical consoles."""
-    command, image = _guest(tmp_path, arch)
+    guest, image = _guest(tmp_path, arch, "counting")
     started = time.monotonic()
-    first = _boot([*command, *ICOUNT], image)
+    first = boot(guest, image, timeout=180)
     print(f"{arch}: counting boot in {time.monotonic() - started:.1f} s")
-    assert _boot([*command, *ICOUNT], image) == first
-    assert [r.status for r in parse_console(first.decode())] == ["0", "SIGSEGV", "timeout", "3", "127"]
+    assert boot(guest, image, timeout=180) == first
+    assert [r.status for r in parse_console(first)] == ["0", "SIGSEGV", "timeout", "3", "127"]

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import SchemaError, StoreError, UserError
-from ..schema import IMPORT_VERSIONS, RunStream, validate
+from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of, validate
 from ..schema import dig as _get
 from ..stats import summary_columns
 from . import tables as t
@@ -37,13 +37,22 @@ HEARTBEAT_EVERY_S = 60.0
 # Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
 _MAX_ID = 2**31 - 1
 
+RUN_SOURCES = ("run", "import", "lab")  # runs.source: how the run came into the store
+
 # Fingerprint fields that differ between two runs on the same machine
-# configuration and therefore must not split it into two machines.
+# configuration and therefore must not split it into two machines.  The lab
+# group (fingerprint.lab) has nothing volatile: emulator and its version, machine
+# and CPU model, kernel (by its SHA-256, also its path), what was appended to the
+# command line and the variant all change what is counted, so every one of them
+# makes a machine of its own, and an emulated machine never shares a row with a real one.
 _VOLATILE = {"kcross": None, "host": ("time",), "timer": ("hz", "calibration")}
 
 
 def machine_identity(fingerprint: dict[str, Any]) -> str:
-    """SHA-256 over the fingerprint without per-run values (time, calibrated timer Hz, kcross build)."""
+    """SHA-256 over the fingerprint without per-run values (time, calibrated timer Hz, kcross build).
+
+    Everything else is the machine, ``lab`` included in full.
+    """
     ident: dict[str, Any] = {}
     for key, value in fingerprint.items():
         if key in ("type", "schema"):
@@ -57,6 +66,22 @@ def machine_identity(fingerprint: dict[str, Any]) -> str:
         ident[key] = value
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
+    """The machines.hypervisor column: what runs the measured system, if anything.
+
+    A lab run says so whatever the guest believes: ``qemu-tcg-icount`` in counting
+    mode (the figures are instruction counts), ``qemu-<accel>`` otherwise.
+    """
+    lab = fingerprint.get("lab")
+    if isinstance(lab, dict):
+        accel = str(lab.get("accel") or "tcg")
+        name = f"qemu-{accel}-icount" if lab.get("mode") == LAB_COUNTING else f"qemu-{accel}"
+        return name[:64]  # the column's width
+    virt = fingerprint.get("virtualization")
+    return (_get(virt, "hypervisor_type") or "unknown hypervisor") \
+        if _get(virt, "hypervisor_flag") else None
 
 
 def _canonical(record: dict[str, Any]) -> bytes:
@@ -159,6 +184,7 @@ class RunSummary:
     results: int
     state: str = ""
     live: bool = False
+    unit: str = UNIT_NS  # of the run's figures: instructions/op for a counting-mode lab run
 
 
 @dataclass(frozen=True)
@@ -266,9 +292,7 @@ class Store:
     def _machine_id(self, conn: sa.Connection, fingerprint: dict[str, Any]) -> int:
         """The machine row for this fingerprint, created if new (safe against concurrent writers)."""
         digest = machine_identity(fingerprint)
-        virt = fingerprint.get("virtualization")
-        hypervisor = (_get(virt, "hypervisor_type") or "unknown hypervisor") \
-            if _get(virt, "hypervisor_flag") else None
+        hypervisor = machine_hypervisor(fingerprint)
         values = {
             "fingerprint_hash": digest,
             "hostname": _get(fingerprint, "host", "hostname"),
@@ -402,16 +426,32 @@ class Store:
                 content_hash=None if digest is None else digest.hexdigest()))
 
     def import_stream(self, stream: RunStream, *, command: Sequence[str],
-                      force: bool = False) -> int:
+                      force: bool = False, source: str = "import",
+                      started_at: dt.datetime | None = None,
+                      finished_at: dt.datetime | None = None) -> int:
         """Store a whole validated stream in one transaction; return the new run id.
 
+        ``source`` is stored as runs.source: ``import`` (a file) or ``lab`` (a
+        ``kcross lab`` guest).  The run's times come from the fingerprint's
+        ``host.time`` and the end record's ``elapsed_s``, unless given; a run with
+        a lab object is dated by the host (``started_at``/``finished_at``, else
+        now), because the guest's clock counts instructions from a fixed date.
         A stream whose records are already stored as a run raises
         :class:`DuplicateImport` unless ``force``.
         """
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
-        started, finished = run_times(stream.fingerprint, stream.end)
-        started = started or _utcnow()
+        if source not in RUN_SOURCES or source == "run":
+            raise ValueError(f"an imported run's source is 'import' or 'lab', not {source!r}")
+        started: dt.datetime
+        finished: dt.datetime | None
+        if isinstance(stream.fingerprint.get("lab"), dict):
+            started = started_at or _utcnow()
+            finished = (finished_at or started) if stream.complete else finished_at
+        else:
+            from_stream, finished = run_times(stream.fingerprint, stream.end)
+            started = started_at or from_stream or _utcnow()
+            finished = finished_at or finished
         status = "complete" if stream.complete else "interrupted"
         digest = content_hash([stream.fingerprint, stream.plan, *stream.results, stream.end])
         with guard(self.target, "importing"), self.engine.begin() as conn:
@@ -424,12 +464,13 @@ class Store:
                                     .where(t.runs.c.content_hash == digest)
                                     .order_by(t.runs.c.id).limit(1)).first()
                 if same is not None:
-                    how = "imported" if same.source == "import" else "recorded"
+                    how = {"import": "imported", "lab": "stored by kcross lab"}.get(
+                        same.source, "recorded")
                     raise DuplicateImport(f"already stored: run {same.id} ({how}) holds the "
                                           "same records; use --force to store it again",
                                           same.id)
             run_id = self._insert_run(conn, stream.fingerprint, stream.plan, command=command,
-                                      source="import", started_at=started, status=status)
+                                      source=source, started_at=started, status=status)
             for seq, record in enumerate(stream.results):
                 self._insert_result(conn, run_id, seq, record)
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
@@ -494,6 +535,8 @@ class Store:
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
                            t.machines.c.kernel_release, t.machines.c.hypervisor,
+                           # JSON path: JSON_EXTRACT on SQLite, #>> on PostgreSQL
+                           t.runs.c.fingerprint[("lab", "unit")].as_string().label("lab_unit"),
                            count.label("results"))
                  .join(t.machines, t.machines.c.id == t.runs.c.machine_id)
                  .order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc()))
@@ -506,7 +549,8 @@ class Store:
             summaries.append(RunSummary(
                 id=r.id, started_at=_as_utc(r.started_at), status=r.status, source=r.source,
                 hostname=r.hostname, cpu_model=r.cpu_model, kernel_release=r.kernel_release,
-                hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live))
+                hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live,
+                unit=unit_of({"lab": {"unit": r.lab_unit}} if r.lab_unit else None)))
         return summaries
 
     def load_run(self, ref: str) -> StoredRun:

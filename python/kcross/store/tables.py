@@ -53,7 +53,7 @@ runs = sa.Table(
     sa.Column("timer", sa.String(32)),
     sa.Column("timer_hz", sa.Float),
     sa.Column("command", json_type()),
-    sa.Column("source", sa.String(8), nullable=False),  # run/import
+    sa.Column("source", sa.String(8), nullable=False),  # run/import/lab (repo.RUN_SOURCES)
     sa.Column("error", sa.Text),
     sa.Column("fingerprint", json_type(), nullable=False),  # as received, incl. host.time
     sa.Column("plan", json_type()),

@@ -1,0 +1,105 @@
+"""Booting a lab guest: QEMU run to the guest's power-off, its console read back (issue 8).
+
+:func:`boot` runs one ``qemu-system-*`` command (machines.Guest.argv) with the console on
+its standard output, written to a file (a console can hold megabytes of JSON lines), and
+returns the text.  Everything that can go wrong is one line (LabError): QEMU missing (with
+its package), QEMU refusing the configuration (its own message), QEMU dying, the guest
+running past its time (killed; the console's last lines quoted).  :func:`run_plan` adds the
+initramfs and the console's parser: a list of plan commands in, their results out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kcross.errors import LabError
+from kcross.lab.initramfs import CommandResult, FileSpec, build_initramfs, parse_console
+from kcross.lab.machines import Guest
+
+# QEMU's own warnings that say nothing about the run: TCG lacks a feature the
+# machine's defaults ask for (pseries' speculation capabilities), and it boots anyway.
+HARMLESS_WARNINGS = ("TCG doesn't support requested feature",)
+TAIL_LINES = 5
+
+
+def qemu_path(guest: Guest) -> str:
+    found = shutil.which(guest.arch.qemu)
+    if found is None:
+        raise LabError(f"no {guest.arch.qemu} on PATH (apt-get install {guest.arch.qemu_package})")
+    return found
+
+
+def _meaningful(stderr: str) -> list[str]:
+    return [line.strip() for line in stderr.splitlines()
+            if line.strip() and not any(w in line for w in HARMLESS_WARNINGS)]
+
+
+def _tail(text: str) -> str:
+    lines = [line.strip()[:200] for line in text.splitlines() if line.strip()][-TAIL_LINES:]
+    return " | ".join(lines) if lines else "(the console is empty)"
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = None) -> str:
+    """Boot ``guest`` with ``initrd`` until it powers off; return its console's text."""
+    argv = guest.argv(initrd)
+    argv[0] = qemu_path(guest)
+    with tempfile.TemporaryDirectory(prefix="kcross-boot-", dir=workdir) as tmp:
+        out, err = Path(tmp) / "console", Path(tmp) / "stderr"
+        with open(out, "wb") as o, open(err, "wb") as e:
+            # Its own session: a timeout kills QEMU's whole group, and the terminal's
+            # Ctrl-C reaches kcross, which stops QEMU (below), not QEMU directly.
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                    start_new_session=True)
+            started = time.monotonic()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                console = out.read_text(errors="replace")
+                raise LabError(f"the {guest.arch.name} guest did not power off within "
+                               f"{timeout:g} s (a hang, a panic with no reboot, or a "
+                               f"kernel that never reached /init); last console lines: "
+                               f"{_tail(console)}") from None
+            except BaseException:
+                _kill(proc)
+                raise
+        console = out.read_text(errors="replace")
+        stderr = err.read_text(errors="replace")
+    elapsed = time.monotonic() - started
+    if proc.returncode != 0:
+        said = _meaningful(stderr)
+        how = (f"was killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
+               else f"exited {proc.returncode}")
+        detail = said[0] if said else f"last console lines: {_tail(console)}"
+        if elapsed < 5 and not console.strip():
+            raise LabError(f"{guest.arch.qemu} refused the configuration ({how}): {detail}")
+        raise LabError(f"{guest.arch.qemu} {how} after {elapsed:.0f} s: {detail}")
+    return console
+
+
+def run_plan(guest: Guest, init: Path, files: Mapping[str, FileSpec],
+             plan: Sequence[Sequence[str]], *, timeout: float,
+             workdir: Path | None = None) -> tuple[list[CommandResult], str]:
+    """Pack ``init``, ``files`` and ``plan`` into an initramfs, boot ``guest`` with it, and
+    return the plan's results with the whole console text.  ConsoleError (one line) when the
+    guest did not run the plan to its end."""
+    with tempfile.TemporaryDirectory(prefix="kcross-lab-", dir=workdir) as tmp:
+        image = Path(tmp) / "initramfs.cpio"
+        build_initramfs(init, files, plan, image)
+        console = boot(guest, image, timeout=timeout, workdir=Path(tmp))
+    return parse_console(console), console

@@ -1,0 +1,87 @@
+"""A kernel's build configuration, and whether the lab can boot it (``kcross lab --kernel``).
+
+The configuration is looked for, in order: ``config-VERSION`` beside a Debian kernel
+(``boot/vmlinux-VERSION``), ``.config`` at the top of the build tree the kernel file was
+built in (``vmlinux`` at its top, ``arch/*/boot/*`` three levels down), and the copy
+``CONFIG_IKCONFIG`` embeds in the kernel itself (between the IKCFG_ST and IKCFG_ED
+markers, gzip-compressed; found only in an uncompressed vmlinux or Image).  When none is
+found the lab says so and boots anyway: a missing option then shows in the guest (no
+rseq, or no console and a timeout).
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+from kcross.lab.kernel import Kernel
+from kcross.lab.machines import arch as lab_arch
+
+# What every lab guest needs from its kernel, and why.
+COMMON: tuple[tuple[str, str], ...] = (
+    ("CONFIG_BLK_DEV_INITRD", "the initramfs that carries /init and the programs"),
+    ("CONFIG_DEVTMPFS", "/dev, which /init mounts"),
+    ("CONFIG_PROC_FS", "/proc"),
+    ("CONFIG_SYSFS", "/sys"),
+    ("CONFIG_BINFMT_ELF", "the static guest programs"),
+    ("CONFIG_RSEQ", "restartable sequences (the per-CPU operations' fast paths)"),
+)
+IKCFG_START = b"IKCFG_ST"
+IKCFG_END = b"IKCFG_ED"
+MAX_SCAN = 512 * 1024 * 1024
+
+
+def parse(text: str) -> dict[str, str]:
+    """``CONFIG_X=value`` lines; "# CONFIG_X is not set" counts as absent."""
+    options: dict[str, str] = {}
+    for line in text.splitlines():
+        name, eq, value = line.strip().partition("=")
+        if eq and name.startswith("CONFIG_"):
+            options[name] = value
+    return options
+
+
+def _embedded(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_SCAN:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    start = data.find(IKCFG_START)
+    if start < 0:
+        return None
+    end = data.find(IKCFG_END, start)
+    blob = data[start + len(IKCFG_START):end if end > 0 else None]
+    try:
+        return gzip.decompress(blob).decode(errors="replace")
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
+    """The kernel's configuration and where it was found, or None."""
+    candidates = []
+    if kernel.config is not None:
+        candidates.append(kernel.config)
+    p = kernel.path
+    candidates += [p.parent / ".config", p.parent.parent.parent.parent / ".config"]
+    for c in candidates:
+        if c.is_file():
+            try:
+                return parse(c.read_text(errors="replace")), str(c)
+            except OSError:
+                continue
+    text = _embedded(p)
+    if text is not None:
+        return parse(text), "CONFIG_IKCONFIG (embedded in the kernel)"
+    return None
+
+
+def missing(options: dict[str, str], arch: str) -> list[str]:
+    """'CONFIG_X (why)' for each option the lab needs that is not built in.
+
+    =m does not count: the guest loads no modules (its initramfs has none)."""
+    needed = COMMON + lab_arch(arch).kconfig
+    return [f"{name} ({why})" for name, why in needed if options.get(name) != "y"]

@@ -1,0 +1,155 @@
+"""The lab's machines: one place for each architecture's QEMU facts (issue 8).
+
+What each arch boots on, and why (see docs/lab.md for the measurements behind it):
+
+- ppc64le: ``qemu-system-ppc64 -M pseries,x-vof=on -cpu power9``.  x-vof (QEMU's
+  minimal Open Firmware) reaches /init in seconds where SLOF takes ~25 s; ``-vga none``
+  because Debian's QEMU has no VGA BIOS for it; ``powernv`` aborts under icount in QEMU
+  7.2.  The pseries ``cap-*`` machine options are what the hypervisor reports about the
+  CPU's speculation flaws; QEMU's defaults ask for the workarounds.
+- aarch64: ``qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on``: ``max`` with
+  QEMU's default pointer-authentication algorithm is emulated slowly (boots ~3x longer).
+- x86_64: ``qemu-system-x86_64 -M q35`` with a named Intel model.  Under TCG ``-cpu
+  max``/``qemu64`` present an old AMD family that the kernel treats as almost
+  unaffected; Skylake-Client gets page-table isolation, retpolines and buffer clearing
+  as real Intel parts do.  The features TCG cannot provide are switched off so that
+  QEMU prints no warnings.
+
+Two modes: *counting* (one vCPU, ``-icount shift=0``: one virtual nanosecond per guest
+instruction, fixed seed and clock, so two boots give byte-identical output) and
+*correctness* (two vCPUs on multi-threaded TCG, so that threads really preempt and
+migrate and rseq sections really abort; QEMU refuses icount there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kcross.errors import UserError
+from kcross.lab.kernel import ARCHES, check_arch
+
+MODES = ("counting", "correctness")
+
+# One guest nanosecond per instruction; virtual time does not jump ahead of the
+# instructions (align=off) nor while the guest idles (sleep=off); a fixed seed for
+# QEMU's own randomness and a fixed, virtual clock for the guest's RTC.
+COUNTING_ARGS = ("-icount", "shift=0,align=off,sleep=off", "-seed", "1",
+                 "-rtc", "base=2024-01-01T00:00:00,clock=vm")
+COUNTING_ICOUNT = "shift=0,align=off,sleep=off"
+COUNTING_SEED = 1
+CORRECTNESS_ARGS = ("-accel", "tcg,thread=multi")
+CORRECTNESS_SMP = 2
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How QEMU boots one architecture, and how its guest programs are built."""
+
+    name: str
+    qemu: str               # the qemu-system program
+    qemu_package: str       # the Debian package that has it
+    machine: str            # -M
+    cpu: str                # the default -cpu model
+    console: str            # the kernel's console device
+    toolchain: str          # cmake/toolchain-<toolchain>.cmake builds the guest programs
+    cross_gcc: str
+    cross_package: str
+    extra: tuple[str, ...] = ()   # further QEMU options this machine needs
+    # Kernel options this machine needs beyond kconfig.COMMON (its console, its platform).
+    kconfig: tuple[tuple[str, str], ...] = ()
+
+
+# TCG cannot provide these Skylake-Client features: asking for them prints warnings.
+_SKYLAKE_TCG_OFF = "-pcid,-x2apic,-tsc-deadline,-hle,-rtm,-invpcid,-rdseed,-3dnowprefetch,-xsavec"
+
+_ARCHES: dict[str, Arch] = {
+    "ppc64le": Arch("ppc64le", "qemu-system-ppc64", "qemu-system-ppc", "pseries,x-vof=on",
+                    "power9", "hvc0", "powerpc64le", "powerpc64le-linux-gnu-gcc",
+                    "gcc-powerpc64le-linux-gnu", ("-vga", "none"),
+                    (("CONFIG_PPC_PSERIES", "the pseries platform"),
+                     ("CONFIG_HVC_CONSOLE", "the hvc0 console"))),
+    "aarch64": Arch("aarch64", "qemu-system-aarch64", "qemu-system-arm", "virt",
+                    "max,pauth-impdef=on", "ttyAMA0", "aarch64", "aarch64-linux-gnu-gcc",
+                    "gcc-aarch64-linux-gnu", (),
+                    (("CONFIG_SERIAL_AMBA_PL011_CONSOLE", "the ttyAMA0 console"),)),
+    "x86_64": Arch("x86_64", "qemu-system-x86_64", "qemu-system-x86", "q35",
+                   f"Skylake-Client-v1,{_SKYLAKE_TCG_OFF}", "ttyS0", "x86_64",
+                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", (),
+                   (("CONFIG_SERIAL_8250_CONSOLE", "the ttyS0 console"),)),
+}
+assert tuple(_ARCHES) == ARCHES
+
+
+def arch(name: str) -> Arch:
+    """The arch called ``name``; UserError (one line, the valid names) for any other."""
+    return _ARCHES[check_arch(name)]
+
+
+# The kernel's own command line, before what the user adds.  The guest's results are
+# read from the console, and a kernel message printed in the middle of one would garble
+# it: `quiet loglevel=1` lets only emergencies (a panic) through.  `panic=-1` turns a
+# panic into an immediate reboot, which -no-reboot turns into QEMU's exit (not a hang).
+BASE_APPEND = "quiet loglevel=1 panic=-1"
+
+
+@dataclass(frozen=True)
+class Guest:
+    """One guest boot: the machine, the kernel, its command line and the mode."""
+
+    arch: Arch
+    kernel: Path
+    append: str = ""                    # added to "console=DEV quiet"
+    cpu: str | None = None              # None: the arch's default model
+    machine_opts: tuple[str, ...] = ()  # "key=value" added to -M
+    mode: str = "counting"
+    smp: int | None = None              # None: 1 when counting, 2 for correctness
+    memory: str = "1G"
+    extra: tuple[str, ...] = field(default=())   # further QEMU options (tests)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UserError(f"unknown lab mode {self.mode!r}; valid: {', '.join(MODES)}")
+        for opt in self.machine_opts:
+            key, eq, value = opt.partition("=")
+            if not key or not eq or not value or "," in opt or any(c.isspace() for c in opt):
+                raise UserError(f"machine option {opt!r} is not KEY=VALUE "
+                                f"(e.g. cap-cfpc=broken; see {self.arch.qemu} -M "
+                                f"{self.arch.machine.split(',')[0]},help)")
+        if self.smp is not None and self.smp < 1:
+            raise UserError(f"-smp {self.smp}: a guest needs at least one vCPU")
+        if self.mode == "counting" and self.smp not in (None, 1):
+            raise UserError("counting mode runs one vCPU (QEMU refuses icount with "
+                            "multi-threaded TCG)")
+        if "\n" in self.append or "\0" in self.append:
+            raise UserError("the kernel command line must be one line")
+
+    @property
+    def cpu_model(self) -> str:
+        return self.cpu or self.arch.cpu
+
+    @property
+    def machine(self) -> str:
+        return ",".join((self.arch.machine, *self.machine_opts))
+
+    @property
+    def vcpus(self) -> int:
+        if self.smp is not None:
+            return self.smp
+        return 1 if self.mode == "counting" else CORRECTNESS_SMP
+
+    def cmdline(self) -> str:
+        """The kernel command line: the console, quiet, then what the user added."""
+        extra = " ".join(self.append.split())   # one space between words: it is guest state
+        return f"console={self.arch.console} {BASE_APPEND}" + (f" {extra}" if extra else "")
+
+    def argv(self, initrd: Path) -> list[str]:
+        """The QEMU command line that boots this guest with ``initrd``."""
+        argv = [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
+                "-m", self.memory, "-smp", str(self.vcpus), "-nographic", "-no-reboot",
+                "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline()]
+        if self.mode == "counting":
+            argv += COUNTING_ARGS
+        else:
+            argv += CORRECTNESS_ARGS
+        return argv + list(self.extra)

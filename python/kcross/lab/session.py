@@ -1,0 +1,206 @@
+"""Lab runs: the harness in a counting-mode guest, its records made lab records (issue 8).
+
+A counting run boots one guest (machines.Guest, mode "counting") whose plan is one
+``kcross-harness run --json``; the harness's records come back on the console, are
+validated like any harness output (kcross.schema), and become a lab run: the fingerprint
+gains a ``lab`` group (emulator, machine, CPU model, kernel and its hash, what the lab
+added to the command line, the variant), every result's unit becomes instructions/op.
+Under ``-icount shift=0`` the guest's clocks advance one nanosecond per instruction, so
+the harness's calibrated ns/op *are* instructions per operation; samples are
+deterministic, so a few short ones suffice (COUNTING_OPTIONS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kcross.errors import HarnessError, SchemaError, UserError
+from kcross.lab.boot import run_plan
+from kcross.lab.initramfs import CommandResult, ConsoleError, plan_command
+from kcross.lab.kernel import Kernel
+from kcross.lab.machines import COUNTING_ICOUNT, COUNTING_SEED, Guest
+from kcross.schema import LIVE_VERSIONS, RunStream, parse_line
+
+GUEST_HARNESS = "/lab/kcross-harness"
+# Deterministic samples: 11 of them, batches of 0.2 ms (200 000 instructions: a few
+# hundred syscalls, many periods of any periodic kernel work, rarely a timer tick).
+COUNTING_OPTIONS = ("--samples", "11", "--warmup-ms", "1", "--min-batch-ms", "0.2")
+DEFAULT_SUITES = ("syscall", "cpuid", "percpu")
+UNIT = "instructions/op"
+COUNTING_TIMEOUT = 600.0   # seconds of host time for one counting boot
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What a counting guest needs: its /init and the static harness (built for its arch)."""
+
+    init: Path
+    harness: Path
+
+
+@dataclass
+class Counted:
+    """One counting run: the guest it ran in and the lab run stream it produced."""
+
+    guest: Guest
+    kernel: Kernel
+    variant: str | None
+    stream: RunStream
+    records: list[dict[str, Any]] = field(default_factory=list)   # in stream order
+    messages: list[str] = field(default_factory=list)             # non-record guest output
+    # Host times of the boot: the guest's own clock is the fixed -rtc base.
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    def median(self, name: str) -> float | None:
+        """Instructions/op of benchmark ``name`` by the statistics rule; None if not ok."""
+        from kcross.stats import StatsError, summarize_record
+
+        for record in self.stream.results:
+            if record["name"] == name and record["status"] == "ok":
+                try:
+                    return summarize_record(record).median
+                except StatsError:
+                    return None
+        return None
+
+
+@cache
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def kernel_identity(kernel: Kernel) -> dict[str, Any]:
+    st = kernel.path.stat()
+    return {"source": kernel.source, "package": kernel.package, "version": kernel.version,
+            "path": str(kernel.path), "sha256": _sha256(str(kernel.path), st.st_size,
+                                                        st.st_mtime_ns)}
+
+
+@cache
+def emulator_version(qemu: str) -> str | None:
+    """QEMU's version ("7.2.19" from "QEMU emulator version 7.2.19 (Debian ...)")."""
+    path = shutil.which(qemu)
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
+                             check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else None
+
+
+def lab_group(guest: Guest, kernel: Kernel, variant: str | None) -> dict[str, Any]:
+    """fingerprint.lab of a counting run (docs/result-format.md, "Lab runs")."""
+    return {
+        "mode": "counting", "unit": UNIT,
+        "emulator": guest.arch.qemu, "emulator_version": emulator_version(guest.arch.qemu),
+        "accel": "tcg", "icount": COUNTING_ICOUNT, "seed": COUNTING_SEED,
+        "machine": guest.machine, "cpu": guest.cpu_model, "smp": guest.vcpus,
+        "kernel": kernel_identity(kernel),
+        "append": " ".join(guest.append.split()),
+        "variant": variant,
+    }
+
+
+def harness_argv(*, suites: Sequence[str] = DEFAULT_SUITES, bench: str | None = None) -> list[str]:
+    argv = [GUEST_HARNESS, "run", *COUNTING_OPTIONS, "--json"]
+    if suites:
+        argv[2:2] = ["--suite", ",".join(suites)]
+    if bench:
+        argv[2:2] = ["--bench", bench]
+    return argv
+
+
+def lab_records(result: CommandResult, group: Mapping[str, Any],
+                where: str) -> tuple[RunStream, list[dict[str, Any]], list[str]]:
+    """The harness's records in a guest command's output, made lab records and checked.
+
+    Lines that are not JSON objects are the harness's messages (its stderr shares the
+    console).  A line that starts like a record but is not one is garbage: SchemaError."""
+    stream = RunStream()
+    records: list[dict[str, Any]] = []
+    messages: list[str] = []
+    for number, line in enumerate(result.output, 1):
+        text = line.strip()
+        if not text.startswith("{"):
+            if text:
+                messages.append(text)
+            continue
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            raise SchemaError(f"{where} line {number}: the guest printed a garbled record: "
+                              f"{text[:80]!r}") from None
+        if isinstance(raw, dict) and raw.get("type") == "fingerprint":
+            raw["lab"] = dict(group)
+        elif isinstance(raw, dict) and raw.get("type") == "result":
+            raw["unit"] = UNIT
+        record = parse_line(json.dumps(raw), f"{where} line {number}", LIVE_VERSIONS)
+        stream.add(record, f"{where} line {number}")
+        records.append(record)
+    return stream, records, messages
+
+
+def check_harness_status(result: CommandResult, messages: Sequence[str], arch: str) -> None:
+    """The guest harness's exit: 0 and 1 (a failed check: a result) are runs; 2 is the
+    user's input (KCROSS_SYSCALL=... not valid on this arch); anything else is broken."""
+    said = messages[-1] if messages else "no message"
+    if result.status in ("0", "1"):
+        return
+    if result.status == "2":
+        raise UserError(f"the {arch} guest's harness refused the run: {said}")
+    raise HarnessError(f"the {arch} guest's harness ended with status {result.status}: {said}")
+
+
+def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None = None,
+          suites: Sequence[str] = DEFAULT_SUITES, bench: str | None = None,
+          env: Mapping[str, str] | None = None, timeout: float = COUNTING_TIMEOUT,
+          workdir: Path | None = None) -> Counted:
+    """Boot ``guest`` in counting mode, run the harness, return its records as a lab run."""
+    if guest.mode != "counting":
+        raise UserError("instruction counts need a counting-mode guest")
+    plan = [plan_command(harness_argv(suites=suites, bench=bench), env=env)]
+    files = {GUEST_HARNESS: payload.harness}
+    started = datetime.now(UTC)
+    results, _console = run_plan(guest, payload.init, files, plan, timeout=timeout,
+                                 workdir=workdir)
+    if len(results) != 1:
+        raise ConsoleError(f"the {guest.arch.name} guest ran {len(results)} commands, "
+                           "its plan had 1")
+    where = f"{guest.arch.name} guest console"
+    stream, records, messages = lab_records(results[0], lab_group(guest, kernel, variant), where)
+    check_harness_status(results[0], messages, guest.arch.name)
+    if not stream.complete:
+        raise HarnessError(f"the {guest.arch.name} guest's harness stopped before its end "
+                           f"record (status {results[0].status}); its last words: "
+                           f"{messages[-1] if messages else 'none'}")
+    return Counted(guest=guest, kernel=kernel, variant=variant, stream=stream,
+                   records=records, messages=messages, started_at=started,
+                   finished_at=datetime.now(UTC))
+
+
+def rows_by_name(counted: Iterable[Counted]) -> list[str]:
+    """Benchmark names in the order the first run has them, then any others."""
+    names: list[str] = []
+    for c in counted:
+        for r in c.stream.results:
+            if r["name"] not in names:
+                names.append(r["name"])
+    return names

@@ -1,0 +1,45 @@
+"""What the lab tests need from this machine, and the skip that names what is missing.
+
+A real boot needs the kernel ($KCROSS_TEST_LAB_KERNEL_PPC64LE: Debian's vmlinux;
+_AARCH64: Debian's arm64 Image; _X86_64: Debian's amd64 bzImage — ./check fetches them
+with kcross.lab.kernel and sets these), the qemu-system program of the arch (its Debian
+package from kcross.lab.machines) and the arch's cross compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from kcross.lab import machines
+
+
+def kernel_variable(arch: str) -> str:
+    return f"KCROSS_TEST_LAB_KERNEL_{arch.upper()}"
+
+
+def lab_kernel(arch: str) -> Path:
+    """The kernel to boot for ``arch`` and QEMU on PATH, or a skip saying which is missing."""
+    var = kernel_variable(arch)
+    kernel = os.environ.get(var)
+    if not kernel:
+        pytest.skip(f"set {var} to a Debian {arch} kernel (vmlinux, Image or bzImage) to boot one")
+    if not Path(kernel).is_file():
+        pytest.skip(f"${var}={kernel} is not a file")
+    a = machines.arch(arch)
+    if not shutil.which(a.qemu):
+        pytest.skip(f"no {a.qemu} (apt-get install {a.qemu_package})")
+    return Path(kernel)
+
+
+def lab_prerequisites(arch: str) -> tuple[Path, str]:
+    """The kernel and the arch's C compiler (the native one on its own arch), or a skip."""
+    kernel = lab_kernel(arch)
+    a = machines.arch(arch)
+    compiler = shutil.which(a.cross_gcc) or (shutil.which("gcc") if os.uname().machine == arch
+                                             else None)
+    if not compiler:
+        pytest.skip(f"no {a.cross_gcc} (apt-get install {a.cross_package})")
+    return kernel, compiler

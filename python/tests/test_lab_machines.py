@@ -1,0 +1,146 @@
+"""The lab's machines, boots and kernel-configuration check (kcross.lab.machines, .boot,
+.kconfig), without QEMU: a fake qemu-system program on PATH plays each failure."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from kcross.errors import LabError, UserError
+from kcross.lab import kconfig, machines
+from kcross.lab.boot import boot
+from kcross.lab.kernel import Kernel
+from kcross.lab.machines import Guest
+
+
+def guest(arch: str = "ppc64le", **kw: object) -> Guest:
+    return Guest(machines.arch(arch), Path("/k"), **kw)  # type: ignore[arg-type]
+
+
+def test_counting_command_line() -> None:
+    argv = guest(append="  nokaslr   mitigations=off ", machine_opts=("cap-cfpc=broken",)).argv(
+        Path("/i"))
+    assert argv[:5] == ["qemu-system-ppc64", "-M", "pseries,x-vof=on,cap-cfpc=broken",
+                        "-cpu", "power9"]
+    assert argv[argv.index("-smp") + 1] == "1"
+    assert argv[argv.index("-append") + 1] == "console=hvc0 quiet loglevel=1 panic=-1 nokaslr mitigations=off"
+    assert "-icount" in argv and "shift=0,align=off,sleep=off" in argv
+    assert argv[argv.index("-initrd") + 1] == "/i" and "-vga" in argv
+
+
+def test_correctness_command_line() -> None:
+    argv = guest("aarch64", mode="correctness").argv(Path("/i"))
+    assert argv[argv.index("-smp") + 1] == "2"
+    assert "tcg,thread=multi" in argv and "-icount" not in argv
+    assert argv[argv.index("-cpu") + 1] == "max,pauth-impdef=on"
+
+
+def test_x86_default_is_an_intel_model_without_tcg_warnings() -> None:
+    cpu = machines.arch("x86_64").cpu
+    assert cpu.startswith("Skylake-Client") and "-pcid" in cpu
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"mode": "fast"}, "unknown lab mode 'fast'"),
+    ({"machine_opts": ("cap-cfpc",)}, "machine option 'cap-cfpc' is not KEY=VALUE"),
+    ({"machine_opts": ("a=b,c=d",)}, "is not KEY=VALUE"),
+    ({"smp": 2}, "counting mode runs one vCPU"),
+    ({"append": "a\nb"}, "one line"),
+])
+def test_bad_guests_are_one_line(kw: dict, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        guest(**kw)
+
+
+def test_unknown_arch() -> None:
+    with pytest.raises(UserError, match=r"unknown lab arch 'arm64' \(did you mean aarch64\?\)"):
+        machines.arch("arm64")
+
+
+# ---------------------------------------------------------------- boot, with a fake QEMU
+
+def fake_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "qemu-system-ppc64"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_boot_returns_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo \"qemu-system-ppc64: warning: TCG doesn't support "
+              "requested feature, cap-cfpc=workaround\" >&2; echo hello; echo \"$@\"")
+    console = boot(guest(), tmp_path / "i", timeout=30)
+    assert console.startswith("hello\n-M pseries,x-vof=on -cpu power9")
+
+
+def test_qemu_missing_names_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(LabError, match=r"no qemu-system-ppc64 on PATH \(apt-get install "
+                       r"qemu-system-ppc\)"):
+        boot(guest(), tmp_path / "i", timeout=30)
+
+
+def test_refused_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo \"qemu-system-ppc64: Property 'x.cap-ibs' bad\" >&2;"
+              " exit 1")
+    with pytest.raises(LabError, match=r"refused the configuration \(exited 1\): "
+                       r"qemu-system-ppc64: Property 'x.cap-ibs' bad"):
+        boot(guest(), tmp_path / "i", timeout=30)
+
+
+def test_crash_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo booting; kill -ABRT $$")
+    with pytest.raises(LabError, match="was killed by SIGABRT"):
+        boot(guest(), tmp_path / "i", timeout=30)
+
+
+def test_timeout_quotes_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo 'Kernel panic - not syncing: VFS'; exec sleep 60")
+    with pytest.raises(LabError, match=r"did not power off within 1 s .* last console lines: "
+                       r"Kernel panic - not syncing: VFS"):
+        boot(guest(), tmp_path / "i", timeout=1)
+
+
+# ---------------------------------------------------------------- kernel configuration
+
+def test_missing_options_are_named() -> None:
+    options = kconfig.parse("CONFIG_BLK_DEV_INITRD=y\nCONFIG_DEVTMPFS=y\nCONFIG_PROC_FS=y\n"
+                            "CONFIG_SYSFS=y\nCONFIG_BINFMT_ELF=y\n# CONFIG_RSEQ is not set\n"
+                            "CONFIG_SERIAL_8250_CONSOLE=m\n")
+    assert kconfig.missing(options, "x86_64") == [
+        "CONFIG_RSEQ (restartable sequences (the per-CPU operations' fast paths))",
+        "CONFIG_SERIAL_8250_CONSOLE (the ttyS0 console)"]
+
+
+def test_config_found_in_the_build_tree_and_embedded(tmp_path: Path) -> None:
+    tree = tmp_path / "linux"
+    (tree / "arch/x86/boot").mkdir(parents=True)
+    image = tree / "arch/x86/boot/bzImage"
+    image.write_bytes(b"x")
+    (tree / ".config").write_text("CONFIG_RSEQ=y\n")
+    found = kconfig.find(Kernel("x86_64", image, source="file"))
+    assert found == ({"CONFIG_RSEQ": "y"}, str(tree / ".config"))
+
+    vmlinux = tmp_path / "vmlinux"
+    vmlinux.write_bytes(b"\x7fELF..." + kconfig.IKCFG_START
+                        + gzip.compress(b"CONFIG_RSEQ=y\nCONFIG_HVC_CONSOLE=y\n")
+                        + kconfig.IKCFG_END + b"tail")
+    found = kconfig.find(Kernel("ppc64le", vmlinux, source="file"))
+    assert found is not None and found[0]["CONFIG_HVC_CONSOLE"] == "y"
+    assert "IKCONFIG" in found[1]
+
+
+def test_debian_kernels_need_nothing_more() -> None:
+    """The options the lab needs are those of Debian's own kernels (from their config-*)."""
+    cached = Path(os.path.expanduser("~/.cache/kcross/lab"))
+    configs = sorted(cached.glob("*/*/boot/config-*"))
+    if not configs:
+        pytest.skip("no Debian kernel cached (./check's lab tier fetches them)")
+    for config in configs:
+        arch = config.relative_to(cached).parts[0]
+        assert kconfig.missing(kconfig.parse(config.read_text()), arch) == [], config

@@ -1,0 +1,129 @@
+"""Counting runs (kcross.lab.session): a real counting-mode console made a lab run.
+
+python/tests/data/lab-ppc64le-console.txt is the console of a real ppc64le guest (Debian's
+kernel, POWER9 pseries, -icount shift=0) running the syscall suite, made by
+data/capture-lab-console.  The real-boot tests at the end need the kernels and QEMU
+(tests/labs.py says what is missing) and the cross compilers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from kcross.errors import HarnessError, SchemaError, UserError
+from kcross.lab import machines
+from kcross.lab.initramfs import CommandResult, parse_console
+from kcross.lab.kernel import Kernel
+from kcross.lab.machines import Guest
+from kcross.lab.session import UNIT, check_harness_status, lab_group, lab_records
+from kcross.stats import summarize_record
+from labs import lab_kernel
+
+DATA = Path(__file__).with_name("data")
+CONSOLE = (DATA / "lab-ppc64le-console.txt").read_text()
+
+
+def command() -> CommandResult:
+    (result,) = parse_console(CONSOLE)
+    return result
+
+
+def group(tmp_path: Path) -> dict:
+    kernel_file = tmp_path / "vmlinux"
+    kernel_file.write_bytes(b"not really")
+    kernel = Kernel("ppc64le", kernel_file, package="linux-image-x", version="1", source="debian")
+    return lab_group(Guest(machines.arch("ppc64le"), kernel_file), kernel, None)
+
+
+def median(stream, name: str) -> float:  # type: ignore[no-untyped-def]
+    (record,) = [r for r in stream.results if r["name"] == name]
+    return summarize_record(record).median
+
+
+def test_console_becomes_a_lab_run(tmp_path: Path) -> None:
+    stream, records, messages = lab_records(command(), group(tmp_path), "console")
+    assert stream.complete and messages == []
+    lab = stream.fingerprint["lab"]
+    assert lab["mode"] == "counting" and lab["unit"] == UNIT and lab["smp"] == 1
+    assert lab["machine"] == "pseries,x-vof=on" and lab["cpu"] == "power9"
+    assert len(lab["kernel"]["sha256"]) == 64
+    assert {r["unit"] for r in stream.results} == {UNIT}
+    assert stream.fingerprint["syscall"]["mechanism"] == "scv"
+    # The capture's own figures: scv costs fewer instructions than sc.
+    assert median(stream, "getppid-inline-alt") < median(stream, "getppid-inline")
+
+
+def test_garbled_record_is_one_line(tmp_path: Path) -> None:
+    result = command()
+    output = list(result.output)
+    output[3] = output[3][:40]   # a record cut short
+    with pytest.raises(SchemaError, match=r"console line 4: the guest printed a garbled record"):
+        lab_records(dataclasses.replace(result, output=output), group(tmp_path), "console")
+
+
+def test_messages_are_kept_apart(tmp_path: Path) -> None:
+    result = command()
+    output = ["kcross-harness: note: something", *result.output]
+    stream, _, messages = lab_records(dataclasses.replace(result, output=output),
+                                      group(tmp_path), "console")
+    assert stream.complete and messages == ["kcross-harness: note: something"]
+
+
+def test_harness_refusal_is_the_users(tmp_path: Path) -> None:
+    result = CommandResult(1, "/lab/kcross-harness run", "2", [
+        "kcross-harness: KCROSS_SYSCALL=svc: not a mechanism of ppc64le (valid: sc, scv, libc, auto)"])
+    with pytest.raises(UserError, match=r"the ppc64le guest's harness refused the run: "
+                       r"kcross-harness: KCROSS_SYSCALL=svc"):
+        check_harness_status(result, result.output, "ppc64le")
+    with pytest.raises(HarnessError, match="ended with status SIGSEGV"):
+        check_harness_status(dataclasses.replace(result, status="SIGSEGV"), [], "ppc64le")
+    check_harness_status(dataclasses.replace(result, status="1"), [], "ppc64le")
+
+
+# ---------------------------------------------------------------- real counting boots
+
+@pytest.fixture(scope="module")
+def payloads() -> dict:
+    return {}
+
+
+def counted(arch: str, payloads: dict, **kw):  # type: ignore[no-untyped-def]
+    kernel_file = lab_kernel(arch)
+    from kcross.lab.payload import build_payload
+    from kcross.lab.session import count
+
+    if arch not in payloads:
+        a = machines.arch(arch)
+        if not shutil.which(a.cross_gcc):
+            pytest.skip(f"no {a.cross_gcc} (apt-get install {a.cross_package})")
+        payloads[arch] = build_payload(arch)
+    kernel = Kernel.from_file(kernel_file, arch)
+    return count(Guest(machines.arch(arch), kernel.path), kernel, payloads[arch],
+                 suites=("syscall",), **kw)
+
+
+@pytest.mark.parametrize("arch", machines.ARCHES)
+def test_counts_are_identical_across_boots(arch: str, payloads: dict) -> None:
+    started = time.monotonic()
+    first = counted(arch, payloads)
+    print(f"{arch}: syscall suite counted in {time.monotonic() - started:.1f} s "
+          f"(getppid-inline {median(first.stream, 'getppid-inline'):.1f} instructions)")
+    second = counted(arch, payloads)
+    assert first.records == second.records
+
+
+def test_ppc64le_scv_is_offered_selected_and_cheaper(payloads: dict) -> None:
+    run = counted("ppc64le", payloads)
+    fp = run.stream.fingerprint
+    assert int(fp["auxv"]["hwcap2"], 16) & 0x00100000, "PPC_FEATURE2_SCV not advertised"
+    assert fp["syscall"]["mechanism"] == "scv" and "scv" in fp["syscall"]["available"]
+    sc, scv = median(run.stream, "getppid-inline"), median(run.stream, "getppid-inline-alt")
+    print(f"ppc64le getppid: sc {sc:.1f}, scv {scv:.1f} instructions")
+    assert scv < sc
+    forced = counted("ppc64le", payloads, env={"KCROSS_SYSCALL": "sc"}, variant="sc")
+    assert forced.stream.fingerprint["syscall"]["mechanism"] == "sc"
+    assert median(run.stream, "getppid-dispatch") < median(forced.stream, "getppid-dispatch")
