@@ -35,6 +35,8 @@ from kcross.lab.correctness import (
     summary,
 )
 from kcross.lab.initramfs import CommandResult
+from kcross.lab.machines import Guest
+from kcross.lab.machines import arch as lab_arch
 from kcross.lab.payload import (
     GUEST_HARNESS,
     STRESS_SCALE,
@@ -200,8 +202,9 @@ def test_run_tests_boots_once_with_one_plan_line_per_test(tmp_path: Path,
         return results, "console"
 
     monkeypatch.setattr(correctness, "run_plan", fake_run_plan)
-    outcomes = run_tests(payload, "GUEST", timeout=99)   # type: ignore[arg-type]
-    assert calls == [("GUEST", tmp_path / "init", {GUEST_HARNESS: tmp_path / "h"},
+    guest = Guest(lab_arch("ppc64le"), tmp_path / "vmlinux", mode="correctness")
+    outcomes = run_tests(payload, guest, timeout=99)
+    assert calls == [(guest, tmp_path / "init", {GUEST_HARNESS: tmp_path / "h"},
                       [["timeout=60", "/lab/tests/a"], ["timeout=60", "K=v", "/lab/tests/b", "-x"]],
                       99)]
     assert [(o.name, o.status, o.reason) for o in outcomes] == \
@@ -209,6 +212,10 @@ def test_run_tests_boots_once_with_one_plan_line_per_test(tmp_path: Path,
     assert plan_timeout(tests) == correctness.BOOT_ALLOWANCE + 120
     assert summary(outcomes) == "1 passed, 1 skipped"
     assert summary([]) == "0 passed"
+    with pytest.raises(UserError, match="^the payload was built for ppc64le, the guest is aarch64$"):
+        run_tests(payload, Guest(lab_arch("aarch64"), tmp_path / "Image", mode="correctness"),
+                  timeout=99)
+    assert len(calls) == 1
 
 
 def test_evidence_and_aborts() -> None:
@@ -343,8 +350,6 @@ KERNEL_VARS = {"ppc64le": "KCROSS_TEST_LAB_KERNEL_PPC64LE",
 
 @pytest.mark.parametrize("arch", sorted(KERNEL_VARS))
 def test_suite_passes_in_the_guest(arch: str) -> None:
-    from kcross.lab.machines import Guest
-    from kcross.lab.machines import arch as lab_arch
     facts = lab_arch(arch)
     var = KERNEL_VARS[arch]
     kernel = os.environ.get(var)

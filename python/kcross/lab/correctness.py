@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kcross.errors import UserError
 from kcross.lab.boot import run_plan
 from kcross.lab.initramfs import CommandResult
 from kcross.lab.machines import Guest
@@ -113,6 +114,8 @@ def run_tests(payload: Payload, guest: Guest, *, timeout: float,
     """Boot ``guest`` once with ``payload`` and run ``tests`` (default: all the payload's),
     in order; one outcome per test.  LabError/ConsoleError (one line) when the guest does
     not boot, does not finish within ``timeout`` seconds, or its console is unreadable."""
+    if guest.arch.name != payload.arch:
+        raise UserError(f"the payload was built for {payload.arch}, the guest is {guest.arch.name}")
     chosen = list(payload.tests if tests is None else tests)
     plan = [t.plan_command() for t in chosen]
     results, _ = run_plan(guest, payload.init, payload.files, plan, timeout=timeout,
