@@ -88,6 +88,7 @@ def test_captured_list_becomes_guest_tests() -> None:
 
     rseq, fallback = by_name["stress_percpu_rseq"], by_name["stress_percpu_fallback"]
     assert rseq.stress and fallback.stress
+    # (the sample was captured with the scale 0.2; build_payload sets STRESS_SCALE)
     assert rseq.argv == ["/lab/tests/stress_percpu", "-s", "0.2"]
     assert fallback.argv == ["/lab/tests/stress_percpu", "-s", "0.2", "--fallback"]
     assert rseq.timeout == 900.0
@@ -393,8 +394,8 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
                for line in out["test_rseq"])
     assert any("rseq registered: sections run under the kernel" in line
                for line in out["test_rseq_ops"])
-    assert any(line.startswith("# seed ") and line.endswith("mode rseq")
-               for line in out["stress_percpu_rseq"])
+    assert any(line.startswith("# seed ") and f"scale {STRESS_SCALE}," in line
+               and line.endswith("mode rseq") for line in out["stress_percpu_rseq"])
     # The live vDSO parsed.
     assert any("- the live vDSO at" in line and line.startswith("ok ") for line in out["test_vdso"])
     if arch == "ppc64le":     # the kernel advertises PPC_FEATURE2_SCV on POWER9: scv selected
