@@ -205,6 +205,9 @@ each sample
     p.add_argument("--force", action="store_true",
                    help="store it even if the same records are already stored")
     p.set_defaults(func=cmd_import)
+
+    from .lab import command as lab_command
+    lab_command.add_parser(sub, [db])
     return parser
 
 

@@ -52,6 +52,13 @@ def test_console_becomes_a_lab_run(tmp_path: Path) -> None:
     assert lab["machine"] == "pseries,x-vof=on" and lab["cpu"] == "power9"
     assert len(lab["kernel"]["sha256"]) == 64
     assert {r["unit"] for r in stream.results} == {UNIT}
+    # The guest's emulated PMU is not trusted: its hardware counters are set aside.
+    ok = [r for r in stream.results if r["status"] == "ok"]
+    raw = [line for line in command().output if '"cycles:u"' in line]
+    assert raw, "the capture has guest PMU counters (POWER9 pseries under TCG)"
+    for r in ok:
+        assert not any(e.startswith(("cycles", "instructions", "branch")) for e in r["counters"])
+        assert "undercounts kernel instructions" in r["counters_unavailable"]["instructions:k"]
     assert stream.fingerprint["syscall"]["mechanism"] == "scv"
     # The capture's own figures: scv costs fewer instructions than sc.
     assert median(stream, "getppid-inline-alt") < median(stream, "getppid-inline")

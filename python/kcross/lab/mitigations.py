@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcross.errors import UserError
+from kcross.lab.machines import tcg_cpu
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,13 @@ class Variant:
 
 # ---------------------------------------------------------------- x86_64
 
-# Features of these models that TCG cannot provide (QEMU 7.2 prints "TCG doesn't support
-# requested feature" for each): switched off so that the guest sees what it really gets.
-_SKYLAKE_TCG_OFF = "-pcid,-x2apic,-tsc-deadline,-hle,-rtm,-invpcid,-rdseed,-3dnowprefetch,-xsavec"
-_EPYC_TCG_OFF = ("-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,"
-                 "-nrip-save,-xsavec")
-
 # TCG hides the speculation-control CPUID bits (no IBRS, no microcode for VERW), so the
 # kernel picks its software mitigations.  Both models with mitigations=off: 323.
 _X86_INTEL = Baseline(                                                          # 336
     "Skylake-Client",
     "Intel Skylake: page-table isolation, retpolines (which also cover BHI), ITS thunks, "
     "VERW on exit to user",
-    f"Skylake-Client-v1,{_SKYLAKE_TCG_OFF}", (), "")
+    tcg_cpu("Skylake-Client-v1"), (), "")
 
 _X86_INTEL_VARIANTS = [
     Variant("mitigations=off", "every CPU-flaw mitigation off (the kernel's master switch)",
@@ -97,7 +92,7 @@ _X86_AMD = Baseline(                                                            
     "EPYC",
     "AMD Zen 1: SRSO safe RET and untrained returns (retbleed), retpolines, no page-table "
     "isolation",
-    f"EPYC-v1,{_EPYC_TCG_OFF}", (), "")
+    tcg_cpu("EPYC-v1"), (), "")
 
 _X86_AMD_VARIANTS = [
     Variant("mitigations=off", "every CPU-flaw mitigation off (the kernel's master switch)",

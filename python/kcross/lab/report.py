@@ -75,9 +75,16 @@ def _vulnerabilities(c: Counted) -> dict[str, Any]:
 
 
 def vulnerability_changes(base: Counted, variant: Counted) -> list[str]:
-    """The /sys/devices/system/cpu/vulnerabilities lines that differ, "name: old → new"."""
+    """The /sys/devices/system/cpu/vulnerabilities lines that differ, "name → new" (the
+    baseline's own lines are printed under the table: :func:`baseline_report`)."""
     a, b = _vulnerabilities(base), _vulnerabilities(variant)
-    return [f"{k}: {a.get(k)} → {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return [f"{k} → {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
+def baseline_report(base: Counted) -> list[str]:
+    """The baseline's vulnerabilities lines that report a mitigation or a vulnerability."""
+    return [f"{k}: {v}" for k, v in sorted(_vulnerabilities(base).items())
+            if v and v != "Not affected"]
 
 
 KEY_BENCH = "getppid-inline"
@@ -116,6 +123,8 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         unchanged = bool(deltas) and max(abs(d) for d in deltas) < 0.5
         if changes:
             note = "; ".join(changes)
+            if unchanged:
+                note += f" — yet no instruction changed{': ' + row.expect if row.expect else ''}"
         elif unchanged:
             note = row.expect or "nothing changed on these paths, nor in what the kernel reports"
         else:

@@ -1,0 +1,313 @@
+"""``kcross lab ARCH``: the library and harness on a real kernel of ARCH under QEMU (issue 8).
+
+What it does, in order: the kernel (Debian's, fetched and cached, or ``--kernel``, whose
+configuration is checked), the guest payload (kcross built for ARCH, static, from the
+source tree: kcross.lab.payload), then the mode:
+
+- counting (default): the harness in a one-vCPU ``-icount`` guest; figures are
+  instructions per operation, stored as a lab run.  ``--compare M1 M2`` runs it with the
+  syscall mechanism forced to each (KCROSS_SYSCALL) and prints the difference;
+  ``--against KERNEL`` the same with a second kernel; ``--mitigations`` the arch's table
+  of mitigation variants (kcross.lab.mitigations) against their baselines.
+- correctness: the library's C tests and the per-CPU stress tier in a two-vCPU guest
+  (multi-threaded TCG: preemption, migration, real rseq aborts); exit 1 if one failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, KcrossError, UserError
+from kcross.lab import kconfig
+from kcross.lab.kernel import Kernel, fetch
+from kcross.lab.machines import MODES, Guest, arch
+from kcross.lab.payload import Payload
+from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
+from kcross.lab.session import DEFAULT_SUITES, UNIT, Counted, count
+
+LAB_MODES = (*MODES, "both")
+
+
+def add_parser(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "lab", parents=list(parents),
+        help="run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU",
+        description="Boot a real kernel of ARCH under full-system QEMU with kcross inside. "
+        "Counting mode (-icount, one vCPU): the harness's figures are exact instructions "
+        "per operation, identical from boot to boot, stored as a lab run. Correctness mode "
+        "(two vCPUs, multi-threaded TCG): the library's tests and stress tier on the real "
+        "kernel (rseq, scv, the live vDSO).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The kernel: Debian bookworm's for ARCH by default, fetched through a private "
+        "APT configuration and cached (~/.cache/kcross/lab); --kernel boots your own.\n"
+        "The guest programs are built from the kcross source tree (--source, "
+        "$KCROSS_SOURCE, or the checkout kcross runs from) with ARCH's cross compiler.")
+    p.add_argument("arch", metavar="ARCH", help="ppc64le, aarch64 or x86_64")
+    p.add_argument("--mode", choices=LAB_MODES, default="counting",
+                   help="counting (default), correctness, or both")
+    p.add_argument("--kernel", metavar="PATH", type=Path,
+                   help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
+                        "for x86_64) instead of Debian's")
+    p.add_argument("--append", metavar="ARGS", default="",
+                   help="add ARGS to the kernel command line (after 'console=... quiet "
+                        "loglevel=1 panic=-1')")
+    p.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (default: the arch's)")
+    p.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
+                   help="add K=V to QEMU's -M (e.g. cap-cfpc=broken on pseries); repeatable")
+    p.add_argument("--suite", metavar="S[,S...]",
+                   help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
+    p.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
+                       help="count with the syscall mechanism forced to each (e.g. sc scv "
+                            "on ppc64le) and print the difference per benchmark")
+    group.add_argument("--against", metavar="KERNEL", type=Path,
+                       help="count with the kernel and with KERNEL (e.g. your patch) and "
+                            "print the difference per benchmark")
+    group.add_argument("--mitigations", action="store_true",
+                       help="the arch's mitigation table: each variant's instructions "
+                            "against its baseline, on every syscall path")
+    p.add_argument("--refresh", action="store_true",
+                   help="fetch Debian's current kernel even if one is cached")
+    p.add_argument("--source", metavar="DIR", type=Path,
+                   help="kcross source tree to build the guest programs from")
+    p.add_argument("--no-store", action="store_true", help="print, do not store")
+    p.add_argument("--timeout", metavar="S", type=float, default=600.0,
+                   help="host seconds one guest may run (default 600)")
+    p.set_defaults(func=main)
+
+
+# ---------------------------------------------------------------- inputs
+
+def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
+                   err: Console) -> Kernel:
+    if path is None:
+        return fetch(arch_name, refresh=refresh)
+    kernel = Kernel.from_file(path, arch_name)
+    found = kconfig.find(kernel)
+    if found is None:
+        err.print(Text(f"kcross lab: no configuration found for {path} (config-*, the build "
+                       "tree's .config, CONFIG_IKCONFIG): cannot check CONFIG_RSEQ and the "
+                       "console before booting"))
+        return kernel
+    options, where = found
+    lacking = kconfig.missing(options, arch_name)
+    if lacking:
+        raise UserError(f"{path} cannot run the lab: its configuration ({where}) lacks "
+                        + ", ".join(lacking))
+    return kernel
+
+
+def build(arch_name: str, source: Path | None, err: Console) -> Payload:
+    from kcross.lab.payload import build_payload
+
+    err.print(Text(f"kcross lab: building kcross for {arch_name} (static)..."))
+    return build_payload(arch_name, source=source)
+
+
+def _describe(kernel: Kernel) -> str:
+    if kernel.source == "debian":
+        return f"Debian {kernel.package} {kernel.version}"
+    return str(kernel.path)
+
+
+# ---------------------------------------------------------------- storing
+
+def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) -> None:
+    if args.no_store or not runs:
+        return
+    from kcross.importer import import_stream
+    from kcross.store import DuplicateImport, Store, resolve
+
+    def open_store() -> Store:
+        store = Store.open(resolve(args.db), write=True)
+        assert store is not None
+        return store
+
+    stored = []
+    for run in runs:
+        try:
+            done = import_stream(open_store, run.stream, command=["lab", *args.argv],
+                                 source="lab", name=f"lab {run.guest.arch.name}",
+                                 started_at=run.started_at, finished_at=run.finished_at)
+            stored.append(str(done.run_id))
+        except DuplicateImport as exc:
+            # Counting is deterministic: the same kernel, machine and payload give the
+            # same records, already stored.
+            stored.append(f"{exc.run_id} (identical, already stored)")
+    err.print(Text("kcross lab: stored as run " + ", ".join(stored)))
+
+
+# ---------------------------------------------------------------- modes
+
+def _guest(args: argparse.Namespace, kernel: Kernel, mode: str, **over: Any) -> Guest:
+    settings: dict[str, Any] = {"append": args.append, "cpu": args.cpu,
+                                "machine_opts": tuple(args.machine_opt)}
+    settings.update(over)
+    return Guest(arch(args.arch), kernel.path, mode=mode, **settings)
+
+
+def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payload,
+           variant: str | None, err: Console, env: dict[str, str] | None = None,
+           suites: Sequence[str] | None = None) -> Counted:
+    chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
+    err.print(Text(f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
+                   f"{_describe(kernel)}{', ' + variant if variant else ''})..."))
+    return count(guest, kernel, payload, variant=variant,
+                 suites=suites if suites is not None else chosen, bench=args.bench,
+                 env=env, timeout=args.timeout)
+
+
+def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+    """Run guest boots two at a time (counting is deterministic: load changes no count)."""
+    workers = max(1, min(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [f.result() if f.exception() is None else f.exception() for f in futures]
+
+
+def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
+             err: Console) -> int:
+    from kcross import render
+
+    if args.compare:
+        a, b = args.compare
+        runs = _parallel([
+            lambda m=m: _count(args, _guest(args, kernel, "counting"), kernel, payload,  # type: ignore[misc]
+                               f"KCROSS_SYSCALL={m}", err, env={"KCROSS_SYSCALL": m})
+            for m in (a, b)])
+        _raise_first(runs)
+        out.print(compare_table(runs[0], runs[1], a, b))
+        out.print(Text("KCROSS_SYSCALL moves only the paths through the run-time selected "
+                       "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
+                       "*-inline rows are fixed instructions (-inline the arch's own, "
+                       "-inline-alt its alternative)"))
+        store_runs(args, runs, err)
+        return _status(runs)
+    if args.against:
+        other = resolve_kernel(args.arch, args.against, refresh=False, err=err)
+        runs = _parallel([
+            lambda k=k, v=v: _count(args, _guest(args, k, "counting"), k, payload, v, err)  # type: ignore[misc]
+            for k, v in ((kernel, "kernel A"), (other, "kernel B"))])
+        _raise_first(runs)
+        out.print(compare_table(runs[0], runs[1], "A", "B"))
+        out.print(Text(f"A: {_describe(kernel)}\nB: {_describe(other)}"))
+        store_runs(args, runs, err)
+        return _status(runs)
+    if args.mitigations:
+        return mitigations(args, kernel, payload, out, err)
+    run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
+    out.print(render.results_table(run.stream.results,
+                                   title=f"{args.arch}: instructions per operation "
+                                   f"(counting mode, {run.guest.cpu_model}, "
+                                   f"{_describe(kernel)})", unit=UNIT))
+    out.print(render.run_footer(run.stream.fingerprint or {}, run.stream.results))
+    store_runs(args, [run], err)
+    return _status([run])
+
+
+def _raise_first(results: Sequence[Any]) -> None:
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+
+
+def _status(runs: Sequence[Counted]) -> int:
+    failed = any(r["status"] == "failed" for run in runs for r in run.stream.results)
+    return EXIT_CHECK_FAILED if failed else EXIT_OK
+
+
+def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
+                err: Console) -> int:
+    from kcross.lab.mitigations import REFUSED, TABLES, variant_args
+
+    if args.cpu or args.machine_opt or args.append:
+        raise UserError("--mitigations sets the CPU model, machine options and command line "
+                        "itself: drop --cpu, --machine-opt and --append")
+    stored: list[Counted] = []
+    for index, (baseline, listed) in enumerate(TABLES[args.arch]):
+        # The configurations QEMU is known to refuse are tried too (on the first
+        # baseline): they show as "not a result" with what QEMU said, never as figures.
+        variants = list(listed) + ([v for a, v, _ in REFUSED if a == args.arch]
+                                   if index == 0 else [])
+        def job(v: Any = None, b: Any = baseline) -> Counted:
+            cpu, machine_opts, append = ((b.cpu, b.machine_opts, b.append) if v is None
+                                         else variant_args(args.arch, b, v))
+            guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
+                          machine_opts=tuple(machine_opts), append=append)
+            name = b.name if v is None else f"{b.name} + {v.name}"
+            return _count(args, guest, kernel, payload, name, err, suites=("syscall",))
+        results = _parallel([job, *[lambda v=v: job(v) for v in variants]])
+        base = results[0]
+        if isinstance(base, BaseException):
+            out.print(Text(f"{args.arch} baseline {baseline.name}: not a result: {base}",
+                           style="red"))
+            continue
+        rows = []
+        for v, r in zip(variants, results[1:], strict=True):
+            if isinstance(r, KcrossError):
+                rows.append(MitigationRow(v.name, v.what, refused=str(r), expect=v.expect))
+            elif isinstance(r, BaseException):
+                raise r
+            else:
+                rows.append(MitigationRow(v.name, v.what, run=r, expect=v.expect))
+                stored.append(r)
+        stored.append(base)
+        out.print(mitigation_table(args.arch, baseline.name, base, rows))
+        out.print(Text(f"  {baseline.name}: {baseline.what}; the kernel reports "
+                       + ("; ".join(baseline_report(base)) or "nothing to mitigate")))
+        for v in variants:
+            out.print(Text(f"  {v.name}: {v.what}"))
+        out.print()
+    store_runs(args, stored, err)
+    return _status(stored)
+
+
+def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
+                err: Console) -> int:
+    from kcross.lab.correctness import evidence, run_tests, summary
+
+    guest = _guest(args, kernel, "correctness")
+    err.print(Text(f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
+                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests..."))
+    outcomes = run_tests(payload, guest, timeout=args.timeout)
+    table = Table(title=f"{args.arch}: the library's tests on a real kernel "
+                  f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
+                  title_justify="left")
+    table.add_column("test", no_wrap=True)
+    table.add_column("status")
+    table.add_column("why / last line")
+    for o in outcomes:
+        last = next((line for line in reversed(o.output) if line.strip()), "")
+        style = {"passed": "", "skipped": "yellow"}.get(o.status, "red")
+        table.add_row(Text(o.name), Text(o.status, style=style), Text((o.reason or last)[:100]))
+    out.print(table)
+    for line in evidence(outcomes):
+        out.print(Text(f"  {line}"))
+    for e in payload.excluded:
+        out.print(Text(f"  not run in the guest: {e.name} ({e.reason})"))
+    out.print(Text(summary(outcomes)))
+    return EXIT_OK if all(o.status != "failed" for o in outcomes) else EXIT_CHECK_FAILED
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
+    if args.mode == "correctness" and (args.compare or args.against or args.mitigations):
+        raise UserError("--compare, --against and --mitigations are counting-mode options")
+    kernel = resolve_kernel(args.arch, args.kernel, refresh=args.refresh, err=err)
+    payload = build(args.arch, args.source, err)
+    status = EXIT_OK
+    if args.mode in ("correctness", "both"):
+        status = max(status, correctness(args, kernel, payload, out, err))
+    if args.mode in ("counting", "both"):
+        status = max(status, counting(args, kernel, payload, out, err))
+    return status
