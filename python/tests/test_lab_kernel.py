@@ -290,14 +290,14 @@ def test_from_file_rejects_what_is_not_a_kernel_for_the_arch(arch: str, data: by
         Kernel.from_file(path, arch)
     msg = str(e.value)
     assert "\n" not in msg
-    assert msg.startswith(f"{path} is not a {arch} kernel (") and msg.endswith(")")
+    assert msg.startswith(f"{path} is not a kernel for {arch} (") and msg.endswith(")")
     assert why in msg
 
 
 def test_from_file_missing_or_directory_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"^\S+/nope: no such kernel file$"):
         Kernel.from_file(tmp_path / "nope", "ppc64le")
-    with pytest.raises(UserError, match=r"is not a aarch64 kernel \(a directory\)$"):
+    with pytest.raises(UserError, match=r"is not a kernel for aarch64 \(a directory\)$"):
         Kernel.from_file(tmp_path, "aarch64")
 
 

@@ -230,9 +230,6 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
                 err: Console) -> int:
     from kcross.lab.mitigations import REFUSED, TABLES, variant_args
 
-    if args.cpu or args.machine_opt or args.append:
-        raise UserError("--mitigations sets the CPU model, machine options and command line "
-                        "itself: drop --cpu, --machine-opt and --append")
     stored: list[Counted] = []
     for index, (baseline, listed) in enumerate(TABLES[args.arch]):
         # The configurations QEMU is known to refuse are tried too (on the first
@@ -303,6 +300,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
     if args.mode == "correctness" and (args.compare or args.against or args.mitigations):
         raise UserError("--compare, --against and --mitigations are counting-mode options")
+    if args.mitigations and (args.cpu or args.machine_opt or args.append):
+        raise UserError("--mitigations sets the CPU model, machine options and command line "
+                        "itself: drop --cpu, --machine-opt and --append")
+    # Bad machine options and modes are refused before anything is fetched or built.
+    _guest(args, Kernel(args.arch, Path("/")), "counting")
     kernel = resolve_kernel(args.arch, args.kernel, refresh=args.refresh, err=err)
     payload = build(args.arch, args.source, err)
     status = EXIT_OK

@@ -111,14 +111,14 @@ class Kernel:
             with open(p, "rb") as f:
                 head = f.read(4096)
         except IsADirectoryError:
-            raise UserError(f"{p} is not a {arch} kernel (a directory)") from None
+            raise UserError(f"{p} is not a kernel for {arch} (a directory)") from None
         except FileNotFoundError:
             raise UserError(f"{p}: no such kernel file") from None
         except OSError as e:
             raise UserError(f"{p}: cannot read the kernel file: {e.strerror or e}") from None
         problem = kernel_problem(head, arch, p)
         if problem:
-            raise UserError(f"{p} is not a {arch} kernel ({problem})")
+            raise UserError(f"{p} is not a kernel for {arch} ({problem})")
         return cls(arch=arch, path=p.resolve(), package=None, version=None, source="file")
 
 

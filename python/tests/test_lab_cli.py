@@ -1,0 +1,115 @@
+"""``kcross lab``: bad input is one line and a non-zero exit, and nothing is stored.
+
+The tests that get as far as booting need the arch's cross compiler (the guest payload
+is built, cached under XDG_CACHE_HOME) and use a fake qemu-system program on PATH that
+plays a kernel panic, a guest printing garbage, or QEMU refusing the configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import struct
+from pathlib import Path
+
+import pytest
+from conftest import assert_one_line_error
+from kcross.lab import machines
+
+REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+
+
+def ppc64le_elf(path: Path) -> Path:
+    """An ELF header the lab takes for a ppc64le vmlinux (64-bit, little-endian, EM_PPC64)."""
+    head = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HH", 2, 21)
+    path.write_bytes(head + bytes(4096))
+    return path
+
+
+@pytest.mark.parametrize("args, message", [
+    (["sparc"], "unknown lab arch 'sparc'"),
+    (["arm64"], "did you mean aarch64?"),
+    (["ppc64le", "--mode", "correctness", "--compare", "sc", "scv"], "counting-mode options"),
+    (["x86_64", "--mitigations", "--cpu", "EPYC-v1"], "--mitigations sets the CPU model"),
+    (["ppc64le", "--machine-opt", "cap-cfpc"], "machine option 'cap-cfpc' is not KEY=VALUE"),
+    (["ppc64le", "--kernel", "/nonexistent/vmlinux"], "/nonexistent/vmlinux: no such kernel file"),
+])
+def test_bad_input_is_one_line(kcross, db_path: Path, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(kcross("lab", *args), 2, message)
+    assert not db_path.exists()
+
+
+def test_not_a_kernel(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    assert_one_line_error(kcross("lab", "aarch64", "--kernel", str(text)), 2,
+                          "is not a kernel for aarch64")
+    assert not db_path.exists()
+
+
+def test_kernel_lacking_rseq_is_named(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    (tree / ".config").write_text("CONFIG_BLK_DEV_INITRD=y\nCONFIG_DEVTMPFS=y\n"
+                                  "CONFIG_PROC_FS=y\nCONFIG_SYSFS=y\nCONFIG_BINFMT_ELF=y\n"
+                                  "CONFIG_PPC_PSERIES=y\nCONFIG_HVC_CONSOLE=y\n")
+    line = assert_one_line_error(
+        kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tree / "vmlinux"))), 2,
+        "cannot run the lab: its configuration")
+    assert "lacks CONFIG_RSEQ" in line
+    assert not db_path.exists()
+
+
+def test_missing_cross_compiler_names_the_package(kcross, db_path: Path,  # type: ignore[no-untyped-def]
+                                                  tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("cmake", "ninja", "make"):  # everything but the compiler
+        found = shutil.which(tool)
+        if found:
+            (bindir / tool).symlink_to(found)
+    proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
+                  "--source", str(Path(__file__).resolve().parents[2]),
+                  extra_env={"PATH": str(bindir), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu", after_progress=True)
+    assert not db_path.exists()
+
+
+# ---------------------------------------------------------------- with a fake QEMU
+
+def fake_qemu(tmp_path: Path, body: str) -> dict[str, str]:
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    script = bindir / "qemu-system-ppc64"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "XDG_CACHE_HOME": REAL_CACHE,
+            "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
+
+
+@pytest.fixture
+def payload_buildable() -> None:
+    a = machines.arch("ppc64le")
+    if not shutil.which(a.cross_gcc):
+        pytest.skip(f"no {a.cross_gcc} (apt-get install {a.cross_package})")
+    if not shutil.which("cmake"):
+        pytest.skip("no cmake (apt-get install cmake)")
+
+
+@pytest.mark.parametrize("body, code, message", [
+    ("echo 'Kernel panic - not syncing: No working init found.'", 3,
+     "the guest never finished its plan"),
+    ("echo '@@kcross-lab start commands=1'; echo '@@kcross-lab begin 1 /lab/kcross-harness';"
+     " echo '{\"type\": garbage'; echo '@@kcross-lab end 1 status=0'; echo '@@kcross-lab done'",
+     2, "the guest printed a garbled record"),
+    ("echo \"qemu-system-ppc64: Property 'spapr-machine.cap-bogus' not found\" >&2; exit 1", 2,
+     "qemu-system-ppc64 refused the configuration (exited 1)"),
+])
+def test_guest_failures_store_nothing(kcross, db_path: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                      payload_buildable: None, body: str, code: int,
+                                      message: str) -> None:
+    proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
+                  extra_env=fake_qemu(tmp_path, body), timeout=600)
+    assert_one_line_error(proc, code, message, after_progress=True)
+    assert not db_path.exists()
