@@ -249,6 +249,8 @@ struct kh_method {
 	double min_batch_ms;
 	double warmup_ms;
 	int cpu;		/* -1: choose */
+	uint64_t batch_multiple;	/* batch iterations rounded up to a multiple
+				 * of this (1: none); see measure.c size_batch */
 	const char *force_fail;	/* KCROSS_TEST_FAIL: a glob of benchmarks whose
 				 * check is forced to fail (tests), or NULL */
 };

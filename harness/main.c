@@ -31,6 +31,7 @@ static const char usage[] =
 	"usage: kcross-harness list [--suite S[,S...]] [--bench GLOB] [--json]\n"
 	"       kcross-harness run [--suite S[,S...]] [--bench GLOB] [--samples N] [--quick]\n"
 	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
+	"                          [--batch-multiple K]\n"
 	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
 	"       kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
@@ -44,7 +45,9 @@ static const char usage[] =
 	"sample k of every selected benchmark in turn (robust ratios on a drifting\n"
 	"machine; results are written together at the end).  --quick takes 11 samples\n"
 	"after a 20 ms warm-up (defaults: 201 samples, 200 ms); batches keep their\n"
-	"length (--min-batch-ms, default 2).  --samples and --cpu take whole numbers.\n"
+	"length (--min-batch-ms, default 2).  --batch-multiple K rounds every batch up\n"
+	"to a multiple of K iterations (work the kernel does every k calls then falls\n"
+	"alike in every batch when k divides K).  --samples, --cpu and K are whole numbers.\n"
 	"Environment (an empty value is unset; a bad value is refused, exit 2):\n"
 	"KCROSS_SYSCALL=" KC_SYSMECH_NATIVE_NAME KC__ALT_USAGE "|libc|auto forces the syscall mechanism,\n"
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
@@ -109,6 +112,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "min-batch-ms", required_argument, NULL, 'B' },
 		{ "warmup-ms", required_argument, NULL, 'W' },
+		{ "batch-multiple", required_argument, NULL, 'M' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "interleave", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
@@ -119,7 +123,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->m = (struct kh_method){ .samples = 201, .min_batch_ms = 2, .warmup_ms = 200, .cpu = -1 };
+	o->m = (struct kh_method){ .samples = 201, .min_batch_ms = 2, .warmup_ms = 200, .cpu = -1,
+				   .batch_multiple = 1 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -141,6 +146,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'c': o->m.cpu = parse_int("--cpu", optarg, 0, CPU_SETSIZE - 1); break;
 		case 'B': o->m.min_batch_ms = parse_num("--min-batch-ms", optarg, 0.01, 10000); break;
 		case 'W': o->m.warmup_ms = parse_num("--warmup-ms", optarg, 0, 100000); have_w = true; break;
+		case 'M': o->m.batch_multiple = (uint64_t)parse_int("--batch-multiple", optarg, 1, 1000000); break;
 		case 'j': o->json = true; break;
 		case 'I': o->interleave = true; break;
 		case 'h': fputs(usage, stdout); exit(0);
@@ -416,6 +422,7 @@ static int cmd_run(const struct opts *o)
 		kh_json_num(&j, "min_batch_ms", o->m.min_batch_ms);
 		kh_json_num(&j, "warmup_ms", o->m.warmup_ms);
 		kh_json_bool(&j, "interleave", o->interleave);
+		kh_json_int(&j, "batch_multiple", (long long)o->m.batch_multiple);
 		if (cpu >= 0)
 			kh_json_int(&j, "cpu", cpu);
 		else

@@ -115,7 +115,11 @@ static int empty_batch(struct kh_bench_ctx *c, uint64_t iters, int threads)
  * and the size is set from their median ticks/op, again at the new size
  * while it grows by more than a quarter (KH_SIZING_ROUNDS at most).  All
  * these batches' ticks/op are compared: a spread over KH_SIZING_DISAGREE
- * is flagged with the figures.
+ * is flagged with the figures.  Last, the size is rounded up to a multiple
+ * of --batch-multiple: kernel work that comes every k calls (a batched
+ * random-number refill every 24 or 48 system calls, say) then falls the same
+ * number of times in every batch when k divides it, instead of k-1 batches
+ * in k having one event fewer (the labs: every batch a multiple of 384).
  */
 #define KH_SIZING_BATCHES 5	/* batches per round, sized from their median */
 #define KH_SIZING_ROUNDS 4	/* rounds at most, while the size grows */
@@ -177,6 +181,9 @@ static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_i
 			       lo > 0 ? hi / lo : INFINITY, KH_SIZING_DISAGREE,
 			       (unsigned long long)iters, med * ns);
 	}
+	if (ms->m->batch_multiple > 1)
+		iters = (iters + ms->m->batch_multiple - 1) / ms->m->batch_multiple
+			* ms->m->batch_multiple;
 	*iters_io = iters;
 	return KH_OK;
 }

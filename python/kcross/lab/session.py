@@ -33,8 +33,15 @@ from kcross.lab.payload import GUEST_HARNESS, Payload
 from kcross.schema import LIVE_VERSIONS, RunStream, parse_line
 
 # Deterministic samples: 11 of them, batches of 0.2 ms (200 000 instructions: a few
-# hundred syscalls, many periods of any periodic kernel work, rarely a timer tick).
-COUNTING_OPTIONS = ("--samples", "11", "--warmup-ms", "1", "--min-batch-ms", "0.2")
+# hundred syscalls, a timer tick (HZ=250: every 4 ms) in about one batch in twenty, which
+# the median leaves out), each a multiple of 384 iterations: kernel work done every k
+# calls for any k dividing 384 (a batched random-number refill every 12, 24, 48 or 96
+# calls feeding kernel-stack offset randomisation) then falls equally often in every
+# batch, so the per-call figure includes its exact share instead of flipping between
+# "k-1" and "k" events per batch.
+BATCH_MULTIPLE = 384
+COUNTING_OPTIONS = ("--samples", "11", "--warmup-ms", "1", "--min-batch-ms", "0.2",
+                    "--batch-multiple", str(BATCH_MULTIPLE))
 DEFAULT_SUITES = ("syscall", "cpuid", "percpu")
 UNIT = "instructions/op"
 COUNTING_TIMEOUT = 600.0   # seconds of host time for one counting boot
