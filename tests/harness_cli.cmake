@@ -90,7 +90,8 @@ set(cases
   "KCROSS_TIMER=bogus run" "KCROSS_VDSO=off run" "KCROSS_SYSCALL=bogus run"
   "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list"
   "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid"
-  "run --suite syscall,nosuch" "run --suite syscall," "list --suite ,cpuid")
+  "run --suite syscall,nosuch" "run --suite syscall," "list --suite ,cpuid"
+  "run --batch-multiple 0" "run --batch-multiple 2.5")
 foreach(case IN LISTS cases)
   separate_arguments(words UNIX_COMMAND "${case}")
   set(ENV_ARGS "")
@@ -111,6 +112,26 @@ harness(out rc err list --suite cpuid,syscall)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "(^|\n)syscall +getppid-inline " OR NOT out MATCHES
    "(^|\n)cpuid +rseq-load " OR out MATCHES "(^|\n)percpu")
   message(FATAL_ERROR "list --suite cpuid,syscall: exit ${rc}, ${out}")
+endif()
+
+# --batch-multiple K: every batch a multiple of K iterations, K in the plan.
+harness(out rc err run --quick --samples 3 --bench getppid-inline --batch-multiple 1000 --json)
+records("${out}" recs)
+foreach(line IN LISTS recs)
+  string(REPLACE "<semicolon>" ";" line "${line}")
+  if(line STREQUAL "")
+    continue()
+  endif()
+  string(JSON type GET "${line}" type)
+  if(type STREQUAL "plan")
+    string(JSON k GET "${line}" batch_multiple)
+  elseif(type STREQUAL "result")
+    string(JSON iters GET "${line}" iters)
+  endif()
+endforeach()
+math(EXPR rest "${iters} % 1000")
+if(NOT rc EQUAL 0 OR NOT k EQUAL 1000 OR NOT rest EQUAL 0 OR iters EQUAL 0)
+  message(FATAL_ERROR "--batch-multiple 1000: exit ${rc}, plan ${k}, iters ${iters}")
 endif()
 
 # An empty forcing is no forcing: the same as unset.
