@@ -189,10 +189,8 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
         reasons = sorted({missing[e] for e in hw_missing})
         which = "all" if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)
         line = f"hardware counters unavailable ({which}): " + "; ".join(reasons)
-        lab = fingerprint.get("lab")
-        if isinstance(lab, dict):
-            line += f" (normal under QEMU {str(lab.get('accel') or 'tcg').upper()}: it " \
-                    "emulates no PMU)"
+        if isinstance(fingerprint.get("lab"), dict):
+            pass   # the lab set the guest's counters aside itself, and its reason says why
         elif _get(fingerprint, "virtualization", "hypervisor_flag"):
             vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
             line += f" (normal under {vm}: most VMs expose no PMU)"
@@ -268,6 +266,14 @@ def lab_lines(fingerprint: dict[str, Any]) -> list[str]:
              f"{_fmt(kernel.get('version'))}, {_fmt(kernel.get('path'))} "
              f"(sha256 {sha[:16] + '…' if sha else DASH}); appended: "
              f"{_fmt(lab.get('append'))}; variant: {_fmt(lab.get('variant'))}"]
+    # What in the guest changes the count: its command line and what it mitigates.
+    lines.append(f"guest kernel: {_fmt(_get(fingerprint, 'kernel', 'release'))}, command line: "
+                 f"{_fmt(_get(fingerprint, 'kernel', 'cmdline'))}")
+    vulns = fingerprint.get("vulnerabilities")
+    if isinstance(vulns, dict):
+        active = [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
+        lines.append("guest mitigations: " + ("; ".join(active) if active
+                                              else "none (the CPU model reports no flaw)"))
     return lines
 
 

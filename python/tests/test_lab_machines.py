@@ -29,6 +29,7 @@ def test_counting_command_line() -> None:
     assert argv[argv.index("-append") + 1] == "console=hvc0 quiet loglevel=1 panic=-1 nokaslr mitigations=off"
     assert "-icount" in argv and "shift=0,align=off,sleep=off" in argv
     assert argv[argv.index("-initrd") + 1] == "/i" and "-vga" in argv
+    assert argv[argv.index("-nic") + 1] == "none"
 
 
 def test_correctness_command_line() -> None:

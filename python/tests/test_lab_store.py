@@ -353,7 +353,7 @@ def test_renderers_carry_the_unit() -> None:
     results = results_of(records)
     text = _text(render.results_table(results), render.run_footer(records[0], results))
     assert "median instructions/op" in text and EMULATED in text
-    assert "(normal under QEMU TCG: it emulates no PMU)" in text
+    assert "most VMs expose no PMU" not in text   # the lab's own reason is enough
     assert render.format_value(346.0, UNIT_INSTRUCTIONS) == "346.0"
     assert render.format_value(12345.25, UNIT_INSTRUCTIONS) == "12345.2"
     assert render.format_value(1234.5, "ns/op") == render.format_ns(1234.5)

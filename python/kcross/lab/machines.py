@@ -161,6 +161,7 @@ class Guest:
         """The QEMU command line that boots this guest with ``initrd``."""
         argv = [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
                 "-m", self.memory, "-smp", str(self.vcpus), "-nographic", "-no-reboot",
+                "-nic", "none",   # no network in the guest (q35 and virt would add one)
                 "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline()]
         if self.mode == "counting":
             argv += COUNTING_ARGS
