@@ -89,3 +89,11 @@ class LabError(KcrossError):
     """A QEMU lab cannot get what it needs from this machine (apt-get or dpkg missing, no
     bookworm entry in the apt sources, the package registry unreachable, a package without
     the expected kernel file); the message says which and what to do about it."""
+
+
+class GuestError(KcrossError):
+    """QEMU or the lab's guest failed: QEMU crashed, or the guest panicked, hung or never
+    powered off (the message quotes the console's last lines).  Exit status 3, like a
+    harness that crashed: the user's input was fine."""
+
+    exit_code = EXIT_BROKEN

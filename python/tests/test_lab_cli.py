@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import struct
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, terminal_signals
 from kcross.lab import machines
 
 REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -63,17 +67,27 @@ def test_kernel_lacking_rseq_is_named(kcross, db_path: Path, tmp_path: Path) -> 
 
 def test_missing_cross_compiler_names_the_package(kcross, db_path: Path,  # type: ignore[no-untyped-def]
                                                   tmp_path: Path) -> None:
+    if not shutil.which("qemu-system-ppc64"):
+        pytest.skip("no qemu-system-ppc64 (apt-get install qemu-system-ppc): checked first")
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    for tool in ("cmake", "ninja", "make"):  # everything but the compiler
+    for tool in ("cmake", "ninja", "make", "qemu-system-ppc64"):  # all but the compiler
         found = shutil.which(tool)
         if found:
             (bindir / tool).symlink_to(found)
     proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
                   "--source", str(Path(__file__).resolve().parents[2]),
                   extra_env={"PATH": str(bindir), "XDG_CACHE_HOME": str(tmp_path / "cache")})
-    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu", after_progress=True)
-    assert not db_path.exists()
+    # Refused before any kernel is fetched or anything built: one line, nothing else.
+    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu")
+    assert not db_path.exists() and not (tmp_path / "cache").exists()
+
+
+def test_missing_qemu_names_the_package(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc = kcross("lab", "ppc64le", extra_env={"PATH": str(tmp_path),
+                                                "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert_one_line_error(proc, 2, "no qemu-system-ppc64 on PATH (apt-get install qemu-system-ppc)")
+    assert not db_path.exists() and not (tmp_path / "cache").exists()
 
 
 # ---------------------------------------------------------------- with a fake QEMU
@@ -102,7 +116,7 @@ def payload_buildable() -> None:
      "the guest never finished its plan"),
     ("echo '@@kcross-lab start commands=1'; echo '@@kcross-lab begin 1 /lab/kcross-harness';"
      " echo '{\"type\": garbage'; echo '@@kcross-lab end 1 status=0'; echo '@@kcross-lab done'",
-     2, "the guest printed a garbled record"),
+     3, "the guest printed a garbled record"),
     ("echo \"qemu-system-ppc64: Property 'spapr-machine.cap-bogus' not found\" >&2; exit 1", 2,
      "qemu-system-ppc64 refused the configuration (exited 1)"),
 ])
@@ -112,4 +126,35 @@ def test_guest_failures_store_nothing(kcross, db_path: Path, tmp_path: Path,  # 
     proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
                   extra_env=fake_qemu(tmp_path, body), timeout=600)
     assert_one_line_error(proc, code, message, after_progress=True)
+    assert not db_path.exists()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_stop_signal_kills_the_guests(env: dict, db_path: Path, tmp_path: Path,
+                                      payload_buildable: None, signum: int, code: int) -> None:
+    """A stopped lab leaves no QEMU running (each runs in its own session, out of the
+    terminal's reach) and no temporary directory; the two --compare boots run at once."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    environ = {**env, **fake_qemu(tmp_path, f"echo $$ > {pids}/$$; exec sleep 120"),
+               "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "kcross", "lab", "ppc64le", "--kernel",
+                             str(ppc64le_elf(tmp_path / "vmlinux")), "--compare", "sc", "scv"],
+                            env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=terminal_signals)
+    deadline = time.monotonic() + 300
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(list(pids.iterdir())) == 2, proc.communicate(timeout=5)
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr.decode()
+    for pidfile in pids.iterdir():
+        pid = int(pidfile.read_text())
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert list(tmp.iterdir()) == []
     assert not db_path.exists()

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from kcross.errors import LabError, UserError
+from kcross.errors import GuestError, LabError, UserError
 from kcross.lab import kconfig, machines
 from kcross.lab.boot import boot
 from kcross.lab.kernel import Kernel
@@ -96,13 +96,13 @@ def test_refused_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_crash_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_qemu(tmp_path, monkeypatch, "echo booting; kill -ABRT $$")
-    with pytest.raises(LabError, match="was killed by SIGABRT"):
+    with pytest.raises(GuestError, match="was killed by SIGABRT"):
         boot(guest(), tmp_path / "i", timeout=30)
 
 
 def test_timeout_quotes_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_qemu(tmp_path, monkeypatch, "echo 'Kernel panic - not syncing: VFS'; exec sleep 60")
-    with pytest.raises(LabError, match=r"did not power off within 1 s .* last console lines: "
+    with pytest.raises(GuestError, match=r"did not power off within 1 s .* last console lines: "
                        r"Kernel panic - not syncing: VFS"):
         boot(guest(), tmp_path / "i", timeout=1)
 
@@ -145,3 +145,36 @@ def test_debian_kernels_need_nothing_more() -> None:
     for config in configs:
         arch = config.relative_to(cached).parts[0]
         assert kconfig.missing(kconfig.parse(config.read_text()), arch) == [], config
+
+
+def test_cancel_all_stops_running_guests_and_refuses_new_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    from kcross.errors import Interrupted
+    from kcross.lab.boot import allow_boots, cancel_all
+
+    fake_qemu(tmp_path, monkeypatch, "echo booting; exec sleep 60")
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            boot(guest(), tmp_path / "i", timeout=120)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            failure.append(exc)
+
+    allow_boots()
+    thread = threading.Thread(target=run)
+    started = time.monotonic()
+    thread.start()
+    time.sleep(0.5)
+    cancel_all()
+    thread.join(10)
+    try:
+        assert not thread.is_alive() and time.monotonic() - started < 10
+        assert len(failure) == 1 and isinstance(failure[0], Interrupted), failure
+        with pytest.raises(Interrupted, match="before the guest booted"):
+            boot(guest(), tmp_path / "i", timeout=120)
+    finally:
+        allow_boots()

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from kcross.errors import HarnessError, SchemaError, UserError
+from kcross.errors import HarnessError, UserError
 from kcross.lab import machines
-from kcross.lab.initramfs import CommandResult, parse_console
+from kcross.lab.initramfs import CommandResult, ConsoleError, parse_console
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 from kcross.lab.session import UNIT, check_harness_status, lab_group, lab_records
@@ -68,7 +68,7 @@ def test_garbled_record_is_one_line(tmp_path: Path) -> None:
     result = command()
     output = list(result.output)
     output[3] = output[3][:40]   # a record cut short
-    with pytest.raises(SchemaError, match=r"console line 4: the guest printed a garbled record"):
+    with pytest.raises(ConsoleError, match=r"console line 4: the guest printed a garbled record"):
         lab_records(dataclasses.replace(result, output=output), group(tmp_path), "console")
 
 

@@ -2,9 +2,10 @@
 
 :func:`boot` runs one ``qemu-system-*`` command (machines.Guest.argv) with the console on
 its standard output, written to a file (a console can hold megabytes of JSON lines), and
-returns the text.  Everything that can go wrong is one line (LabError): QEMU missing (with
-its package), QEMU refusing the configuration (its own message), QEMU dying, the guest
-running past its time (killed; the console's last lines quoted).  :func:`run_plan` adds the
+returns the text.  Everything that can go wrong is one line : QEMU missing (with its
+package) or refusing the configuration (its own message): LabError, exit 2; QEMU dying,
+the guest running past its time (killed; the console's last lines quoted): GuestError,
+exit 3.  :func:`cancel_all` stops every guest still running (an interrupted lab).  :func:`run_plan` adds the
 initramfs and the console's parser: a list of plan commands in, their results out.
 """
 
@@ -15,11 +16,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kcross.errors import LabError
+from kcross.errors import GuestError, Interrupted, LabError
 from kcross.lab.initramfs import CommandResult, FileSpec, build_initramfs, parse_console
 from kcross.lab.machines import Guest
 
@@ -54,6 +56,30 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+# Every QEMU this process runs, so that an interrupted lab (Ctrl-C, SIGTERM, a failed
+# boot among parallel ones) stops them all: each runs in its own session, out of reach
+# of the terminal's signals.
+_running: set[subprocess.Popen[bytes]] = set()
+_lock = threading.Lock()
+_cancelled = threading.Event()
+
+
+def cancel_all() -> None:
+    """Stop every running guest and refuse new boots until :func:`allow_boots`."""
+    _cancelled.set()
+    with _lock:
+        running = list(_running)
+    for proc in running:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def allow_boots() -> None:
+    _cancelled.clear()
+
+
 def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = None) -> str:
     """Boot ``guest`` with ``initrd`` until it powers off; return its console's text."""
     argv = guest.argv(initrd)
@@ -63,21 +89,30 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
         with open(out, "wb") as o, open(err, "wb") as e:
             # Its own session: a timeout kills QEMU's whole group, and the terminal's
             # Ctrl-C reaches kcross, which stops QEMU (below), not QEMU directly.
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
-                                    start_new_session=True)
+            with _lock:
+                if _cancelled.is_set():
+                    raise Interrupted(signal.SIGINT, "interrupted before the guest booted")
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                        start_new_session=True)
+                _running.add(proc)
             started = time.monotonic()
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 console = out.read_text(errors="replace")
-                raise LabError(f"the {guest.arch.name} guest did not power off within "
-                               f"{timeout:g} s (a hang, a panic with no reboot, or a "
-                               f"kernel that never reached /init); last console lines: "
-                               f"{_tail(console)}") from None
+                raise GuestError(f"the {guest.arch.name} guest did not power off within "
+                                 f"{timeout:g} s (a hang, a panic with no reboot, or a "
+                                 f"kernel that never reached /init); last console lines: "
+                                 f"{_tail(console)}") from None
             except BaseException:
                 _kill(proc)
                 raise
+            finally:
+                with _lock:
+                    _running.discard(proc)
+            if _cancelled.is_set():
+                raise Interrupted(signal.SIGINT, "interrupted: the guest was stopped")
         console = out.read_text(errors="replace")
         stderr = err.read_text(errors="replace")
     elapsed = time.monotonic() - started
@@ -88,7 +123,7 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
         detail = said[0] if said else f"last console lines: {_tail(console)}"
         if elapsed < 5 and not console.strip():
             raise LabError(f"{guest.arch.qemu} refused the configuration ({how}): {detail}")
-        raise LabError(f"{guest.arch.qemu} {how} after {elapsed:.0f} s: {detail}")
+        raise GuestError(f"{guest.arch.qemu} {how} after {elapsed:.0f} s: {detail}")
     return console
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, KcrossError, UserError
+from kcross.errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, KcrossError, UserError
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
 from kcross.lab.machines import MODES, Guest, arch
@@ -168,11 +169,31 @@ def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payl
 
 
 def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
-    """Run guest boots two at a time (counting is deterministic: load changes no count)."""
+    """Run guest boots two at a time (counting is deterministic: load changes no count);
+    each job's result, or the KcrossError it raised.  Anything else (a bug, Ctrl-C, a
+    stop signal) stops every guest, cancels the boots not started, and is raised."""
+    from kcross.lab.boot import allow_boots, cancel_all
+
     workers = max(1, min(2, os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    allow_boots()
+    try:
         futures = [pool.submit(job) for job in jobs]
-        return [f.result() if f.exception() is None else f.exception() for f in futures]
+        results: list[Any] = []
+        for f in futures:
+            try:
+                results.append(f.result())
+            except KcrossError as exc:
+                if isinstance(exc, Interrupted):
+                    raise
+                results.append(exc)
+        return results
+    except BaseException:
+        cancel_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
@@ -230,31 +251,34 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
                 err: Console) -> int:
     from kcross.lab.mitigations import REFUSED, TABLES, variant_args
 
+    suites = tuple(args.suite.split(",")) if args.suite else ("syscall",)
     stored: list[Counted] = []
+    failed_baselines: list[KcrossError] = []
     for index, (baseline, listed) in enumerate(TABLES[args.arch]):
         # The configurations QEMU is known to refuse are tried too (on the first
         # baseline): they show as "not a result" with what QEMU said, never as figures.
         variants = list(listed) + ([v for a, v, _ in REFUSED if a == args.arch]
                                    if index == 0 else [])
+
         def job(v: Any = None, b: Any = baseline) -> Counted:
             cpu, machine_opts, append = ((b.cpu, b.machine_opts, b.append) if v is None
                                          else variant_args(args.arch, b, v))
             guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
                           machine_opts=tuple(machine_opts), append=append)
             name = b.name if v is None else f"{b.name} + {v.name}"
-            return _count(args, guest, kernel, payload, name, err, suites=("syscall",))
+            return _count(args, guest, kernel, payload, name, err, suites=suites)
         results = _parallel([job, *[lambda v=v: job(v) for v in variants]])
         base = results[0]
-        if isinstance(base, BaseException):
-            out.print(Text(f"{args.arch} baseline {baseline.name}: not a result: {base}",
-                           style="red"))
+        if isinstance(base, KcrossError):
+            # No baseline, no table: its variants cannot be compared with anything.
+            out.print(Text(f"{args.arch} baseline {baseline.name} ({len(variants)} variants "
+                           f"not compared): not a result: {base}", style="red"))
+            failed_baselines.append(base)
             continue
         rows = []
         for v, r in zip(variants, results[1:], strict=True):
             if isinstance(r, KcrossError):
                 rows.append(MitigationRow(v.name, v.what, refused=str(r), expect=v.expect))
-            elif isinstance(r, BaseException):
-                raise r
             else:
                 rows.append(MitigationRow(v.name, v.what, run=r, expect=v.expect))
                 stored.append(r)
@@ -265,8 +289,10 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
         for v in variants:
             out.print(Text(f"  {v.name}: {v.what}"))
         out.print()
+    if failed_baselines and not stored:
+        raise failed_baselines[0]
     store_runs(args, stored, err)
-    return _status(stored)
+    return EXIT_BROKEN if failed_baselines else _status(stored)
 
 
 def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
@@ -296,15 +322,47 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     return EXIT_OK if all(o.status != "failed" for o in outcomes) else EXIT_CHECK_FAILED
 
 
-def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
-    if args.mode == "correctness" and (args.compare or args.against or args.mitigations):
-        raise UserError("--compare, --against and --mitigations are counting-mode options")
+def _check_options(args: argparse.Namespace) -> None:
+    counting_only = [o for o, v in (("--compare", args.compare), ("--against", args.against),
+                                    ("--mitigations", args.mitigations),
+                                    ("--suite", args.suite), ("--bench", args.bench)) if v]
+    if args.mode == "correctness" and counting_only:
+        raise UserError(f"{', '.join(counting_only)}: counting-mode options (the correctness "
+                        "mode runs the C tests)")
     if args.mitigations and (args.cpu or args.machine_opt or args.append):
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
-    # Bad machine options and modes are refused before anything is fetched or built.
-    _guest(args, Kernel(args.arch, Path("/")), "counting")
+    if args.refresh and args.kernel:
+        raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
+    if not args.timeout > 0:
+        raise UserError(f"--timeout {args.timeout:g}: give a positive number of seconds")
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
+    removed); a signal the caller set to be ignored (nohup) stays ignored."""
+    def stop(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stop)
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from kcross.lab.boot import qemu_path
+    from kcross.lab.payload import check_tools
+
+    arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
+    _check_options(args)
+    # Bad machine options, a missing QEMU or cross compiler, a bad --against kernel: all
+    # refused before anything is fetched or built.
+    probe = _guest(args, Kernel(args.arch, Path("/")), "counting")
+    qemu_path(probe)
+    check_tools(args.arch)
+    if args.against:
+        resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    _stop_on_signals()
     kernel = resolve_kernel(args.arch, args.kernel, refresh=args.refresh, err=err)
     payload = build(args.arch, args.source, err)
     status = EXIT_OK

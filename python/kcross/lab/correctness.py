@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kcross.errors import UserError
 from kcross.lab.boot import run_plan
-from kcross.lab.initramfs import CommandResult
+from kcross.lab.initramfs import CommandResult, ConsoleError
 from kcross.lab.machines import Guest
 from kcross.lab.payload import GuestTest, Payload
 
@@ -120,6 +120,9 @@ def run_tests(payload: Payload, guest: Guest, *, timeout: float,
     plan = [t.plan_command() for t in chosen]
     results, _ = run_plan(guest, payload.init, payload.files, plan, timeout=timeout,
                           workdir=workdir)
+    if len(results) != len(chosen):
+        raise ConsoleError(f"the {guest.arch.name} guest reported {len(results)} of the "
+                           f"{len(chosen)} tests in its plan")
     return [judge(test, result) for test, result in zip(chosen, results, strict=True)]
 
 

@@ -34,10 +34,10 @@ MODES = ("counting", "correctness")
 # One guest nanosecond per instruction; virtual time does not jump ahead of the
 # instructions (align=off) nor while the guest idles (sleep=off); a fixed seed for
 # QEMU's own randomness and a fixed, virtual clock for the guest's RTC.
-COUNTING_ARGS = ("-icount", "shift=0,align=off,sleep=off", "-seed", "1",
-                 "-rtc", "base=2024-01-01T00:00:00,clock=vm")
 COUNTING_ICOUNT = "shift=0,align=off,sleep=off"
 COUNTING_SEED = 1
+COUNTING_RTC = "base=2024-01-01T00:00:00,clock=vm"
+COUNTING_ARGS = ("-icount", COUNTING_ICOUNT, "-seed", str(COUNTING_SEED), "-rtc", COUNTING_RTC)
 CORRECTNESS_ARGS = ("-accel", "tcg,thread=multi")
 CORRECTNESS_SMP = 2
 

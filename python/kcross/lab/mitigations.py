@@ -9,13 +9,14 @@ variant changes in instructions per syscall.
 Each variant's ``expect`` is set where a measurement found that it changes nothing on
 the getppid path, and says why (patched as same-length instructions, off the syscall
 path, not mitigated on this model anyway...); an empty ``expect`` means it was measured
-to change the path.  The comments give the getppid-inline figures measured with
+to change the path.  The comments give the getppid-inline figures first measured with
 Debian's 6.1.0-50 kernels (6.1.176-1) under QEMU 7.2 TCG, ``-icount shift=0``, one
-vCPU, command line ``console=DEV quiet panic=-1`` plus the variant: the median of 11
-samples minus the median of the loop overhead, in instructions per call.  Many
-mitigations are patched in as same-length instruction runs and cost nothing in an
-instruction count while they cost time on hardware: these figures are instructions,
-not time.
+vCPU, command line ``console=DEV quiet panic=-1`` plus the variant, before the harness's
+timed loops were built never unrolled and batches rounded to a multiple of 384
+(docs/lab.md has the table as ``kcross lab ARCH --mitigations`` prints it now; the
+figures moved by at most a few tenths, the deltas not).  Many mitigations are patched in
+as same-length instruction runs and cost nothing in an instruction count while they cost
+time on hardware: these figures are instructions, not time.
 
 Configurations QEMU refuses or crashes on are not variants: :data:`REFUSED` lists them
 with what QEMU said, so that nobody adds them back as results.
@@ -163,7 +164,7 @@ _A64_N1_VARIANTS = [
 _A64_MAX = Baseline(                                                            # 442.3
     "max",
     "QEMU max: E0PD (no KPTI), CSV2, SSBS, kernel pointer authentication",
-    "max,pauth-impdef=on", (), "")
+    None, (), "")   # the arch's default model (machines.py): max,pauth-impdef=on
 
 _A64_MAX_VARIANTS = [
     # +7.5, not less: without the capability the entry/exit pointer-authentication blocks

@@ -22,10 +22,13 @@ def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
+UNCHANGED = 0.05   # instructions/op: a difference below this is shown, and taken, as none
+
+
 def fmt_delta(value: float | None) -> str:
     if value is None:
         return "—"
-    if abs(value) < 0.05:
+    if abs(value) < UNCHANGED:
         return "0"
     return f"{value:+.1f}"
 
@@ -53,7 +56,7 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
             table.add_row(Text(name), fmt(x), fmt(y), "—", Text(why[:60]))
             continue
         diff = y - x
-        pct = "—" if x == 0 else ("0" if abs(diff) < 0.05 else f"{100 * diff / x:+.1f}%")
+        pct = "—" if x == 0 else ("0" if abs(diff) < UNCHANGED else f"{100 * diff / x:+.1f}%")
         table.add_row(Text(name), fmt(x), fmt(y), fmt_delta(diff), pct)
     return table
 
@@ -120,14 +123,17 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
             fmt_delta(min(deltas)) if abs(max(deltas) - min(deltas)) < 0.05
             else f"{fmt_delta(min(deltas))} … {fmt_delta(max(deltas))}")
         changes = vulnerability_changes(base, row.run)
-        unchanged = bool(deltas) and max(abs(d) for d in deltas) < 0.5
+        # Unchanged: no path moved by UNCHANGED or more (what fmt_delta prints as 0).
+        unchanged = bool(deltas) and max(abs(d) for d in deltas) < UNCHANGED
         if changes:
             note = "; ".join(changes)
             if unchanged:
                 note += f" — yet no instruction changed{': ' + row.expect if row.expect else ''}"
         elif unchanged:
             note = row.expect or "nothing changed on these paths, nor in what the kernel reports"
+        elif row.expect:
+            note = f"expected no change ({row.expect}), yet the count moved"
         else:
-            note = row.expect or "same vulnerability report; the code path changed"
+            note = "same vulnerability report; the code path changed"
         table.add_row(Text(row.name), fmt(key), fmt_delta(key_delta), span, Text(note))
     return table

@@ -153,7 +153,8 @@ def lab_records(result: CommandResult, group: Mapping[str, Any],
     the guest read (its emulated PMU) set aside as unavailable, with the reason.
 
     Lines that are not JSON objects are the harness's messages (its stderr shares the
-    console).  A line that starts like a record but is not one is garbage: SchemaError."""
+    console).  A line that starts like a record but is not one, or a record that breaks
+    the result format, is the guest's failure: ConsoleError (exit 3)."""
     stream = RunStream()
     records: list[dict[str, Any]] = []
     messages: list[str] = []
@@ -166,15 +167,18 @@ def lab_records(result: CommandResult, group: Mapping[str, Any],
         try:
             raw = json.loads(text)
         except ValueError:
-            raise SchemaError(f"{where} line {number}: the guest printed a garbled record: "
-                              f"{text[:80]!r}") from None
+            raise ConsoleError(f"{where} line {number}: the guest printed a garbled record: "
+                               f"{text[:80]!r}") from None
         if isinstance(raw, dict) and raw.get("type") == "fingerprint":
             raw["lab"] = dict(group)
         elif isinstance(raw, dict) and raw.get("type") == "result":
             raw["unit"] = UNIT
             _drop_guest_hardware_counters(raw)
-        record = parse_line(json.dumps(raw), f"{where} line {number}", LIVE_VERSIONS)
-        stream.add(record, f"{where} line {number}")
+        try:
+            record = parse_line(json.dumps(raw), f"{where} line {number}", LIVE_VERSIONS)
+            stream.add(record, f"{where} line {number}")
+        except SchemaError as exc:   # the guest's output, not the user's input: exit 3
+            raise ConsoleError(str(exc)) from None
         records.append(record)
     return stream, records, messages
 

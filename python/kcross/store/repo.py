@@ -51,7 +51,9 @@ _VOLATILE = {"kcross": None, "host": ("time",), "timer": ("hz", "calibration")}
 def machine_identity(fingerprint: dict[str, Any]) -> str:
     """SHA-256 over the fingerprint without per-run values (time, calibrated timer Hz, kcross build).
 
-    Everything else is the machine, ``lab`` included in full.
+    Everything else is the machine, ``lab`` included but for its labels: the variant's
+    name (the same configuration under another name is the same machine) and where the
+    kernel file lies (its SHA-256 says which kernel it is).
     """
     ident: dict[str, Any] = {}
     for key, value in fingerprint.items():
@@ -63,6 +65,10 @@ def machine_identity(fingerprint: dict[str, Any]) -> str:
                 continue
             if isinstance(value, dict):
                 value = {k: v for k, v in value.items() if k not in drop}
+        if key == "lab" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k != "variant"}
+            if isinstance(value.get("kernel"), dict):
+                value["kernel"] = {k: v for k, v in value["kernel"].items() if k != "path"}
         ident[key] = value
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
