@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_one_line_error, terminal_signals
 from kcross.lab import machines
+from labs import lab_kernel
 
 REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
 
@@ -158,3 +159,27 @@ def test_stop_signal_kills_the_guests(env: dict, db_path: Path, tmp_path: Path,
             os.kill(pid, 0)
     assert list(tmp.iterdir()) == []
     assert not db_path.exists()
+
+
+def test_compare_on_a_real_kernel_is_stored_once(kcross, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`kcross lab ppc64le --compare sc scv` end to end on Debian's kernel: the table, two
+    lab runs stored, and the same command again stores nothing new (identical records)."""
+    kernel = lab_kernel("ppc64le")
+    a = machines.arch("ppc64le")
+    if not shutil.which(a.cross_gcc):
+        pytest.skip(f"no {a.cross_gcc} (apt-get install {a.cross_package})")
+    args = ("lab", "ppc64le", "--kernel", str(kernel), "--compare", "sc", "scv",
+            "--suite", "syscall", "--bench", "getppid-*")
+    extra = {"XDG_CACHE_HOME": REAL_CACHE, "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
+    proc = kcross(*args, extra_env=extra, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines()
+            if line.startswith("│")}
+    dispatch = [c.strip() for c in rows["getppid-dispatch"].split("│")[1:-1]]
+    assert float(dispatch[2]) < float(dispatch[1])        # scv < sc through kc_sys0
+    assert rows["getppid-inline"].split("│")[4].strip() == "0"   # sc itself: unchanged
+    assert "stored as run 1, 2" in proc.stderr
+    again = kcross(*args, extra_env=extra, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "stored as run 1 (identical, already stored), 2 (identical, already stored)" \
+        in again.stderr

@@ -35,7 +35,7 @@ from kcross.lab.correctness import (
     summary,
 )
 from kcross.lab.initramfs import CommandResult
-from kcross.lab.machines import Guest
+from kcross.lab.machines import ARCHES, Guest
 from kcross.lab.machines import arch as lab_arch
 from kcross.lab.payload import (
     GUEST_HARNESS,
@@ -46,6 +46,7 @@ from kcross.lab.payload import (
     find_source,
     guest_tests,
 )
+from labs import lab_kernel
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parents[1]
@@ -344,22 +345,12 @@ def test_failed_build_names_its_log(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 # provide an invariant TSC (QEMU: "TCG doesn't support requested feature:
 # CPUID.80000007H:EDX.invtsc"), so the harness's timer rightly refuses the TSC there.
 EXPECTED_SKIPS = {("x86_64", "test_timer"): "TSC not invariant"}
-KERNEL_VARS = {"ppc64le": "KCROSS_TEST_LAB_KERNEL_PPC64LE",
-               "aarch64": "KCROSS_TEST_LAB_KERNEL_AARCH64",
-               "x86_64": "KCROSS_TEST_LAB_KERNEL_X86_64"}
 
 
-@pytest.mark.parametrize("arch", sorted(KERNEL_VARS))
+@pytest.mark.parametrize("arch", ARCHES)
 def test_suite_passes_in_the_guest(arch: str) -> None:
     facts = lab_arch(arch)
-    var = KERNEL_VARS[arch]
-    kernel = os.environ.get(var)
-    if not kernel:
-        pytest.skip(f"set {var} to a Debian {arch} kernel to run the test suite in it")
-    if not Path(kernel).is_file():
-        pytest.skip(f"${var}={kernel} is not a file")
-    if not shutil.which(facts.qemu):
-        pytest.skip(f"no {facts.qemu} (apt-get install {facts.qemu_package})")
+    kernel = lab_kernel(arch)
     for tool, package in (("cmake", "cmake"), (facts.cross_gcc, facts.cross_package)):
         if not shutil.which(tool):
             pytest.skip(f"no {tool} (apt-get install {package})")
@@ -367,7 +358,7 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
     started = time.monotonic()
     payload = build_payload(arch, source=REPO)
     built = time.monotonic()
-    guest = Guest(facts, Path(kernel), mode="correctness")
+    guest = Guest(facts, kernel, mode="correctness")
     outcomes = run_tests(payload, guest, timeout=plan_timeout(payload.tests))
     ran = time.monotonic()
     for o in outcomes:
@@ -396,6 +387,8 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
                for line in out["test_rseq_ops"])
     assert any(line.startswith("# seed ") and f"scale {STRESS_SCALE}," in line
                and line.endswith("mode rseq") for line in out["stress_percpu_rseq"])
+    # ... and the kernel really aborted some of them (8 threads preempted on 2 vCPUs).
+    assert stress_aborts(next(o for o in outcomes if o.name == "stress_percpu_rseq")) > 0
     # The live vDSO parsed.
     assert any("- the live vDSO at" in line and line.startswith("ok ") for line in out["test_vdso"])
     if arch == "ppc64le":     # the kernel advertises PPC_FEATURE2_SCV on POWER9: scv selected

@@ -284,8 +284,9 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
                 stored.append(r)
         stored.append(base)
         out.print(mitigation_table(args.arch, baseline.name, base, rows))
-        out.print(Text(f"  {baseline.name}: {baseline.what}; the kernel reports "
-                       + ("; ".join(baseline_report(base)) or "nothing to mitigate")))
+        out.print(Text(f"  {baseline.name}: {baseline.what}; the kernel reports:"))
+        for line in baseline_report(base) or ["nothing to mitigate"]:
+            out.print(Text(f"    {line}"))
         for v in variants:
             out.print(Text(f"  {v.name}: {v.what}"))
         out.print()

@@ -126,7 +126,7 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         # Unchanged: no path moved by UNCHANGED or more (what fmt_delta prints as 0).
         unchanged = bool(deltas) and max(abs(d) for d in deltas) < UNCHANGED
         if changes:
-            note = "; ".join(changes)
+            note = "\n".join(changes)   # one per line: the kernel's own lines hold ';'s
             if unchanged:
                 note += f" — yet no instruction changed{': ' + row.expect if row.expect else ''}"
         elif unchanged:
