@@ -122,6 +122,18 @@ struct kh_bench_ctx {
 	uint64_t aborts;
 	int threads;
 	int thread_cpu[KH_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
+	/*
+	 * Context switches (suites ctxsw, uctx): switches_per_op is what one
+	 * iteration makes by design (a ping-pong round trip between two
+	 * threads: 2), 0 when not declared.  A benchmark that counted the
+	 * kernel's switches in all its threads over the timed loop (ctxsw)
+	 * adds them to `switches` and sets `counts_switches`; the method then
+	 * compares the two (kh_switches_mismatch) and stops treating the
+	 * measuring thread's own switches as a disturbance.
+	 */
+	double switches_per_op;
+	bool counts_switches;
+	uint64_t switches;
 };
 
 /* The row's parameter (struct kh_bench.arg): variants of one function. */
@@ -286,6 +298,9 @@ struct kh_result {
 	double throughput;	/* ops/s of all threads, from the raw median */
 	bool counts_aborts;
 	uint64_t aborts;	/* rseq aborts retried over all samples */
+	double switches_per_op;	/* declared per iteration, 0: not declared */
+	bool counts_switches;
+	uint64_t switches;	/* counted over all samples, all its threads */
 	int n_flags;
 	struct kh_flag flags[KH_MAX_FLAGS];
 };
@@ -293,6 +308,15 @@ struct kh_result {
 /* Add a flag to r (ignored beyond KH_MAX_FLAGS). */
 void kh_result_flag(struct kh_result *r, const char *flag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Declared and counted context switches: counted/declared outside
+ * [1 - KH_SWITCH_TOLERANCE, 1 + KH_SWITCH_TOLERANCE] is a mismatch (the
+ * reasoning is in measure.c).  Returns true and writes the figures into
+ * detail (len bytes) when they disagree.
+ */
+#define KH_SWITCH_TOLERANCE 0.10
+bool kh_switches_mismatch(double declared, double counted, char *detail, size_t len);
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
 int kh_pin_cpu(int cpu);

@@ -92,6 +92,9 @@ static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
 	c->counts_aborts = false;
 	c->aborts = 0;
 	c->threads = 1;
+	c->switches_per_op = 0;
+	c->counts_switches = false;
+	c->switches = 0;
 	return fn ? fn(c) : KH_OK;
 }
 
@@ -275,6 +278,7 @@ int kh_measure_sample(struct kh_measure *ms, int s)
 	uint64_t start = kh_clock_raw_ns();
 	long ivcsw = nivcsw();
 	bool moved = false;
+	char why[sizeof(r->flags[0].detail)];
 	int st;
 
 	if (ms->status != KH_OK)
@@ -288,14 +292,25 @@ int kh_measure_sample(struct kh_measure *ms, int s)
 		r->counter_total[e] += d;
 		if (c->snap[1].running[e] != c->snap[1].enabled[e])
 			r->counter_scaled[e] = true;
-		if ((e == KH_EV_CSW || e == KH_EV_MIGRATIONS) && d)
+		if ((e == KH_EV_MIGRATIONS || (e == KH_EV_CSW && !c->counts_switches)) && d)
 			moved = true;
 	}
-	if (moved || nivcsw() != ivcsw)
+	/* A benchmark that switches on purpose is disturbed when its own count
+	 * disagrees with what it declares, not by switching. */
+	if (c->counts_switches)
+		moved |= kh_switches_mismatch(c->switches_per_op,
+					      (double)c->switches / (double)r->iters, why,
+					      sizeof(why));
+	else if (nivcsw() != ivcsw)
+		moved = true;
+	if (moved)
 		r->disturbed[r->n_disturbed++] = s;
+	r->switches += c->switches;
 	if (s == 0) {
 		r->threads = c->threads;
 		r->counts_aborts = c->counts_aborts;
+		r->switches_per_op = c->switches_per_op;
+		r->counts_switches = c->counts_switches;
 		flag_shared_cpus(r, c);
 	} else if (c->threads != r->threads) {
 		st = kh_fail(c, "ran %d threads in sample 0 but %d in sample %d",
@@ -345,6 +360,13 @@ void kh_measure_finish(struct kh_measure *ms)
 	}
 	for (int s = 0; s < m->samples; s++)
 		r->ns[s] = r->ticks[s] * ns_per_tick;
+	if (r->counts_switches && r->switches_per_op > 0) {
+		char why[sizeof(r->flags[0].detail)];
+
+		if (kh_switches_mismatch(r->switches_per_op, (double)r->switches /
+					 ((double)r->iters * r->n), why, sizeof(why)))
+			kh_result_flag(r, "counts-mismatch", "%s", why);
+	}
 out:
 	r->status = ms->status;
 	if (ms->status != KH_OK) {
@@ -353,6 +375,30 @@ out:
 	}
 	ms->elapsed_ns += kh_clock_raw_ns() - start;
 	r->elapsed_s = (double)ms->elapsed_ns * 1e-9;
+}
+
+/*
+ * Declared versus counted switches.  The count brackets each batch with
+ * counter reads taken while the partner threads or processes are blocked,
+ * so its own error is a switch or two per batch of thousands of iterations
+ * (under 0.1%).  What moves it further is real: another task preempting
+ * one of the benchmark's (one more switch each time), a waiter that found
+ * its answer already there and did not sleep (one fewer), a sched_yield
+ * that returned without switching, or a declaration that is wrong.  A wrong
+ * declaration is off by a whole switch per iteration (50% or more for the
+ * 1-4 switches these rows make); the noise of a shared machine stays within
+ * a few percent.  10% separates the two: anything beyond it is worth a
+ * reader's attention, and the detail gives both figures.
+ */
+bool kh_switches_mismatch(double declared, double counted, char *detail, size_t len)
+{
+	if (declared > 0 && isfinite(counted) &&
+	    fabs(counted - declared) <= KH_SWITCH_TOLERANCE * declared)
+		return false;
+	snprintf(detail, len, "declared %.4g context switches per iteration, counted %.4g "
+		 "(all of its threads; tolerance %.0f%%)", declared, counted,
+		 100 * KH_SWITCH_TOLERANCE);
+	return true;
 }
 
 void kh_measure(const struct kh_bench *b, const struct kh_method *m,

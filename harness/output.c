@@ -59,11 +59,16 @@ static void kh_result_write_extra(struct kh_json *j, const struct kh_result *r)
 	kh_json_num(j, "throughput_ops_per_s", ok ? r->throughput : NAN);
 	kh_json_num(j, "aborts_per_million",
 		    ok && r->counts_aborts && ops > 0 ? (double)r->aborts * 1e6 / ops : NAN);
+	/* Per iteration of one thread (the op), as samples are. */
+	kh_json_num(j, "switches_per_op", ok && r->switches_per_op > 0 ? r->switches_per_op : NAN);
+	kh_json_num(j, "switches_counted_per_op",
+		    ok && r->counts_switches && r->iters && r->n
+		    ? (double)r->switches / ((double)r->iters * r->n) : NAN);
 }
 
-static const char *kh_result_text_extra(const struct kh_result *r)
+static const char *kh_result_text_extra(const struct kh_result *r, double median)
 {
-	static char buf[160];
+	static char buf[240];
 	double ops = (double)r->iters * r->n * r->threads;
 	size_t off = 0;
 
@@ -79,8 +84,18 @@ static const char *kh_result_text_extra(const struct kh_result *r)
 					r->throughput * 1e-6);
 	}
 	if (r->counts_aborts && off < sizeof(buf))
-		snprintf(buf + off, sizeof(buf) - off, " [aborts %.3g/M ops]",
-			 ops > 0 ? (double)r->aborts * 1e6 / ops : 0.0);
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " [aborts %.3g/M ops]",
+					ops > 0 ? (double)r->aborts * 1e6 / ops : 0.0);
+	if (r->switches_per_op > 0 && off < sizeof(buf)) {
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+					" [%.2f ns/switch, %.3g switches/op", median / r->switches_per_op,
+					r->switches_per_op);
+		if (r->counts_switches && r->iters && r->n && off < sizeof(buf))
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, ", counted %.3g",
+						(double)r->switches / ((double)r->iters * r->n));
+		if (off < sizeof(buf))
+			snprintf(buf + off, sizeof(buf) - off, "]");
+	}
 	return buf;
 }
 
@@ -188,7 +203,7 @@ void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 		snprintf(spread, sizeof(spread), "%.1f%%", 100 * s.spread);
 	printf("%-24s %11.2f%c %19s %10.2f %7s %6d %5d%s\n", b->name, s.median,
 	       s.overhead == KH_OVERHEAD_SUBTRACTED ? '*' : ' ', ci, s.min, spread,
-	       r->n, r->n_disturbed, kh_result_text_extra(r));
+	       r->n, r->n_disturbed, kh_result_text_extra(r, s.median));
 	for (int i = 0; i < r->n_flags; i++)
 		printf("%-24s   flag %s: %s\n", "", r->flags[i].flag, r->flags[i].detail);
 	fflush(stdout);

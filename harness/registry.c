@@ -14,13 +14,14 @@
 #include "bench/cpuid_methods.h"
 
 extern const struct kh_suite kh_suite_syscall, kh_suite_cpuid, kh_suite_percpu,
-	kh_suite_percpu_scaling;
+	kh_suite_percpu_scaling, kh_suite_ctxsw;
 
 static const struct kh_suite *const suites[] = {
 	&kh_suite_syscall,
 	&kh_suite_cpuid,
 	&kh_suite_percpu,
 	&kh_suite_percpu_scaling,
+	&kh_suite_ctxsw,
 };
 
 const struct kh_bench *kh_registry(void)
