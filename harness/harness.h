@@ -310,13 +310,16 @@ void kh_result_flag(struct kh_result *r, const char *flag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * Declared and counted context switches: counted/declared outside
- * [1 - KH_SWITCH_TOLERANCE, 1 + KH_SWITCH_TOLERANCE] is a mismatch (the
- * reasoning is in measure.c).  Returns true and writes the figures into
- * detail (len bytes) when they disagree.
+ * Declared and counted context switches per iteration (batches of iters):
+ * they disagree when they differ by more than KH_SWITCH_TOLERANCE of the
+ * declared figure or, in small batches, KH_SWITCH_SLACK switches per batch
+ * (the reasoning is in measure.c).  Returns true and writes both figures
+ * into detail (len bytes) when they disagree.
  */
 #define KH_SWITCH_TOLERANCE 0.10
-bool kh_switches_mismatch(double declared, double counted, char *detail, size_t len);
+#define KH_SWITCH_SLACK 2.0
+bool kh_switches_mismatch(double declared, double counted, uint64_t iters, char *detail,
+			  size_t len);
 
 /* Pin the calling thread; cpu < 0 picks one.  Returns the CPU or -errno. */
 int kh_pin_cpu(int cpu);
