@@ -80,18 +80,42 @@ def _counters_cell(record: dict[str, Any]) -> str:
     return " ".join(parts) or DASH
 
 
+def switches_per_op(record: dict[str, Any]) -> float | None:
+    """The context switches one iteration of ``record`` declares (result-format.md), or None."""
+    value = record.get("switches_per_op")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _per_switch_cell(record: dict[str, Any], median: float, unit: str) -> str:
+    """The median per switch, with what it was divided by and what the kernel counted:
+    ``3,807 (op ÷ 2; counted 2.01)``."""
+    declared = switches_per_op(record)
+    if declared is None:
+        return DASH
+    counted = record.get("switches_counted_per_op")
+    seen = f"counted {counted:.3g}" if isinstance(counted, (int, float)) else "not counted"
+    return f"{format_value(median / declared, unit)} (op ÷ {declared:g}; {seen})"
+
+
 def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
                   unit: str | None = None) -> Table:
     """One row per benchmark: median, CI of the median (±% of it), min, spread, N...
 
     The median column names the unit (``median ns/op``, ``median instructions/op``):
     ``unit``, else the results' own.  A result in another unit (only in a database
-    edited by hand: a stream never mixes them) carries its unit in its cells.
+    edited by hand: a stream never mixes them) carries its unit in its cells.  When a
+    result declares context switches per op (``switches_per_op``), the op is a round
+    trip and a ``per switch`` column beside the median shows the median divided by them.
     """
     unit = unit or unit_of(None, results)
+    with_switches = any(switches_per_op(rec) for rec in results)
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("benchmark", no_wrap=True)
-    table.add_column(f"median {unit}", justify="right")
+    if with_switches:
+        table.add_column(f"median {unit} (per op: round trip)", justify="right")
+        table.add_column(f"per switch ({unit.split('/')[0]}/switch)", justify="right")
+    else:
+        table.add_column(f"median {unit}", justify="right")
     table.add_column("CI95 of median", justify="right")
     table.add_column("min", justify="right")
     table.add_column("spread", justify="right")
@@ -103,16 +127,17 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
         label = f"{rec['suite']}/{rec['name']}"
         if rec["status"] != "ok":
             style = "dim" if rec["status"] == "skipped" else "red"
-            _add_row(table, label, DASH, DASH, DASH, DASH, str(len(rec["samples"])), DASH, DASH,
-                          Text(f"{rec['status']}: {rec['reason']}", style=style))
+            _add_row(table, label, *([DASH] * with_switches), DASH, DASH, DASH, DASH,
+                     str(len(rec["samples"])), DASH, DASH,
+                     Text(f"{rec['status']}: {rec['reason']}", style=style))
             continue
         samples = rec["samples"]
         disturbed = str(len(rec["disturbed"])) if rec["disturbed"] else "0"
         try:
             summary = summarize_record(rec)
         except StatsError as exc:
-            _add_row(table, label, _error(str(exc)), DASH, DASH, DASH, str(len(samples)),
-                          disturbed, _counters_cell(rec), "ok")
+            _add_row(table, label, _error(str(exc)), *([DASH] * with_switches), DASH, DASH, DASH,
+                     str(len(samples)), disturbed, _counters_cell(rec), "ok")
             continue
         try:
             ci = summary.ci
@@ -135,9 +160,10 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
         flags = [f.get("flag", "?") for f in rec.get("flags") or []]
         status = Text("ok" + "".join(f" ⚑{name}" for name in flags),
                       style="yellow" if flags else "")
-        _add_row(table, label, median_cell, ci_cell, format_value(summary.min, own) + suffix,
-                 spread_cell,
-                      str(summary.n), disturbed, _counters_cell(rec), status)
+        switch_cells = [_per_switch_cell(rec, summary.median, own)] if with_switches else []
+        _add_row(table, label, median_cell, *switch_cells, ci_cell,
+                 format_value(summary.min, own) + suffix, spread_cell,
+                 str(summary.n), disturbed, _counters_cell(rec), status)
     return table
 
 

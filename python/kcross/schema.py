@@ -36,6 +36,8 @@ from .errors import SchemaError
 #      (a run made by `kcross lab` in a QEMU guest in counting mode).  The version stays 2:
 #      a kcross before this refuses such a file (its schema allows only "ns/op") rather
 #      than misreading instruction counts as time.  RunStream keeps the two apart.
+#   2, later addition (issue 9): result.switches_per_op, result.switches_counted_per_op and
+#      the flag counts-mismatch (the ctxsw suite); new keys, absent in older captures.
 SCHEMA_VERSION = 2
 # What a harness run by this kcross must write, and what `kcross import` reads.
 LIVE_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
@@ -233,6 +235,15 @@ def _result_cross_checks(rec: Mapping[str, Any], ctx: str) -> None:
             and len(rec["thread_cpus"]) != threads:
         raise SchemaError(f"{ctx}: $.thread_cpus lists {len(rec['thread_cpus'])} CPUs for "
                           f"{threads} threads")
+    # A count is compared with a declaration: neither a count nor a verdict without one.
+    declared = rec.get("switches_per_op") is not None
+    if rec.get("switches_counted_per_op") is not None and not declared:
+        raise SchemaError(f"{ctx}: $.switches_counted_per_op without $.switches_per_op "
+                          "(a count needs the declaration it is checked against)")
+    if any(f.get("flag") == "counts-mismatch" for f in rec.get("flags") or []) \
+            and (not declared or rec.get("switches_counted_per_op") is None):
+        raise SchemaError(f"{ctx}: flag counts-mismatch without both $.switches_per_op and "
+                          "$.switches_counted_per_op")
 
 
 @dataclass
