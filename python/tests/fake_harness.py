@@ -147,7 +147,7 @@ def not_run(rec: dict[str, Any], status: str, reason: str) -> dict[str, Any]:
     return {**rec, "status": status, "reason": reason, "iters": 0, "samples": [], "ticks": [],
             "overhead": None, "counters": {}, "disturbed": [], "threads": None,
             "thread_cpus": [], "throughput_ops_per_s": None, "aborts_per_million": None,
-            "flags": []}
+            "switches_per_op": None, "switches_counted_per_op": None, "flags": []}
 
 
 def result(bench: dict[str, Any], n: int, cpu: int | None,
