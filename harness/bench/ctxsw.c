@@ -505,6 +505,9 @@ static void partner_loop(struct pp *p)
 		}
 		break;
 	case M_PIPE:
+		b = 'r';	/* ready: the measuring side waits for this, untimed */
+		if (write(p->back[1], &b, 1) != 1)
+			break;
 		for (; done < p->iters; done++) {
 			if (read(p->to[0], &b, 1) != 1)
 				break;
@@ -516,6 +519,8 @@ static void partner_loop(struct pp *p)
 	case M_EVENTFD:
 		/* stop: the measuring side gave up before its loop and woke us
 		 * (closing an eventfd does not wake its reader). */
+		if (write(p->back[0], &one, 8) != 8)	/* ready */
+			break;
 		for (; done < p->iters; done++) {
 			if (read(p->to[0], &v, 8) != 8 || __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
 				break;
@@ -609,6 +614,24 @@ fail:
 		       strerror(errno));
 }
 
+/* Wait, untimed, for a pipe or eventfd partner's "ready" (it is then at
+ * its first read): a partner's start-up (a new process's first steps) must
+ * not land in the first round trip.  False if it never came. */
+static bool wait_ready(struct pp *p)
+{
+	uint64_t v;
+	char b;
+
+	switch (p->flags & M_MASK) {
+	case M_PIPE:
+		return read(p->back[0], &b, 1) == 1;
+	case M_EVENTFD:
+		return read(p->back[0], &v, 8) == 8;
+	default:
+		return true;
+	}
+}
+
 /*
  * The timed loop of the measuring side, counted.  Returns the round trips
  * it completed, as the body's return values say (`want` per iteration).
@@ -666,7 +689,8 @@ static int run_threads(struct kh_bench_ctx *c, struct pp *p, int other)
 	while (!__atomic_load_n(&p->tid, __ATOMIC_ACQUIRE) ||
 	       ((p->flags & M_MASK) == M_YIELD && !__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)))
 		sched_yield();
-	st = count_open(c, &k, getpid(), p->tid);
+	st = wait_ready(p) ? count_open(c, &k, getpid(), p->tid)
+		: kh_fail(c, "the partner thread did not start answering");
 	if (st == 0) {
 		got = timed(c, p, &k, &want);
 		counted = count_after(c, &k);
@@ -729,7 +753,9 @@ static int run_procs(struct kh_bench_ctx *c, struct pp *p, int other)
 	close(p->to[0]);
 	close(p->back[1]);
 	p->to[0] = p->back[1] = -1;
-	if (count_open(c, &k, child, child) == 0) {
+	if (!wait_ready(p)) {
+		st = kh_fail(c, "the partner process did not start answering");
+	} else if (count_open(c, &k, child, child) == 0) {
 		got = timed(c, p, &k, &want);
 		counted = count_after(c, &k);
 	} else {
