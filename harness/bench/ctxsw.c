@@ -780,12 +780,23 @@ struct side {
 	struct kh_bench_ctx *c;
 	struct pp p;
 	int self, other, st;
+	int unshared_errno;	/* why unshare(CLONE_FILES) failed, or 0 */
 };
 
 static void *measuring_side(void *arg)
 {
 	struct side *m = arg;
 
+	/*
+	 * A file table of its own: shared by the harness's thread, each read
+	 * and write would take and drop a reference to its file (Linux's
+	 * fdget skips that only for an unshared table), which a process
+	 * talking to another process does not pay.  The partner thread of a
+	 * thread row shares this table, as two threads do.  The copies of
+	 * the harness's descriptors in it close when this thread ends.
+	 */
+	if (unshare(CLONE_FILES))
+		m->unshared_errno = errno;
 	m->st = m->p.flags & F_PROCS ? run_procs(m->c, &m->p, m->other)
 		: run_threads(m->c, &m->p, m->other);
 	return NULL;
