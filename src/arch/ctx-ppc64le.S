@@ -34,8 +34,10 @@
  * found them unless changing them is its purpose (fesetround), so to a
  * caller of kc_ctx_switch they are preserved, and each context keeps its
  * own.  The whole FPSCR (status flags too) is kept per context: read every
- * time, written (mtfsf, which serialises) only when the resumed context's
- * differs.  VRSAVE likewise: saved always, written only when it differs
+ * time (mffs, moved to a GPR with mfvsrd rather than reloaded from the
+ * frame: a load right after a store to the same address is costly on
+ * POWER), written (mtfsf, which serialises) only when the resumed
+ * context's differs.  VRSAVE likewise: saved always, written only when it differs
  * (Linux user space rarely sets it).
  *
  * Not saved because a call may destroy them: r0 r3-r13 (r13 is the thread
@@ -75,6 +77,7 @@ kc_ctx_switch:
 	mfvrsave 6
 	mffs	0
 	stw	6, FR_VRSAVE(1)
+	mfvsrd	8, 0			/* the current FPSCR, as a GPR (no load-hit-store) */
 	stfd	0, FR_FPSCR(1)
 	std	14, 48(1)		/* r14 */
 	std	15, 56(1)		/* r15 */
@@ -136,7 +139,6 @@ kc_ctx_switch:
 	stvx	30, 1, 9		/* v30 */
 	li	10, 512
 	stvx	31, 1, 10		/* v31 */
-	ld	8, FR_FPSCR(1)		/* the current FPSCR, as a GPR */
 	std	1, 0(3)			/* from->sp */
 
 	ld	1, 0(4)			/* to->sp: now on the other stack */
