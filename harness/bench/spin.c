@@ -104,27 +104,16 @@ static int bench_hint(struct kh_bench_ctx *c)
 
 /* -------------------------------------------------- sibling throughput */
 
-/* The SMT sibling of `cpu` this process may use, or -1 with why not. */
-static int smt_sibling(int cpu, char *why, size_t len)
+/*
+ * The first CPU of `list` (thread_siblings_list's format: "0-1", "0,4",
+ * "0-3,8-11") other than `cpu` and in `allowed`; -1 with why not.
+ */
+static int sibling_in_list(int cpu, const char *list, const cpu_set_t *allowed, char *why,
+			   size_t len)
 {
-	char path[96], list[256];
-	const cpu_set_t *allowed = kh_allowed_cpus();
 	bool others = false;
-	FILE *f;
 
-	snprintf(path, sizeof(path),
-		 "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
-	if (!(f = fopen(path, "r"))) {
-		snprintf(why, len, "cannot read %s (%s): SMT siblings unknown", path,
-			 strerror(errno));
-		return -1;
-	}
-	if (!fgets(list, sizeof(list), f))
-		list[0] = 0;
-	fclose(f);
-	list[strcspn(list, "\n")] = 0;
-	/* "0-1", "0,4", "0-3,8-11": ranges separated by commas */
-	for (char *p = list; *p;) {
+	for (const char *p = list; *p;) {
 		char *end;
 		long lo = strtol(p, &end, 10), hi = lo;
 
@@ -139,9 +128,9 @@ static int smt_sibling(int cpu, char *why, size_t len)
 				return (int)s;
 			others = true;
 		}
-		p = *end == ',' ? end + 1 : end;
-		if (end == p && *p)
+		if (*end != ',')
 			break;
+		p = end + 1;
 	}
 	if (others)
 		snprintf(why, len, "CPU %d's SMT sibling(s) (%s) are outside this process's "
@@ -150,6 +139,26 @@ static int smt_sibling(int cpu, char *why, size_t len)
 		snprintf(why, len, "CPU %d has no SMT sibling (thread_siblings_list: %s)", cpu,
 			 list[0] ? list : "empty");
 	return -1;
+}
+
+/* The SMT sibling of `cpu` this process may use, or -1 with why not. */
+static int smt_sibling(int cpu, char *why, size_t len)
+{
+	char path[96], list[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
+	if (!(f = fopen(path, "r"))) {
+		snprintf(why, len, "cannot read %s (%s): SMT siblings unknown", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (!fgets(list, sizeof(list), f))
+		list[0] = 0;
+	fclose(f);
+	list[strcspn(list, "\n")] = 0;
+	return sibling_in_list(cpu, list, kh_allowed_cpus(), why, len);
 }
 
 struct spinner {
@@ -180,24 +189,16 @@ static void *spinner_main(void *arg)
 	return NULL;
 }
 
-static int bench_sibling(struct kh_bench_ctx *c)
+/* The counting loop on this thread while a spinner with hint h runs on
+ * CPU `sibling` (tests call it with any CPU). */
+static int sibling_run(struct kh_bench_ctx *c, enum hint h, int sibling)
 {
-	enum hint h = (enum hint)kh_arg(c);
-	const char *missing = hint_missing(h);
-	struct spinner s = { .h = h };
-	char why[400];
-	int cpu = sched_getcpu(), err;
+	struct spinner s = { .h = h, .cpu = sibling };
 	pthread_attr_t attr;
 	cpu_set_t one;
 	uint64_t x = 0;
+	int err;
 
-	if (missing)
-		return kh_skip(c, "%s", missing);
-	if (cpu < 0)
-		return kh_skip(c, "sched_getcpu: %s: the measuring CPU is unknown",
-			       strerror(errno));
-	if ((s.cpu = smt_sibling(cpu, why, sizeof(why))) < 0)
-		return kh_skip(c, "%s", why);
 	CPU_ZERO(&one);
 	CPU_SET(s.cpu, &one);
 	pthread_attr_init(&attr);
@@ -217,6 +218,23 @@ static int bench_sibling(struct kh_bench_ctx *c)
 		return kh_fail(c, "the counting loop counted %llu in %llu iterations",
 			       (unsigned long long)x, (unsigned long long)c->iters);
 	return KH_OK;
+}
+
+static int bench_sibling(struct kh_bench_ctx *c)
+{
+	enum hint h = (enum hint)kh_arg(c);
+	const char *missing = hint_missing(h);
+	int cpu = sched_getcpu(), sibling;
+	char why[400];
+
+	if (missing)
+		return kh_skip(c, "%s", missing);
+	if (cpu < 0)
+		return kh_skip(c, "sched_getcpu: %s: the measuring CPU is unknown",
+			       strerror(errno));
+	if ((sibling = smt_sibling(cpu, why, sizeof(why))) < 0)
+		return kh_skip(c, "%s", why);
+	return sibling_run(c, h, sibling);
 }
 
 #define HINT_ROW(name, id, insn) \
