@@ -76,56 +76,43 @@
 	stfd	%f29, 296(%r1)
 	stfd	%f30, 304(%r1)
 	stfd	%f31, 312(%r1)
-	li	%r0, 320
-	stvx	%v20, %r1, %r0
-	li	%r0, 336
-	stvx	%v21, %r1, %r0
-	li	%r0, 352
-	stvx	%v22, %r1, %r0
-	li	%r0, 368
-	stvx	%v23, %r1, %r0
-	li	%r0, 384
-	stvx	%v24, %r1, %r0
-	li	%r0, 400
-	stvx	%v25, %r1, %r0
-	li	%r0, 416
-	stvx	%v26, %r1, %r0
-	li	%r0, 432
-	stvx	%v27, %r1, %r0
-	li	%r0, 448
-	stvx	%v28, %r1, %r0
-	li	%r0, 464
-	stvx	%v29, %r1, %r0
-	li	%r0, 480
-	stvx	%v30, %r1, %r0
-	li	%r0, 496
-	stvx	%v31, %r1, %r0
+	/* v20-v31: bases r5, r12 (CR is stored), indexes r7-r11 = 16..80
+	 * (0: the rA=0 form), which stay for the loads on the other stack */
+	li	%r7, 16
+	li	%r8, 32
+	li	%r9, 48
+	li	%r10, 64
+	li	%r11, 80
+	addi	%r5, %r1, 320
+	addi	%r12, %r1, 416
+	stvx	%v20, 0, %r5
+	stvx	%v21, %r5, %r7
+	stvx	%v22, %r5, %r8
+	stvx	%v23, %r5, %r9
+	stvx	%v24, %r5, %r10
+	stvx	%v25, %r5, %r11
+	stvx	%v26, 0, %r12
+	stvx	%v27, %r12, %r7
+	stvx	%v28, %r12, %r8
+	stvx	%v29, %r12, %r9
+	stvx	%v30, %r12, %r10
+	stvx	%v31, %r12, %r11
 	std	%r1, 0(%r3)
 	mr	%r1, %r4
-	li	%r0, 320
-	lvx	%v20, %r1, %r0
-	li	%r0, 336
-	lvx	%v21, %r1, %r0
-	li	%r0, 352
-	lvx	%v22, %r1, %r0
-	li	%r0, 368
-	lvx	%v23, %r1, %r0
-	li	%r0, 384
-	lvx	%v24, %r1, %r0
-	li	%r0, 400
-	lvx	%v25, %r1, %r0
-	li	%r0, 416
-	lvx	%v26, %r1, %r0
-	li	%r0, 432
-	lvx	%v27, %r1, %r0
-	li	%r0, 448
-	lvx	%v28, %r1, %r0
-	li	%r0, 464
-	lvx	%v29, %r1, %r0
-	li	%r0, 480
-	lvx	%v30, %r1, %r0
-	li	%r0, 496
-	lvx	%v31, %r1, %r0
+	addi	%r5, %r1, 320
+	addi	%r12, %r1, 416
+	lvx	%v20, 0, %r5
+	lvx	%v21, %r5, %r7
+	lvx	%v22, %r5, %r8
+	lvx	%v23, %r5, %r9
+	lvx	%v24, %r5, %r10
+	lvx	%v25, %r5, %r11
+	lvx	%v26, 0, %r12
+	lvx	%v27, %r12, %r7
+	lvx	%v28, %r12, %r8
+	lvx	%v29, %r12, %r9
+	lvx	%v30, %r12, %r10
+	lvx	%v31, %r12, %r11
 	lfd	%f14, 176(%r1)
 	lfd	%f15, 184(%r1)
 	lfd	%f16, 192(%r1)
