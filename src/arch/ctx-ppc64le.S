@@ -35,7 +35,8 @@
  * caller of kc_ctx_switch they are preserved, and each context keeps its
  * own.  The whole FPSCR (status flags too) is kept per context: read every
  * time, written (mtfsf, which serialises) only when the resumed context's
- * differs.
+ * differs.  VRSAVE likewise: saved always, written only when it differs
+ * (Linux user space rarely sets it).
  *
  * Not saved because a call may destroy them: r0 r3-r13 (r13 is the thread
  * pointer, the same for every context of a thread), f0-f13, v0-v19, the
@@ -71,9 +72,9 @@ kc_ctx_switch:
 	mfcr	12
 	std	2, FR_R2(1)
 	stw	12, FR_CR(1)
-	mfvrsave 11
+	mfvrsave 6
 	mffs	0
-	stw	11, FR_VRSAVE(1)
+	stw	6, FR_VRSAVE(1)
 	stfd	0, FR_FPSCR(1)
 	std	14, 48(1)		/* r14 */
 	std	15, 56(1)		/* r15 */
@@ -143,6 +144,10 @@ kc_ctx_switch:
 	cmpd	7, 8
 	bne-	.Lload_fpscr
 .Lfpscr_done:
+	lwz	11, FR_VRSAVE(1)
+	cmpw	1, 11, 6
+	bne-	1, .Lload_vrsave
+.Lvrsave_done:
 	ld	14, 48(1)
 	ld	15, 56(1)
 	ld	16, 64(1)
@@ -204,10 +209,8 @@ kc_ctx_switch:
 	li	10, 512
 	lvx	31, 1, 10		/* v31 */
 	lwz	12, FR_CR(1)
-	lwz	11, FR_VRSAVE(1)
 	ld	2, FR_R2(1)
 	mtcrf	0x38, 12		/* cr2, cr3, cr4 */
-	mtvrsave 11
 	ld	12, FR_LR(1)
 	mtctr	12
 	addi	1, 1, FRAME
@@ -217,6 +220,9 @@ kc_ctx_switch:
 	lfd	0, FR_FPSCR(1)
 	mtfsf	0xff, 0
 	b	.Lfpscr_done
+.Lload_vrsave:
+	mtvrsave 11
+	b	.Lvrsave_done
 	.cfi_endproc
 	.size	kc_ctx_switch, . - kc_ctx_switch
 
