@@ -14,7 +14,7 @@
 #include "bench/cpuid_methods.h"
 
 extern const struct kh_suite kh_suite_syscall, kh_suite_cpuid, kh_suite_percpu,
-	kh_suite_percpu_scaling, kh_suite_ctxsw;
+	kh_suite_percpu_scaling, kh_suite_ctxsw, kh_suite_uctx, kh_suite_spin;
 
 static const struct kh_suite *const suites[] = {
 	&kh_suite_syscall,
@@ -22,6 +22,8 @@ static const struct kh_suite *const suites[] = {
 	&kh_suite_percpu,
 	&kh_suite_percpu_scaling,
 	&kh_suite_ctxsw,
+	&kh_suite_uctx,
+	&kh_suite_spin,
 };
 
 const struct kh_bench *kh_registry(void)

@@ -67,7 +67,7 @@ expect() {
 	fi
 }
 failed=0
-for ex in syscall cpu percpu settings; do
+for ex in syscall cpu percpu settings ctx; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086
 	if "$cc" -std=c11 -Wall -Wextra -Werror -pthread $static -o "$prefix/$ex" \
@@ -83,6 +83,7 @@ expect syscall 0 "mechanism in use: libc (KCROSS_SYSCALL=libc)" KCROSS_SYSCALL=l
 expect syscall 2 "KCROSS_SYSCALL=bogus: not one of" KCROSS_SYSCALL=bogus
 expect cpu 0 "cpu example: ok"
 expect percpu 0 "percpu example: ok"
+expect ctx 0 "ctx example: ok"
 expect settings 0 "EXAMPLE_COLOUR=blue" EXAMPLE_COLOUR=blue
 expect settings 2 "EXAMPLE_COLOUR=mauve: not one of red, green, blue" EXAMPLE_COLOUR=mauve
 echo "1..$n"

@@ -8,6 +8,7 @@
  *   <kcross/rseq.h>     rseq registration; kc_cpu(), kc_node(), kc_cid()
  *   <kcross/rseq-ops.h> the rseq per-CPU operations of <kcross/pseudocode.h>
  *   <kcross/percpu.h>   per-CPU counter, list, pool and lock (rseq or atomic)
+ *   <kcross/ctx.h>      user-level context switches; a cooperative scheduler
  */
 #ifndef KCROSS_KCROSS_H
 #define KCROSS_KCROSS_H
@@ -18,6 +19,7 @@
 #include <kcross/rseq.h>
 #include <kcross/percpu.h>
 #include <kcross/settings.h>
+#include <kcross/ctx.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +237,27 @@ def query(db: Path, sql: str, *params: object) -> list[tuple]:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A PostgreSQL URL whose tables land in a new, empty schema (dropped afterwards);
+    skipped, saying so, without $KCROSS_TEST_POSTGRES_URL."""
+    url_text = os.environ.get("KCROSS_TEST_POSTGRES_URL")
+    if not url_text:
+        pytest.skip("KCROSS_TEST_POSTGRES_URL not set (no PostgreSQL server to test against)")
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"kc_test_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(url_text)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
+    url = sa.make_url(url_text).update_query_dict({"options": f"-csearch_path={name}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
+        engine.dispose()

@@ -40,15 +40,20 @@ def ppc64le_elf(path: Path) -> Path:
     (["ppc64le", "--machine-opt", "cap-cfpc"], "machine option 'cap-cfpc' is not KEY=VALUE"),
     (["ppc64le", "--kernel", "/nonexistent/vmlinux"], "/nonexistent/vmlinux: no such kernel file"),
 ])
-def test_bad_input_is_one_line(kcross, db_path: Path, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
-    assert_one_line_error(kcross("lab", *args), 2, message)
+@pytest.mark.parametrize("qemu", ["installed", "absent"])
+def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list[str],  # type: ignore[no-untyped-def]
+                               message: str, qemu: str) -> None:
+    """The user's mistakes are named first, whatever this machine lacks (QEMU here)."""
+    extra = {"PATH": str(tmp_path)} if qemu == "absent" else {}
+    assert_one_line_error(kcross("lab", *args, extra_env=extra), 2, message)
     assert not db_path.exists()
 
 
 def test_not_a_kernel(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     text = tmp_path / "notes.txt"
     text.write_text("hello")
-    assert_one_line_error(kcross("lab", "aarch64", "--kernel", str(text)), 2,
+    assert_one_line_error(kcross("lab", "aarch64", "--kernel", str(text),
+                                 extra_env={"PATH": str(tmp_path)}), 2,
                           "is not a kernel for aarch64")
     assert not db_path.exists()
 
@@ -60,7 +65,8 @@ def test_kernel_lacking_rseq_is_named(kcross, db_path: Path, tmp_path: Path) -> 
                                   "CONFIG_PROC_FS=y\nCONFIG_SYSFS=y\nCONFIG_BINFMT_ELF=y\n"
                                   "CONFIG_PPC_PSERIES=y\nCONFIG_HVC_CONSOLE=y\n")
     line = assert_one_line_error(
-        kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tree / "vmlinux"))), 2,
+        kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tree / "vmlinux")),
+               extra_env={"PATH": str(tmp_path)}), 2,
         "cannot run the lab: its configuration")
     assert "lacks CONFIG_RSEQ" in line
     assert not db_path.exists()
@@ -80,7 +86,7 @@ def test_missing_cross_compiler_names_the_package(kcross, db_path: Path,  # type
                   "--source", str(Path(__file__).resolve().parents[2]),
                   extra_env={"PATH": str(bindir), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     # Refused before any kernel is fetched or anything built: one line, nothing else.
-    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu")
+    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu", after_progress=True)
     assert not db_path.exists() and not (tmp_path / "cache").exists()
 
 

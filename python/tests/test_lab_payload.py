@@ -236,6 +236,8 @@ def test_evidence_and_aborts() -> None:
 
 def test_source_tree_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("KCROSS_SOURCE", raising=False)
+    # Run from this checkout, or installed by `pip install .` from it (the wheel records
+    # the tree it was built from): either way, this tree.
     assert find_source() == REPO
     assert find_source(REPO) == REPO
     monkeypatch.setenv("KCROSS_SOURCE", str(REPO))

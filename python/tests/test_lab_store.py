@@ -8,8 +8,7 @@ import copy
 import datetime as dt
 import json
 import os
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -395,26 +394,6 @@ def test_sysinfo_renderer_shows_the_lab_group() -> None:
 # --- PostgreSQL (when a server is given, as in test_postgres.py) ------------------------
 
 PG_URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    """A URL whose tables land in a new, empty PostgreSQL schema (dropped afterwards)."""
-    if not PG_URL:
-        pytest.skip("KCROSS_TEST_POSTGRES_URL not set (no PostgreSQL server to test against)")
-    import sqlalchemy as sa
-
-    name = f"kc_test_{uuid.uuid4().hex[:12]}"
-    engine = sa.create_engine(PG_URL)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
-        engine.dispose()
 
 
 def test_lab_run_on_postgres(pg_schema: str, kcross: Kcross) -> None:

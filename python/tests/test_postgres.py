@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,26 +16,6 @@ from conftest import Kcross, assert_one_line_error
 
 URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    """A URL whose tables land in a new, empty PostgreSQL schema (dropped afterwards)."""
-    if not URL:
-        pytest.skip("KCROSS_TEST_POSTGRES_URL not set (no PostgreSQL server to test against)")
-    import sqlalchemy as sa
-
-    name = f"kc_test_{uuid.uuid4().hex[:12]}"
-    engine = sa.create_engine(URL)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {name}"))
-    url = sa.make_url(URL).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with engine.begin() as conn:
-            conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
-        engine.dispose()
 
 
 def test_run_show_import_on_postgres(kcross: Kcross, tmp_path: Path) -> None:

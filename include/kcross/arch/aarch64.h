@@ -22,6 +22,8 @@
  * (the encoding of brk #0x45e0). */
 #define KC_RSEQ_SIG 0xd428bc00
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/aarch64-rseq.h>
+/* The context switch's saved frame, for <kcross/ctx.h>. */
+#define KC_ARCH_CTX_HEADER <kcross/arch/aarch64-ctx.h>
 #define KC_SYSMECH_NATIVE_NAME "svc"	/* kc_syscallN */
 
 #define KC__SVC(...)							\

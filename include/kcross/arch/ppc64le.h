@@ -36,6 +36,8 @@
  * (the encoding of twui r5,11: a trap that is never taken). */
 #define KC_RSEQ_SIG 0x0fe5000b
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/ppc64le-rseq.h>
+/* The context switch's saved frame, for <kcross/ctx.h>. */
+#define KC_ARCH_CTX_HEADER <kcross/arch/ppc64le-ctx.h>
 #define KC_CACHELINE_SIZE 128
 #define KC_SYSMECH_NATIVE_NAME "sc"		/* kc_syscallN */
 #define KC_SYSMECH_ALT_NAME    "scv"		/* kc_syscall_altN */

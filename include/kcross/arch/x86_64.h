@@ -23,6 +23,8 @@
 #define KC_RSEQ_SIG 0x53053053
 /* The rseq critical sections, for <kcross/rseq-ops.h>. */
 #define KC_ARCH_RSEQ_HEADER <kcross/arch/x86_64-rseq.h>
+/* The context switch's saved frame, for <kcross/ctx.h>. */
+#define KC_ARCH_CTX_HEADER <kcross/arch/x86_64-ctx.h>
 
 /* The mechanism the inline kc_syscallN use, as KCROSS_SYSCALL names it. */
 #define KC_SYSMECH_NATIVE_NAME "syscall"

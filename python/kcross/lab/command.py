@@ -356,15 +356,16 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
     _check_options(args)
-    # Bad machine options, a missing QEMU or cross compiler, a bad --against kernel: all
-    # refused before anything is fetched or built.
+    # Everything that can be refused is refused before anything is fetched or built: bad
+    # machine options, the user's kernel files, then a missing QEMU or cross compiler.
     probe = _guest(args, Kernel(args.arch, Path("/")), "counting")
-    qemu_path(probe)
-    check_tools(args.arch)
+    own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
     if args.against:
         resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    qemu_path(probe)
+    check_tools(args.arch)
     _stop_on_signals()
-    kernel = resolve_kernel(args.arch, args.kernel, refresh=args.refresh, err=err)
+    kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
     payload = build(args.arch, args.source, err)
     status = EXIT_OK
     if args.mode in ("correctness", "both"):

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ CTEST_DEFAULT_TIMEOUT = 1500.0
 BUILD_LOG = "kcross-lab-build.log"
 # The source tree: its CMakeLists.txt and the guest's /init.
 SOURCE_MARKERS = ("CMakeLists.txt", "lab/init.c")
+SOURCE_RECORD = "_source_dir"   # in the installed package: the tree it was built from
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,8 @@ def _is_source(path: Path) -> bool:
 
 def find_source(source: Path | str | None = None) -> Path:
     """The kcross source tree: ``source``, else $KCROSS_SOURCE, else the checkout that holds
-    this package.  UserError (one line) when the one asked for is not a source tree, or
-    there is none."""
+    this package, else the tree `pip install` built it from (if still there).  UserError
+    (one line) when the one asked for is not a source tree, or there is none."""
     markers = " and ".join(SOURCE_MARKERS)
     for given, where in ((source, "--source"), (os.environ.get("KCROSS_SOURCE"), "$KCROSS_SOURCE")):
         if given is None or given == "":
@@ -119,9 +121,22 @@ def find_source(source: Path | str | None = None) -> Path:
     checkout = Path(__file__).resolve().parents[3]   # <checkout>/python/kcross/lab/payload.py
     if _is_source(checkout):
         return checkout
+    built_from = _built_from()
+    if built_from is not None and _is_source(built_from):
+        return built_from
     raise UserError("the lab builds its guest programs from the kcross sources, and this "
                     "kcross is installed without them: give --source DIR (a kcross checkout) "
                     "or set KCROSS_SOURCE")
+
+
+def _built_from() -> Path | None:
+    """The source tree `pip install` built this package from (CMakeLists.txt writes it into
+    the wheel as kcross/_source_dir), if recorded."""
+    try:
+        text = resources.files("kcross").joinpath(SOURCE_RECORD).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    return Path(text.strip()) if text.strip() else None
 
 
 # ---------------------------------------------------------------- tools
