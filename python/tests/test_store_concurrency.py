@@ -16,11 +16,9 @@ import traceback
 from pathlib import Path
 
 import pytest
-import test_postgres
 from conftest import Kcross, fake_capture
 
 WRITERS = 8
-pg_schema = test_postgres.pg_schema  # the fixture: a fresh PostgreSQL schema
 RUN = ("run", "--quick", "--suite", "syscall", "--bench", "getppid*")
 
 
