@@ -263,12 +263,18 @@ def test_no_source_tree_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def test_installed_without_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Installed (not run from a checkout): the tree the wheel was built from, while it is
+    there; else one line saying what to give."""
     from kcross.lab import payload
     fake = tmp_path / "site" / "kcross" / "lab" / "payload.py"
     monkeypatch.setattr(payload, "__file__", str(fake))
     monkeypatch.delenv("KCROSS_SOURCE", raising=False)
-    with pytest.raises(UserError, match="installed without them: give --source DIR"):
-        find_source()
+    monkeypatch.setattr(payload, "_built_from", lambda: REPO)
+    assert find_source() == REPO
+    for gone in (None, tmp_path / "moved-away"):
+        monkeypatch.setattr(payload, "_built_from", lambda gone=gone: gone)
+        with pytest.raises(UserError, match="installed without them: give --source DIR"):
+            find_source()
 
 
 def _path_with(tmp_path: Path, *programs: str) -> str:
