@@ -13,82 +13,30 @@
  * void ctx_sp_entry(void *arg)
  *   a context entry: records rsp at entry in ctx_entry_sp (C), then
  *   tail-calls ctx_sp_entry_c(arg).
+ *
+ * The fill and the check are regs-x86_64.inc's.
  */
+#include "regs-x86_64.inc"
+
 	.text
 	.globl	ctx_regs_check
 	.type	ctx_regs_check, @function
 ctx_regs_check:
-	pushq	%rbx
-	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
-	subq	$24, %rsp		/* 16-byte aligned at the call below */
-	movq	%rdx, 0(%rsp)
-	movq	%rsp, 8(%rsp)
-	leaq	1(%rdx), %rbx
-	leaq	2(%rdx), %rbp
-	leaq	3(%rdx), %r12
-	leaq	4(%rdx), %r13
-	leaq	5(%rdx), %r14
-	leaq	6(%rdx), %r15
+	regs_enter
+	regs_fill
 	call	kc_ctx_switch@PLT
-	xorl	%eax, %eax
-	movq	0(%rsp), %rdx
-	.macro	want reg, k, bit
-	leaq	\k(%rdx), %rcx
-	cmpq	%rcx, \reg
-	je	1f
-	orl	$\bit, %eax
-1:
-	.endm
-	want	%rbx, 1, 1
-	want	%rbp, 2, 2
-	want	%r12, 3, 4
-	want	%r13, 4, 8
-	want	%r14, 5, 16
-	want	%r15, 6, 32
-	cmpq	8(%rsp), %rsp
-	je	2f
-	orl	$64, %eax
-2:
-	addq	$24, %rsp
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbp
-	popq	%rbx
-	ret
+	regs_check regs_bit
+	regs_leave
 	.size	ctx_regs_check, . - ctx_regs_check
 
 	.globl	ctx_regs_clobber
 	.type	ctx_regs_clobber, @function
 ctx_regs_clobber:
-	pushq	%rbx
-	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
-	subq	$8, %rsp
+	regs_enter
 	notq	%rdx
-	leaq	1(%rdx), %rbx
-	leaq	2(%rdx), %rbp
-	leaq	3(%rdx), %r12
-	leaq	4(%rdx), %r13
-	leaq	5(%rdx), %r14
-	leaq	6(%rdx), %r15
+	regs_fill
 	call	kc_ctx_switch@PLT
-	addq	$8, %rsp
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbp
-	popq	%rbx
-	ret
+	regs_leave
 	.size	ctx_regs_clobber, . - ctx_regs_clobber
 
 	.globl	ctx_sp_entry
