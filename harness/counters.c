@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ void kh_counters_open(struct kh_counters *c)
 {
 	int members[3] = { 0, 0, 0 };
 
+	c->suspended = false;
 	c->paranoid = 0;
 	c->paranoid_known = read_paranoid(&c->paranoid);
 	for (int g = 0; g < 3; g++)
@@ -115,6 +117,39 @@ void kh_counters_close(struct kh_counters *c)
 			close(c->fd[e]);
 }
 
+/* errnum of an event closed by kh_counters_suspend (no errno means this). */
+#define KH_SUSPENDED (-1)
+
+void kh_counters_suspend(struct kh_counters *c)
+{
+	bool any = false;
+
+	for (int e = 0; e < KH_EV_COUNT; e++)
+		if (c->fd[e] >= 0) {
+			close(c->fd[e]);
+			c->fd[e] = -1;
+			c->errnum[e] = KH_SUSPENDED;
+			c->slot[e] = -1;
+			any = true;
+		}
+	for (int g = 0; g < 3; g++)
+		c->group_fd[g] = -1;
+	c->suspended = true;
+	if (any) {
+		struct timespec ts = { KH_PERF_KEY_DELAY_MS / 1000,
+				       (KH_PERF_KEY_DELAY_MS % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+}
+
+void kh_counters_resume(struct kh_counters *c)
+{
+	if (c->suspended)
+		kh_counters_open(c);
+}
+
 bool kh_counter_available(const struct kh_counters *c, enum kh_event e)
 {
 	return c->fd[e] >= 0;
@@ -125,6 +160,9 @@ const char *kh_counter_reason(const struct kh_counters *c, enum kh_event e)
 	switch (c->errnum[e]) {
 	case 0:
 		return NULL;
+	case KH_SUSPENDED:
+		return "closed while this benchmark ran: any perf event on the system slows every "
+		       "context switch (the kernel's perf sched hooks)";
 	case ENOENT:
 	case EOPNOTSUPP:
 		return ev_def[e].type == PERF_TYPE_HARDWARE

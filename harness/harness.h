@@ -75,6 +75,7 @@ struct kh_counters {
 	int errnum[KH_EV_COUNT];		/* why it could not be opened */
 	int paranoid;				/* perf_event_paranoid, */
 	bool paranoid_known;			/* valid only when this is true */
+	bool suspended;				/* closed by kh_counters_suspend */
 };
 
 struct kh_snapshot {
@@ -86,6 +87,11 @@ struct kh_snapshot {
 extern const char *const kh_event_names[KH_EV_COUNT];
 void kh_counters_open(struct kh_counters *c);
 void kh_counters_close(struct kh_counters *c);
+/* Close every event for KH_SUITE_NO_PERF_EVENTS (each then unavailable with
+ * that reason) and wait for the kernel to drop its sched hooks; reopen.  Both
+ * do nothing when already in that state. */
+void kh_counters_suspend(struct kh_counters *c);
+void kh_counters_resume(struct kh_counters *c);
 bool kh_counter_available(const struct kh_counters *c, enum kh_event e);
 const char *kh_counter_reason(const struct kh_counters *c, enum kh_event e);
 void kh_counters_read(const struct kh_counters *c, struct kh_snapshot *s);
@@ -236,18 +242,35 @@ struct kh_bench {
  *             ...
  *             { NULL, NULL, NULL, 0, 0, NULL },
  *     };
- *     const struct kh_suite kh_suite_NAME = { "NAME", benches };
+ *     const struct kh_suite kh_suite_NAME = { "NAME", benches, 0 };
  *
  * and registry.c lists &kh_suite_NAME once.
  */
 struct kh_suite {
 	const char *name;
 	const struct kh_bench *benches;	/* ends with a row whose name is NULL */
+	unsigned int flags;		/* KH_SUITE_* */
 };
+
+/*
+ * The suite's benchmarks run with no perf event open in the harness: while
+ * any per-task perf event exists on the system, every context switch (any
+ * task's) goes through perf's sched-out/in hooks (the kernel's
+ * perf_sched_events static key): on this project's VM `perf bench sched
+ * pipe` took 4.40 us per round trip alone and 4.69 us while one other task
+ * had a perf event.  The key is dropped only a second after the last event
+ * closes (the kernel rate-limits it to HZ), so the harness waits
+ * KH_PERF_KEY_DELAY_MS before measuring.  Counts come from /proc instead (where
+ * /proc is missing the events stay open: they are then the count's fallback).
+ */
+#define KH_SUITE_NO_PERF_EVENTS	1u
+#define KH_PERF_KEY_DELAY_MS	1100
 
 /* Every benchmark of every suite, in order, suite filled in; ends with a
  * row whose name is NULL.  `list` and `run` both walk it. */
 const struct kh_bench *kh_registry(void);
+/* The KH_SUITE_* flags of b's suite. */
+unsigned int kh_bench_suite_flags(const struct kh_bench *b);
 /* Does glob (fnmatch) match b's name or suite/name? */
 bool kh_bench_matches(const struct kh_bench *b, const char *glob);
 /* NULL when the machine has all that b needs, else the first reason. */

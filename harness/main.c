@@ -352,13 +352,24 @@ static void report(const struct opts *o, const struct kh_bench *b, struct kh_res
 }
 
 /*
+ * A KH_SUITE_NO_PERF_EVENTS benchmark runs with the harness's perf events
+ * closed, unless /proc cannot count its switches instead (an initramfs or a
+ * chroot without /proc): then the events stay, as the count's fallback.
+ */
+static bool perf_events_unwanted(const struct kh_bench *b)
+{
+	return (kh_bench_suite_flags(b) & KH_SUITE_NO_PERF_EVENTS)
+		&& access("/proc/self/task", R_OK) == 0;
+}
+
+/*
  * --interleave: every selected benchmark is prepared (checked, warmed up,
  * batch sized) first, then sample k of each is taken in turn, so that slow
  * drifts of the machine fall on all of them alike and their ratios are
  * robust.  Results come out together at the end.
  */
 static void run_interleaved(const struct opts *o, const struct kh_timer *t,
-			    const struct kh_counters *ctr, int cpu, int counts[3])
+			    struct kh_counters *ctr, int cpu, int counts[3])
 {
 	int n = count_selected(o), k = 0;
 	struct kh_measure *ms = calloc((size_t)n, sizeof(*ms));
@@ -367,6 +378,11 @@ static void run_interleaved(const struct opts *o, const struct kh_timer *t,
 
 	if (!ms || !r || !skipped)
 		die_usage("out of memory for %d interleaved benchmarks", n);
+	/* Samples are taken in turn: one suite that wants no perf events means
+	 * none for the whole run (harness.h, KH_SUITE_NO_PERF_EVENTS). */
+	for (const struct kh_bench *b = kh_registry(); b->name; b++)
+		if (selected(b, o) && perf_events_unwanted(b))
+			kh_counters_suspend(ctr);
 	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
 		if (!selected(b, o))
 			continue;
@@ -446,8 +462,13 @@ static int cmd_run(const struct opts *o)
 
 			if (!selected(b, o))
 				continue;
-			if (!skip_unmet(b, cpu, &r))
+			if (!skip_unmet(b, cpu, &r)) {
+				if (perf_events_unwanted(b))
+					kh_counters_suspend(&ctr);
+				else
+					kh_counters_resume(&ctr);
 				kh_measure(b, &o->m, &t, &ctr, cpu, &r);
+			}
 			report(o, b, &r, &t, &ctr, counts);
 		}
 	if (o->json) {

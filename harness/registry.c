@@ -49,6 +49,14 @@ const struct kh_bench *kh_registry(void)
 	return all;
 }
 
+unsigned int kh_bench_suite_flags(const struct kh_bench *b)
+{
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (b->suite == suites[i]->name)
+			return suites[i]->flags;
+	return 0;
+}
+
 bool kh_bench_matches(const struct kh_bench *b, const char *glob)
 {
 	char full[160];

@@ -137,4 +137,4 @@ static const struct kh_bench benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_cpuid = { "cpuid", benches };
+const struct kh_suite kh_suite_cpuid = { "cpuid", benches, 0 };

@@ -869,4 +869,5 @@ static const struct kh_bench benches[] = {
 #undef Y
 #undef P
 
-const struct kh_suite kh_suite_ctxsw = { "ctxsw", benches };
+/* No perf event open while these run (harness.h, KH_SUITE_NO_PERF_EVENTS). */
+const struct kh_suite kh_suite_ctxsw = { "ctxsw", benches, KH_SUITE_NO_PERF_EVENTS };

@@ -725,7 +725,7 @@ static const struct kh_bench percpu_benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_percpu = { "percpu", percpu_benches };
+const struct kh_suite kh_suite_percpu = { "percpu", percpu_benches, 0 };
 
 static const struct kh_bench scaling_benches[] = {
 	{ "counter-atomic-x1", "one shared atomic counter, 1 thread",
@@ -751,4 +751,4 @@ static const struct kh_bench scaling_benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_percpu_scaling = { "percpu-scaling", scaling_benches };
+const struct kh_suite kh_suite_percpu_scaling = { "percpu-scaling", scaling_benches, 0 };

@@ -265,4 +265,4 @@ static const struct kh_bench benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_spin = { "spin", benches };
+const struct kh_suite kh_suite_spin = { "spin", benches, 0 };

@@ -382,4 +382,4 @@ static const struct kh_bench benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_syscall = { "syscall", benches };
+const struct kh_suite kh_suite_syscall = { "syscall", benches, 0 };

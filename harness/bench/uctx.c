@@ -298,4 +298,4 @@ static const struct kh_bench benches[] = {
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 
-const struct kh_suite kh_suite_uctx = { "uctx", benches };
+const struct kh_suite kh_suite_uctx = { "uctx", benches, 0 };
