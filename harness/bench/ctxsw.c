@@ -636,7 +636,21 @@ static uint64_t timed(struct kh_bench_ctx *c, struct pp *p, struct count2 *k, ui
 
 	*want = (mech == M_YIELD ? 1 : 2) * c->iters;
 	count_before(k);
-	KH_LOOP(c, got += round_trip(p, mech, flags, &seq));
+	/* One loop per (mechanism, touch) pair, each with constant arguments: the
+	 * inlined round_trip then holds only that operation, no dispatch. */
+#define KH_CTXSW_LOOP(M, F) \
+	case (M) | (F): KH_LOOP(c, got += round_trip(p, (M), (F), &seq)); break
+#define KH_CTXSW_LOOPS(M) \
+	KH_CTXSW_LOOP(M, 0); KH_CTXSW_LOOP(M, F_FP); KH_CTXSW_LOOP(M, F_VEC); \
+	KH_CTXSW_LOOP(M, F_FP | F_VEC)
+	switch (mech | flags) {
+	KH_CTXSW_LOOPS(M_YIELD);
+	KH_CTXSW_LOOPS(M_PIPE);
+	KH_CTXSW_LOOPS(M_EVENTFD);
+	KH_CTXSW_LOOPS(M_FUTEX);
+	}
+#undef KH_CTXSW_LOOPS
+#undef KH_CTXSW_LOOP
 	touch_end(flags);
 	return got;
 }
