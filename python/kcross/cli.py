@@ -208,6 +208,8 @@ each sample
 
     from .lab import command as lab_command
     lab_command.add_parser(sub, [db])
+    from . import commands
+    commands.add_parsers(sub, commands.Parents(db=db, harness=hp, json=js))
     return parser
 
 
