@@ -37,7 +37,9 @@ OK, WARN, INFO, UNKNOWN = "ok", "warn", "info", "unknown"
 STATES = (OK, WARN, INFO, UNKNOWN)
 
 SAMPLE_SECONDS = 0.1
-BUSY_PERCENT = 10.0        # a CPU busier than this over the window is "busy"
+# A CPU at least this busy over the window is "busy". /proc/stat counts in ticks of 10 ms
+# (USER_HZ), about 10 per CPU in 100 ms: one tick is noise (a kworker, a timer), three are not.
+BUSY_PERCENT = 25.0
 IRQ_PER_SECOND = 100.0     # device interrupts on the measuring CPU above this: warn
 VM_VENDORS = ("qemu", "kvm", "vmware", "virtualbox", "innotek", "xen", "bochs", "parallels",
               "amazon ec2", "google compute engine", "openstack", "firecracker",
@@ -389,7 +391,7 @@ def check_smt_sibling(m: Machine) -> Finding:
                    f"pick a CPU whose sibling is idle (kcross run --cpu C), or take the sibling "
                    f"offline: {offline.rstrip(';')}  (all SMT: echo off | sudo tee "
                    f"/{CPU_SYSFS}/smt/control)",
-                   short=f"SMT sibling CPU {format_cpu_list(busy)} busy")
+                   short=f"SMT sibling {shown}")
 
 
 def check_isolation(m: Machine) -> Finding:
@@ -417,7 +419,7 @@ def check_isolation(m: Machine) -> Finding:
     if busy is not None and busy >= BUSY_PERCENT:
         return Finding(name, WARN, seen + ": other tasks run there and will preempt the "
                        "benchmark", f"{boot}; {shield}; or pick an idle CPU with "
-                       "kcross run --cpu C", short=f"CPU {m.cpu} busy {busy:.0f}%")
+                       "kcross run --cpu C", short=f"CPU {m.cpu} {busy:.0f}% busy")
     if isolated:
         todo = "" if nohz and nocbs else \
             f"for no timer tick and no RCU callbacks there too: nohz_full={m.cpu} rcu_nocbs={m.cpu}"

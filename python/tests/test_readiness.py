@@ -119,11 +119,11 @@ WARNS: list[tuple[str, dict[str, str | None], dict[str, str], str, str]] = [
                        f"{CPUS}/cpu{CPU}/cpufreq/boost": "1", f"{CPUS}/cpufreq/boost": "0"}, {},
      "turbo on", f"echo 0 | sudo tee {CPUS}/cpu{CPU}/cpufreq/boost"),
     ("SMT sibling", {}, {"/proc/stat": stat_text({CPU: (1, 99, 0), SIBLING: (60, 40, 0)})},
-     "SMT sibling CPU 7 busy", f"echo 0 | sudo tee {CPUS}/cpu7/online"),
+     "SMT sibling CPU 7 60% busy", f"echo 0 | sudo tee {CPUS}/cpu7/online"),
     ("CPU isolation", {f"{CPUS}/isolated": "", f"{CPUS}/nohz_full": None,
                        "/proc/cmdline": "BOOT_IMAGE=/vmlinuz ro quiet"},
      {"/proc/stat": stat_text({CPU: (35, 65, 0)})},
-     "CPU 3 busy 35%", "isolcpus=3 nohz_full=3 rcu_nocbs=3"),
+     "CPU 3 35% busy", "isolcpus=3 nohz_full=3 rcu_nocbs=3"),
     ("ASLR", {"/proc/sys/kernel/randomize_va_space": "0"}, {}, "ASLR off",
      "sudo sysctl -w kernel.randomize_va_space=2"),
     ("ASLR", {"/proc/sys/kernel/randomize_va_space": "1"}, {}, "ASLR partial",
@@ -189,6 +189,19 @@ def test_sibling_and_isolation_states_that_are_not_warnings(tmp_path: Path) -> N
     assert partial["CPU isolation"].state == r.OK
     assert "nohz_full no" in partial["CPU isolation"].seen  # after "--" it is init's argument
     assert "nohz_full=3 rcu_nocbs=3" in partial["CPU isolation"].todo
+
+
+def test_one_or_two_ticks_are_not_busy(tmp_path: Path) -> None:
+    """/proc/stat counts 10 ms ticks: 1-2 of ~10 in the window are noise, 3 are load."""
+    not_isolated = {f"{CPUS}/isolated": "", f"{CPUS}/nohz_full": None, "/proc/cmdline": "ro"}
+    noise = check(tmp_path / "n", not_isolated,
+                  {"/proc/stat": stat_text({CPU: (1, 9, 0), SIBLING: (2, 8, 0)})})
+    assert (noise["CPU isolation"].state, noise["SMT sibling"].state) == (r.INFO, r.OK)
+    load = check(tmp_path / "l", not_isolated,
+                 {"/proc/stat": stat_text({CPU: (3, 7, 0), SIBLING: (3, 7, 0)})})
+    assert (load["CPU isolation"].state, load["SMT sibling"].state) == (r.WARN, r.WARN)
+    assert r.warning_line(load.values()) == ("kcross: machine not tuned: SMT sibling CPU 7 30% "
+                                             "busy, CPU 3 30% busy — see 'kcross sysinfo --check'")
 
 
 def test_frequency_unknown_without_cpufreq(tmp_path: Path) -> None:
