@@ -324,7 +324,10 @@ def check_governor(m: Machine) -> Finding:
                        "check the firmware's power profile (BIOS: performance / "
                        "static high)")
     driver = m.read(m.cpu_path("cpufreq/scaling_driver"))
+    lo, hi = (_int(m.read(m.cpu_path(f"cpufreq/scaling_{k}_freq"))) for k in ("min", "max"))
     seen = f"CPU {m.cpu}: {gov}" + (f" ({driver})" if driver else "")
+    if lo and hi:
+        seen += f", {lo / 1000:.0f}-{hi / 1000:.0f} MHz"
     if gov == "performance":
         return Finding(name, OK, seen, "")
     return Finding(name, WARN, seen + ": the clock follows the load, so a benchmark's "
