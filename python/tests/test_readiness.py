@@ -460,3 +460,22 @@ def test_run_warning_from_a_real_interpreter(tmp_path: Path) -> None:
     assert proc.stderr.splitlines()[0] == ("kcross: machine not tuned: NMI watchdog on — see "
                                            "'kcross sysinfo --check --cpu 3'")
 
+
+
+def test_cli_check_with_the_real_harness(kcross: Kcross) -> None:
+    """This machine through the real harness's fingerprint: the exit status follows the
+    warnings, and a VM's hypervisor flag is the harness's (CPUID) evidence."""
+    import harnesses
+
+    command, why = harnesses.native()
+    if command is None:
+        pytest.skip(why)
+    proc = kcross("sysinfo", "--check", "--json", "--harness", command[0], timeout=60)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == (1 if doc["warnings"] else 0), proc.stderr
+    assert doc["cpu"] == max(os.sched_getaffinity(0))
+    found = {f["name"]: f for f in doc["findings"]}
+    assert "as the harness found them" in found["perf counters"]["seen"]
+    if "hypervisor" in Path("/proc/cpuinfo").read_text():
+        assert found["virtual machine"]["state"] == "warn"
+        assert "hypervisor flag (CPUID, per the harness)" in found["virtual machine"]["seen"]
