@@ -56,6 +56,9 @@ class RunRequest:
     harness_args: Sequence[str]
     command: Sequence[str]
     json_output: bool
+    # Called just before the harness starts (kcross's readiness checks); the line it returns
+    # is printed on stderr once the harness has started, i.e. when its first record arrives.
+    notice: Callable[[], str | None] | None = None
 
 
 class StopSignals:
@@ -128,6 +131,7 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             return f"run {run_id} could not be marked failed: {store_exc}"
         return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
 
+    notice = request.notice() if request.notice is not None else None
     with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
         stop.on_stop = proc.interrupt
         if stop.signum is not None:  # arrived while the harness was being started
@@ -139,6 +143,10 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 except SchemaError as exc:
                     raise HarnessError(f"harness broke the stream order: {exc}") from None
                 rtype = line.record["type"]
+                if notice is not None:
+                    err.print(notice, style="yellow", highlight=False, markup=False,
+                              soft_wrap=True)
+                    notice = None
                 with stop_signals_held():  # threads started here must not take them
                     if rtype == "plan":
                         assert stream.fingerprint is not None  # RunStream enforces the order
