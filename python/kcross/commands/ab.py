@@ -8,6 +8,7 @@ summary on stdout (a table and its reading, or one JSON line with ``--json``).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -361,8 +362,8 @@ def cmd_crosscheck(args: argparse.Namespace, out: Console, err: Console) -> int:
 
         results.append(cc.run_check(
             check, int(args.rounds), cpu,
-            perf=lambda check=check: cc.perf_ns(check, cpu),
-            kcross=lambda check=check: cc.kcross_ns(check, command, cpu, samples),
+            perf=functools.partial(cc.perf_ns, check, cpu),
+            kcross=functools.partial(cc.kcross_ns, check, command, cpu, samples),
             on_round=show))
     if args.json:
         for result in results:
