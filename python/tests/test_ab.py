@@ -202,11 +202,6 @@ def test_a_failed_check_ends_with_status_1(kcross: Kcross) -> None:
                                    "failure")
 
 
-def test_the_scripts_are_gone() -> None:
-    assert not (ROOT / "scripts" / "ab-ratio").exists()
-    assert not (ROOT / "scripts" / "perf-bench-ratio").exists()
-
-
 REAL, WHY = harnesses.native()
 BUILT = ROOT / "build" / "q" / "kcross-harness"
 if REAL is None and BUILT.is_file() and os.access(BUILT, os.X_OK):
