@@ -96,7 +96,7 @@ def test_syscall_check_alternates_pinned_and_gives_the_ratio(
     rounds = [line for line in proc.stderr.splitlines() if line.startswith("round ")]
     assert [line.split(":")[0] for line in rounds] == [
         f"round {i}/6 ({'perf' if i % 2 else 'kcross'} first)" for i in range(1, 7)]
-    assert f"perf bench syscall basic 100.0 ns/op" in proc.stdout
+    assert "perf bench syscall basic 100.0 ns/op" in proc.stdout
     assert f"ratio kcross/perf = {ratio:.3f}" in proc.stdout, proc.stdout
     assert f"per-round ratios kcross/perf: median {ratio:.3f}, 95% CI {ratio:.3f}–" in proc.stdout
     assert "perf events" not in proc.stdout  # the caveat concerns the pipe check
