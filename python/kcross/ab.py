@@ -149,7 +149,10 @@ def prepare(side: Side) -> Ready:
     list of forcings its fingerprint records.  The benchmark must name exactly
     one benchmark this machine can run.
     """
-    records = _collect(side, ["sysinfo", "--json"])
+    try:
+        records = _collect(side, ["sysinfo", "--json"])
+    except UserError as exc:
+        raise UserError(f"{exc}{_machine_of(side)}") from None
     if not records or records[0].get("type") != "fingerprint":
         raise SchemaError(f"{side.where}: harness 'sysinfo' wrote no fingerprint")
     fp = records[0]
@@ -176,6 +179,18 @@ def prepare(side: Side) -> Ready:
                  mechanism=dig(fp, "syscall", "mechanism"),
                  available=tuple(dig(fp, "syscall", "available") or ()), forced=forced,
                  version=f"{version} ({rev})" if rev else str(version))
+
+
+def _machine_of(side: Side) -> str:
+    """' (on this x86_64 machine)' when the harness runs without the side's settings, else ''."""
+    if not side.settings:
+        return ""
+    try:
+        records = harness.collect(side.harness, ["sysinfo", "--json"])
+    except KcrossError:
+        return ""
+    arch = records[0].get("arch") if records else None
+    return f" (on this {arch} machine)" if arch else ""
 
 
 def measure(ready: Ready, options: RunOptions) -> Measured:

@@ -165,7 +165,8 @@ def test_raw_medians_and_mixed_overhead_decisions(kcross: Kcross) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["getppid-dispatch", "--env-b", "KCROSS_SYSCALL=scv"],
-     "side B (KCROSS_SYSCALL=scv): KCROSS_SYSCALL=scv: not one of libc, syscall, auto"),
+     "side B (KCROSS_SYSCALL=scv): KCROSS_SYSCALL=scv: not one of libc, syscall, auto "
+     "(on this x86_64 machine)"),
     (["getppid-dispatch", "--env-a", "KCROSS_VDSO=2"], "side A (KCROSS_VDSO=2): KCROSS_VDSO=2"),
     (["getppid-dispatch", "--env-b", "KCROSS_FOO=1"],
      "side B: KCROSS_FOO is not a setting"),

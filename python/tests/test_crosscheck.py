@@ -165,8 +165,9 @@ def test_unreadable_perf_output_is_one_line(kcross: Kcross, perf_env: dict[str, 
 def test_a_benchmark_this_machine_cannot_run(kcross: Kcross, perf_env: dict[str, str]) -> None:
     proc = kcross("crosscheck", "--check", "pipe", "--rounds", "1",
                   extra_env={**perf_env, "KCROSS_FAKE_SKIP": "pipe-*"})
-    assert_one_line_error(proc, after_progress=True,
-                          contains="ctxsw/pipe-procs-same-cpu skipped: skipped by KCROSS_FAKE_SKIP")
+    assert_one_line_error(proc, contains="crosscheck: ctxsw/pipe-procs-same-cpu cannot run "
+                                         "here: skipped by KCROSS_FAKE_SKIP")
+    assert not (Path(perf_env["FAKE_PERF_LOG"])).exists()  # refused before perf ran
 
 
 PERF = shutil.which("perf")

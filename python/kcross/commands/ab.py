@@ -341,15 +341,18 @@ def cmd_crosscheck(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import harness
 
     with harness.stop_signals_held():
+        from .. import ab
         from .. import crosscheck as cc
-        from ..ab import default_cpu
 
     command = harness.locate(args.harness)
     cc.require_tools()
-    cpu = int(args.cpu) if args.cpu is not None else default_cpu()
+    cpu = int(args.cpu) if args.cpu is not None else ab.default_cpu()
     samples = int(args.samples) if args.samples is not None else None
     chosen = cc.checks(args.check, threaded=args.threaded, pipe_loops=int(args.loops),
                        syscall_loops=int(args.syscall_loops) if args.syscall_loops else None)
+    for check in chosen:  # each benchmark can run here, before anything is measured
+        ab.prepare(ab.Side(label="crosscheck", bench=check.bench, harness=tuple(command),
+                           harness_shown=command[-1]))
     results = []
     for check in chosen:
         _line(err, (f"{check.name}: {check.perf_label} against {check.kcross_label}, "
