@@ -320,7 +320,9 @@ def _print_aa(result: AAResult, out: Console) -> None:
     r, p = result.rate, result.paired
     n = len(result.pairs)
     _line(out, (f"A/A: {_describe(result.ready)} against itself: {n} pairs of separate runs, "
-                   f"{result.options.samples} samples each, CPU {result.options.cpu}"))
+                   f"{result.options.samples} samples each, CPU {result.options.cpu}; both runs "
+                   "of a pair measure the same thing, so every difference called is a false "
+                   "positive"))
     unjudged = n - r.judged
     _line(out, (f"false positives: the test of 'kcross compare' (Mann-Whitney U, two-sided, "
                    f"alpha {r.alpha:g}) called a difference in {r.called} of {r.judged} pairs: "
