@@ -391,8 +391,8 @@ class FalsePositives:
         if self.high < self.alpha:
             return (f"below the nominal {self.alpha:.0%}: the test is conservative here "
                     "(ties or coarse timings)")
-        reading = (f"consistent with the nominal {self.alpha:.0%} (the CI contains it): no sign "
-                   "that the test calls differences more often than advertised on this machine")
+        reading = (f"consistent with the nominal {self.alpha:.0%} (the CI contains it): not shown "
+                   "to call differences more often than advertised on this machine")
         if self.high > 2 * self.alpha:
             reading += (f"; but {self.judged} pairs cannot rule out rates up to {self.high:.0%}: "
                         "more pairs (--rounds) narrow the CI")

@@ -234,3 +234,16 @@ def test_real_harness_records_each_sides_mechanism(kcross: Kcross) -> None:
                               contains="side B (KCROSS_SYSCALL=scv): KCROSS_SYSCALL=scv: not one of")
 
 
+
+
+@pytest.mark.parametrize("command, words", [
+    ("ab", ["--env-a", "--harness-b", "KCROSS_SYSCALL=scv", "per-round"]),
+    ("aa", ["false-positive rate", "Mann-Whitney U", "kcross ab"]),
+    ("crosscheck", ["perf bench syscall basic", "linux-perf", "perf events"]),
+])
+def test_help_says_what_the_command_does(kcross: Kcross, command: str, words: list[str]) -> None:
+    proc = kcross(command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    for word in words:
+        assert word in text, word

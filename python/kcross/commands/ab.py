@@ -105,9 +105,9 @@ def add_parser(sub: Any, parents: Any) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser(
         "ab", parents=[parents.harness, parents.json], formatter_class=fmt,
-        help="interleaved A/B: two benchmarks, settings or harnesses; the per-round ratio",
+        help="interleaved A/B of two benchmarks, settings or harnesses",
         description="Run two sides in alternating rounds on one CPU and report the median "
-                    "per-round ratio B/A with its 95%% CI.", epilog=AB_EPILOG)
+                    "per-round ratio B/A with its 95% CI.", epilog=AB_EPILOG)
     p.add_argument("benches", nargs="+", metavar="BENCH",
                    help="A's benchmark, then B's (default: the same), NAME or SUITE/NAME")
     p.add_argument("--env-a", action="append", default=[], metavar="NAME=VALUE",
@@ -123,7 +123,7 @@ def add_parser(sub: Any, parents: Any) -> None:
 
     p = sub.add_parser(
         "aa", parents=[parents.harness, parents.json], formatter_class=fmt,
-        help="A/A: a benchmark against itself; how often the test calls a difference",
+        help="a benchmark against itself: the false-positive rate here",
         description="Run one benchmark in pairs of separate runs and report how often the "
                     "test of 'kcross compare' calls them different: the false-positive rate "
                     "on this machine.", epilog=AA_EPILOG)
