@@ -311,6 +311,13 @@ def _ab_notes(a: Ready, b: Ready, rounds: Sequence[Round], raw: bool) -> list[st
         if len(mech) > 1:
             notes.append(f"side {ready.side.label}'s runs reported different mechanisms: "
                          f"{', '.join(mech)}")
+    for ready, label in ((a, "A"), (b, "B")):
+        for name, value in ready.side.settings:
+            recorded = {(r.a if label == "A" else r.b).forced.get(name) for r in rounds}
+            if recorded != {value or None}:
+                shown = ", ".join(sorted(str(v) for v in recorded))
+                notes.append(f"side {label} set {name}={value} but its runs' fingerprints "
+                             f"record {name} as {shown}")
     set_a = dict(a.side.settings).get("KCROSS_SYSCALL", os.environ.get("KCROSS_SYSCALL", ""))
     set_b = dict(b.side.settings).get("KCROSS_SYSCALL", os.environ.get("KCROSS_SYSCALL", ""))
     if set_a != set_b and mech_a == mech_b:
@@ -332,7 +339,8 @@ def ab_json(result: ABResult) -> dict[str, Any]:
     def side(ready: Ready, label: str) -> dict[str, Any]:
         return {"label": label, "bench": ready.bench, "settings": dict(ready.side.settings),
                 "harness": ready.side.harness_shown, "harness_version": ready.version,
-                "arch": ready.arch, "mechanisms": mechanisms(result.rounds, label)}
+                "arch": ready.arch, "mechanisms": mechanisms(result.rounds, label),
+                "forced": dict((result.rounds[0].a if label == "A" else result.rounds[0].b).forced)}
 
     p = result.paired
     return {

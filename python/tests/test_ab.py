@@ -126,6 +126,8 @@ def test_settings_of_one_benchmark_plant_a_known_difference(kcross: Kcross,
     assert {(r["a_mechanism"], r["b_mechanism"]) for r in found["rounds"]} == \
         {("libc", "syscall")}
     assert found["a"]["settings"] == {"KCROSS_SYSCALL": "libc"}
+    assert found["a"]["forced"]["KCROSS_SYSCALL"] == "libc"  # as the fingerprint records it
+    assert found["b"]["forced"]["KCROSS_SYSCALL"] == "syscall" and found["notes"] == []
 
 
 def test_two_harness_binaries(kcross: Kcross, tmp_path: Path) -> None:
