@@ -118,7 +118,10 @@ def perf_ns(check: Check, cpu: int) -> float:
         last = out.strip().splitlines()[-1:] or ["no output"]
         raise PerfError(f"cannot read the usecs/op of '{check.perf_label}' (last line: "
                         f"{last[0].strip()!r})")
-    return float(found.group(1)) * 1000.0
+    ns = float(found.group(1)) * 1000.0
+    if ns <= 0:
+        raise PerfError(f"'{check.perf_label}' reported {found.group(0)}: no ratio to take")
+    return ns
 
 
 def kcross_ns(check: Check, command: Sequence[str], cpu: int,

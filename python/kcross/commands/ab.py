@@ -235,14 +235,14 @@ def cmd_ab(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = _options(args)
     ready_a, ready_b = ab.prepare(side_a), ab.prepare(side_b)
     _line(err, (f"A: {_describe(ready_a)} (mechanism {ready_a.mechanism}), "
-                   f"B: {_describe(ready_b)} (mechanism {ready_b.mechanism}); "
-                   f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))
+                f"B: {_describe(ready_b)} (mechanism {ready_b.mechanism}); "
+                f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))
 
     def show(r: ab.Round) -> None:
         unit = r.a.unit
         _line(err, (f"round {r.number}/{args.rounds} ({r.first} first): "
-                       f"A {_fmt(r.a.value(args.raw), unit)}, B {_fmt(r.b.value(args.raw), unit)} "
-                       f"{unit}, B/A {r.ratio:.3f}"))
+                    f"A {_fmt(r.a.value(args.raw), unit)}, B {_fmt(r.b.value(args.raw), unit)} "
+                    f"{unit}, B/A {r.ratio:.3f}"))
 
     result = ab.run_ab(ready_a, ready_b, int(args.rounds), options, raw=args.raw, on_round=show)
     if args.json:
@@ -273,11 +273,11 @@ def _print_ab(result: ABResult, out: Console) -> None:
     verdict = (f"{ratio_words(p.median, unit)} (the CI excludes 1)" if p.significant
                else "no difference shown (the CI includes 1)")
     _line(out, (f"B/A {p.median:.3f}: median of {p.n} per-round ratios, "
-                   f"{_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {verdict}"))
+                f"{_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {verdict}"))
     figure = ("raw medians (no empty-loop subtraction)" if result.raw else
               "medians by kcross's overhead rule (as 'kcross show')")
     _line(out, (f"each round: one run of each side, alternating which runs first; its "
-                   f"figures are the runs' {figure}; the table's median is over the rounds"))
+                f"figures are the runs' {figure}; the table's median is over the rounds"))
     for note in result.notes:
         _line(out, f"note: {note}", "yellow")
 
@@ -295,7 +295,7 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = _options(args)
     ready = ab.prepare(side)
     _line(err, (f"A/A: {_describe(ready)} against itself, {args.rounds} pairs of runs of "
-                   f"{options.samples} samples on CPU {options.cpu}"))
+                f"{options.samples} samples on CPU {options.cpu}"))
 
     def show(pair: ab.Pair) -> None:
         unit = pair.first.unit
@@ -304,9 +304,10 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             judged = (f"p={pair.verdict.p:.3g}: "
                       + ("DIFFERENCE called" if pair.called else "no difference"))
+        ratio = (f"{pair.second.median / pair.first.median:.3f}" if pair.first.median > 0
+                 else "–")
         _line(err, (f"pair {pair.number}/{args.rounds}: {_fmt(pair.first.median, unit)} then "
-                       f"{_fmt(pair.second.median, unit)} {unit}, ratio "
-                       f"{pair.second.median / pair.first.median:.3f}, {judged}"))
+                    f"{_fmt(pair.second.median, unit)} {unit}, ratio {ratio}, {judged}"))
 
     result = ab.run_aa(ready, int(args.rounds), options, on_pair=show)
     if args.json:
@@ -320,21 +321,21 @@ def _print_aa(result: AAResult, out: Console) -> None:
     r, p = result.rate, result.paired
     n = len(result.pairs)
     _line(out, (f"A/A: {_describe(result.ready)} against itself: {n} pairs of separate runs, "
-                   f"{result.options.samples} samples each, CPU {result.options.cpu}; both runs "
-                   "of a pair measure the same thing, so every difference called is a false "
-                   "positive"))
+                f"{result.options.samples} samples each, CPU {result.options.cpu}; both runs "
+                "of a pair measure the same thing, so every difference called is a false "
+                "positive"))
     unjudged = n - r.judged
     _line(out, (f"false positives: the test of 'kcross compare' (Mann-Whitney U, two-sided, "
-                   f"alpha {r.alpha:g}) called a difference in {r.called} of {r.judged} pairs: "
-                   f"{r.rate:.1%} (95% CI {r.low:.1%}–{r.high:.1%}, exact binomial); nominal "
-                   f"{r.alpha:.0%}" + (f"; {unjudged} pair(s) could not be judged"
-                                        if unjudged else "")))
+                f"alpha {r.alpha:g}) called a difference in {r.called} of {r.judged} pairs: "
+                f"{r.rate:.1%} (95% CI {r.low:.1%}–{r.high:.1%}, exact binomial); nominal "
+                f"{r.alpha:.0%}" + (f"; {unjudged} pair(s) could not be judged"
+                                     if unjudged else "")))
     _line(out, f"reading: {r.reading}", "yellow" if r.low > r.alpha else "")
     drift = ("the second run is systematically "
              + ("faster" if p.median < 1 else "slower") + " (the CI excludes 1)"
              if p.significant else "no order effect shown (the CI includes 1)")
     _line(out, (f"paired view: second run / first run, median of {p.n} per-pair ratios "
-                   f"{p.median:.3f}, {_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {drift}"))
+                f"{p.median:.3f}, {_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {drift}"))
 
 
 # --- kcross crosscheck -------------------------------------------------------------------
@@ -358,12 +359,12 @@ def cmd_crosscheck(args: argparse.Namespace, out: Console, err: Console) -> int:
     results = []
     for check in chosen:
         _line(err, (f"{check.name}: {check.perf_label} against {check.kcross_label}, "
-                       f"{args.rounds} rounds on CPU {cpu}"))
+                    f"{args.rounds} rounds on CPU {cpu}"))
 
-        def show(r: cc.Round, check: cc.Check = check) -> None:
+        def show(r: cc.Round) -> None:
             _line(err, (f"round {r.number}/{args.rounds} ({r.first} first): perf "
-                           f"{_fmt(r.perf_ns, 'ns/op')}, kcross {_fmt(r.kcross_ns, 'ns/op')} "
-                           f"ns/op, kcross/perf {r.ratio:.3f}"))
+                        f"{_fmt(r.perf_ns, 'ns/op')}, kcross {_fmt(r.kcross_ns, 'ns/op')} "
+                        f"ns/op, kcross/perf {r.ratio:.3f}"))
 
         results.append(cc.run_check(
             check, int(args.rounds), cpu,
@@ -384,10 +385,10 @@ def cmd_crosscheck(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _print_check(result: CheckResult, out: Console) -> None:
     check = result.check
     _line(out, (f"{check.name}: median over {len(result.rounds)} rounds on CPU {result.cpu}: "
-                   f"{check.perf_label} {_fmt(result.perf_median, 'ns/op')} ns/op, "
-                   f"{check.kcross_label} {_fmt(result.kcross_median, 'ns/op')} ns/op (raw), "
-                   f"ratio kcross/perf = {result.ratio:.3f}"))
+                f"{check.perf_label} {_fmt(result.perf_median, 'ns/op')} ns/op, "
+                f"{check.kcross_label} {_fmt(result.kcross_median, 'ns/op')} ns/op (raw), "
+                f"ratio kcross/perf = {result.ratio:.3f}"))
     p = result.paired
     if p is not None:
         _line(out, (f"  per-round ratios kcross/perf: median {p.median:.3f}, "
-                       f"{_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}"))
+                    f"{_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}"))
