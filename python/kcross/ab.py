@@ -394,8 +394,9 @@ class FalsePositives:
         if self.low > self.alpha:
             return (f"ABOVE the nominal {self.alpha:.0%}: separate runs of one benchmark differ "
                     "here by more than their own samples' spread accounts for (the machine "
-                    "drifts between runs, or each process gets its own memory layout); judge a change with 'kcross ab' (interleaved rounds, "
-                    "per-round ratios), not by comparing two separate runs")
+                    "drifts between runs, or each process gets its own memory layout); judge "
+                    "a change with 'kcross ab' (interleaved rounds, per-round ratios), not by "
+                    "comparing two separate runs")
         if self.high < self.alpha:
             return (f"below the nominal {self.alpha:.0%}: the test is conservative here "
                     "(ties or coarse timings)")
