@@ -167,6 +167,8 @@ each sample
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
+    p.add_argument("--tag", metavar="NAME",
+                   help="tag the run NAME once it is stored complete (see 'kcross tag')")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
@@ -232,7 +234,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from .runner import RunRequest, run
         from .store import Store, resolve
+        from .store.refs import check_tag_name
 
+    if args.tag is not None:
+        check_tag_name(args.tag)
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.
     store = Store.open(resolve(args.db), write=True, lazy=True)
@@ -246,7 +251,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
-                         command=args.argv, json_output=args.json)
+                         command=args.argv, json_output=args.json, tag=args.tag)
     try:
         return run(store, request, out, err)
     finally:
