@@ -28,12 +28,20 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("pg_schema"))
 
 
+KEPT = 6  # results of each stored run: enough to see them copied, few to check quickly
+
+
 def capture(hostname: str, minute: int) -> list[dict[str, Any]]:
-    """The captured run as if made on ``hostname`` at 2026-01-01 00:MM: another machine
-    per hostname, another run per time."""
+    """The captured run cut to its first KEPT results, as if made on ``hostname`` at
+    2026-01-01 00:MM: another machine per hostname, another run per time."""
     records = copy.deepcopy(captured())
-    records[0]["host"].update(hostname=hostname, time=f"2026-01-01T00:{minute:02d}:00Z")
-    return records
+    fingerprint, plan, end = records[0], records[1], records[-1]
+    results = [r for r in records if r["type"] == "result"][:KEPT]
+    fingerprint["host"].update(hostname=hostname, time=f"2026-01-01T00:{minute:02d}:00Z")
+    plan["benchmarks"] = [{"suite": r["suite"], "name": r["name"]} for r in results]
+    end.update({status: sum(r["status"] == status for r in results)
+                for status in ("ok", "skipped", "failed")})
+    return [fingerprint, plan, *results, end]
 
 
 def fill(url: str, *runs: tuple[str, int]) -> list[int]:
