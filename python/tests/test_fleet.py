@@ -317,3 +317,39 @@ def test_push_from_a_schema_2_store_upgrades_it(kcross: Kcross, tmp_path: Path,
     assert proc.returncode == 0, proc.stderr
     assert rows(str(stored_db), "SELECT version FROM kcross_schema") == [(migrations.LATEST,)]
     assert json.dumps(records(str(dest), "1")) == json.dumps(records(str(stored_db), "1"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_pushes_at_once_store_each_run_once(backend: str, tmp_path: Path,
+                                                pg_url: Any) -> None:
+    """Two machines pushing the same runs at the same moment: each run lands once."""
+    import threading
+
+    src = str(tmp_path / "src.db")
+    dst = str(tmp_path / "dst.db") if backend == "sqlite" else pg_url()
+    fill(src, ("alpha", 1), ("beta", 2), ("gamma", 3))
+    Store.open(resolve(dst), write=True).close()  # type: ignore[union-attr]
+    failures: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def push() -> None:
+        source, dest = opened(src), Store.open(resolve(dst), write=True)
+        assert dest is not None
+        try:
+            start.wait()
+            transfer_module.transfer(source, dest, [1, 2, 3])
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            failures.append(exc)
+        finally:
+            source.close()
+            dest.close()
+
+    threads = [threading.Thread(target=push) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures, failures
+    assert rows(dst, "SELECT count(*) FROM runs") == [(3,)]
+    assert rows(dst, "SELECT count(*) FROM results") == [(3 * N,)]
+    assert rows(dst, "SELECT count(*) FROM machines") == [(3,)]
