@@ -301,6 +301,11 @@ def test_kcross_db_names_the_local_store(kcross: Kcross, tmp_path: Path, stored_
     assert kcross("tag", "1", "base", extra_env=env).returncode == 0
     out = tmp_path / "out.db"
     assert kcross("push", str(out), "base", extra_env=env).returncode == 0
+    # options anywhere among the positionals
+    proc = kcross("push", str(out), "--db", str(stored_db), "1", "--force")
+    assert proc.stdout.startswith("skipped run 1: already there as run 1\n"), proc.stderr
+    assert_one_line_error(kcross("push", extra_env=env), contains="give the store to push to")
+    assert_one_line_error(kcross("pull", extra_env=env), contains="give the store to pull from")
     local = tmp_path / "local.db"
     proc = kcross("pull", str(out), extra_env={"KCROSS_DB": str(local)})
     assert proc.returncode == 0, proc.stderr

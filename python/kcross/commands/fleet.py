@@ -26,31 +26,61 @@ _RUNS_HELP = ("runs to copy: ids, latest, latest~N, latest@HOST or tags (default
               "runs already there are skipped")
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """Options anywhere among the positionals: ``kcross pull SRC --db X RUN`` too.
+
+    argparse takes a run of positionals in one go, so a RUN after an option would be
+    "unrecognized"; its intermixed parsing (which calls parse_known_args itself) is not.
+    """
+
+    _inside = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._inside:
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
+def _intermixed(parser: argparse.ArgumentParser) -> None:
+    parser.__class__ = type("Intermixed" + type(parser).__name__,
+                            (_Intermixed, type(parser)), {})
+
+
 def add_parser(sub: Any, parents: Any) -> None:
     db = [parents.db]
     p = sub.add_parser(
         "push", parents=db, help="copy runs from this store (--db) to another store",
+        usage="kcross push [-h] [--db URL] [--force] DEST [RUN ...]",
         description="Copy runs, with their machine, results and tags, from the store --db "
         "names (default: this machine's) to DEST: an SQLite file or a database URL such as "
         "postgresql+psycopg://user@host/kcross. Each run is copied in one transaction; a run "
         "already at DEST (same records, or same machine, source and start) is skipped, never "
         "stored twice.")
-    p.add_argument("dest", metavar="DEST", help="the store to copy to (file path or URL)")
+    p.add_argument("dest", metavar="DEST", nargs="?",  # checked in cmd_push: a better line
+                   help="the store to copy to (file path or URL)")
     p.add_argument("runs", nargs="*", metavar="RUN", help=_RUNS_HELP)
     p.add_argument("--force", action="store_true",
                    help="also copy runs still running (the copy is marked interrupted)")
     p.set_defaults(func=cmd_push)
+    _intermixed(p)
 
     p = sub.add_parser(
         "pull", parents=db, help="copy runs from another store into this one (--db)",
+        usage="kcross pull [-h] [--db URL] [--force] SRC [RUN ...]",
         description="Copy runs, with their machine, results and tags, from SRC (an SQLite "
         "file or a database URL) into the store --db names (default: this machine's). The "
         "same rules as 'kcross push'.")
-    p.add_argument("src", metavar="SRC", help="the store to copy from (file path or URL)")
+    p.add_argument("src", metavar="SRC", nargs="?",  # checked in cmd_pull: a better line
+                   help="the store to copy from (file path or URL)")
     p.add_argument("runs", nargs="*", metavar="RUN", help=_RUNS_HELP)
     p.add_argument("--force", action="store_true",
                    help="also copy runs still running (the copy is marked interrupted)")
     p.set_defaults(func=cmd_pull)
+    _intermixed(p)
 
     p = sub.add_parser(
         "tag", parents=db, help="name a run (kcross tag RUN NAME), or list or delete tags",
@@ -68,12 +98,16 @@ def add_parser(sub: Any, parents: Any) -> None:
 def cmd_push(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..store import resolve
 
+    if not args.dest:
+        raise UserError("give the store to push to: kcross push DEST [RUN...] (a file or URL)")
     return _copy(resolve(args.db), resolve(args.dest), args.runs, "pushed", args.force, out)
 
 
 def cmd_pull(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..store import resolve
 
+    if not args.src:
+        raise UserError("give the store to pull from: kcross pull SRC [RUN...] (a file or URL)")
     return _copy(resolve(args.src), resolve(args.db), args.runs, "pulled", args.force, out)
 
 
