@@ -96,7 +96,8 @@ def test_latest_back_and_per_host(store_url: str) -> None:
         with pytest.raises(UserError, match=r"no run latest~3 in .*: 3 run\(s\) stored, so "
                                             "latest~2 is the oldest"):
             store.load_run("latest~3")
-        with pytest.raises(UserError, match=r"2 run\(s\) stored of host alpha"):
+        with pytest.raises(UserError, match=r"2 run\(s\) of host alpha stored, so "
+                                            "latest~1@alpha is the oldest"):
             store.load_run("latest~2@alpha")
         with pytest.raises(UserError, match="no machine 'gamma' in .*: no hostname is 'gamma' "
                                             "and no machine hash starts with it"):
@@ -149,6 +150,8 @@ def test_tags_name_one_run_and_move(store_url: str) -> None:
         assert store.tags() == [("also-a", a)]
         with pytest.raises(UserError, match="no run or tag 'base'"):
             store.load_run("base")
+        with pytest.raises(UserError, match="no runs of host beta stored in"):
+            store.load_run("latest@beta")  # its machine is still known
     finally:
         store.close()
 

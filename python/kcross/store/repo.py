@@ -602,9 +602,10 @@ class Store:
             count = conn.execute(sa.select(sa.func.count()).select_from(query.subquery())
                                  ).scalar_one()
             if not count:
-                raise UserError(f"no runs stored in {display}{of}")
-            raise UserError(f"no run {parsed.text} in {display}: {count} run(s) stored{of}, "
-                            f"so latest~{count - 1} is the oldest (see 'kcross runs')")
+                raise UserError(f"no runs{of} stored in {display}")
+            at = f"@{parsed.host}" if parsed.host is not None else ""
+            raise UserError(f"no run {parsed.text} in {display}: {count} run(s){of} stored, "
+                            f"so latest~{count - 1}{at} is the oldest (see 'kcross runs')")
         return int(found)
 
     def _machines_named(self, conn: sa.Connection, host: str) -> tuple[list[int], str]:
