@@ -41,7 +41,9 @@ def pg_url() -> Iterator[Any]:
         with engine.begin() as conn:
             conn.execute(sa.text(f"CREATE SCHEMA {name}"))
         made.append(name)
-        url = sa.make_url(base).update_query_dict({"options": f"-csearch_path={name}"})
+        # A session time zone far from UTC: a naive datetime would land hours off.
+        url = sa.make_url(base).update_query_dict(
+            {"options": f"-csearch_path={name} -ctimezone=Pacific/Chatham"})
         return url.render_as_string(hide_password=False)
 
     yield make
@@ -358,3 +360,20 @@ def test_two_pushes_at_once_store_each_run_once(backend: str, tmp_path: Path,
     assert rows(dst, "SELECT count(*) FROM runs") == [(3,)]
     assert rows(dst, "SELECT count(*) FROM results") == [(3 * N,)]
     assert rows(dst, "SELECT count(*) FROM machines") == [(3,)]
+
+
+def test_times_read_back_in_utc_whatever_the_session_time_zone(kcross: Kcross,
+                                                              pg_url: Any) -> None:
+    """PostgreSQL hands times back in the session's zone; `kcross runs` says UTC and means it."""
+    url = pg_url()  # a session in Pacific/Chatham (UTC+13:45 in January)
+    fill(url, ("alpha", 1))
+    store = opened(url)
+    try:
+        (run,) = store.list_runs()
+        started = store.load_run("latest").started_at
+    finally:
+        store.close()
+    utc = dt.datetime(2026, 1, 1, 0, 1, tzinfo=dt.UTC)
+    assert run.started_at == started == utc
+    assert run.started_at.utcoffset() == started.utcoffset() == dt.timedelta(0)
+    assert "2026-01-01 00:01:00" in kcross("runs", "--db", url).stdout

@@ -117,10 +117,16 @@ def _as_utc(value: dt.datetime) -> dt.datetime: ...
 @overload
 def _as_utc(value: None) -> None: ...
 def _as_utc(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite hands back naive datetimes; everything kcross stores is UTC."""
-    if value is not None and value.tzinfo is None:
+    """A stored time in UTC, as everything kcross stores is.
+
+    SQLite hands back naive datetimes (UTC as written); PostgreSQL aware ones in the
+    session's time zone, which need not be UTC (and SQLite, written to, would drop it).
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
-    return value
+    return value.astimezone(dt.UTC)
 
 
 def parse_time(text: Any) -> dt.datetime | None:
