@@ -9,7 +9,8 @@ twice: the same push can be repeated, and two machines can pull each other's
 runs back and forth.  A run still being written is refused unless forced
 (its copy is then marked interrupted: the rest of it will not follow).
 
-Tags go along unless the destination has a tag of that name on another run:
+Results are stored from their records, as an import stores them (the summary
+columns computed by this kcross).  Tags go along unless the destination has a tag of that name on another run:
 then the destination's tag is kept and the copy says so.
 """
 
@@ -138,7 +139,10 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
     source = _read(src, run_id)
     row, machine = dict(source.row), source.machine
     notes: list[str] = []
-    if row["status"] == "running":  # only with --force (refuse_running)
+    if row["status"] == "running":
+        if not force:  # refuse_running says so for all of them before anything is copied
+            raise UserError(f"run {run_id} is still running in {src.target.display}; "
+                            "use --force to copy it anyway")
         row.update(status="interrupted", owner_host=None, owner_pid=None, owner_id=None,
                    error=f"copied from {src.target.display} while still running "
                          f"({len(source.run.results)} result(s) then)")
