@@ -189,6 +189,8 @@ each sample
                    help="do not check the machine first (by default one stderr line names "
                         "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
                         "never stops the run)")
+    p.add_argument("--tag", metavar="NAME",
+                   help="tag the run NAME once it is stored complete (see 'kcross tag')")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
@@ -265,7 +267,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from .runner import RunRequest, run
         from .store import Store, resolve
+        from .store.refs import check_tag_name
 
+    if args.tag is not None:
+        check_tag_name(args.tag)
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.
     store = Store.open(resolve(args.db), write=True, lazy=True)
@@ -280,7 +285,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             forwarded.append(f"--{flag}")
     check = not args.no_check and not getattr(args, "remote", None)  # remote: not this machine
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
-                         command=args.argv, json_output=args.json,
+                         command=args.argv, json_output=args.json, tag=args.tag,
                          notice=(lambda: _not_tuned(args.cpu)) if check else None)
     try:
         return run(store, request, out, err)

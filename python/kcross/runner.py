@@ -59,6 +59,7 @@ class RunRequest:
     # Called just before the harness starts (kcross's readiness checks); the line it returns
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
     notice: Callable[[], str | None] | None = None
+    tag: str | None = None  # given to the run once it is stored complete
 
 
 class StopSignals:
@@ -204,6 +205,14 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
 
     assert run_id is not None and stream.end is not None and stream.fingerprint is not None
     store.finish_run(run_id, "complete", end=stream.end)
+    if request.tag is not None:
+        try:
+            _, before = store.tag_run(run_id, request.tag)
+        except StoreError as exc:
+            raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
+        moved = f" (moved from run {before})" if before not in (None, run_id) else ""
+        err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
+                  markup=False)
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
     end = stream.end
