@@ -447,7 +447,9 @@ class FalsePositives:
 
     @property
     def units(self) -> str:
-        return "blocks" if self.design == INTERLEAVED else "pairs"
+        """'10 blocks', '1 pair': what was judged, counted."""
+        unit = "block" if self.design == INTERLEAVED else "pair"
+        return f"{self.judged} {unit}{'' if self.judged == 1 else 's'}"
 
     @property
     def level_text(self) -> str:
@@ -477,7 +479,7 @@ class FalsePositives:
         reading = (f"consistent with {self.level_text} (the CI contains it): not shown to call "
                    "differences more often than advertised on this machine")
         if self.high > 2 * self.level:
-            reading += (f"; but {self.judged} {self.units} cannot rule out rates up to "
+            reading += (f"; but {self.units} cannot rule out rates up to "
                         f"{self.high:.0%}: more rounds (--rounds) narrow the CI")
         return reading
 

@@ -318,7 +318,7 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
     blocks = rounds // block_rounds
     _line(err, (f"A/A: {_describe(ready)} against itself, {rounds} rounds of two runs "
                 f"(A and A', {options.samples} samples each) on CPU {options.cpu}; "
-                f"{blocks} block(s) of {block_rounds} rounds"))
+                f"blocks of {block_rounds} rounds"))
 
     def show_round(r: ab.AARound) -> None:
         unit = r.a.unit
@@ -344,7 +344,7 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _rate_text(r: FalsePositives) -> str:
-    return (f"a difference called in {r.called} of {r.judged} {r.units}: {r.rate:.1%} "
+    return (f"a difference called in {r.called} of {r.units}: {r.rate:.1%} "
             f"(95% CI {r.low:.1%}–{r.high:.1%}, exact binomial)")
 
 
@@ -360,7 +360,7 @@ def _print_aa(result: AAResult, out: Console) -> None:
     leftover = (f"; the last {result.leftover} round(s) make no full block"
                 if result.leftover else "")
     _line(out, (f"1. interleaved rounds, judged as 'kcross ab' judges (decide with this): "
-                f"{len(result.blocks)} blocks of {result.block_rounds} rounds, each called "
+                f"{one.units} of {result.block_rounds} rounds, each called "
                 f"different when the CI of its median ratio A'/A excludes 1: {_rate_text(one)}; "
                 f"the block test's level {percent(one.level)} ({percent(1 - one.level)} CI "
                 f"coverage; nominal {percent(one.nominal)}){leftover}"))
