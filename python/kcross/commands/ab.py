@@ -27,11 +27,11 @@ from ..cli import (
 from ..errors import UserError
 
 if TYPE_CHECKING:
-    from ..ab import AAResult, ABResult, Ready, Side
+    from ..ab import AAResult, ABResult, FalsePositives, Ready, Side
     from ..crosscheck import CheckResult
 
 AB_ROUNDS, AB_SAMPLES = 10, 41
-AA_PAIRS, AA_SAMPLES = 20, 31
+AA_ROUNDS, AA_SAMPLES, AA_BLOCK_ROUNDS = 60, 31, 6
 CROSSCHECK_ROUNDS = 6
 ROUNDS_RANGE = (6, 10_000)  # 6: the fewest whose per-round ratios give a 95% CI of their median
 
@@ -56,15 +56,29 @@ e.g. KCROSS_SYSCALL=scv on x86-64, is one line, exit 2); the syscall mechanism
 each side's runs report is shown with the result."""
 
 AA_EPILOG = f"""\
-method: {AA_PAIRS} pairs (--rounds) of two separate runs of the same benchmark
-  ({AA_SAMPLES} samples each, --samples), pinned to one CPU. Each pair is judged by
-  the test 'kcross compare' applies to two runs (Mann-Whitney U, two-sided,
-  alpha 0.05). Both runs measure the same thing, so every difference called is
-  a false positive: the share of pairs called different is the test's
-  false-positive rate on this machine, shown with its exact binomial 95% CI
-  next to the nominal 5%. A rate well above 5% means separate runs drift apart
-  here: compare with 'kcross ab' (interleaved rounds) instead. The paired view
-  (second run / first run, per pair) shows a systematic order effect."""
+method: {AA_ROUNDS} rounds (--rounds); each round runs the benchmark twice, as two
+  labelled copies A and A' ({AA_SAMPLES} samples each, --samples), pinned to one CPU,
+  the copy that runs first alternating round by round. Both copies measure the
+  same thing, so every difference called is a false positive. The same runs are
+  judged two ways:
+
+  1. interleaved rounds, as 'kcross ab' judges (the design to decide with):
+     blocks of {AA_BLOCK_ROUNDS} consecutive rounds (--block-rounds); a block calls a
+     difference when the 95% CI of its median per-round ratio A'/A excludes 1.
+     Its false-positive level is 1 - that CI's achieved coverage (3.1% for 6
+     rounds: the median's CI is discrete), next to the nominal 5%.
+  2. separate runs, as 'kcross compare' judges two stored runs: each round's two
+     runs by Mann-Whitney U on their samples (two-sided, alpha 0.05). A rate far
+     above 5% means run-to-run variation here exceeds the noise within a run:
+     comparing two separate runs overstates significance; judge a change with
+     'kcross ab' (or 'kcross check --max-regression').
+
+  Each false-positive rate comes with its exact binomial 95% CI; the order line
+  (second run / first run) shows whether the run that goes second is
+  systematically faster or slower, which alternation cancels in 1.
+
+cost: 2 x --rounds harness runs ({2 * AA_ROUNDS} by default), each about its warm-up
+  (200 ms) plus its samples: about a minute for getppid-inline by default."""
 
 CROSSCHECK_EPILOG = f"""\
 checks:
@@ -124,13 +138,18 @@ def add_parser(sub: Any, parents: Any) -> None:
     p = sub.add_parser(
         "aa", parents=[parents.harness, parents.json], formatter_class=fmt,
         help="a benchmark against itself: the false-positive rate here",
-        description="Run one benchmark in pairs of separate runs and report how often the "
-                    "test of 'kcross compare' calls them different: the false-positive rate "
-                    "on this machine.", epilog=AA_EPILOG)
+        description="Run one benchmark against itself in interleaved rounds and report how "
+                    "often a difference is called: the false-positive rate on this machine "
+                    "of 'kcross ab' (blocks of rounds) and of Mann-Whitney U on two separate "
+                    "runs (as 'kcross compare').", epilog=AA_EPILOG)
     p.add_argument("bench", metavar="BENCH", help="NAME or SUITE/NAME")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting of the runs' environment (repeatable)")
-    _run_options(p, AA_PAIRS, AA_SAMPLES, "pairs of runs")
+    _run_options(p, AA_ROUNDS, AA_SAMPLES, "rounds, two runs each")
+    p.add_argument("--block-rounds", type=_number(ROUNDS_RANGE[0], 1000, whole=True),
+                   default=AA_BLOCK_ROUNDS, metavar="R",
+                   help=f"rounds per block of the interleaved design, at least "
+                        f"{ROUNDS_RANGE[0]} (default {AA_BLOCK_ROUNDS})")
     p.set_defaults(func=cmd_aa)
 
     p = sub.add_parser(
@@ -290,26 +309,33 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
     with harness.stop_signals_held():
         from .. import ab
 
+    rounds, block_rounds = int(args.rounds), int(args.block_rounds)
     ab.check_aa_samples(int(args.samples))
+    ab.check_aa_rounds(rounds, block_rounds)
     side = _side(args.bench, args.bench, _settings(args.env), args.harness)
     options = _options(args)
     ready = ab.prepare(side)
-    _line(err, (f"A/A: {_describe(ready)} against itself, {args.rounds} pairs of runs of "
-                f"{options.samples} samples on CPU {options.cpu}"))
+    blocks = rounds // block_rounds
+    _line(err, (f"A/A: {_describe(ready)} against itself, {rounds} rounds of two runs "
+                f"(A and A', {options.samples} samples each) on CPU {options.cpu}; "
+                f"blocks of {block_rounds} rounds"))
 
-    def show(pair: ab.Pair) -> None:
-        unit = pair.first.unit
-        if pair.verdict is None:
-            judged = f"not judged: {pair.error}"
-        else:
-            judged = (f"p={pair.verdict.p:.3g}: "
-                      + ("DIFFERENCE called" if pair.called else "no difference"))
-        ratio = (f"{pair.second.median / pair.first.median:.3f}" if pair.first.median > 0
-                 else "–")
-        _line(err, (f"pair {pair.number}/{args.rounds}: {_fmt(pair.first.median, unit)} then "
-                    f"{_fmt(pair.second.median, unit)} {unit}, ratio {ratio}, {judged}"))
+    def show_round(r: ab.AARound) -> None:
+        unit = r.a.unit
+        judged = (f"not judged: {r.error}" if r.verdict is None else
+                  f"p={r.verdict.p:.3g}, " + ("DIFFERENCE" if r.called else "no difference"))
+        _line(err, (f"round {r.number}/{rounds} ({r.first} first): A {_fmt(r.a.median, unit)}, "
+                    f"A' {_fmt(r.a_prime.median, unit)} {unit}, A'/A {r.ratio:.3f}; "
+                    f"separate runs (Mann-Whitney U): {judged}"))
 
-    result = ab.run_aa(ready, int(args.rounds), options, on_pair=show)
+    def show_block(b: ab.Block) -> None:
+        p = b.paired
+        _line(err, (f"block {b.number}/{blocks} (rounds {b.first_round}-{b.last_round}): "
+                    f"A'/A {p.median:.3f}, {_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: "
+                    + ("DIFFERENCE (the CI excludes 1)" if b.called else "no difference")))
+
+    result = ab.run_aa(ready, rounds, options, block_rounds=block_rounds, on_round=show_round,
+                       on_block=show_block)
     if args.json:
         _write_json(ab.aa_json(result))
     else:
@@ -317,25 +343,40 @@ def cmd_aa(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _rate_text(r: FalsePositives) -> str:
+    return (f"a difference called in {r.called} of {r.units}: {r.rate:.1%} "
+            f"(95% CI {r.low:.1%}–{r.high:.1%}, exact binomial)")
+
+
 def _print_aa(result: AAResult, out: Console) -> None:
-    r, p = result.rate, result.paired
-    n = len(result.pairs)
-    _line(out, (f"A/A: {_describe(result.ready)} against itself: {n} pairs of separate runs, "
-                f"{result.options.samples} samples each, CPU {result.options.cpu}; both runs "
-                "of a pair measure the same thing, so every difference called is a false "
-                "positive"))
-    unjudged = n - r.judged
-    _line(out, (f"false positives: the test of 'kcross compare' (Mann-Whitney U, two-sided, "
-                f"alpha {r.alpha:g}) called a difference in {r.called} of {r.judged} pairs: "
-                f"{r.rate:.1%} (95% CI {r.low:.1%}–{r.high:.1%}, exact binomial); nominal "
-                f"{r.alpha:.0%}" + (f"; {unjudged} pair(s) could not be judged"
-                                     if unjudged else "")))
-    _line(out, f"reading: {r.reading}", "yellow" if r.low > r.alpha else "")
+    from ..ab import percent
+
+    n = len(result.rounds)
+    one, two, o = result.interleaved, result.separate, result.order
+    _line(out, (f"A/A: {_describe(result.ready)} against itself on CPU {result.options.cpu}: "
+                f"{n} rounds, each one run of copy A and one of copy A' ({result.options.samples} "
+                "samples each), alternating which runs first; both copies measure the same "
+                "thing, so every difference called is a false positive"))
+    leftover = (f"; the last {result.leftover} round(s) make no full block"
+                if result.leftover else "")
+    _line(out, (f"1. interleaved rounds, judged as 'kcross ab' judges (decide with this): "
+                f"{one.units} of {result.block_rounds} rounds, each called "
+                f"different when the CI of its median ratio A'/A excludes 1: {_rate_text(one)}; "
+                f"the block test's level {percent(one.level)} ({percent(1 - one.level)} CI "
+                f"coverage; nominal {percent(one.nominal)}){leftover}"))
+    _line(out, f"   reading: {one.reading}", "yellow" if one.low > one.level else "")
+    unjudged = n - two.judged
+    _line(out, (f"2. separate runs, judged as 'kcross compare' judges two stored runs "
+                f"(Mann-Whitney U on their samples, two-sided, alpha {two.level:g}): "
+                f"{_rate_text(two)}; nominal {percent(two.level)}"
+                + (f"; {unjudged} pair(s) could not be judged" if unjudged else "")))
+    _line(out, f"   reading: {two.reading}", "yellow" if two.low > two.level else "")
     drift = ("the second run is systematically "
-             + ("faster" if p.median < 1 else "slower") + " (the CI excludes 1)"
-             if p.significant else "no order effect shown (the CI includes 1)")
-    _line(out, (f"paired view: second run / first run, median of {p.n} per-pair ratios "
-                f"{p.median:.3f}, {_ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {drift}"))
+             + ("faster" if o.median < 1 else "slower")
+             + " (the CI excludes 1); alternating which copy goes first cancels it in 1."
+             if o.significant else "no order effect shown (the CI includes 1)")
+    _line(out, (f"order: second run / first run, median of {o.n} rounds {o.median:.3f}, "
+                f"{_ci_text(o.ci.low, o.ci.high, o.ci.confidence)}: {drift}"))
 
 
 # --- kcross crosscheck -------------------------------------------------------------------
