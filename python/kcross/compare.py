@@ -69,7 +69,8 @@ def parse_numbers(text: str, name: str, column: int = 1, delimiters: str = " \t"
 
 
 def _split(line: str, delimiters: str) -> list[str]:
-    tokens, current = [], []
+    tokens: list[str] = []
+    current: list[str] = []
     for ch in line:
         if ch in delimiters:
             if current:
@@ -547,8 +548,8 @@ def ministat_text(sides: Sequence[Side], level: float = 95.0) -> tuple[str, list
                      "Stddev")
         base = vit[0][2]
         for k, (i, _, v) in enumerate(vit):
-            lines.append("%c %3d %13.8g %13.8g %13.8g %13.8g %13.8g" % (
-                MINISTAT_SYMBOLS[i], v.n, v.min, v.max, v.median, v.avg, v.stddev))
+            lines.append(f"{MINISTAT_SYMBOLS[i]} {v.n:3d} {v.min:13.8g} {v.max:13.8g} "
+                         f"{v.median:13.8g} {v.avg:13.8g} {v.stddev:13.8g}")
             if k > 0:
                 lines += _relative(stats.student_t(base, v, level))
         blocks.append("\n".join(lines))
@@ -561,9 +562,9 @@ def _relative(t: Any) -> list[str]:
     if not t.significant:
         return [f"No difference proven at {t.level:.1f}% confidence"]
     return [f"Difference at {t.level:.1f}% confidence",
-            "\t%g +/- %g" % (t.difference, t.error),
-            "\t%g%% +/- %g%%" % (t.percent, t.percent_error),
-            "\t(Student's t, pooled s = %g)" % t.pooled_s]
+            f"\t{t.difference:g} +/- {t.error:g}",
+            f"\t{t.percent:g}% +/- {t.percent_error:g}%",
+            f"\t(Student's t, pooled s = {t.pooled_s:g})"]
 
 
 # benchstat (golang.org/x/perf/cmd/benchstat, v2) -----------------------------------------

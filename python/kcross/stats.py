@@ -617,7 +617,7 @@ def stable_variance(samples: Sequence[float]) -> tuple[float, float]:
 def vitals(samples: Sequence[float], what: str = "value") -> Vitals:
     """N, Min, Max, Median (upper), Avg and Stddev of a data set, as ministat defines them."""
     data = np.sort(_finite(samples, what))
-    mean, var = stable_variance(data)
+    mean, var = stable_variance(data.tolist())
     return Vitals(n=int(data.size), min=float(data[0]), max=float(data[-1]),
                   median=float(data[data.size // 2]), avg=mean, stddev=float(np.sqrt(var)),
                   variance=var)

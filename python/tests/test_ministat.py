@@ -21,7 +21,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
 from kcross import compare, stats
 from kcross.errors import UserError
 
@@ -64,6 +63,10 @@ def _exact(values: list[float]) -> tuple[float, float, Fraction]:
     return float(mean), math.sqrt(var), var
 
 
+def _is_vitals(line: str) -> bool:
+    return line[:1] in compare.MINISTAT_SYMBOLS and line[2:5].strip().isdigit()
+
+
 def _vitals_line(line: str) -> list[str]:
     return line.split()
 
@@ -79,13 +82,13 @@ def _check(tmp_path: Path, sets: list[list[float]], level: str = "95") -> list[s
     exact = [_exact(s) for s in sets]
     our_lines, their_lines = ours.splitlines(), theirs.splitlines()
     assert len(our_lines) >= len(sets) + 2
-    vit_ours = [ln for ln in our_lines if ln[:1] in compare.MINISTAT_SYMBOLS and ln[2:5].strip().isdigit()]
-    vit_theirs = [ln for ln in their_lines if ln[:1] in compare.MINISTAT_SYMBOLS and ln[2:5].strip().isdigit()]
-    for values, (mean, sd, _), mine, its in zip(sets, exact, vit_ours, vit_theirs, strict=True):
+    vit_ours = [ln for ln in our_lines if _is_vitals(ln)]
+    vit_theirs = [ln for ln in their_lines if _is_vitals(ln)]
+    for (mean, sd, _), mine, its in zip(exact, vit_ours, vit_theirs, strict=True):
         m, t = _vitals_line(mine), _vitals_line(its)
         assert m[:6] == t[:6] or m[:5] == t[:5], (mine, its)  # N Min Max Median (Avg) agree
-        assert m[5] == "%.8g" % mean, (mine, mean)
-        assert m[6] == "%.8g" % sd, (mine, sd)
+        assert m[5] == f"{mean:.8g}", (mine, mean)
+        assert m[6] == f"{sd:.8g}", (mine, sd)
         if t[6] != m[6]:
             notes.append(f"ministat's stddev {t[6]}, exact {m[6]}")
     assert notes, f"outputs differ although ministat's figures are exact:\n{ours}\n{theirs}"
