@@ -429,8 +429,8 @@ def load_sides(args: Sequence[str], open_store: Callable[[], Store], *,
     for arg in args:
         try:
             sides.append(load_side(arg, open_store, bench=bench))
-        except SchemaError as exc:
-            raise UserError(f"{arg}: {exc}") from None
+        except SchemaError as exc:  # names the file and line already
+            raise UserError(str(exc)) from None
     return sides
 
 
