@@ -568,100 +568,217 @@ def _relative(t: Any) -> list[str]:
 
 
 # benchstat (golang.org/x/perf/cmd/benchstat, v2) -----------------------------------------
+#
+# The layout: a label column, then per side a group of three columns (center, "± range",
+# footnotes) and, for every side after the base, three more (delta, "(p=... n=...)",
+# footnotes).  Two header rows: the sources centred over their groups, then the unit over
+# each center group and "vs base" over each delta group, boxed by "│".  Column widths grow
+# to fit their cells; a header wider than its group widens the group's columns, the
+# widest first, the interior columns of a group never (they stay as narrow as their
+# contents).  Numbers in a row share one SI prefix and precision, chosen so that the
+# smallest value has four significant digits.
 
-_SI = ((1e-9, "n"), (1e-6, "µ"), (1e-3, "m"), (1.0, ""), (1e3, "k"), (1e6, "M"), (1e9, "G"))
+_SI_PREFIXES = ("T", "G", "M", "k", "", "m", "µ", "n")
 
 
-def _scaled(value: float, seconds: bool) -> str:
-    """benchstat's way of writing a value: four significant digits and an SI prefix."""
-    import math
+def _scaler(values: Sequence[float]) -> tuple[int, float, str]:
+    """(decimals, factor, prefix) for a row: four significant digits on its smallest value."""
+    nonzero = [abs(v) for v in values if v != 0]
+    if not nonzero:
+        return 3, 1.0, ""
+    low = min(nonzero)
+    exp = 12
+    for prefix in _SI_PREFIXES:
+        for decimals, threshold in ((1, f"99.995e{exp}"), (2, f"9.9995e{exp}"),
+                                    (3, f".99995e{exp}")):
+            if low >= float(threshold):
+                return decimals, 10.0 ** exp, prefix
+        exp -= 3
+    exp += 3  # the smallest prefix, more decimals
+    value = low / 10.0 ** exp
+    for i, e in enumerate(range(-1, -9, -1)):
+        if value >= float(f"9.9995e{e}") or i == 7:
+            return i + 3, 10.0 ** exp, "n"
+    raise AssertionError("unreachable")
 
-    if seconds:
-        value *= 1e-9
-    if value == 0.0 or not math.isfinite(value):
-        return f"{value:.3f}"
-    scale, prefix = _SI[0]
-    for s, p in _SI:
-        if abs(value) >= s:
-            scale, prefix = s, p
-    v = value / scale
-    decimals = max(0, 3 - int(math.floor(math.log10(abs(v)))))
-    return f"{v:.{decimals}f}{prefix}"
+
+def _scaled(value: float, scale: tuple[int, float, str]) -> str:
+    decimals, factor, prefix = scale
+    return f"{value / factor:.{decimals}f}{prefix}"
+
+
+@dataclass
+class _TextCell:
+    row: int
+    col: int
+    span: int
+    value: str
+    margin: str
+    align: str  # "<", "^", ">"
+
+
+class _TextTable:
+    """Column layout for a fixed-width font (benchstat's rules, see above)."""
+
+    def __init__(self) -> None:
+        self.cells: list[_TextCell] = []
+        self.cols = 0
+        self.shrink: set[int] = set()
+        self.row = -1
+        self.col = 0
+
+    def new_row(self) -> None:
+        self.row += 1
+        self.col = 0
+
+    def at(self, col: int) -> _TextTable:
+        self.col = col
+        return self
+
+    def cell(self, value: str, *, span: int = 1, align: str = "<",
+             margin: str | None = None) -> _TextTable:
+        if margin is None:
+            margin = "" if self.col == 0 or not value else " "
+        self.cells.append(_TextCell(self.row, self.col, span, value, margin, align))
+        self.col += span
+        self.cols = max(self.cols, self.col)
+        return self
+
+    def text(self) -> str:
+        lmargin = [0] * self.cols
+        for c in self.cells:
+            lmargin[c.col] = max(lmargin[c.col], len(c.margin))
+        widths = [0] * self.cols
+        for c in sorted(self.cells, key=lambda c: c.span):  # stable: rows in order
+            need = len(c.value) + lmargin[c.col]
+            cols = range(c.col, c.col + c.span)
+            if c.span == 1:
+                widths[c.col] = max(widths[c.col], need)
+                continue
+            if sum(widths[i] for i in cols) >= need:
+                continue
+            grow = [i for i in cols if i not in self.shrink]
+            need -= sum(widths[i] for i in cols if i in self.shrink)
+            grow.sort(key=lambda i: -widths[i])
+            left = len(grow)
+            for i in grow:
+                widths[i] = max(widths[i], -(-need // left))
+                need -= widths[i]
+                left -= 1
+        offsets = [0]
+        for w in widths:
+            offsets.append(offsets[-1] + w)
+        lines: list[str] = []
+        for c in sorted(self.cells, key=lambda c: (c.row, c.col)):
+            if not c.value.strip() and not c.margin.strip():
+                continue
+            while len(lines) <= c.row:
+                lines.append("")
+            line = lines[c.row]
+            line += " " * (offsets[c.col] - len(line)) + c.margin.rjust(lmargin[c.col])
+            room = offsets[c.col + c.span] - offsets[c.col] - lmargin[c.col]
+            if c.align == ">":
+                line += c.value.rjust(room)
+            elif c.align == "^":
+                line += " " * ((room - len(c.value)) // 2) + c.value
+            else:
+                line += c.value
+            lines[c.row] = line
+        return "".join(line + "\n" for line in lines)
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def benchstat_text(table: Table) -> str:
-    """The table in benchstat's layout: a header of sources and units boxed by '│', each
-    row's center ± its CI's relative half-width, the delta (or '~') with p and n, geomean.
-    The figures are kcross's (its verdict rule); only the layout is benchstat's."""
+    """The table in benchstat's layout: the sources and unit boxed by '│', each row's
+    center ± its CI's relative half-width, the delta (or '~') with p and n, the geomean,
+    footnotes for what could not be computed.  The figures are kcross's (its verdict
+    rule: p is Holm-adjusted); only the layout is benchstat's."""
     seconds = table.unit == "ns/op"
+    to_unit = 1e-9 if seconds else 1.0
     unit = "sec/op" if seconds else (table.unit or "value")
     k = len(table.sides)
-    # per row, per side: (center, ±, delta, stat)
-    body: list[tuple[str, list[tuple[str, str, str, str]]]] = []
+    notes: list[str] = []
+
+    def footnote(*messages: str | None) -> str:
+        marks = []
+        for m in messages:
+            if m:
+                if m not in notes:
+                    notes.append(m)
+                marks.append(str(notes.index(m) + 1).translate(_SUPERSCRIPTS))
+        return " ".join(marks)
+
+    def start(i: int) -> int:
+        return 1 if i == 0 else 4 + (i - 1) * 6
+
+    t = _TextTable()
+    t.new_row()
+    for i, side in enumerate(table.sides):
+        t.at(start(i)).cell(side.label, span=start(i + 1) - start(i), align="^", margin=" │ ")
+    t.at(start(k + 1)).cell("", margin=" │")
+    t.new_row()
+    for i in range(k):
+        t.at(start(i)).cell(unit, span=3, align="^", margin=" │ ")
+        if i > 0:
+            t.cell("vs base", span=3, margin="  ")
+        t.shrink.update(range(start(i) + 1, t.col))
+    t.at(start(k + 1)).cell("", margin=" │")
     for name, line in table.rows:
-        cells = []
-        for i, cell in enumerate(line):
-            if cell is None:
-                cells.append(("", "", "", ""))
+        t.new_row()
+        t.cell(name)
+        scale = _scaler([c.median * to_unit for c in line if c is not None])
+        for i, c in enumerate(line):
+            if c is None:
                 continue
-            center = _scaled(cell.median, seconds)
-            if cell.ci is None or cell.median == 0:
-                pm = "∞"
-            else:
-                half = max(cell.ci.high - cell.median, cell.median - cell.ci.low)
-                pm = f"{half / abs(cell.median) * 100:.0f}%"
-            delta = stat = ""
+            t.at(start(i)).cell(_scaled(c.median * to_unit, scale), align=">")
+            t.cell(_pct_range(c), align=">", margin=" ± ")
+            t.cell(footnote(c.ci_error))
             if i > 0:
-                v = cell.verdict
+                v = c.verdict
                 if v is None:
-                    delta, stat = "?", f"({cell.error})"
+                    n = len(c.series.samples)
+                    base_n = len(line[0].series.samples) if line[0] else 0
+                    t.cell("?", align=">").cell(f"({_n_text(base_n, n)})")
+                    t.cell(footnote(c.error))
                 else:
-                    n = f"{v.n_a}" if v.n_a == v.n_b else f"{v.n_a}+{v.n_b}"
-                    delta = f"{(v.ratio - 1) * 100:+.2f}%" if v.significant else "~"
-                    stat = f"(p={v.p_adjusted:.3f} n={n})"
-            cells.append((center, pm, delta, stat))
-        body.append((name, cells))
-    geo: list[tuple[str, str, str, str]] | None = None
+                    delta = "~" if not v.significant else (
+                        "0.00%" if v.ratio == 1.0 else f"{(v.ratio - 1) * 100:+.2f}%")
+                    p = f"p={v.p_adjusted:.3f} " if v.p_adjusted != 0 else ""
+                    t.cell(delta, align=">").cell(f"({p}{_n_text(v.n_a, v.n_b)})")
+                    t.cell(footnote(v.note))
     if len(table.rows) > 1:
-        geo = []
+        t.new_row()
+        t.cell("geomean")
         for i in range(k):
             g, r = table.geomean[i], table.geomean_ratio[i]
-            center = "" if g is None else _scaled(g, seconds)
-            delta = "" if i == 0 else ("?" if r is None else f"{(r - 1) * 100:+.2f}%")
-            geo.append((center, "", delta, ""))
-    rows = [c for _, c in body] + ([geo] if geo else [])
-    wc = [max(len(r[i][0]) for r in rows) for i in range(k)]
-    wp = [max(len(r[i][1]) for r in rows) for i in range(k)]
-    wd = [max(len(r[i][2]) for r in rows) for i in range(k)]
-    ws = [max(len(r[i][3]) for r in rows) for i in range(k)]
+            if g is not None:
+                t.at(start(i)).cell(_scaled(g * to_unit, _scaler([g * to_unit])), align=">")
+            if i > 0:
+                t.at(start(i) + 3)
+                if r is not None:
+                    t.cell(f"{(r - 1) * 100:+.2f}%", align=">")
+                else:
+                    t.cell("?")
+            t.at(start(i + 1) - 1).cell(footnote(table.geomean_error))
+    text = t.text()
+    for i, note in enumerate(notes, start=1):
+        text += f"{str(i).translate(_SUPERSCRIPTS)} {note}\n"
+    return text
 
-    def group(i: int, cell: tuple[str, str, str, str]) -> str:
-        center, pm, delta, stat = cell
-        text = center.rjust(wc[i]) + ((" ± " + pm.rjust(wp[i])) if pm else " " * (wp[i] + 3))
-        if i > 0:
-            text += "  " + delta.rjust(wd[i]) + (" " + stat.ljust(ws[i]) if ws[i] else "")
-        return text
 
-    widths = []
-    for i in range(k):
-        inner = len(group(i, rows[0][i]))
-        unit_text = unit.center(wc[i] + wp[i] + 3)
-        if i > 0:
-            unit_text += "  vs base"
-        widths.append(max(inner, len(table.sides[i].label), len(unit_text)))
-    wn = max(len(n) for n, _ in body + [("geomean", [])])
-    head1 = " " * wn + "".join(" │ " + table.sides[i].label.center(widths[i]) for i in range(k))
-    head2 = " " * wn
-    for i in range(k):
-        u = unit.center(wc[i] + wp[i] + 3)
-        if i > 0:
-            u += "  vs base"
-        head2 += " │ " + u.ljust(widths[i])
-    lines = [head1 + " │", head2 + " │"]
-    for name, cells in body:
-        lines.append((name.ljust(wn) + "".join("   " + group(i, c).ljust(widths[i])
-                                              for i, c in enumerate(cells))).rstrip())
-    if geo:
-        lines.append(("geomean".ljust(wn) + "".join("   " + group(i, c).ljust(widths[i])
-                                                   for i, c in enumerate(geo))).rstrip())
-    return "\n".join(lines) + "\n"
+def _n_text(n_a: int, n_b: int) -> str:
+    return f"n={n_a}" if n_a == n_b else f"n={n_a}+{n_b}"
+
+
+def _pct_range(c: Cell) -> str:
+    if c.ci is None:
+        return "∞"
+    center, low, high = c.median, c.ci.low, c.ci.high
+    sign = (center > 0) - (center < 0)
+    if sign != (low > 0) - (low < 0) or sign != (high > 0) - (high < 0):
+        return "?"
+    if center == 0:
+        return "0%"
+    return f"{100 * max(high / center - 1, 1 - low / center):.0f}%"

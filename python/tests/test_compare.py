@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import Kcross, assert_one_line_error, fake_capture, isolated_env
 from kcross import compare, stats
 from kcross.errors import UserError
@@ -262,3 +261,66 @@ def test_three_sides_against_the_base(tmp_path: Path, kcross: Kcross,
     (_, cells), = compare.build_table(sides).rows
     assert all(cell and cell.verdict for cell in cells[1:])
     assert math.isclose(cells[2].verdict.ratio, 0.8, rel_tol=1e-9)  # type: ignore[union-attr]
+
+
+def _benchstat() -> str | None:
+    import os
+    import shutil
+
+    found = shutil.which("benchstat")
+    for root in filter(None, (os.environ.get("GOPATH"), str(Path.home() / "go"))):
+        candidate = Path(root) / "bin" / "benchstat"
+        if found is None and candidate.exists():
+            found = str(candidate)
+    return found
+
+
+def _masked(text: str) -> str:
+    """The layout only: digits become 9 (kcross's p is Holm-adjusted and scipy's
+    Mann-Whitney p is not benchstat's exact one; its CI of the median for small n is
+    kcross's rule), footnotes keep their mark, not their wording."""
+    import re
+
+    text = re.sub(r"(?m)^([¹²³⁴⁵⁶⁷⁸⁹]+) .*$", r"\1 NOTE", text)
+    return re.sub(r"[0-9]", "9", text)
+
+
+@pytest.mark.parametrize("shape", ["two rows", "three sides", "too few for a CI"])
+def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str) -> None:
+    """The same samples through the real benchstat (golang.org/x/perf/cmd/benchstat, built
+    with `go install golang.org/x/perf/cmd/benchstat@latest`) and --format benchstat."""
+    import random
+
+    tool = _benchstat()
+    if tool is None:
+        pytest.skip("benchstat not found (PATH, $GOPATH/bin, ~/go/bin): go install "
+                    "golang.org/x/perf/cmd/benchstat@latest")
+    rng = random.Random(shape)
+
+    def draw(n: int, center: float) -> tuple[float, ...]:
+        return tuple(center + rng.random() * center * 0.03 for _ in range(n))
+
+    names = ["Foo", "Bar/size=1k"]
+    if shape == "two rows":
+        labels = ["old.txt", "new.txt"]
+        sets = [[draw(10, 100), draw(10, 50)], [draw(10, 104), draw(10, 50)]]
+    elif shape == "three sides":
+        labels = ["a.txt", "b.txt", "c.txt"]
+        sets = [[draw(10, 100), draw(12, 2e5)], [draw(10, 104), draw(12, 2e5)],
+                [draw(10, 90), draw(12, 2.4e5)]]
+    else:
+        labels = ["before", "after-with-a-long-name"]
+        sets = [[draw(5, 100), draw(8, 1e6)], [draw(5, 100), draw(8, 1.2e6)]]
+    for label, rows in zip(labels, sets, strict=True):
+        (tmp_path / label).write_text("".join(
+            f"Benchmark{name} 1 {x!r} ns/op\n" for name, xs in zip(names, rows, strict=True)
+            for x in xs))
+    theirs = subprocess.run([tool, *labels], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert theirs.returncode == 0, theirs.stderr
+    sides = [compare.Side(label=label, single=False, series=tuple(
+        Series(source=label, name=name, unit="ns/op", samples=xs)
+        for name, xs in zip(names, rows, strict=True)))
+        for label, rows in zip(labels, sets, strict=True)]
+    ours = compare.benchstat_text(compare.build_table(sides))
+    assert _masked(ours) == _masked(theirs.stdout), f"\n{ours}\n{theirs.stdout}"
