@@ -172,7 +172,10 @@ def _capture_side(path: Path, name: str, selector: str | None, bench: str | None
 def _run_side(ref: str, open_store: Callable[[], Store], selector: str | None,
               bench: str | None) -> Side:
     store = open_store()
-    stored = store.load_run(ref)
+    try:
+        stored = store.load_run(ref)
+    except UserError as exc:
+        raise UserError(f"{ref!r} is neither an existing file nor a stored run: {exc}") from None
     return _results_side(f"run {stored.id}" if ref.isdigit() else f"{ref} (run {stored.id})",
                          stored.fingerprint, stored.results, selector, bench)
 
@@ -377,6 +380,7 @@ def _overhead_notes(name: str, series: Sequence[Series | None]) -> list[str]:
 
 # The fields that make two runs' figures incomparable, in the order they are named.
 FINGERPRINT_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("hostname", ("host", "hostname")),
     ("arch", ("arch",)),
     ("CPU model", ("cpu", "model")),
     ("microcode", ("cpu", "microcode")),
