@@ -324,3 +324,21 @@ def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str) -> None:
         for label, rows in zip(labels, sets, strict=True)]
     ours = compare.benchstat_text(compare.build_table(sides))
     assert _masked(ours) == _masked(theirs.stdout), f"\n{ours}\n{theirs.stdout}"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_runs_on_both_backends(request: pytest.FixtureRequest, tmp_path: Path, kcross: Kcross,
+                               base_capture: list[dict], backend: str) -> None:
+    """Two imported runs (the second 10% slower on two benchmarks) compared by reference."""
+    db = str(tmp_path / "k.db") if backend == "sqlite" else request.getfixturevalue("pg_schema")
+    a = _write(tmp_path / "a.jsonl", base_capture)
+    b = _write(tmp_path / "b.jsonl", _slower(base_capture, SLOWER))
+    for path in (a, b):
+        assert kcross("import", str(path), "--db", db).returncode == 0
+    proc = kcross("compare", "1", "latest", "--db", db, "--bench", "getppid-*")
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if "getppid-inline" in ln)
+    assert "+10.00% (p=" in line
+    assert "latest (run 2)" in proc.stdout
+    assert_one_line_error(kcross("compare", "1", "nosuchfile.txt", "--db", db), 2,
+                          "'nosuchfile.txt' is neither an existing file nor a stored run")

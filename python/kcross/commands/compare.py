@@ -111,8 +111,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             store.close()
     differ = compare.fingerprint_differences(sides)
     if differ:
-        message = ("the sides come from different machines or settings: "
-                   + ", ".join(differ) + " differ")
+        message = ("the sides' fingerprints differ in " + ", ".join(differ)
+                   + ": their figures come from different machines or settings")
         if args.strict:
             raise UserError(message + " (--strict)")
         err.print(Text(f"kcross: warning: {message}"), soft_wrap=True)
