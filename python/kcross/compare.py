@@ -450,10 +450,14 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:.4g}"
 
 
-def _median_text(cell: Cell, unit: str) -> str:
+def _median_text(cell: Cell, unit: str, notes: list[str]) -> str:
+    """The median [CI]; where there is no CI, a footnote mark (its reason under the table)."""
     text = format_value(cell.median, unit)
     if cell.ci is None:
-        return f"{text} (no CI: {cell.ci_error})"
+        why = f"no CI: {cell.ci_error}"
+        if why not in notes:
+            notes.append(why)
+        return f"{text} {_mark(notes.index(why) + 1)}"
     return f"{text} [{format_value(cell.ci.low, unit)}, {format_value(cell.ci.high, unit)}]"
 
 
@@ -476,14 +480,20 @@ def _vs_base(cell: Cell) -> tuple[str, str]:
 
 
 def default_table(table: Table) -> Any:
-    """The default rendering: a rich table, the base first, each later side against it."""
+    """The default rendering: a rich table, the base first, each later side against it,
+    then the footnotes."""
+    from rich.console import Group
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    confidence = "95%"
+    notes: list[str] = []
+
     unit = f" ({table.unit})" if table.unit else ""
-    out = RichTable(title=f"median [{confidence} CI]{unit}, ratio of medians [{confidence} CI], "
-                          "vs base: Mann-Whitney U, Holm-adjusted p", title_justify="left")
+    tests = sum(1 for _, line in table.rows for c in line[1:] if c is not None and c.verdict)
+    legend = (f"median [95% CI]{unit}; ratio of medians new/base [95% CI]; vs base: "
+              f"Mann-Whitney U, p Holm-adjusted over the {tests} test(s) of this table; "
+              "~ no difference shown")
+    out = RichTable()
     out.add_column("benchmark")
     out.add_column(f"{table.sides[0].label} (base)", justify="right")
     for side in table.sides[1:]:
@@ -494,12 +504,12 @@ def default_table(table: Table) -> Any:
         cells: list[str] = [name]
         base = line[0]
         assert base is not None
-        cells.append(_median_text(base, table.unit))
+        cells.append(_median_text(base, table.unit, notes))
         for cell in line[1:]:
             if cell is None:
                 cells += ["(missing)", "", ""]
                 continue
-            cells.append(_median_text(cell, table.unit))
+            cells.append(_median_text(cell, table.unit, notes))
             cells += list(_vs_base(cell))
         out.add_row(*(Text(c) for c in cells))
     if len(table.rows) > 1:
@@ -514,7 +524,12 @@ def default_table(table: Table) -> Any:
                     assert r is not None
                     cells += [f"{r:.3f}", _pct(r)]
         out.add_row(*(Text(c) for c in cells), style="bold")
-    return out
+    return Group(out, *(Text(f"{_mark(i)} {note}") for i, note in enumerate(notes, start=1)),
+                 Text(legend))
+
+
+def _mark(number: int) -> str:
+    return str(number).translate(_SUPERSCRIPTS)
 
 
 def missing_lines(table: Table) -> list[str]:
@@ -711,7 +726,7 @@ def benchstat_text(table: Table) -> str:
             if m:
                 if m not in notes:
                     notes.append(m)
-                marks.append(str(notes.index(m) + 1).translate(_SUPERSCRIPTS))
+                marks.append(_mark(notes.index(m) + 1))
         return " ".join(marks)
 
     def start(i: int) -> int:
@@ -768,7 +783,7 @@ def benchstat_text(table: Table) -> str:
             t.at(start(i + 1) - 1).cell(footnote(table.geomean_error))
     text = t.text()
     for i, note in enumerate(notes, start=1):
-        text += f"{str(i).translate(_SUPERSCRIPTS)} {note}\n"
+        text += f"{_mark(i)} {note}\n"
     return text
 
 

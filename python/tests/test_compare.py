@@ -211,6 +211,8 @@ def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
     if message is None:
         assert proc.returncode == 0, proc.stderr
         assert "~ (p=1.000 n=5+5) (both sides are the constant 5)" in proc.stdout
+        assert "│ 5 ¹ │" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
+        assert "¹ no CI: n=5: too few for a 95% CI (need 6)" in proc.stdout
     else:
         assert_one_line_error(proc, 2, message)
 
