@@ -308,6 +308,9 @@ def build_table(sides: Sequence[Side], *, alpha: float = 0.05,
     from . import stats
 
     pairing = pair(sides)
+    for side in sides:
+        for series in side.series:
+            _check_values(series)
     cells: list[list[Cell | None]] = []
     pairs: list[tuple[Sequence[float], Sequence[float]]] = []
     where: list[tuple[int, int]] = []
@@ -346,6 +349,19 @@ def build_table(sides: Sequence[Side], *, alpha: float = 0.05,
     if len(table.rows) > 1:
         _geomean(table)
     return table
+
+
+def _check_values(s: Series) -> None:
+    """Refuse what the verdict cannot take, before any figure: a plain number that is not
+    finite or is negative (a harness capture's samples are checked by the schema)."""
+    import math
+
+    for i, x in enumerate(s.samples, start=1):
+        if not math.isfinite(x):
+            raise UserError(f"{s.source}: value {i} is {x} (not a finite number)")
+        if x < 0:
+            raise UserError(f"{s.source}: value {i} is negative ({x:g}); the verdict takes "
+                            "times or counts (--format ministat takes any numbers)")
 
 
 def _geomean(table: Table) -> None:

@@ -587,8 +587,8 @@ def _finite(samples: Sequence[float], what: str) -> np.ndarray:
     if data.ndim != 1:
         raise StatsError(f"{what}s must be a flat list")
     bad = np.flatnonzero(~np.isfinite(data))
-    if bad.size:
-        raise StatsError(f"{what} {bad[0]} is {data[bad[0]]} (not a finite number)")
+    if bad.size:  # counted from 1, like the lines of the file it came from
+        raise StatsError(f"{what} {bad[0] + 1} is {data[bad[0]]} (not a finite number)")
     if data.size < MINISTAT_MIN_N:
         raise StatsError(f"n={data.size}: ministat needs at least {MINISTAT_MIN_N} values")
     return data

@@ -198,7 +198,8 @@ def test_overhead_decisions_that_differ_are_said() -> None:
 
 @pytest.mark.parametrize(("a", "b", "message"), [
     ("1\n2\n3\n", "4\n5\n6\n", "too few for Mann-Whitney U"),
-    ("1\n2\nnan\n4\n5\n6\n", "4\n5\n6\n7\n8\n9\n", "not a finite number"),
+    ("1\n2\nnan\n4\n5\n6\n", "4\n5\n6\n7\n8\n9\n", "value 3 is nan (not a finite number)"),
+    ("1\n2\n3\n4\n5\n6\n", "4\n5\n-6\n7\n8\n9\n", "value 3 is negative (-6)"),
     ("1\n2\nx3\n", "1\n", "line 3: 'x3' is not a number"),
     ("# nothing\n", "1\n", "no numbers"),
     ("5\n5\n5\n5\n5\n", "5\n5\n5\n5\n5\n", None),  # both constant: not an error, '~'
