@@ -590,7 +590,7 @@ def ministat_text(sides: Sequence[Side], level: float = 95.0) -> tuple[str, list
         blocks.append("\n".join(lines))
     if not blocks:
         raise UserError(errors[0] if len(errors) == 1 else "; ".join(errors))
-    return "\n".join(blocks) + "\n", errors
+    return "\n\n".join(blocks) + "\n", errors
 
 
 def _relative(t: Any) -> list[str]:

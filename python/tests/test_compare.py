@@ -345,3 +345,16 @@ def test_runs_on_both_backends(request: pytest.FixtureRequest, tmp_path: Path, k
     assert "latest (run 2)" in proc.stdout
     assert_one_line_error(kcross("compare", "1", "nosuchfile.txt", "--db", db), 2,
                           "'nosuchfile.txt' is neither an existing file nor a stored run")
+
+
+def test_ministat_blocks_for_whole_runs(stored_db: Path, kcross: Kcross) -> None:
+    proc = kcross("compare", "1", "latest", "--db", str(stored_db), "--format", "ministat")
+    assert proc.returncode == 0, proc.stderr
+    blocks = proc.stdout.split("\n\n")
+    assert [b.splitlines()[0] for b in blocks] == ["== syscall/getcpu-vdso",
+                                                   "== syscall/getcpu-syscall"]
+    for block in blocks:
+        lines = block.splitlines()
+        assert lines[1:3] == ["x run 1", "+ latest (run 1)"]
+        assert lines[4][2:] == lines[5][2:]  # the same run twice: the same figures
+        assert lines[6] == "No difference proven at 95.0% confidence"
