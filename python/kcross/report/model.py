@@ -52,6 +52,13 @@ class RunView:
         return str(self.fingerprint.get("arch") or "?")
 
     @property
+    def host(self) -> str:
+        """The machine's name: its hostname, or for a lab run "lab" (a guest has none)."""
+        if self.lab is not None:
+            return "lab"
+        return str(_get(self.fingerprint, "host", "hostname") or "?")
+
+    @property
     def cpu(self) -> str:
         return str(_get(self.fingerprint, "cpu", "model") or "unknown CPU")
 
@@ -264,7 +271,8 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
         rows = []
         for key in keys:
             cells = [facts.get(title, {}).get(key, DASH) for facts in per_run]
-            rows.append(FactRow(key, cells, differs=len(set(cells)) > 1))
+            # a run's own facts (when, which status) differ by nature: not flagged
+            rows.append(FactRow(key, cells, differs=title != "Run" and len(set(cells)) > 1))
         groups.append(FactGroup(title, rows))
     return groups
 
@@ -351,8 +359,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
         cells["aborts/M"] = f"{aborts:.3g}"
     cells["disturbed"] = str(len(rec.get("disturbed") or []))
     cells.update(_counter_cells(rec))
-    if own != view.unit or own == UNIT_INSTRUCTIONS:
-        cells["unit"] = own
+    cells["unit"] = own          # shown only in a table of several units (suite_tables)
     return ResultRow(rec["name"], view.label, "ok", "ok", cells, error=error, flags=flags)
 
 
@@ -386,6 +393,9 @@ def suite_tables(views: Sequence[RunView]) -> list[SuiteTable]:
                 unit = found.get("unit") or view.unit
                 if unit not in units:
                     units.append(unit)
+        if len(units) == 1:
+            for row in rows:
+                row.cells.pop("unit", None)
         present = {c for row in rows for c in row.cells}
         columns = [c for c in _COLUMN_ORDER if c in present]
         columns += sorted(c for c in present if c not in columns)
