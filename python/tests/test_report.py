@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, assert_one_line_error, captured, isolated_env
+from conftest import DATA, Kcross, assert_one_line_error, captured, isolated_env
 
 CHROMIUM = "/usr/bin/chromium"
 SLOWER = {"syscall/getppid-glibc": 1.25, "syscall/stat-root": 1.10}   # planted in run 2
@@ -266,8 +266,8 @@ def test_scaling_table_lists_the_sweeps(page: Path) -> None:
     assert [r[2] for r in rows[1:4]] == ["x1", "xN", "x2N"]
 
 
-def test_default_is_latest_and_stdout(store: Path, tmp_path: Path) -> None:
-    proc = _kcross(tmp_path, "report", "--db", str(store), "-o", "-")
+def test_default_is_latest_and_stdout(store: Path, kcross: Kcross) -> None:
+    proc = kcross("report", "--db", str(store), "-o", "-")
     assert proc.returncode == 0, proc.stderr
     parsed = Page()
     parsed.feed(proc.stdout)
@@ -275,23 +275,42 @@ def test_default_is_latest_and_stdout(store: Path, tmp_path: Path) -> None:
     assert parsed.sections[:2] == ["runs", "fingerprint"]
 
 
-def test_errors_are_one_line(store: Path, tmp_path: Path) -> None:
+def test_errors_are_one_line(store: Path, tmp_path: Path, kcross: Kcross) -> None:
     out = str(tmp_path / "r.html")
-    assert_one_line_error(_kcross(tmp_path, "report", "99", "--db", str(store), "-o", out),
-                          2, "no run 99")
-    assert_one_line_error(_kcross(tmp_path, "report", "--db", str(tmp_path / "none.db"),
-                                  "-o", out), 2, "no runs stored")
-    assert_one_line_error(_kcross(tmp_path, "report", "--db", str(store),
-                                  "-o", str(tmp_path / "no" / "dir" / "r.html")),
-                          2, "no directory")
-    assert_one_line_error(_kcross(tmp_path, "report", "--db", str(store), "-o", str(tmp_path)),
+    assert_one_line_error(kcross("report", "99", "--db", str(store), "-o", out), 2, "no run 99")
+    assert_one_line_error(kcross("report", "--db", str(tmp_path / "none.db"), "-o", out),
+                          2, "no runs stored")
+    assert not (tmp_path / "none.db").exists()
+    assert_one_line_error(kcross("report", "--db", str(store),
+                                 "-o", str(tmp_path / "no" / "dir" / "r.html")), 2, "no directory")
+    assert_one_line_error(kcross("report", "--db", str(store), "-o", str(tmp_path)),
                           2, "is a directory")
     assert not (tmp_path / "r.html").exists()
 
 
-def test_unwritable_output(store: Path, tmp_path: Path) -> None:
+def test_failed_and_interrupted_runs(tmp_path: Path, kcross: Kcross) -> None:
+    """A run whose harness died, with failed checks, and one that stored nothing: the page
+    says so in its notes and its tables, and compares what it can (nothing here)."""
+    db = str(tmp_path / "k.db")
+    kcross("run", "--quick", "--suite", "syscall", "--db", db,
+           extra_env={"KCROSS_TEST_FAIL": "getppid-*", "KCROSS_FAKE_DIE_AFTER": "5"})
+    kcross("run", "--quick", "--suite", "syscall", "--db", db,
+           extra_env={"KCROSS_FAKE_DIE_AFTER": "0"})
+    out = tmp_path / "r.html"
+    proc = kcross("report", "1", "2", "--db", db, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    parsed = parse(out)
+    text = " ".join(" ".join(parsed.text).split())
+    assert "run 1: failed: 5 of " in text and "run 2: failed: 0 of " in text
+    rows = parsed.tables["suite-syscall"][0]
+    assert all(r[-1] == "failed" for r in rows[1:]) and len(rows) == 6
+    assert "no benchmark with figures in both runs" in text
+    assert parsed.svg_in == {}                    # nothing to draw
+
+
+def test_unwritable_output(store: Path, tmp_path: Path, kcross: Kcross) -> None:
     if Path("/dev/full").is_char_device():   # written into, never replaced
-        assert_one_line_error(_kcross(tmp_path, "report", "--db", str(store), "-o", "/dev/full"),
+        assert_one_line_error(kcross("report", "--db", str(store), "-o", "/dev/full"),
                               2, "cannot write the report to /dev/full: No space left")
         assert Path("/dev/full").is_char_device()
     locked = tmp_path / "locked"
@@ -301,8 +320,8 @@ def test_unwritable_output(store: Path, tmp_path: Path) -> None:
         if os.access(locked, os.W_OK):
             pytest.skip("running as a user who may write anywhere (root): a read-only "
                         "directory stops nothing")
-        assert_one_line_error(_kcross(tmp_path, "report", "--db", str(store),
-                                      "-o", str(locked / "r.html")), 2, "permission denied")
+        assert_one_line_error(kcross("report", "--db", str(store), "-o", str(locked / "r.html")),
+                              2, "permission denied")
     finally:
         locked.chmod(0o700)
 
