@@ -247,6 +247,9 @@ def test_comparisons_find_the_planted_changes(page: Path) -> None:
     unchanged = [v for n, v in verdicts.items() if n.startswith("percpu/")]
     assert unchanged and all(v == "~" for v in unchanged)
     assert any(r[0] == "geomean of ratios" for r in rows)
+    text = " ".join(" ".join(parse(page).text).split())
+    assert "the fingerprints differ in host:" in text              # run 2's other host
+    assert "the fingerprints differ in arch, emulator," in text    # the labs' arches
     lab = {r[0]: r for r in tables[1] if "/" in r[0]}
     assert lab["syscall/getppid-glibc"][3] == "1.400"
 
@@ -346,10 +349,22 @@ def _chromium(binary: str, tmp: Path, page: Path, *extra: str) -> subprocess.Com
 
 
 def _console_errors(log: str) -> list[str]:
+    """What the page said to the console, and loads that failed.  The page has no script,
+    so any console message at all is wrong (Chromium logs them as INFO:CONSOLE lines)."""
     return [line for line in log.splitlines()
-            if ("CONSOLE" in line and ("error" in line.lower() or "Uncaught" in line))
-            or "Uncaught" in line or "Not allowed to load local resource" in line
-            or "net::ERR_" in line]
+            if ":CONSOLE" in line or "Uncaught" in line or "net::ERR_" in line
+            or "Not allowed to load local resource" in line]
+
+
+def test_console_check_catches_errors(chromium: str, tmp_path: Path) -> None:
+    """The console check itself: a page that logs and throws is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><body><p>x</p><script>console.error("boom"); '
+                   "undefinedFunction();</script></body></html>")
+    proc = _chromium(chromium, tmp_path, bad, "--dump-dom")
+    found = _console_errors(proc.stderr)
+    assert any("boom" in line for line in found), proc.stderr[-2000:]
+    assert any("Uncaught ReferenceError" in line for line in found)
 
 
 def test_chromium_draws_the_page(chromium: str, page: Path, tmp_path: Path) -> None:

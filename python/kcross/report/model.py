@@ -472,10 +472,20 @@ def compare_runs(base: RunView, new: RunView) -> Comparison:
         gm = f"{geomean(ratios):.3f}" if ratios else DASH
     except StatsError as exc:
         gm = str(exc)
-    note = ""
-    if base.arch != new.arch:
-        note = f"different architectures ({base.arch}, {new.arch})"
-    return Comparison(base, new, where, rows, gm, note=note)
+    return Comparison(base, new, where, rows, gm, note=fingerprint_differences(base, new))
+
+
+def fingerprint_differences(base: RunView, new: RunView) -> str:
+    """The fingerprint fields in which two runs differ (their own run facts aside): what else
+    than the change under test a ratio may measure."""
+    a, b = _facts(base), _facts(new)
+    differ = [key for title, facts in a.items() if title != "Run"
+              for key, value in facts.items() if b.get(title, {}).get(key, DASH) != value]
+    differ += [key for title, facts in b.items() if title != "Run" and title not in a
+               for key in facts]
+    if not differ:
+        return ""
+    return "the fingerprints differ in " + ", ".join(differ) + ": the ratios measure that too"
 
 
 def comparisons(views: Sequence[RunView]) -> list[Comparison]:
@@ -521,6 +531,8 @@ def sweeps(views: Sequence[RunView]) -> list[Sweep]:
                 continue
             summary = view.summaries.get(bench_name(rec))
             tput = rec.get("throughput_ops_per_s")
+            if (rec.get("unit") or view.unit) == UNIT_INSTRUCTIONS:
+                tput = None      # a guest's clock counts instructions: no throughput
             groups.setdefault((rec["suite"], rec["name"][:match.start()]), []).append(SweepPoint(
                 rec["name"], f"x{match.group(1)}", threads,
                 summary.median if isinstance(summary, Summary) else None,
