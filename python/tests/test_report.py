@@ -414,3 +414,17 @@ def test_page_is_stable(store: Path, tmp_path: Path) -> None:
         opened.close()
     now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     assert report.html(runs, now=now) == report.html(runs, now=now)
+
+
+def test_report_from_postgresql(pg_schema: str, tmp_path: Path, kcross: Kcross) -> None:
+    """The page reads runs through the store alone: a PostgreSQL store gives the same page."""
+    for _ in range(2):
+        proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", pg_schema)
+        assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "r.html"
+    proc = kcross("report", "1", "latest", "--db", pg_schema, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    parsed = parse(out)
+    assert parsed.sections == ["runs", "fingerprint", "comparisons", "suite-syscall", "method"]
+    (rows,) = parsed.tables["comparisons"]
+    assert [r[0] for r in rows[1:3]] == ["syscall/getcpu-vdso", "syscall/getcpu-syscall"]
