@@ -317,6 +317,14 @@ def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
     return cells
 
 
+def _si(value: float) -> str:
+    """A rate in three significant digits with its SI prefix: 27.3k, 7.66M, 3.00G."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor * 0.9995:       # 999.9 rounds to 1.00k, not 1.00e+03
+            return f"{value / factor:#.3g}{prefix}"
+    return f"{value:#.3g}"
+
+
 def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
     status = rec["status"]
     own = rec.get("unit") or view.unit
@@ -353,7 +361,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
         cells["threads"] = str(threads)
     tput = rec.get("throughput_ops_per_s")
     if isinstance(tput, (int, float)) and tput > 0 and own != UNIT_INSTRUCTIONS:
-        cells["Mops/s"] = f"{tput / 1e6:,.1f}"
+        cells["ops/s"] = _si(tput)
     aborts = rec.get("aborts_per_million")
     if isinstance(aborts, (int, float)):
         cells["aborts/M"] = f"{aborts:.3g}"
@@ -364,7 +372,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
 
 
 _COLUMN_ORDER = ("median", "per switch", "CI95 of median", "min", "spread", "n", "unit",
-                 "threads", "Mops/s", "aborts/M", "disturbed")
+                 "threads", "ops/s", "aborts/M", "disturbed")
 
 
 def anchor(text: str) -> str:
