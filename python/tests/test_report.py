@@ -428,3 +428,25 @@ def test_report_from_postgresql(pg_schema: str, tmp_path: Path, kcross: Kcross) 
     assert parsed.sections == ["runs", "fingerprint", "comparisons", "suite-syscall", "method"]
     (rows,) = parsed.tables["comparisons"]
     assert [r[0] for r in rows[1:3]] == ["syscall/getcpu-vdso", "syscall/getcpu-syscall"]
+
+
+def test_hardware_counters_get_columns() -> None:
+    """Per-op hardware counters (none on the captured VM) become columns, scaled ones starred;
+    the software counters' totals follow."""
+    import datetime as dt
+
+    from kcross import report
+    from kcross.store import StoredRun
+
+    records = copy.deepcopy(captured())
+    results = [r for r in records if r["type"] == "result" and r["suite"] == "cpuid"]
+    results[0]["counters"]["cycles:k"] = {"total": 1000, "per_op": 812.25, "scaled": True}
+    results[0]["counters"]["instructions:u"] = {"total": 99, "per_op": 12.0, "scaled": False}
+    run = StoredRun(id=7, started_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC), finished_at=None,
+                    status="complete", source="run", error=None, fingerprint=records[0],
+                    plan=records[1], results=results, end=None)
+    (table,) = report.build([run]).suites
+    assert table.columns[-5:] == ["cyc:k/op", "ins:u/op", "csw", "mig", "pf"]
+    first = table.rows[0].cells
+    assert (first["cyc:k/op"], first["ins:u/op"]) == ("812.2*", "12")
+    assert "cyc:k/op" not in table.rows[1].cells

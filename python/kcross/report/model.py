@@ -300,6 +300,12 @@ class SuiteTable:
     plots: list[tuple[str, str]] = field(default_factory=list)  # (caption, inline SVG)
 
 
+def _hw_column(event: str) -> str:
+    """cycles:k -> cyc:k/op"""
+    base, _, mode = event.partition(":")
+    return f"{_SHORT_EVENT.get(base, base)}:{mode}/op"
+
+
 def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
     cells: dict[str, str] = {}
     counters = rec.get("counters") or {}
@@ -307,9 +313,8 @@ def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
         counter = counters.get(event)
         if counter is None or counter.get("per_op") is None:
             continue
-        base, _, mode = event.partition(":")
         star = "*" if counter.get("scaled") else ""
-        cells[f"{_SHORT_EVENT.get(base, base)}:{mode}/op"] = f"{counter['per_op']:.4g}{star}"
+        cells[_hw_column(event)] = f"{counter['per_op']:.4g}{star}"
     for event, short in SW_EVENTS:
         counter = counters.get(event)
         if counter is not None and counter.get("total") is not None:
@@ -372,7 +377,8 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
 
 
 _COLUMN_ORDER = ("median", "per switch", "CI95 of median", "min", "spread", "n", "unit",
-                 "threads", "ops/s", "aborts/M", "disturbed")
+                 "threads", "ops/s", "aborts/M", "disturbed",
+                 *(_hw_column(e) for e in HW_EVENTS), *(short for _, short in SW_EVENTS))
 
 
 def anchor(text: str) -> str:
@@ -406,7 +412,6 @@ def suite_tables(views: Sequence[RunView]) -> list[SuiteTable]:
                 row.cells.pop("unit", None)
         present = {c for row in rows for c in row.cells}
         columns = [c for c in _COLUMN_ORDER if c in present]
-        columns += sorted(c for c in present if c not in columns)
         tables.append(SuiteTable(suite, f"suite-{anchor(suite)}", columns, rows, units))
     return tables
 
