@@ -1,0 +1,491 @@
+"""Interleaved A/B (``kcross ab``) and A/A (``kcross aa``) runs of the harness.
+
+On a machine whose speed drifts (a VM most of all), two benchmarks measured
+one after the other can differ by more than the effect looked for, and two
+runs of the *same* benchmark can look "significantly" different.  Both
+commands here work in rounds of short harness runs, every run pinned to the
+same CPU:
+
+- ``ab``: each round runs side A and side B once, the side that goes first
+  alternating; a side is a benchmark, the settings of the environment it runs
+  under (``KCROSS_SYSCALL``, ``KCROSS_VDSO``...) and the harness binary.  The
+  result is the median of the per-round ratios B/A with its distribution-free
+  CI (:func:`kcross.stats.paired_ratio`): drift between rounds hits both sides
+  of a round alike and cancels in its ratio.
+- ``aa``: one side against itself, in pairs of runs; each pair is judged by the
+  test ``kcross compare`` applies to two runs (:func:`kcross.stats.compare`),
+  and the share of pairs it calls different is the test's false-positive rate
+  on this machine, with an exact binomial CI, next to the nominal alpha.
+
+A round's figure for a side is its run's median by the project's rule
+(:func:`kcross.stats.summarize_record`, the median ``kcross show`` reports);
+``raw`` takes the median of the raw samples instead (no empty-loop
+subtraction), so that both sides are always measured the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import harness, stats
+from .errors import EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError
+from .schema import UNIT_NS, dig
+
+# Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
+MIN_ROUNDS = stats.min_samples_for()
+
+
+class CheckFailed(KcrossError):
+    """A benchmark failed its own check in a round: a result (exit 1), not a crash."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (an empty VALUE means unset, as the harness reads it)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise UserError(f"setting {text!r}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
+    return name, value
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one side of a comparison runs: a benchmark, under settings, with a harness."""
+
+    label: str                              # "A", "B" (ab) or the benchmark (aa)
+    bench: str                              # as given: NAME or SUITE/NAME
+    harness: tuple[str, ...]                # command prefix (harness.locate)
+    harness_shown: str                      # the path, for the table
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def settings_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.settings)
+
+    @property
+    def where(self) -> str:
+        """How messages name this side."""
+        return f"side {self.label}" if len(self.label) == 1 else self.label
+
+    def environ(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.settings)
+        return env
+
+    def identity(self) -> tuple[Any, ...]:
+        return (self.bench, dict(self.settings), self.harness)
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A side checked against its harness before anything is measured."""
+
+    side: Side
+    bench: str                   # SUITE/NAME, exactly one benchmark
+    arch: str
+    mechanism: str | None        # the syscall mechanism the harness selects under the settings
+    available: tuple[str, ...]   # the mechanisms it offers
+    forced: Mapping[str, Any]    # the forcings the harness reads, and their values
+    version: str                 # the harness's version and git revision
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How each short run is made (the harness's own options)."""
+
+    samples: int
+    cpu: int
+    warmup_ms: float | None = None
+    min_batch_ms: float | None = None
+
+    def args(self, bench: str) -> list[str]:
+        args = ["run", "--bench", bench, "--samples", str(self.samples), "--cpu", str(self.cpu)]
+        if self.warmup_ms is not None:
+            args += ["--warmup-ms", f"{self.warmup_ms:g}"]
+        if self.min_batch_ms is not None:
+            args += ["--min-batch-ms", f"{self.min_batch_ms:g}"]
+        return [*args, "--json"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One short run of one side."""
+
+    median: float                # by the project's rule (empty loop subtracted when it says so)
+    raw_median: float            # of the raw samples
+    subtracted: bool             # whether the rule subtracted the empty loop
+    samples: tuple[float, ...]   # the samples ``median`` is of
+    unit: str
+    mechanism: str | None        # the syscall mechanism the run reports it used
+    forced: Mapping[str, Any]
+
+    def value(self, raw: bool) -> float:
+        return self.raw_median if raw else self.median
+
+
+def default_cpu() -> int:
+    """The highest CPU kcross may run on: the harness's own default, fixed for every round."""
+    return max(os.sched_getaffinity(0))
+
+
+def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of one harness command for this side; a refusal names the side."""
+    try:
+        return harness.collect(side.harness, args, env=side.environ())
+    except UserError as exc:
+        settings = f" ({side.settings_text})" if side.settings else ""
+        raise UserError(f"{side.where}{settings}: {exc}") from None
+
+
+def prepare(side: Side) -> Ready:
+    """Check a side against what its harness accepts, before anything runs.
+
+    The harness validates the settings' values itself (``sysinfo`` refuses a bad
+    one, exit 2); a setting it does not read at all is refused here, from the
+    list of forcings its fingerprint records.  The benchmark must name exactly
+    one benchmark this machine can run.
+    """
+    try:
+        records = _collect(side, ["sysinfo", "--json"])
+    except UserError as exc:
+        raise UserError(f"{exc}{_machine_of(side)}") from None
+    if not records or records[0].get("type") != "fingerprint":
+        raise SchemaError(f"{side.where}: harness 'sysinfo' wrote no fingerprint")
+    fp = records[0]
+    forced = fp.get("forced") if isinstance(fp.get("forced"), dict) else {}
+    assert isinstance(forced, dict)
+    for name, _ in side.settings:
+        if name not in forced:
+            reads = ", ".join(sorted(forced)) or "none"
+            raise UserError(f"{side.where}: {name} is not a setting {side.harness_shown} reads "
+                            f"(it reads {reads})")
+    benches = [r for r in _collect(side, ["list", "--json", "--bench", side.bench])
+               if r.get("type") == "bench"]
+    names = [f"{b.get('suite')}/{b.get('name')}" for b in benches]
+    if len(benches) != 1:
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        raise UserError(f"{side.where}: '{side.bench}' matches {len(benches)} benchmarks "
+                        f"({shown}): name one")
+    if benches[0].get("available") is False:
+        raise UserError(f"{side.where}: {names[0]} cannot run here: "
+                        f"{benches[0].get('reason') or 'not available'}")
+    version = dig(fp, "kcross", "version") or "?"
+    rev = dig(fp, "kcross", "git_rev")
+    return Ready(side=side, bench=names[0], arch=str(fp.get("arch") or "?"),
+                 mechanism=dig(fp, "syscall", "mechanism"),
+                 available=tuple(dig(fp, "syscall", "available") or ()), forced=forced,
+                 version=f"{version} ({rev})" if rev else str(version))
+
+
+def _machine_of(side: Side) -> str:
+    """' (on this x86_64 machine)' when the harness runs without the side's settings, else ''."""
+    if not side.settings:
+        return ""
+    try:
+        records = harness.collect(side.harness, ["sysinfo", "--json"])
+    except KcrossError:
+        return ""
+    arch = records[0].get("arch") if records else None
+    return f" (on this {arch} machine)" if arch else ""
+
+
+def measure(ready: Ready, options: RunOptions) -> Measured:
+    """One short pinned run of a side: its median (and raw median) and the mechanism used."""
+    side = ready.side
+    records = _collect(side, options.args(ready.bench))
+    fp = next((r for r in records if r.get("type") == "fingerprint"), None)
+    results = [r for r in records if r.get("type") == "result"]
+    if fp is None or len(results) != 1:
+        raise HarnessError(f"{side.where}: the harness wrote {len(results)} result(s) for "
+                           f"{ready.bench}{'' if fp else ' and no fingerprint'}, expected one")
+    rec = results[0]
+    status = rec.get("status")
+    if status == "failed":
+        raise CheckFailed(f"{side.where}: {ready.bench} failed its check: {rec.get('reason')}")
+    if status != "ok":
+        raise UserError(f"{side.where}: {ready.bench} {status}: {rec.get('reason')}")
+    try:
+        summary = stats.summarize_record(rec)
+        raw = stats.median(stats.raw_samples(rec))
+    except stats.StatsError as exc:
+        raise HarnessError(f"{side.where}: {ready.bench}: {exc}") from None
+    forced = fp.get("forced") if isinstance(fp.get("forced"), dict) else {}
+    return Measured(median=summary.median, raw_median=raw,
+                    subtracted=summary.overhead.subtracted, samples=summary.samples,
+                    unit=str(rec.get("unit") or UNIT_NS),
+                    mechanism=rec.get("mechanism") or dig(fp, "syscall", "mechanism"),
+                    forced=forced or {})
+
+
+def lower_is(unit: str) -> str:
+    return "faster" if unit == UNIT_NS else "fewer"
+
+
+def ratio_words(ratio: float, unit: str, b: str = "B", a: str = "A") -> str:
+    """'B is 5.7% faster than A' for a ratio b/a of times (or counts)."""
+    if ratio < 1:
+        return f"{b} is {1 - ratio:.1%} {lower_is(unit)} than {a}"
+    return f"{b} is {ratio - 1:.1%} {'slower' if unit == UNIT_NS else 'more'} than {a}"
+
+
+# --- kcross ab ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Round:
+    number: int      # 1-based
+    first: str       # "A" or "B": which side ran first
+    a: Measured
+    b: Measured
+    ratio: float     # b / a, of the figures compared (raw or by the rule)
+
+
+@dataclass(frozen=True)
+class ABResult:
+    a: Ready
+    b: Ready
+    options: RunOptions
+    raw: bool
+    rounds: tuple[Round, ...]
+    paired: stats.Paired
+    notes: tuple[str, ...]
+
+    @property
+    def unit(self) -> str:
+        return self.rounds[0].a.unit
+
+
+def check_sides(a: Side, b: Side) -> None:
+    if a.identity() == b.identity():
+        raise UserError(f"A and B are the same ({a.bench}"
+                        + (f", {a.settings_text}" if a.settings else "")
+                        + "): give two benchmarks, --env-a/--env-b or --harness-a/--harness-b; "
+                        "for a benchmark against itself use 'kcross aa'")
+
+
+def run_ab(a: Ready, b: Ready, rounds: int, options: RunOptions, *, raw: bool = False,
+           on_round: Callable[[Round], None] | None = None) -> ABResult:
+    """``rounds`` rounds of A and B in alternating order; the paired ratio B/A."""
+    done: list[Round] = []
+    for i in range(rounds):
+        first = "A" if i % 2 == 0 else "B"
+        if first == "A":
+            ma = measure(a, options)
+            mb = measure(b, options)
+        else:
+            mb = measure(b, options)
+            ma = measure(a, options)
+        va, vb = ma.value(raw), mb.value(raw)
+        if va <= 0:
+            raise HarnessError(f"round {i + 1}: A's median is {va:g}: no ratio")
+        found = Round(number=i + 1, first=first, a=ma, b=mb, ratio=vb / va)
+        done.append(found)
+        if on_round is not None:
+            on_round(found)
+    try:
+        paired = stats.paired_ratio([r.a.value(raw) for r in done],
+                                    [r.b.value(raw) for r in done])
+    except stats.StatsError as exc:
+        raise UserError(f"no paired ratio: {exc}") from None
+    return ABResult(a=a, b=b, options=options, raw=raw, rounds=tuple(done), paired=paired,
+                    notes=tuple(_ab_notes(a, b, done, raw)))
+
+
+def mechanisms(rounds: Sequence[Round], side: str) -> list[str]:
+    """The syscall mechanisms a side's runs reported, in order of first use."""
+    seen = [(r.a if side == "A" else r.b).mechanism for r in rounds]
+    return list(dict.fromkeys(m or "?" for m in seen))
+
+
+def _ab_notes(a: Ready, b: Ready, rounds: Sequence[Round], raw: bool) -> list[str]:
+    notes: list[str] = []
+    mech_a, mech_b = mechanisms(rounds, "A"), mechanisms(rounds, "B")
+    for ready, mech in ((a, mech_a), (b, mech_b)):
+        wanted = dict(ready.side.settings).get("KCROSS_SYSCALL")
+        if wanted and wanted != "auto" and mech != [wanted]:
+            notes.append(f"side {ready.side.label} asked for KCROSS_SYSCALL={wanted} but its "
+                         f"runs report the mechanism {', '.join(mech)}")
+        if len(mech) > 1:
+            notes.append(f"side {ready.side.label}'s runs reported different mechanisms: "
+                         f"{', '.join(mech)}")
+    for ready, label in ((a, "A"), (b, "B")):
+        for name, value in ready.side.settings:
+            recorded = {(r.a if label == "A" else r.b).forced.get(name) for r in rounds}
+            if recorded != {value or None}:
+                shown = ", ".join(sorted(str(v) for v in recorded))
+                notes.append(f"side {label} set {name}={value} but its runs' fingerprints "
+                             f"record {name} as {shown}")
+    set_a = dict(a.side.settings).get("KCROSS_SYSCALL", os.environ.get("KCROSS_SYSCALL", ""))
+    set_b = dict(b.side.settings).get("KCROSS_SYSCALL", os.environ.get("KCROSS_SYSCALL", ""))
+    if set_a != set_b and mech_a == mech_b:
+        notes.append(f"both sides ran the syscall mechanism {', '.join(mech_a)}: their "
+                     f"KCROSS_SYSCALL settings select the same one on this {a.arch} machine "
+                     f"(it offers {', '.join(a.available) or '?'})")
+    if not raw:
+        sub_a = sum(r.a.subtracted for r in rounds)
+        sub_b = sum(r.b.subtracted for r in rounds)
+        n = len(rounds)
+        if {sub_a, sub_b} != {0} and {sub_a, sub_b} != {n}:
+            notes.append(f"the empty loop was subtracted from A in {sub_a} of {n} rounds and "
+                         f"from B in {sub_b} of {n}: ratios mix corrected and raw medians; "
+                         "--raw compares raw medians throughout")
+    return notes
+
+
+def ab_json(result: ABResult) -> dict[str, Any]:
+    def side(ready: Ready, label: str) -> dict[str, Any]:
+        return {"label": label, "bench": ready.bench, "settings": dict(ready.side.settings),
+                "harness": ready.side.harness_shown, "harness_version": ready.version,
+                "arch": ready.arch, "mechanisms": mechanisms(result.rounds, label),
+                "forced": dict((result.rounds[0].a if label == "A" else result.rounds[0].b).forced)}
+
+    p = result.paired
+    return {
+        "type": "ab", "a": side(result.a, "A"), "b": side(result.b, "B"),
+        "unit": result.unit, "samples": result.options.samples, "cpu": result.options.cpu,
+        "figure": "raw median" if result.raw else "median (kcross's overhead rule)",
+        "rounds": [{"round": r.number, "first": r.first, "a": r.a.value(result.raw),
+                    "b": r.b.value(result.raw), "ratio": r.ratio,
+                    "a_mechanism": r.a.mechanism, "b_mechanism": r.b.mechanism,
+                    "a_subtracted": r.a.subtracted, "b_subtracted": r.b.subtracted}
+                   for r in result.rounds],
+        "ratio": p.median, "ci_low": p.ci.low, "ci_high": p.ci.high,
+        "ci_confidence": p.ci.confidence, "significant": p.significant,
+        "notes": list(result.notes),
+    }
+
+
+# --- kcross aa ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pair:
+    number: int
+    first: Measured
+    second: Measured
+    verdict: stats.Verdict | None
+    error: str | None             # why the pair could not be judged
+
+    @property
+    def called(self) -> bool:
+        return self.verdict is not None and self.verdict.significant
+
+
+@dataclass(frozen=True)
+class FalsePositives:
+    """How often the test called a difference between runs of one benchmark."""
+
+    called: int
+    judged: int
+    alpha: float
+    low: float        # exact (Clopper-Pearson) CI of the rate
+    high: float
+    confidence: float
+
+    @property
+    def rate(self) -> float:
+        return self.called / self.judged
+
+    @property
+    def reading(self) -> str:
+        """Where the nominal alpha lies against the CI, in words."""
+        if self.low > self.alpha:
+            return (f"ABOVE the nominal {self.alpha:.0%}: separate runs of one benchmark differ "
+                    "here by more than their own samples' spread accounts for (the machine "
+                    "drifts between runs, or each process gets its own memory layout); judge "
+                    "a change with 'kcross ab' (interleaved rounds, per-round ratios), not by "
+                    "comparing two separate runs")
+        if self.high < self.alpha:
+            return (f"below the nominal {self.alpha:.0%}: the test is conservative here "
+                    "(ties or coarse timings)")
+        reading = (f"consistent with the nominal {self.alpha:.0%} (the CI contains it): not shown "
+                   "to call differences more often than advertised on this machine")
+        if self.high > 2 * self.alpha:
+            reading += (f"; but {self.judged} pairs cannot rule out rates up to {self.high:.0%}: "
+                        "more pairs (--rounds) narrow the CI")
+        return reading
+
+
+def false_positives(called: int, judged: int, alpha: float = stats.ALPHA,
+                    confidence: float = stats.CONFIDENCE) -> FalsePositives:
+    """The rate ``called / judged`` with its exact binomial (Clopper-Pearson) CI."""
+    if judged < 1:
+        raise stats.StatsError("no pair could be judged")
+    from scipy.stats import binomtest
+
+    ci = binomtest(called, judged, alpha).proportion_ci(confidence_level=confidence,
+                                                        method="exact")
+    return FalsePositives(called=called, judged=judged, alpha=alpha, low=float(ci.low),
+                          high=float(ci.high), confidence=confidence)
+
+
+@dataclass(frozen=True)
+class AAResult:
+    ready: Ready
+    options: RunOptions
+    pairs: tuple[Pair, ...]
+    rate: FalsePositives
+    paired: stats.Paired
+
+    @property
+    def unit(self) -> str:
+        return self.pairs[0].first.unit
+
+
+def judge(first: Measured, second: Measured, alpha: float) -> tuple[stats.Verdict | None,
+                                                                     str | None]:
+    """The verdict ``kcross compare`` gives on two runs: the second against the first."""
+    try:
+        return stats.compare(first.samples, second.samples, alpha=alpha), None
+    except stats.StatsError as exc:
+        return None, str(exc)
+
+
+def check_aa_samples(samples: int, alpha: float = stats.ALPHA) -> None:
+    floor = stats.smallest_p(samples, samples)
+    if floor >= alpha:
+        raise UserError(f"--samples {samples}: too few for Mann-Whitney U to reach p < "
+                        f"{alpha:g} (at best p = {floor:.3g}); take at least 4")
+
+
+def run_aa(ready: Ready, pairs: int, options: RunOptions, *, alpha: float = stats.ALPHA,
+           on_pair: Callable[[Pair], None] | None = None) -> AAResult:
+    """``pairs`` pairs of runs of one side, each pair judged as ``kcross compare`` would."""
+    found: list[Pair] = []
+    for i in range(pairs):
+        first = measure(ready, options)
+        second = measure(ready, options)
+        verdict, error = judge(first, second, alpha)
+        pair = Pair(number=i + 1, first=first, second=second, verdict=verdict, error=error)
+        found.append(pair)
+        if on_pair is not None:
+            on_pair(pair)
+    judged = [p for p in found if p.verdict is not None]
+    try:
+        rate = false_positives(sum(p.called for p in judged), len(judged), alpha)
+        paired = stats.paired_ratio([p.first.median for p in found],
+                                    [p.second.median for p in found])
+    except stats.StatsError as exc:
+        raise UserError(f"no A/A figures: {exc}") from None
+    return AAResult(ready=ready, options=options, pairs=tuple(found), rate=rate, paired=paired)
+
+
+def aa_json(result: AAResult) -> dict[str, Any]:
+    r, p = result.rate, result.paired
+    return {
+        "type": "aa", "bench": result.ready.bench,
+        "settings": dict(result.ready.side.settings),
+        "harness": result.ready.side.harness_shown, "unit": result.unit,
+        "samples": result.options.samples, "cpu": result.options.cpu,
+        "test": "Mann-Whitney U, two-sided (as kcross compare)", "alpha": r.alpha,
+        "pairs": [{"pair": x.number, "first": x.first.median, "second": x.second.median,
+                   "p": x.verdict.p if x.verdict else None, "called": x.called,
+                   "error": x.error} for x in result.pairs],
+        "called": r.called, "judged": r.judged, "rate": r.rate, "rate_ci_low": r.low,
+        "rate_ci_high": r.high, "rate_ci_confidence": r.confidence,
+        "rate_ci_method": "exact binomial (Clopper-Pearson)",
+        "ratio": p.median, "ratio_ci_low": p.ci.low, "ratio_ci_high": p.ci.high,
+        "ratio_ci_confidence": p.ci.confidence, "ratio_significant": p.significant,
+    }
