@@ -450,3 +450,18 @@ def test_hardware_counters_get_columns() -> None:
     first = table.rows[0].cells
     assert (first["cyc:k/op"], first["ins:u/op"]) == ("812.2*", "12")
     assert "cyc:k/op" not in table.rows[1].cells
+
+
+def test_runs_by_tag_and_reference(tmp_path: Path, kcross: Kcross) -> None:
+    """RUN takes what Store.load_run takes (tags, latest~N); the page shows the tags."""
+    db = str(tmp_path / "k.db")
+    for extra in ([], ["--tag", "after"]):
+        proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", db, *extra)
+        assert proc.returncode == 0, proc.stderr
+    assert kcross("tag", "1", "before", "--db", db).returncode == 0
+    out = tmp_path / "r.html"
+    proc = kcross("report", "before", "latest~0", "--db", db, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (runs,) = parse(out).tables["runs"]
+    assert [r[0] for r in runs[1:]] == ["run 1 base before", "run 2 after"]
+    assert_one_line_error(kcross("report", "nosuch", "--db", db, "-o", str(out)), 2, "nosuch")

@@ -84,10 +84,12 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UserError(f"no runs stored in {target.display}")
     try:
         runs = [store.load_run(ref) for ref in refs]
+        unique = list({run.id: run for run in runs}.values())  # latest and its id: one run
+        wanted = {run.id for run in unique}
+        tags = {s.id: s.tags for s in store.list_runs() if s.id in wanted}
     finally:
         store.close()
-    unique = list({run.id: run for run in runs}.values())  # latest and its id: one run
-    page = report.html(unique)
+    page = report.html(unique, tags=tags)
     if to_stdout:
         sys.stdout.write(page)
         return 0

@@ -10,7 +10,7 @@ lays them out.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,11 +55,13 @@ def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
     return notes
 
 
-def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None) -> Report:
-    """Everything the page shows, plots drawn, for ``runs`` (the first is the comparisons' base)."""
+def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
+          tags: Mapping[int, Sequence[str]] | None = None) -> Report:
+    """Everything the page shows, plots drawn, for ``runs`` (the first of each unit is the
+    base of its comparisons); ``tags``: run id -> the tags naming it."""
     from .. import __version__
 
-    views = [model.run_view(r) for r in runs]
+    views = [model.run_view(r, (tags or {}).get(r.id, ())) for r in runs]
     suites = model.suite_tables(views)
     for table in suites:
         benches = [f"{table.suite}/{name}" for name in dict.fromkeys(r.bench for r in table.rows)]
@@ -106,5 +108,6 @@ def render(report: Report) -> str:
     return environment.get_template(TEMPLATE).render(r=report)
 
 
-def html(runs: Sequence[StoredRun], *, now: dt.datetime | None = None) -> str:
-    return render(build(runs, now=now))
+def html(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
+         tags: Mapping[int, Sequence[str]] | None = None) -> str:
+    return render(build(runs, now=now, tags=tags))

@@ -37,6 +37,7 @@ class RunView:
     unit: str
     summaries: dict[str, Summary | str]   # "suite/name" of ok results: summary, or why none
     series: dict[str, Series]  # "suite/name" -> the samples compared and plotted
+    tags: tuple[str, ...] = ()  # the store's tags naming the run
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -76,7 +77,7 @@ class RunView:
         return f"{self.label} · {host}" if host else self.label
 
 
-def run_view(run: StoredRun) -> RunView:
+def run_view(run: StoredRun, tags: Sequence[str] = ()) -> RunView:
     label = f"run {run.id}"
     summaries: dict[str, Summary | str] = {}
     for rec in run.results:
@@ -88,7 +89,7 @@ def run_view(run: StoredRun) -> RunView:
             summaries[bench_name(rec)] = str(exc)
     series = {s.name: s for s in series_of_results(label, run.fingerprint, run.results)}
     return RunView(run=run, label=label, unit=unit_of(run.fingerprint, run.results),
-                   summaries=summaries, series=series)
+                   summaries=summaries, series=series, tags=tuple(tags))
 
 
 # --- fingerprints ------------------------------------------------------------------------
