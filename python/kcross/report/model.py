@@ -107,7 +107,6 @@ class FactRow:
 class FactGroup:
     title: str
     rows: list[FactRow]
-    open: bool = True          # shown unfolded
 
 
 def _fmt(value: Any) -> str:
