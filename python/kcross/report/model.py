@@ -13,7 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..render import DASH, HW_EVENTS, OVERHEAD_MARK, SW_EVENTS, format_value, lab_lines
+# render's private helpers are kcross show's wording of the same fields: one wording for both
+from ..render import (
+    _SHORT_EVENT,
+    DASH,
+    HW_EVENTS,
+    OVERHEAD_MARK,
+    SW_EVENTS,
+    _fmt,
+    _timer_text,
+    format_value,
+    lab_lines,
+)
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
 from ..schema import dig as _get
 from ..series import Series, bench_name, series_of_results
@@ -22,7 +33,6 @@ from ..stats import StatsError, Summary, Verdict, compare_many, geomean, summari
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
     from ..store import StoredRun
 
-_SHORT_EVENT = {"cycles": "cyc", "instructions": "ins", "branch-misses": "bmiss"}
 # A thread-sweep row's name ends in its thread multiplier (harness/bench/percpu.c:
 # counter-rseq-x1, -xN, -x2N): rows of one suite that differ only there form a sweep.
 _SWEEP_SUFFIX = re.compile(r"-x(\d*N|\d+)$")
@@ -107,32 +117,6 @@ class FactRow:
 class FactGroup:
     title: str
     rows: list[FactRow]
-
-
-def _fmt(value: Any) -> str:
-    if value is None or value == "":
-        return DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value) or DASH
-    return str(value)
-
-
-def _timer(fp: dict[str, Any]) -> str:
-    timer = fp.get("timer") or {}
-    text = _fmt(timer.get("source"))
-    hz = timer.get("hz")
-    if isinstance(hz, (int, float)) and hz:
-        text += f" @ {hz / 1e9:.6g} GHz" if hz >= 1e8 else f" @ {hz / 1e6:.6g} MHz"
-    if timer.get("invariant") is not None:
-        text += ", invariant" if timer["invariant"] else ", NOT invariant"
-    cal = timer.get("calibration")
-    if isinstance(cal, dict) and cal.get("against"):
-        text += f"; calibrated against {cal['against']}"
-        if cal.get("error_ppm") is not None:
-            text += f" ({cal['error_ppm']:g} ppm)"
-    return text
 
 
 def _virtualization(fp: dict[str, Any]) -> str:
@@ -233,7 +217,7 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
             "syscall mechanism": _mechanism(view),
             "forced by the environment": ", ".join(f"{k}={v}" for k, v in forced.items())
                                          or "nothing",
-            "timer": _timer(fp),
+            "timer": _timer_text(fp),
             "counters measured": measured,
             "counters unavailable": unavailable,
             "perf_event_paranoid": _fmt(_get(fp, "perf", "paranoid")),
