@@ -3,12 +3,15 @@
 For each host, with the system's ``ssh`` (``BatchMode=yes``: a key or an
 agent, never a password prompt; ``ConnectTimeout``):
 
-1. ``uname -m`` there, refused in one line when the static harness
-   (:func:`kcross.harness.locate`'s) is built for another architecture, or
-   when the harness is not static (the remote's C library is unknown);
-2. a temporary directory there (``mktemp -d`` under the remote's ``$TMPDIR``,
-   else /tmp) and the harness copied into it through ssh's standard input;
-3. ``kcross-harness run --json`` there with the options a local run forwards
+1. one connection asks ``uname -m`` and refuses, in one line and before
+   anything is copied, a host of another architecture than the static harness
+   (:func:`kcross.harness.locate`'s; a harness that is not static is refused
+   before connecting: the remote's C library is unknown); then makes a
+   temporary directory there (``mktemp -d`` under the remote's ``$TMPDIR``,
+   else /tmp) and copies the harness into it through ssh's standard input;
+2. a second connection runs ``kcross-harness run --json`` there (the same
+   process tree as a local run: see 3.);
+3. the harness gets the options a local run forwards
    (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
    KCROSS_TIMER, KCROSS_TEST_FAIL, when set here), its standard output read
    through the same path as a local run (:func:`kcross.runner.run`): each
@@ -17,8 +20,8 @@ agent, never a password prompt; ``ConnectTimeout``):
    machine's fingerprint (the harness measured there), ``runs.source`` is
    ``remote``, and ``runs.command`` is ``["run", "--remote", URL, ...the rest
    of the command]`` with the URL as :attr:`Host.url` writes it;
-4. the temporary directory removed (the harness stopped first if it still
-   runs there), whatever ended the run, Ctrl-C included.
+4. a third connection removes the temporary directory (stopping the harness
+   first if it still runs there), whatever ended the run, Ctrl-C included.
 
 Several ``--remote`` options run in parallel, one ``kcross run --remote URL``
 child process per host (each with its own run, store connection and signal
@@ -57,6 +60,7 @@ from rich.console import Console
 from .errors import (
     EXIT_USAGE,
     HarnessError,
+    Interrupted,
     KcrossError,
     SchemaError,
     StoreError,
@@ -67,8 +71,7 @@ from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
 SCHEME = "ssh://"
 CONNECT_TIMEOUT_S = 10
-# Whole commands: connecting plus what they do (copying a ~1 MB harness).
-PROBE_TIMEOUT_S = CONNECT_TIMEOUT_S + 20
+# Whole commands: connecting plus what they do (copying a harness of a few MB).
 UPLOAD_TIMEOUT_S = CONNECT_TIMEOUT_S + 120
 CLEANUP_TIMEOUT_S = CONNECT_TIMEOUT_S + 20
 # After the user's own -o options: for ssh the first value given for an option wins.
@@ -249,7 +252,12 @@ def inspect_binary(command: Sequence[str]) -> Binary:
 
 # --- one host ------------------------------------------------------------------------
 
-_UPLOAD = ('d=$(mktemp -d "${TMPDIR:-/tmp}/' + TMP_PREFIX + 'XXXXXX") || exit 1; '
+# One connection: the machine first (the copy is made only where the harness
+# runs: "$1" lists the `uname -m` values that run it, empty for any), then
+# mktemp's directory (known even when the copy then fails, so removed), then the copy.
+_UPLOAD = ('m=$(uname -m) || exit 1; echo "$m"; '
+           'case " $1 " in "  "|*" $m "*) ;; *) exit 0;; esac; '
+           'd=$(mktemp -d "${TMPDIR:-/tmp}/' + TMP_PREFIX + 'XXXXXX") || exit 1; '
            'echo "$d"; cat > "$d/$0" && chmod 700 "$d/$0"')
 _RUN = 'cd "$0" && echo $$ > pid && exec "$@"'
 # Stop the harness if it still runs there (its directory is its cwd, so a
@@ -301,30 +309,27 @@ class Session:
         self._check(returncode, stderr, doing)
         return stdout
 
-    def machine(self) -> str:
-        """The host's ``uname -m``."""
-        answer = _last_line(self._ssh(["uname", "-m"], doing="asking 'uname -m'",
-                                      timeout=PROBE_TIMEOUT_S))
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", answer):
-            raise RemoteError(f"{self.host.url}: 'uname -m' answered {answer!r}, not a "
-                              "machine name")
-        return answer
-
     def upload(self, binary: Binary) -> str:
-        """Copy the harness into a fresh temporary directory there; return the directory."""
+        """Check the host's machine, then copy the harness into a fresh temporary
+        directory there; return the directory."""
         doing = "copying the harness"
         try:
             with binary.path.open("rb") as fh:
                 returncode, stdout, stderr = self._ssh_raw(
-                    _sh(_UPLOAD, binary.remote_name), doing=doing, timeout=UPLOAD_TIMEOUT_S,
-                    stdin=fh)
+                    _sh(_UPLOAD, binary.remote_name, " ".join(binary.runs_on)), doing=doing,
+                    timeout=UPLOAD_TIMEOUT_S, stdin=fh)
         except OSError as exc:
             raise UserError(f"cannot read {binary.path}: {exc.strerror or exc}") from None
-        # mktemp's answer comes first: known even when the copy then failed, so removed.
-        directory = stdout.splitlines()[0].strip() if stdout.strip() else ""
+        lines = [line.strip() for line in stdout.splitlines()]
+        directory = lines[1] if len(lines) > 1 else ""
         if directory.startswith("/") and f"/{TMP_PREFIX}" in directory:
             self.directory = directory
         self._check(returncode, stderr, doing)
+        machine = lines[0] if lines else ""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", machine):
+            raise RemoteError(f"{self.host.url}: 'uname -m' answered {machine!r}, not a "
+                              "machine name")
+        binary.check_host_arch(self.host, machine)
         if self.directory is None:
             raise RemoteError(f"{self.host.url}: mktemp -d answered {directory!r}, not a "
                               "directory")
@@ -396,8 +401,16 @@ def run_host(store: object, host: Host, binary: Binary, args: argparse.Namespace
 
     assert isinstance(store, Store)
     session = Session(host, args.ssh_option or ())
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum, "interrupted before the run started; nothing stored")
+
+    # Until the runner takes the stop signals over: a Ctrl-C or SIGTERM while the
+    # harness is copied ends the copy's ssh and still removes what it made there.
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stop)
     try:
-        binary.check_host_arch(host, session.machine())
         session.upload(binary)
         request = RunRequest(harness=session.run_command(binary),
                              harness_args=[shlex.quote(a) for a in forwarded],
