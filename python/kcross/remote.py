@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rich.console import Console
@@ -68,6 +68,9 @@ from .errors import (
     exit_for_signal,
 )
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
+
+if TYPE_CHECKING:
+    from .store import Store
 
 SCHEME = "ssh://"
 CONNECT_TIMEOUT_S = 10
@@ -393,13 +396,11 @@ def _prefixed(host: Host, exc: KcrossError) -> KcrossError:
     return exc
 
 
-def run_host(store: object, host: Host, binary: Binary, args: argparse.Namespace,
+def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
              forwarded: Sequence[str], out: Console, err: Console) -> int:
     """One host, in this process: the same run as a local one, over ssh."""
     from .runner import RunRequest, run
-    from .store import Store
 
-    assert isinstance(store, Store)
     session = Session(host, args.ssh_option or ())
 
     def stop(signum: int, _frame: FrameType | None) -> None:
@@ -499,6 +500,8 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
             assert child.status is not None
             status = child.status if child.status >= 0 else exit_for_signal(-child.status)
             worst = max(worst, status)
+            if not child.stdout:  # failed before its table: its error line said why
+                continue
             with lock:
                 if not args.json:
                     out.print(f"== {child.host.url} ==", highlight=False, markup=False)
@@ -537,7 +540,7 @@ def _wait(finished: queue.Queue[_Child]) -> _Child:
 
 # --- the command ---------------------------------------------------------------------
 
-def cmd_run_remote(store: object, args: argparse.Namespace, forwarded: Sequence[str],
+def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[str],
                    out: Console, err: Console) -> int:
     """``kcross run --remote ...``: every host checked before anything starts."""
     from . import harness

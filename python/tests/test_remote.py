@@ -348,6 +348,7 @@ def test_unreachable_host_is_one_line_and_the_other_still_lands(
     errors = [line for line in proc.stderr.splitlines() if "kcross: error:" in line]
     assert len(errors) == 1 and dead in errors[0] and "cannot connect" in errors[0], errors
     assert f"== {sshd.url} ==" in proc.stdout and "2 ok, 0 skipped" in proc.stdout
+    assert f"== {dead} ==" not in proc.stdout  # nothing to show: its line said why
     (run,) = _runs(Path(env["KCROSS_DB"]))
     assert run["status"] == "complete" and json.loads(run["command"])[2] == sshd.url
     # Alone, the same host is the one error line of the contract.
@@ -443,3 +444,26 @@ def test_real_harness_over_ssh(sshd: Sshd, env: dict[str, str]) -> None:
     assert fingerprint["kcross"]["build"] == "static"
     assert json.loads(run["command"])[:3] == ["run", "--remote", sshd.url]
     assert list(sshd.remote_tmp.iterdir()) == []
+
+
+@needs_sshd
+def test_two_hosts_into_postgresql(sshd: Sshd, env: dict[str, str], tmp_path: Path,
+                                   pg_schema: str) -> None:
+    from kcross.store import Store, resolve
+
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
+    env["KCROSS_DB"] = pg_schema
+    second = f"ssh://127.0.0.1:{sshd.port}"
+    proc = _kcross(env, "run", "--remote", sshd.url, "--remote", second, *sshd.options,
+                   "--harness", str(harness), "--quick")
+    assert proc.returncode == 0, proc.stderr
+    store = Store.open(resolve(pg_schema), write=False)
+    assert store is not None
+    try:
+        runs = store.list_runs()
+        assert sorted((r.source, r.status, r.results) for r in runs) == \
+            [("remote", "complete", 2)] * 2
+        assert {r.hostname for r in runs} == {"stand-in-over-ssh"}  # the remote's fingerprint
+        assert {store.load_run(str(r.id)).source for r in runs} == {"remote"}
+    finally:
+        store.close()
