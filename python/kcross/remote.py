@@ -482,14 +482,14 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
     try:
         for host in hosts:
             argv = [sys.executable, "-m", "kcross", *recorded_command(host, args.argv)]
+            # A session of its own: Ctrl-C reaches this process, which passes it
+            # on once to each child (the terminal would reach them too).  Started
+            # outside stop_signals_held(): a child inherits the signal mask.
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+            child = _Child(host, proc)
+            children.append(child)
             with stop_signals_held():  # the relay threads leave the signals to this one
-                # A session of its own: Ctrl-C reaches this process, which passes it
-                # on once to each child (the terminal would reach them too).
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        start_new_session=True)
-                child = _Child(host, proc)
-                children.append(child)
                 for target in (relay_stderr, collect):
                     thread = threading.Thread(target=target, args=(child,), daemon=True)
                     thread.start()

@@ -16,6 +16,7 @@ checks the whole path, the static ELF check included.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -187,7 +188,7 @@ for number, record in enumerate(records):
     if number == 2 and {mode!r} == "crash":
         sys.exit(3)
     if number == 2 and {mode!r} == "hang":
-        time.sleep(600)
+        time.sleep(120)  # stopped long before; never left behind for long
 """)
     return path
 
@@ -207,8 +208,13 @@ def _kcross(env: dict[str, str], *args: str, timeout: float = 120,
 
 
 def _runs(db: Path) -> list[dict]:
+    """The stored runs; none while the database is being created."""
+    if not db.exists():
+        return []
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'results'").fetchone():
+            return []
         return [dict(r) for r in conn.execute(
             "SELECT id, status, source, command, fingerprint, "
             "(SELECT count(*) FROM results WHERE run_id = runs.id) AS results "
@@ -218,6 +224,25 @@ def _runs(db: Path) -> list[dict]:
 def _notes(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() \
         else []
+
+
+@contextlib.contextmanager
+def _started(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``kcross ARGS`` in the background; stopped (and its hosts' runs with it) if the
+    test fails before it ends."""
+    proc = subprocess.Popen([sys.executable, "-m", "kcross", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=terminal_signals)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()  # passed on to each host's run, which cleans up there
+            try:
+                proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 # --- without sshd ---------------------------------------------------------------------
@@ -397,31 +422,33 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
                                                        tmp_path: Path) -> None:
     notes = tmp_path / "notes.jsonl"
     harness = _stand_in(tmp_path / "stand_in.py", notes, mode="hang")
-    proc = subprocess.Popen([sys.executable, "-m", "kcross", "run", "--remote", sshd.url,
-                             *sshd.options, "--harness", str(harness)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=terminal_signals)
     db = Path(env["KCROSS_DB"])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the first result is stored
-        if db.exists() and any(r["results"] for r in _runs(db)):
-            break
-        time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail(f"no result arrived: {proc.communicate()[1]}")
-    (note,) = _notes(notes)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=60)
+    with _started(env, "run", "--remote", sshd.url, *sshd.options,
+                  "--harness", str(harness)) as proc:
+        err = _interrupt_after_results(proc, db, 1)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted; kept 1 of 2 benchmark(s) in run 1" in err
     (run,) = _runs(db)
     assert run["status"] == "interrupted"
     assert list(sshd.remote_tmp.iterdir()) == []
+    (note,) = _notes(notes)
     deadline = time.monotonic() + 10  # the stand-in there was stopped, not left sleeping
     while Path(f"/proc/{note['pid']}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{note['pid']}").exists()
+
+
+def _interrupt_after_results(proc: subprocess.Popen[str], db: Path, runs: int) -> str:
+    """Wait until ``runs`` runs have a result stored, then Ctrl-C kcross; its stderr."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if sum(bool(r["results"]) for r in _runs(db)) == runs:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the results did not arrive")
+    proc.send_signal(signal.SIGINT)  # to kcross alone (a terminal's Ctrl-C reaches ssh too)
+    return proc.communicate(timeout=60)[1]
 
 
 @needs_sshd
@@ -467,3 +494,19 @@ def test_two_hosts_into_postgresql(sshd: Sshd, env: dict[str, str], tmp_path: Pa
         assert {store.load_run(str(r.id)).source for r in runs} == {"remote"}
     finally:
         store.close()
+
+
+@needs_sshd
+def test_ctrl_c_with_two_hosts_stops_both(sshd: Sshd, env: dict[str, str],
+                                          tmp_path: Path) -> None:
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl", mode="hang")
+    second = f"ssh://127.0.0.1:{sshd.port}"
+    db = Path(env["KCROSS_DB"])
+    with _started(env, "run", "--remote", sshd.url, "--remote", second, *sshd.options,
+                  "--harness", str(harness)) as proc:
+        err = _interrupt_after_results(proc, db, 2)  # passed on to each host's run
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.count("interrupted; kept 1 of 2 benchmark(s) in run") == 2, err
+    assert [r["status"] for r in _runs(db)] == ["interrupted", "interrupted"]
+    assert list(sshd.remote_tmp.iterdir()) == []
