@@ -390,10 +390,14 @@ def without_remotes(argv: Sequence[str]) -> list[str]:
 
 def _prefixed(host: Host, exc: KcrossError) -> KcrossError:
     """The same error, its line naming the host (errors whose text is only a message)."""
-    if type(exc) in (HarnessError, UserError, SchemaError, StoreError) \
-            and host.url not in str(exc):
-        return type(exc)(f"{host.url}: {exc}")
-    return exc
+    if type(exc) not in (HarnessError, UserError, SchemaError, StoreError):
+        return exc
+    text = str(exc)
+    if isinstance(exc, HarnessError) and "exited with status 255 " in text:
+        # ssh's own status: the harness there died of a signal, or the connection broke.
+        text = text.replace("exited with status 255 ", "ended with ssh's status 255 (the "
+                            "connection was lost or the harness there was killed) ", 1)
+    return type(exc)(text if host.url in text else f"{host.url}: {text}")
 
 
 def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
@@ -522,8 +526,8 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
     failed = [c for c in children if c.status]
     if len(failed) and not first_signal:
         names = ", ".join(f"{c.host.url} (exit status {c.status})" for c in failed)
-        err.print(f"kcross: {len(children) - len(failed)} of {len(children)} host(s) "
-                  f"succeeded; not: {names}", highlight=False, markup=False)
+        err.print(f"kcross: {len(failed)} of {len(children)} host(s) ended with a "
+                  f"non-zero status: {names}", highlight=False, markup=False)
     if first_signal:
         return max(worst, exit_for_signal(first_signal[0]))
     return worst

@@ -452,6 +452,29 @@ def _interrupt_after_results(proc: subprocess.Popen[str], db: Path, runs: int) -
 
 
 @needs_sshd
+def test_harness_killed_there_is_one_line(sshd: Sshd, env: dict[str, str],
+                                          tmp_path: Path) -> None:
+    notes = tmp_path / "notes.jsonl"
+    harness = _stand_in(tmp_path / "stand_in.py", notes, mode="hang")
+    db = Path(env["KCROSS_DB"])
+    with _started(env, "run", "--remote", sshd.url, *sshd.options,
+                  "--harness", str(harness)) as proc:
+        deadline = time.monotonic() + 90
+        while not any(r["results"] for r in _runs(db)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (note,) = _notes(notes)
+        os.kill(note["pid"], signal.SIGKILL)  # "there": the sshd's session, not kcross's child
+        _out, err = proc.communicate(timeout=60)
+    line = assert_one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), 3,
+                                 f"{sshd.url}: kcross-harness ended with ssh's status 255",
+                                 after_progress=True)
+    assert "1 result(s) kept in run 1 (marked failed)" in line
+    (run,) = _runs(db)
+    assert run["status"] == "failed" and run["results"] == 1
+    assert list(sshd.remote_tmp.iterdir()) == []
+
+
+@needs_sshd
 def test_real_harness_over_ssh(sshd: Sshd, env: dict[str, str]) -> None:
     command, why = native()
     if command is None:
