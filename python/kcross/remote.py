@@ -430,7 +430,7 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
             problem = session.cleanup()
         if problem:
             err.print(f"kcross: warning: {problem}", style="yellow", highlight=False,
-                      markup=False)
+                      markup=False, soft_wrap=True)
 
 
 # --- several hosts -------------------------------------------------------------------
@@ -511,7 +511,7 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
                     out.print(f"== {child.host.url} ==", highlight=False, markup=False)
                 else:
                     err.print(f"== {child.host.url}: its JSON lines follow ==",
-                              highlight=False, markup=False)
+                              highlight=False, markup=False, soft_wrap=True)
                 sys.stdout.write(child.stdout.decode("utf-8", "replace"))
                 sys.stdout.flush()
         for thread in threads:
@@ -527,7 +527,8 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
     if len(failed) and not first_signal:
         names = ", ".join(f"{c.host.url} (exit status {c.status})" for c in failed)
         err.print(f"kcross: {len(failed)} of {len(children)} host(s) ended with a "
-                  f"non-zero status: {names}", highlight=False, markup=False)
+                  f"non-zero status: {names}", highlight=False, markup=False,
+                  soft_wrap=True)
     if first_signal:
         return max(worst, exit_for_signal(first_signal[0]))
     return worst

@@ -367,13 +367,17 @@ def test_unreachable_host_is_one_line_and_the_other_still_lands(
     harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
     dead = f"ssh://127.0.0.1:{_closed_port()}"
     proc = _kcross(env, "run", "--remote", dead, "--remote", sshd.url, *sshd.options,
-                   "--harness", str(harness), "--quick")
+                   "--harness", str(harness), "--quick", "--json")
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if "kcross: error:" in line]
     assert len(errors) == 1 and dead in errors[0] and "cannot connect" in errors[0], errors
-    assert f"== {sshd.url} ==" in proc.stdout and "2 ok, 0 skipped" in proc.stdout
-    assert f"== {dead} ==" not in proc.stdout  # nothing to show: its line said why
+    assert f"kcross: 1 of 2 host(s) ended with a non-zero status: {dead} (exit status 2)\n" \
+        in proc.stderr
+    # --json: the other host's stream whole on stdout, its header on stderr.
+    assert f"== {sshd.url}: its JSON lines follow ==" in proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["type"] for r in records] == ["fingerprint", "plan", "result", "result", "end"]
     (run,) = _runs(Path(env["KCROSS_DB"]))
     assert run["status"] == "complete" and json.loads(run["command"])[2] == sshd.url
     # Alone, the same host is the one error line of the contract.
