@@ -420,7 +420,8 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
         request = RunRequest(harness=session.run_command(binary),
                              harness_args=[shlex.quote(a) for a in forwarded],
                              command=recorded_command(host, args.argv),
-                             json_output=args.json, source="remote")
+                             json_output=args.json, source="remote",
+                             tag=getattr(args, "tag", None))
         try:
             return run(store, request, out, err)
         except KcrossError as exc:
@@ -554,6 +555,9 @@ def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[s
     if shutil.which("ssh") is None:
         raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
                           "openssh-client)")
+    if len(hosts) > 1 and getattr(args, "tag", None) is not None:
+        raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
+                        "RUN NAME' for the others)")
     binary = inspect_binary(harness.locate(args.harness))
     if len(hosts) == 1:
         return run_host(store, hosts[0], binary, args, forwarded, out, err)

@@ -57,6 +57,10 @@ class RunRequest:
     command: Sequence[str]
     json_output: bool
     source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
+    # Called just before the harness starts (kcross's readiness checks); the line it returns
+    # is printed on stderr once the harness has started, i.e. when its first record arrives.
+    notice: Callable[[], str | None] | None = None
+    tag: str | None = None  # given to the run once it is stored complete
 
 
 class StopSignals:
@@ -129,6 +133,7 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             return f"run {run_id} could not be marked failed: {store_exc}"
         return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
 
+    notice = request.notice() if request.notice is not None else None
     with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
         stop.on_stop = proc.interrupt
         if stop.signum is not None:  # arrived while the harness was being started
@@ -140,6 +145,10 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 except SchemaError as exc:
                     raise HarnessError(f"harness broke the stream order: {exc}") from None
                 rtype = line.record["type"]
+                if notice is not None:
+                    err.print(notice, style="yellow", highlight=False, markup=False,
+                              soft_wrap=True)
+                    notice = None
                 with stop_signals_held():  # threads started here must not take them
                     if rtype == "plan":
                         assert stream.fingerprint is not None  # RunStream enforces the order
@@ -198,6 +207,14 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
 
     assert run_id is not None and stream.end is not None and stream.fingerprint is not None
     store.finish_run(run_id, "complete", end=stream.end)
+    if request.tag is not None:
+        try:
+            _, before = store.tag_run(run_id, request.tag)
+        except StoreError as exc:
+            raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
+        moved = f" (moved from run {before})" if before not in (None, run_id) else ""
+        err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
+                  markup=False)
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
     end = stream.end

@@ -337,3 +337,176 @@ def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
         return columns
     columns.update(ci_low_ns=ci.low, ci_high_ns=ci.high, ci_confidence=ci.confidence)
     return columns
+
+
+# --- verdicts: is B different from A? ----------------------------------------------------
+#
+# The rule (docs/result-format.md, "Verdicts"), as benchstat judges and with the
+# ratio pyperf and Google Benchmark's compare.py print:
+# - the test is Mann-Whitney U, two-sided (no assumption of normality: timings are
+#   skewed), at ALPHA; several benchmarks compared at once are corrected with
+#   Holm-Bonferroni, so a table of 40 rows does not show two differences by chance;
+# - the size of a difference is the ratio of the medians, median(B) / median(A),
+#   with a bootstrap percentile interval (fixed seed: the same samples give the same
+#   interval);
+# - a pair whose test could never reach ALPHA (too few samples) is an error, not a
+#   "no difference"; two sides that are the same constant are "no difference" with
+#   a note (lab instruction counts can be); never "significant" by accident.
+
+ALPHA = 0.05
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 20261123
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One comparison: ``b`` (new) against ``a`` (base)."""
+
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float          # median_b / median_a
+    ratio_low: float      # bootstrap percentile interval of the ratio
+    ratio_high: float
+    confidence: float     # of that interval
+    p: float              # Mann-Whitney U, two-sided
+    p_adjusted: float     # Holm-Bonferroni across the pairs compared at once (== p alone)
+    alpha: float
+    significant: bool     # p_adjusted < alpha
+    note: str | None = None
+
+    @property
+    def delta(self) -> float:
+        """ratio - 1: +0.10 means the new side's median is 10% higher."""
+        return self.ratio - 1.0
+
+
+def smallest_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p Mann-Whitney U can give for sizes n_a, n_b (complete separation)."""
+    from scipy.special import comb
+
+    return min(1.0, 2.0 / float(comb(n_a + n_b, n_a, exact=True)))
+
+
+def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Bootstrap percentile interval of median(b) / median(a), resampling each side on its own."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    ia = rng.integers(0, a.size, size=(BOOTSTRAP_RESAMPLES, a.size))
+    ib = rng.integers(0, b.size, size=(BOOTSTRAP_RESAMPLES, b.size))
+    ma = np.median(a[ia], axis=1)
+    mb = np.median(b[ib], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = mb / ma
+    ratios = ratios[np.isfinite(ratios)]
+    if ratios.size < BOOTSTRAP_RESAMPLES * 0.99:
+        raise StatsError("base median is 0 in resamples: ratio undefined")
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ratios, [tail, 1.0 - tail], method="linear")
+    return float(low), float(high)
+
+
+def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
+            confidence: float = CONFIDENCE) -> Verdict:
+    """The verdict on ``b`` against ``a``; :class:`StatsError` when none can be given honestly."""
+    _check_level(confidence)
+    if not 0.0 < alpha < 1.0:
+        raise StatsError(f"alpha must be between 0 and 1, got {alpha}")
+    da, db = _clean(a, "base sample"), _clean(b, "new sample")
+    floor = smallest_p(da.size, db.size)
+    if floor >= alpha:
+        raise StatsError(f"n={da.size} and n={db.size}: too few for Mann-Whitney U to reach "
+                         f"p < {alpha:g} (at best p = {floor:.3g}); take more samples")
+    ma, mb = _quantiles(da, [0.5])[0], _quantiles(db, [0.5])[0]
+    if ma == 0.0:
+        raise StatsError("base median is 0: ratio undefined")
+    lo_a, hi_a, lo_b, hi_b = da.min(), da.max(), db.min(), db.max()
+    if lo_a == hi_a and lo_b == hi_b:
+        if lo_a == lo_b:  # nothing varies: the test has no spread to work with
+            return Verdict(int(da.size), int(db.size), ma, mb, 1.0, 1.0, 1.0, confidence,
+                           1.0, 1.0, alpha, False, note=f"both sides are the constant {ma:g}")
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(da, db, alternative="two-sided", method="auto").pvalue)
+    if not np.isfinite(p):
+        raise StatsError("Mann-Whitney U gave no p-value")
+    low, high = _ratio_interval(da, db, confidence)
+    note = None
+    if lo_a == hi_a and lo_b == hi_b:
+        note = "both sides constant: the samples do not vary"
+    return Verdict(int(da.size), int(db.size), ma, mb, mb / ma, low, high, confidence,
+                   p, p, alpha, p < alpha, note=note)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), in input order."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.size == 0:
+        return []
+    if not np.all((p >= 0) & (p <= 1)):
+        raise StatsError("p-values must be between 0 and 1")
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return [float(x) for x in adjusted]
+
+
+def compare_many(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], *,
+                 alpha: float = ALPHA, confidence: float = CONFIDENCE
+                 ) -> list[Verdict | StatsError]:
+    """Verdicts on several pairs at once, Holm-Bonferroni corrected across those that could be tested.
+
+    A pair that cannot be judged keeps its :class:`StatsError` in its place.
+    """
+    from dataclasses import replace
+
+    found: list[Verdict | StatsError] = []
+    for a, b in pairs:
+        try:
+            found.append(compare(a, b, alpha=alpha, confidence=confidence))
+        except StatsError as exc:
+            found.append(exc)
+    tested = [i for i, v in enumerate(found) if isinstance(v, Verdict)]
+    adjusted = holm([found[i].p for i in tested])  # type: ignore[union-attr]
+    for i, q in zip(tested, adjusted, strict=True):
+        v = found[i]
+        assert isinstance(v, Verdict)
+        found[i] = replace(v, p_adjusted=q, significant=q < alpha)
+    return found
+
+
+def geomean(values: Sequence[float]) -> float:
+    """Geometric mean of positive values (the summary row of a comparison table)."""
+    data = _clean(values, "value")
+    if np.any(data <= 0):
+        raise StatsError("geometric mean needs positive values")
+    return float(np.exp(np.mean(np.log(data))))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The per-round ratios b[i] / a[i] of an interleaved A/B run."""
+
+    n: int
+    median: float
+    ci: MedianCI
+    significant: bool     # the interval excludes 1 (a sign test on the rounds)
+    ratios: tuple[float, ...]
+
+
+def paired_ratio(a: Sequence[float], b: Sequence[float],
+                 confidence: float = CONFIDENCE) -> Paired:
+    """Median of the per-round ratios b/a with its distribution-free CI: drift hits both sides."""
+    da, db = _clean(a, "A value"), _clean(b, "B value")
+    if da.size != db.size:
+        raise StatsError(f"unequal sizes ({da.size} A and {db.size} B): rounds must pair up")
+    if np.any(da == 0):
+        raise StatsError("an A value is 0: ratio undefined")
+    ratios = db / da
+    ci = _median_ci(ratios, confidence)
+    med = _quantiles(ratios, [0.5])[0]
+    return Paired(n=int(ratios.size), median=med, ci=ci,
+                  significant=ci.low > 1.0 or ci.high < 1.0,
+                  ratios=tuple(float(x) for x in ratios))

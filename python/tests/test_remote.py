@@ -324,7 +324,7 @@ def test_remote_run_lands_with_the_remote_fingerprint(sshd: Sshd, env: dict[str,
     harness = _stand_in(tmp_path / "stand_in.py", notes)
     env["KCROSS_VDSO"] = "0"  # a harness variable set here goes along
     proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, "--harness", str(harness),
-                   "--quick", "--bench", "syscall/getppid*")
+                   "--quick", "--bench", "syscall/getppid*", "--tag", "there")
     assert proc.returncode == 0, proc.stderr + sshd.log.read_text()[-1500:]
     assert "run 1: 2 ok, 0 skipped, 0 failed" in proc.stdout
     assert "syscall/getppid-glibc" in proc.stdout  # the table, as for a local run
@@ -339,7 +339,12 @@ def test_remote_run_lands_with_the_remote_fingerprint(sshd: Sshd, env: dict[str,
     assert run["status"] == "complete" and run["source"] == "remote" and run["results"] == 2
     assert json.loads(run["fingerprint"])["host"]["hostname"] == "stand-in-over-ssh"
     assert json.loads(run["command"])[:3] == ["run", "--remote", sshd.url]
-    assert " · remote · " in _kcross(env, "show", "1").stdout
+    assert " · remote · " in _kcross(env, "show", "there").stdout
+
+
+def test_tag_with_several_hosts_is_refused(env: dict[str, str]) -> None:
+    proc = _kcross(env, "run", "--remote", "ssh://a", "--remote", "ssh://b", "--tag", "x")
+    assert_one_line_error(proc, 2, "--tag names one run")
 
 
 @needs_sshd
