@@ -185,6 +185,14 @@ each sample
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
+    p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
+                   help="run on that machine over ssh (BatchMode: a key or an agent): the "
+                        "static harness is copied to a temporary directory there, run, and "
+                        "removed; the run is stored here with that machine's fingerprint; "
+                        "repeat for several machines at once")
+    p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
+                   help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
+                        "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
     p.add_argument("--no-check", action="store_true",
                    help="do not check the machine first (by default one stderr line names "
                         "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
@@ -283,7 +291,15 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
-    check = not args.no_check and not getattr(args, "remote", None)  # remote: not this machine
+    if args.remote:
+        from .remote import cmd_run_remote
+        try:
+            return cmd_run_remote(store, args, forwarded, out, err)
+        finally:
+            store.close()
+    if args.ssh_option:
+        raise KcrossError("--ssh-option is for runs with --remote")
+    check = not args.no_check
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json, tag=args.tag,
                          notice=(lambda: _not_tuned(args.cpu)) if check else None)

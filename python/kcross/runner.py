@@ -56,6 +56,7 @@ class RunRequest:
     harness_args: Sequence[str]
     command: Sequence[str]
     json_output: bool
+    source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
     # Called just before the harness starts (kcross's readiness checks); the line it returns
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
     notice: Callable[[], str | None] | None = None
@@ -152,7 +153,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                     if rtype == "plan":
                         assert stream.fingerprint is not None  # RunStream enforces the order
                         run_id = store.start_run(stream.fingerprint, line.record,
-                                                 command=request.command)
+                                                 command=request.command,
+                                                 source=request.source)
                     elif rtype == "result":
                         assert run_id is not None
                         store.add_result(run_id, len(stream.results) - 1, line.record)

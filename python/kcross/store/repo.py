@@ -38,7 +38,7 @@ HEARTBEAT_EVERY_S = 60.0
 # Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
 _MAX_ID = 2**31 - 1
 
-RUN_SOURCES = ("run", "import", "lab")  # runs.source: how the run came into the store
+RUN_SOURCES = ("run", "import", "lab", "remote")  # runs.source: how the run came into the store
 
 # Fingerprint fields that differ between two runs on the same machine
 # configuration and therefore must not split it into two machines.  The lab
@@ -356,15 +356,18 @@ class Store:
             **_stat_columns(record)))
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
-                  command: Sequence[str]) -> int:
+                  command: Sequence[str], source: str = "run") -> int:
         """Record a live run as ``running``, owned by this process; its results follow.
+
+        ``source``: ``run`` (the harness ran here) or ``remote`` (``kcross run
+        --remote``: it ran on another machine over ssh, streamed back live).
 
         The first write of a lazily opened store: the database is created here.
         """
         if self._owner is None:
             self._owner = Owner.this_process()
         with guard(self.target, "recording the run"), self.engine.begin() as conn:
-            run_id = self._insert_run(conn, fingerprint, plan, command=command, source="run",
+            run_id = self._insert_run(conn, fingerprint, plan, command=command, source=source,
                                       started_at=_utcnow(), status="running",
                                       owner=self._owner)
         self._stored[run_id] = 0
@@ -454,7 +457,7 @@ class Store:
         """
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
-        if source not in RUN_SOURCES or source == "run":
+        if source not in RUN_SOURCES or source in ("run", "remote"):
             raise ValueError(f"an imported run's source is 'import' or 'lab', not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
