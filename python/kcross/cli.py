@@ -28,6 +28,7 @@ from .errors import (
     OutputClosed,
     OutputError,
     SchemaError,
+    UserError,
 )
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
@@ -108,6 +109,16 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _add_export(parser: argparse.ArgumentParser, when: str) -> None:
+    """``--export FORMAT FILE`` (repeatable): the formats of kcross.export."""
+    from .export import FORMATS  # no heavy imports: the exporters load when they write
+
+    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
+    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
+                        help=f"also write the results to FILE ({when}; - for standard output, "
+                             f"instead of the table); may be given several times. {formats}")
+
+
 def build_parser() -> Parser:
     db = Parser(add_help=False)
     db.add_argument("--db", metavar="URL",
@@ -167,13 +178,14 @@ each sample
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
+    _add_export(p, "when the run ends, also an interrupted one's results so far")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
     p.add_argument("--suite", help="only this suite")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("runs", parents=[db], help="list stored runs, newest first")
+    p = sub.add_parser("runs", parents=[db, js], help="list stored runs, newest first")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("mark", parents=[db],
@@ -194,6 +206,7 @@ each sample
     p = sub.add_parser("show", parents=[db, js], help="show a stored run")
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
+    _add_export(p, "the run shown")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it")
@@ -213,12 +226,50 @@ each sample
     return parser
 
 
+class _PlainConsole(Console):
+    """Standard output that is not a terminal (a file, a pipe, a mail): plain text.
+
+    It says its encoding is ASCII, so rich draws every table's box with ASCII
+    characters (``+ - |``: rich substitutes box.ASCII for any other box when the
+    output is ASCII-only), and it writes no colour or style codes.  The text in
+    the cells is written as it is (UTF-8).
+    """
+
+    @property
+    def encoding(self) -> str:
+        return "ascii"
+
+
 def _consoles() -> tuple[Console, Console]:
-    """stdout for results, stderr for progress and messages; wide tables when piped."""
+    """stdout for results, stderr for progress and messages; wide plain tables when piped."""
     out = Console()
     if not out.is_terminal:
-        out = Console(width=int(os.environ.get("COLUMNS", "200")))
+        out = _PlainConsole(width=int(os.environ.get("COLUMNS", "200")), color_system=None)
     return out, Console(stderr=True)
+
+
+def _exports(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The ``--export FORMAT FILE`` pairs, checked before any work is done."""
+    from . import export
+
+    pairs = [(fmt, path) for fmt, path in args.export or []]
+    for fmt, path in pairs:
+        export.check_path(fmt, path)
+    to_stdout = [fmt for fmt, path in pairs if path == export.STDOUT]
+    if len(to_stdout) > 1:
+        raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
+                        "to standard output: give one of them a FILE")
+    if to_stdout and getattr(args, "json", False):
+        raise UserError(f"--export {to_stdout[0]} - and --json both write to standard output: "
+                        "give the export a FILE")
+    return pairs
+
+
+def _write_exports(pairs: Sequence[tuple[str, str]], run: Any) -> None:
+    from . import export
+
+    for fmt, path in pairs:
+        export.write(fmt, path, export.ExportData(runs=[run]))
 
 
 def _print_json(records: Sequence[dict[str, Any]]) -> None:
@@ -245,8 +296,21 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
+    exports = _exports(args)
+
+    def export_run(run_id: int) -> None:
+        try:
+            _write_exports(exports, store.load_run(str(run_id)))
+        except OutputClosed:
+            raise
+        except KcrossError as exc:
+            raise type(exc)(f"{exc}; run {run_id} is stored (see 'kcross show {run_id}')") \
+                from None
+
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
-                         command=args.argv, json_output=args.json)
+                         command=args.argv, json_output=args.json,
+                         print_table=all(path != "-" for _, path in exports),
+                         on_end=export_run if exports else None)
     try:
         return run(store, request, out, err)
     finally:
@@ -278,8 +342,20 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not runs:
         err.print(Text(f"no runs stored in {target.display}"))
         return 0
+    if args.json:
+        _print_json([_run_json(run) for run in runs])
+        return 0
     out.print(render.runs_table(runs))
     return 0
+
+
+def _run_json(run: Any) -> dict[str, Any]:
+    """One line of ``kcross runs --json``: what the table shows, as JSON values."""
+    return {"id": run.id, "started_at": run.started_at.isoformat(), "status": run.status,
+            "state": run.state or run.status, "live": run.live, "source": run.source,
+            "unit": run.unit, "hostname": run.hostname, "cpu_model": run.cpu_model,
+            "kernel_release": run.kernel_release, "hypervisor": run.hypervisor,
+            "results": run.results}
 
 
 def cmd_mark(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -314,12 +390,17 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = Store.open(target, write=False)
     if store is None:
         raise KcrossError(f"no runs stored in {target.display}")
+    exports = _exports(args)
     stored = store.load_run(args.run)
+    _write_exports(exports, stored)
     if args.json:
         # The harness's own format, so that a shown run can be imported elsewhere.
-        _print_json([r for r in (stored.fingerprint, stored.plan, *stored.results, stored.end)
-                     if r is not None])
+        from . import export
+
+        export.write("json", export.STDOUT, export.ExportData(runs=[stored]))
         return 0
+    if any(path == "-" for _, path in exports):
+        return 0  # the export took standard output
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
