@@ -270,6 +270,9 @@ class RunStream:
     def add(self, record: dict[str, Any], where: str) -> None:
         """Accept an already validated record or raise :class:`SchemaError` if out of order."""
         rtype = record["type"]
+        if rtype == "comparison":
+            raise SchemaError(f"{where}: a comparison record (from 'kcross compare --export "
+                              "json') is not part of a run stream")
         if self.fingerprint is not None and record["schema"] != self.fingerprint["schema"]:
             raise SchemaError(f"{where}: {rtype} record is schema {record['schema']}, the "
                               f"stream began with schema {self.fingerprint['schema']}")

@@ -106,12 +106,12 @@ def render(data: ExportData) -> list[Output]:
             if series.source not in described:
                 described.add(series.source)
                 lines += [f"# {series.source}:"] + _about(series.fingerprint)
-        current = None
-        for label, name, series in blocks:
-            if label != current:
-                lines.append(f"{SIDE_KEY}: {' '.join(label.split())}")
-                current = label
-            lines += _sample_lines(name, series.unit, series.samples, _iters(series.record))
+        for side in dict.fromkeys(label for label, _, _ in blocks):  # the base's first
+            lines.append(f"{SIDE_KEY}: {' '.join(side.split())}")
+            for label, name, series in blocks:
+                if label == side:
+                    lines += _sample_lines(name, series.unit, series.samples,
+                                           _iters(series.record))
         return [Output("\n".join(lines) + "\n")]
     found = series_of(data)
     sources = list(dict.fromkeys(s.source for s in found))
@@ -121,10 +121,11 @@ def render(data: ExportData) -> list[Output]:
     lines += _header(_common_config(list(by_source.values())))
     for source in by_source:
         lines += [f"# {source}:"] + _about(by_source[source])
-    current = None
-    for series in found:
-        if len(sources) > 1 and series.source != current:
-            lines.append(f"{SIDE_KEY}: {' '.join(series.source.split())}")
-            current = series.source
-        lines += _sample_lines(series.name, series.unit, series.samples, _iters(series.record))
+    for source in sources:
+        if len(sources) > 1:
+            lines.append(f"{SIDE_KEY}: {' '.join(source.split())}")
+        for series in found:
+            if series.source == source:
+                lines += _sample_lines(series.name, series.unit, series.samples,
+                                       _iters(series.record))
     return [Output("\n".join(lines) + "\n")]
