@@ -28,7 +28,6 @@ from conftest import (
     terminal_signals,
     wait_for_rows,
 )
-
 from kcross import export, stats
 from kcross.errors import OutputError, SchemaError, UserError
 from kcross.export import ComparisonRow, ExportData
