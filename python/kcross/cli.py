@@ -28,7 +28,6 @@ from .errors import (
     OutputClosed,
     OutputError,
     SchemaError,
-    UserError,
 )
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
@@ -109,14 +108,10 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _add_export(parser: argparse.ArgumentParser, when: str) -> None:
-    """``--export FORMAT FILE`` (repeatable): the formats of kcross.export."""
-    from .export import FORMATS  # no heavy imports: the exporters load when they write
+def _export_option(parser: argparse.ArgumentParser, when: str) -> None:
+    from .export import add_option  # light: the exporters load when they write
 
-    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
-    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
-                        help=f"also write the results to FILE ({when}; - for standard output, "
-                             f"instead of the table); may be given several times. {formats}")
+    add_option(parser, when)
 
 
 def build_parser() -> Parser:
@@ -178,7 +173,7 @@ each sample
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
-    _add_export(p, "when the run ends, also an interrupted one's results so far")
+    _export_option(p, "when the run ends, also an interrupted one's results so far")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
@@ -206,7 +201,7 @@ each sample
     p = sub.add_parser("show", parents=[db, js], help="show a stored run")
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
-    _add_export(p, "the run shown")
+    _export_option(p, "the run shown")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it")
@@ -248,23 +243,6 @@ def _consoles() -> tuple[Console, Console]:
     return out, Console(stderr=True)
 
 
-def _exports(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """The ``--export FORMAT FILE`` pairs, checked before any work is done."""
-    from . import export
-
-    pairs = [(fmt, path) for fmt, path in args.export or []]
-    for fmt, path in pairs:
-        export.check_path(fmt, path)
-    to_stdout = [fmt for fmt, path in pairs if path == export.STDOUT]
-    if len(to_stdout) > 1:
-        raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
-                        "to standard output: give one of them a FILE")
-    if to_stdout and getattr(args, "json", False):
-        raise UserError(f"--export {to_stdout[0]} - and --json both write to standard output: "
-                        "give the export a FILE")
-    return pairs
-
-
 def _write_exports(pairs: Sequence[tuple[str, str]], run: Any) -> None:
     from . import export
 
@@ -296,7 +274,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
-    exports = _exports(args)
+    from . import export
+
+    exports = export.requested(args)  # checked before anything runs
 
     def export_run(run_id: int) -> None:
         try:
@@ -309,7 +289,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json,
-                         print_table=all(path != "-" for _, path in exports),
+                         print_table=all(path != export.STDOUT for _, path in exports),
                          on_end=export_run if exports else None)
     try:
         return run(store, request, out, err)
@@ -390,16 +370,16 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = Store.open(target, write=False)
     if store is None:
         raise KcrossError(f"no runs stored in {target.display}")
-    exports = _exports(args)
+    from . import export
+
+    exports = export.requested(args)
     stored = store.load_run(args.run)
     _write_exports(exports, stored)
     if args.json:
         # The harness's own format, so that a shown run can be imported elsewhere.
-        from . import export
-
         export.write("json", export.STDOUT, export.ExportData(runs=[stored]))
         return 0
-    if any(path == "-" for _, path in exports):
+    if any(path == export.STDOUT for _, path in exports):
         return 0  # the export took standard output
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"

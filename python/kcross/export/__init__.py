@@ -28,6 +28,7 @@ The exporters import numpy and scipy when they run, not here: ``kcross show
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import re
 import sys
@@ -109,6 +110,31 @@ def exporter(fmt: str) -> Exporter:
         raise UserError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[fmt][0]}")
     return module
+
+
+def add_option(parser: argparse.ArgumentParser, when: str) -> None:
+    """Add ``--export FORMAT FILE`` (repeatable) to a subcommand; ``when`` says what is
+    written and when ("the run shown").  :func:`requested` reads and checks it."""
+    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
+    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
+                        help=f"also write the results to FILE ({when}; - for standard output, "
+                             f"instead of the table); may be given several times. {formats}")
+
+
+def requested(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The ``--export FORMAT FILE`` pairs, checked before any work is done: known formats,
+    FILEs that can be created, at most one of them (and not ``--json`` too) on stdout."""
+    pairs = [(fmt, path) for fmt, path in getattr(args, "export", None) or []]
+    for fmt, path in pairs:
+        check_path(fmt, path)
+    to_stdout = [fmt for fmt, path in pairs if path == STDOUT]
+    if len(to_stdout) > 1:
+        raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
+                        "to standard output: give one of them a FILE")
+    if to_stdout and getattr(args, "json", False):
+        raise UserError(f"--export {to_stdout[0]} - and --json both write to standard output: "
+                        "give the export a FILE")
+    return pairs
 
 
 def check_path(fmt: str, path: str | Path) -> None:
