@@ -492,3 +492,26 @@ def test_tables_on_a_terminal_keep_their_box(env: dict[str, str], stored_db: Pat
     text = b"".join(chunks).decode()
     assert BOX_DRAWING.search(text), text
     assert "\x1b[" in text  # colours and bold, as before
+
+
+def test_gobench_of_a_lab_run_counts_instructions() -> None:
+    from test_lab_store import lab_records
+
+    records = lab_records()
+    records[0]["arch"] = "ppc64le"
+    text = text_of("gobench", ExportData(runs=[stored_run(7, records)]))
+    assert "goarch: ppc64le\n" in text
+    assert re.search(r"^# lab: qemu-system-ppc64 -M .* \(counting\)$", text, re.M), text
+    assert {line[3] for line in bench_lines(text)} == {"instructions/op"}
+    assert "| median instructions/op |" in text_of("markdown", ExportData(
+        runs=[stored_run(7, records)]))
+
+
+def test_run_export_to_stdout_replaces_the_table(kcross: Any, tmp_path: Path) -> None:
+    proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db",
+                  str(tmp_path / "k.db"), "--export", "json", "-")
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]  # nothing else on stdout
+    assert [r["type"] for r in records] == ["fingerprint", "plan", "result", "result", "end"]
+    shown = kcross("show", "--db", str(tmp_path / "k.db"), "--json")
+    assert shown.stdout == proc.stdout
