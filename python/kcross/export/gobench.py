@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..schema import dig
-from . import ExportData, Output, series_of
+from . import ExportData, Output, run_label, series_of
 
 # kcross's arch names -> Go's GOARCH.
 GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "i686": "386",
@@ -117,7 +117,7 @@ def render(data: ExportData) -> list[Output]:
     sources = list(dict.fromkeys(s.source for s in found))
     by_source = {s.source: s.fingerprint for s in found}
     if not found and data.runs:  # a run without results: its machine, nothing to compare
-        by_source = {f"run {r.id}": r.fingerprint for r in data.runs}
+        by_source = {run_label(r): r.fingerprint for r in data.runs}
     lines += _header(_common_config(list(by_source.values())))
     for source in by_source:
         lines += [f"# {source}:"] + _about(by_source[source])
