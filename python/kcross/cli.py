@@ -28,6 +28,7 @@ from .errors import (
     OutputClosed,
     OutputError,
     SchemaError,
+    UserError,
 )
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
@@ -66,7 +67,24 @@ environment:
   KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
   KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail
                     (for tests of failure handling)
+  KCROSS_TEST_SYSROOT  a directory holding a copy of /proc and /sys that the
+                    readiness checks read instead of the machine's (for tests)
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
+
+
+SYSINFO_CHECK_EPILOG = """\
+--check looks at the measuring CPU's frequency governor and turbo, a busy SMT
+sibling, its isolation (isolcpus, nohz_full, rcu_nocbs) and load, ASLR,
+transparent huge pages, the NMI watchdog, the IRQs arriving on it, perf
+counters and whether this is a VM. Load and IRQs are sampled over 100 ms.
+States: ok; warn (moves or disturbs the figures; the row says what to do); info
+(worth knowing, nothing to fix for timing); unknown (the machine does not say).
+It reads /proc and /sys only: it never changes the system.
+
+exit status (with --check):
+  0    no check warns (ok, info or unknown only)
+  1    at least one check warns
+  2    bad input; 3 the harness failed (as for every command)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -174,6 +192,12 @@ each sample
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
     _export_option(p, "when the run ends, also an interrupted one's results so far")
+    p.add_argument("--no-check", action="store_true",
+                   help="do not check the machine first (by default one stderr line names "
+                        "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
+                        "never stops the run)")
+    p.add_argument("--tag", metavar="NAME",
+                   help="tag the run NAME once it is stored complete (see 'kcross tag')")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
@@ -204,7 +228,18 @@ each sample
     _export_option(p, "the run shown")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it")
+    p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it",
+                       description="Describe this machine as kcross sees it (the harness's "
+                       "fingerprint); with --check, whether it is tuned for measuring.",
+                       epilog=SYSINFO_CHECK_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true",
+                   help="check the machine is ready to measure on: a table of checks, each "
+                        "with what was seen and the command that fixes it (nothing is "
+                        "changed); exit status 1 when any check warns")
+    p.add_argument("--cpu", type=_number(*CPU_RANGE, whole=True), metavar="C",
+                   help="with --check: the measuring CPU (default: the highest CPU kcross "
+                        "may run on, the one 'kcross run' pins to)")
     p.set_defaults(func=cmd_sysinfo)
 
     p = sub.add_parser("import", parents=[db],
@@ -261,7 +296,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from .runner import RunRequest, run
         from .store import Store, resolve
+        from .store.refs import check_tag_name
 
+    if args.tag is not None:
+        check_tag_name(args.tag)
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.
     store = Store.open(resolve(args.db), write=True, lazy=True)
@@ -287,14 +325,29 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise type(exc)(f"{exc}; run {run_id} is stored (see 'kcross show {run_id}')") \
                 from None
 
+    check = not args.no_check and not getattr(args, "remote", None)  # remote: not this machine
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
-                         command=args.argv, json_output=args.json,
+                         command=args.argv, json_output=args.json, tag=args.tag,
+                         notice=(lambda: _not_tuned(args.cpu)) if check else None,
                          print_table=all(path != export.STDOUT for _, path in exports),
                          on_end=export_run if exports else None)
     try:
         return run(store, request, out, err)
     finally:
         store.close()
+
+
+def _sysroot() -> str:
+    return os.environ.get("KCROSS_TEST_SYSROOT") or "/"
+
+
+def _not_tuned(cpu: int | None) -> str | None:
+    """The line `kcross run` prints when the machine is not tuned for measuring (taken
+    before the harness starts, printed once it has: it never stops the run)."""
+    from . import readiness
+
+    findings = readiness.run_checks(_sysroot(), cpu, checks=readiness.RUN_CHECKS)
+    return readiness.warning_line(findings, cpu)
 
 
 def cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -398,10 +451,22 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_sysinfo(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import harness, render
 
+    if args.cpu is not None and not args.check:
+        raise UserError("--cpu goes with --check (the fingerprint describes the whole machine)")
     records = harness.collect(harness.locate(args.harness), ["sysinfo", "--json"])
     if [r["type"] for r in records] != ["fingerprint"]:
         raise SchemaError("harness 'sysinfo' must write exactly one fingerprint record, wrote "
                           + (", ".join(r["type"] for r in records) or "nothing"))
+    if args.check:
+        from . import readiness
+
+        cpu = readiness.measuring_cpu(args.cpu)
+        findings = readiness.run_checks(_sysroot(), cpu, fingerprint=records[0])
+        if args.json:
+            _print_json([readiness.as_json(findings, cpu)])
+        else:
+            out.print(readiness.table(findings, cpu))
+        return 1 if readiness.warnings(findings) else 0
     if args.json:
         _print_json(records)
     else:

@@ -433,18 +433,25 @@ def machine_summary(run: RunSummary) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary]) -> Table:
+    from .store.refs import HASH_SHOWN  # loaded already: the runs came from the store
+
     table = Table(header_style="bold")
-    for name, justify in (("id", "right"), ("started (UTC)", "left"), ("status", "left"),
-                          ("source", "left"), ("unit", "left"), ("machine", "left"),
+    tagged = any(run.tags for run in runs)
+    for name, justify in (("id", "right"), ("tags", "left"), ("started (UTC)", "left"),
+                          ("status", "left"), ("source", "left"), ("unit", "left"),
+                          ("machine hash", "left"), ("machine", "left"),
                           ("benchmarks", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        if name != "tags" or tagged:
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
-        _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        tags = [Text(" ".join(run.tags), style="bold")] if tagged else []
+        # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
+        _add_row(table, str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
                       Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
                       Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
-                      machine_summary(run), str(run.results))
+                      run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
     return table
 
 
