@@ -126,6 +126,12 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _export_option(parser: argparse.ArgumentParser, when: str) -> None:
+    from .export import add_option  # light: the exporters load when they write
+
+    add_option(parser, when)
+
+
 def build_parser() -> Parser:
     db = Parser(add_help=False)
     db.add_argument("--db", metavar="URL",
@@ -193,6 +199,7 @@ each sample
     p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
                    help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
                         "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
+    _export_option(p, "when the run ends, also an interrupted one's results so far")
     p.add_argument("--no-check", action="store_true",
                    help="do not check the machine first (by default one stderr line names "
                         "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
@@ -205,7 +212,7 @@ each sample
     p.add_argument("--suite", help="only this suite")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("runs", parents=[db], help="list stored runs, newest first")
+    p = sub.add_parser("runs", parents=[db, js], help="list stored runs, newest first")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("mark", parents=[db],
@@ -226,6 +233,7 @@ each sample
     p = sub.add_parser("show", parents=[db, js], help="show a stored run")
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
+    _export_option(p, "the run shown")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it",
@@ -256,12 +264,33 @@ each sample
     return parser
 
 
+class _PlainConsole(Console):
+    """Standard output that is not a terminal (a file, a pipe, a mail): plain text.
+
+    It says its encoding is ASCII, so rich draws every table's box with ASCII
+    characters (``+ - |``: rich substitutes box.ASCII for any other box when the
+    output is ASCII-only), and it writes no colour or style codes.  The text in
+    the cells is written as it is (UTF-8).
+    """
+
+    @property
+    def encoding(self) -> str:
+        return "ascii"
+
+
 def _consoles() -> tuple[Console, Console]:
-    """stdout for results, stderr for progress and messages; wide tables when piped."""
+    """stdout for results, stderr for progress and messages; wide plain tables when piped."""
     out = Console()
     if not out.is_terminal:
-        out = Console(width=int(os.environ.get("COLUMNS", "200")))
+        out = _PlainConsole(width=int(os.environ.get("COLUMNS", "200")), color_system=None)
     return out, Console(stderr=True)
+
+
+def _write_exports(pairs: Sequence[tuple[str, str]], run: Any) -> None:
+    from . import export
+
+    for fmt, path in pairs:
+        export.write(fmt, path, export.ExportData(runs=[run]))
 
 
 def _print_json(records: Sequence[dict[str, Any]]) -> None:
@@ -291,10 +320,28 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
+    from . import export
+
+    exports = export.requested(args)  # checked before anything runs
+
+    def export_run(run_id: int) -> None:
+        try:
+            _write_exports(exports, store.load_run(str(run_id)))
+        except OutputClosed:
+            raise
+        except KcrossError as exc:
+            raise type(exc)(f"{exc}; run {run_id} is stored (see 'kcross show {run_id}')") \
+                from None
+
+    delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
+                                "on_end": export_run if exports else None}
     if args.remote:
         from .remote import cmd_run_remote
+        if exports and len(args.remote) > 1:
+            raise UserError("--export with several --remote hosts would write one file from "
+                            "each: export each stored run with 'kcross show RUN --export ...'")
         try:
-            return cmd_run_remote(store, args, forwarded, out, err)
+            return cmd_run_remote(store, args, forwarded, out, err, **delivery)
         finally:
             store.close()
     if args.ssh_option:
@@ -302,7 +349,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     check = not args.no_check
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json, tag=args.tag,
-                         notice=(lambda: _not_tuned(args.cpu)) if check else None)
+                         notice=(lambda: _not_tuned(args.cpu)) if check else None,
+                         **delivery)
     try:
         return run(store, request, out, err)
     finally:
@@ -347,8 +395,20 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not runs:
         err.print(Text(f"no runs stored in {target.display}"))
         return 0
+    if args.json:
+        _print_json([_run_json(run) for run in runs])
+        return 0
     out.print(render.runs_table(runs))
     return 0
+
+
+def _run_json(run: Any) -> dict[str, Any]:
+    """One line of ``kcross runs --json``: what the table shows, as JSON values."""
+    return {"id": run.id, "started_at": run.started_at.isoformat(), "status": run.status,
+            "state": run.state or run.status, "live": run.live, "source": run.source,
+            "unit": run.unit, "hostname": run.hostname, "cpu_model": run.cpu_model,
+            "kernel_release": run.kernel_release, "hypervisor": run.hypervisor,
+            "results": run.results}
 
 
 def cmd_mark(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -383,12 +443,17 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = Store.open(target, write=False)
     if store is None:
         raise KcrossError(f"no runs stored in {target.display}")
+    from . import export
+
+    exports = export.requested(args)
     stored = store.load_run(args.run)
+    _write_exports(exports, stored)
     if args.json:
         # The harness's own format, so that a shown run can be imported elsewhere.
-        _print_json([r for r in (stored.fingerprint, stored.plan, *stored.results, stored.end)
-                     if r is not None])
+        export.write("json", export.STDOUT, export.ExportData(runs=[stored]))
         return 0
+    if any(path == export.STDOUT for _, path in exports):
+        return 0  # the export took standard output
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"

@@ -401,8 +401,12 @@ def _prefixed(host: Host, exc: KcrossError) -> KcrossError:
 
 
 def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
-             forwarded: Sequence[str], out: Console, err: Console) -> int:
-    """One host, in this process: the same run as a local one, over ssh."""
+             forwarded: Sequence[str], out: Console, err: Console, **delivery: Any) -> int:
+    """One host, in this process: the same run as a local one, over ssh.
+
+    ``delivery``: the RunRequest fields for where results go besides the store
+    (``print_table``, ``on_end``: the exports).
+    """
     from .runner import RunRequest, run
 
     session = Session(host, args.ssh_option or ())
@@ -421,7 +425,7 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
                              harness_args=[shlex.quote(a) for a in forwarded],
                              command=recorded_command(host, args.argv),
                              json_output=args.json, source="remote",
-                             tag=getattr(args, "tag", None))
+                             tag=getattr(args, "tag", None), **delivery)
         try:
             return run(store, request, out, err)
         except KcrossError as exc:
@@ -547,7 +551,7 @@ def _wait(finished: queue.Queue[_Child]) -> _Child:
 # --- the command ---------------------------------------------------------------------
 
 def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[str],
-                   out: Console, err: Console) -> int:
+                   out: Console, err: Console, **delivery: Any) -> int:
     """``kcross run --remote ...``: every host checked before anything starts."""
     from . import harness
 
@@ -560,5 +564,5 @@ def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[s
                         "RUN NAME' for the others)")
     binary = inspect_binary(harness.locate(args.harness))
     if len(hosts) == 1:
-        return run_host(store, hosts[0], binary, args, forwarded, out, err)
+        return run_host(store, hosts[0], binary, args, forwarded, out, err, **delivery)
     return run_hosts(hosts, args, out, err)

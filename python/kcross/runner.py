@@ -57,6 +57,8 @@ class RunRequest:
     command: Sequence[str]
     json_output: bool
     source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
+    print_table: bool = True  # False: an export takes standard output
+    on_end: Callable[[int], None] | None = None  # called with the run id once it is marked
     # Called just before the harness starts (kcross's readiness checks); the line it returns
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
     notice: Callable[[], str | None] | None = None
@@ -200,6 +202,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                        f"{run_id} (see 'kcross show {run_id}')")
             message = f"{why}; {message}, marked interrupted" if closed is not None \
                 else f"interrupted; {message}"
+        if request.on_end is not None and run_id is not None:
+            request.on_end(run_id)  # an interrupted run's results so far
         if closed is not None:
             raise OutputClosed(message)
         err.print(f"kcross: {message}", highlight=False, markup=False)
@@ -215,11 +219,13 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
         moved = f" (moved from run {before})" if before not in (None, run_id) else ""
         err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
                   markup=False)
+    if request.on_end is not None:
+        request.on_end(run_id)
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
     end = stream.end
     failed = int(end["failed"]) or sum(r["status"] == "failed" for r in stream.results)
-    if not request.json_output:
+    if request.print_table and not request.json_output:
         try:
             out.print(render.results_table(stream.results, title=f"run {run_id}"))
             out.print(render.run_footer(stream.fingerprint, stream.results))

@@ -54,8 +54,8 @@ def test_captures_table_holm_and_geomean(tmp_path: Path, kcross: Kcross,
     proc = kcross("compare", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # same machine, same overhead decisions
-    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines()
-            if line.startswith("│") and "syscall/" in line}
+    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
+            if line.startswith("|") and "syscall/" in line}
     assert len(rows) == sum(1 for r in base_capture
                             if r["type"] == "result" and r["status"] == "ok")
     for name, line in rows.items():
@@ -212,7 +212,7 @@ def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
     if message is None:
         assert proc.returncode == 0, proc.stderr
         assert "~ (p=1.000 n=5+5) (both sides are the constant 5)" in proc.stdout
-        assert "│ 5 ¹ │" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
+        assert "| 5 ¹ |" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
         assert "¹ no CI: n=5: too few for a 95% CI (need 6)" in proc.stdout
     else:
         assert_one_line_error(proc, 2, message)

@@ -171,7 +171,7 @@ def test_tag_and_refs_on_the_command_line(kcross: Kcross, store_url: str) -> Non
                                                  "old", "run", "1"]
     runs = kcross("runs", *db).stdout
     machine_hash = opened(store_url).list_runs()[0].machine_hash
-    row = next(line for line in runs.splitlines() if line.startswith("│  2 "))
+    row = next(line for line in runs.splitlines() if line.startswith("|  2 "))
     assert "base first" in row and machine_hash[:10] in row and machine_hash[:11] not in row
     assert "run 1 ·" in kcross("show", "old", *db).stdout
     hostname = captured()[0]["host"]["hostname"]  # the fake harness's machine
