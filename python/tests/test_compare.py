@@ -358,3 +358,31 @@ def test_ministat_blocks_for_whole_runs(stored_db: Path, kcross: Kcross) -> None
         assert lines[1:3] == ["x run 1", "+ latest (run 1)"]
         assert lines[4][2:] == lines[5][2:]  # the same run twice: the same figures
         assert lines[6] == "No difference proven at 95.0% confidence"
+
+
+def test_export_of_a_comparison(tmp_path: Path, kcross: Kcross, base_capture: list[dict]) -> None:
+    """--export writes the comparison the table shows: the json record validates, the csv
+    rows carry the same verdicts, and an export to - replaces the table."""
+    from kcross import schema
+
+    a = _write(tmp_path / "base.jsonl", base_capture)
+    b = _write(tmp_path / "new.jsonl", _slower(base_capture, SLOWER))
+    proc = kcross("compare", str(a), str(b), "--export", "json", str(tmp_path / "c.json"),
+                  "--export", "csv", str(tmp_path / "c.csv"))
+    assert proc.returncode == 0, proc.stderr
+    assert "geomean" in proc.stdout
+    (record,) = _records((tmp_path / "c.json").read_text())
+    schema.validate(record, "c.json")
+    assert record["type"] == "comparison"
+    called = {r["name"] for r in record["rows"] if (r.get("verdict") or {}).get("significant")}
+    assert called == set(SLOWER)
+    import csv
+
+    with open(tmp_path / "c.csv", newline="") as fh:
+        rows = {r["benchmark"]: r for r in csv.DictReader(fh)}
+    assert {n for n, r in rows.items() if r["significant"] == "true"} == set(SLOWER)
+    proc = kcross("compare", str(a), str(b), "--export", "markdown", "-")
+    assert proc.returncode == 0 and proc.stdout.startswith("| benchmark")
+    bad = kcross("compare", str(a), str(b), "--export", "xml", str(tmp_path / "x"))
+    assert_one_line_error(bad)
+    assert "unknown export format" in bad.stderr

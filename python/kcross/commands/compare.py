@@ -70,9 +70,9 @@ def add_parser(sub: Any, parents: Any) -> None:
                         f"{', '.join(MINISTAT_LEVELS)} (default 95)")
     p.add_argument("--strict", action="store_true",
                    help="refuse (exit status 2) when the sides' fingerprints differ")
-    p.add_argument("--export", nargs=2, metavar=("FORMAT", "FILE"),
-                   help="also write the comparison to FILE in FORMAT (json, csv, markdown, "
-                        "gobench, ministat)")
+    from .. import export
+
+    export.add_option(p, "the comparison: every side's samples and the verdicts")
     p.set_defaults(func=cmd_compare)
 
 
@@ -83,13 +83,9 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(args.sides) < 2:
         raise UserError("compare needs at least two sides: A B [C...] (see 'kcross compare "
                         "--help')")
-    if args.export:
-        # TODO(EXPORT): kcross.export is not on main yet.  Once it lands, at the end:
-        #   from .. import export
-        #   export.write(fmt, path, export.ExportData(series=[every side's series], rows=[
-        #       export.ComparisonRow(name, base, new, cell.verdict, cell.error) ...]))
-        raise UserError("--export is not available for compare yet (kcross.export has not "
-                        "landed)")
+    from .. import export
+
+    exports = export.requested(args)  # checked before anything is read
     stores: list[Any] = []
 
     def open_store() -> Any:
@@ -131,6 +127,17 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UserError(f"no benchmark could be judged; the first: {first}")
     for note in table.notes:
         err.print(Text(f"kcross: warning: {note}"), soft_wrap=True)
+    if exports:
+        data = export.ExportData(
+            series=[s for side in sides for s in side.series],
+            rows=[export.ComparisonRow(name, line[0].series, cell.series, cell.verdict,
+                                       cell.error)
+                  for name, line in table.rows if line[0] is not None
+                  for cell in line[1:] if cell is not None])
+        for fmt, path in exports:
+            export.write(fmt, path, data)
+        if any(path == export.STDOUT for _, path in exports):
+            return 0
     if args.format == "benchstat":
         out.file.write(compare.benchstat_text(table))
     else:
