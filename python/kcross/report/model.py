@@ -13,17 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-# render's private helpers are kcross show's wording of the same fields: one wording for both
+# render's helpers are kcross show's wording of the same fields: one wording for both
 from ..render import (
-    _SHORT_EVENT,
     DASH,
     HW_EVENTS,
     OVERHEAD_MARK,
+    SHORT_EVENT,
     SW_EVENTS,
-    _fmt,
-    _timer_text,
+    counters_measured,
+    fmt_field,
     format_value,
     lab_lines,
+    timer_text,
 )
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
 from ..schema import dig as _get
@@ -135,11 +136,11 @@ def _virtualization(fp: dict[str, Any]) -> str:
 def _mechanism(view: RunView) -> str:
     sc = view.fingerprint.get("syscall") or {}
     mechs = sorted({r["mechanism"] for r in view.results if r.get("mechanism")})
-    text = ", ".join(mechs) or _fmt(sc.get("mechanism"))
+    text = ", ".join(mechs) or fmt_field(sc.get("mechanism"))
     if sc.get("forced"):
         text += f" (forced: {sc['forced']})"
     if sc.get("available"):
-        text += f"; available: {_fmt(sc['available'])}"
+        text += f"; available: {fmt_field(sc['available'])}"
     return text
 
 
@@ -153,20 +154,7 @@ def _mitigations(fp: dict[str, Any]) -> str:
 
 def _counters_measured(view: RunView) -> tuple[str, str]:
     """The counters the run's results carry, and those unavailable with their reasons."""
-    opened: set[str] = set()
-    missing: dict[str, str] = {}
-    for rec in view.results:
-        opened.update(rec.get("counters") or {})
-        missing.update(rec.get("counters_unavailable") or {})
-    if not view.results:
-        perf = view.fingerprint.get("perf") or {}
-        for group in ("hardware", "software"):
-            for event, ok in (perf.get(group) or {}).items():
-                if ok:
-                    opened.add(event)
-                else:
-                    missing[event] = (perf.get("reasons") or {}).get(event) or "unavailable"
-    gone = {e: r for e, r in missing.items() if e not in opened}
+    opened, gone = counters_measured(view.fingerprint, view.results)
     by_reason: dict[str, list[str]] = {}
     for event, reason in sorted(gone.items()):
         by_reason.setdefault(reason, []).append(event)
@@ -188,39 +176,39 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
             "results": f"{sum(r['status'] == 'ok' for r in view.results)} ok, "
                        f"{sum(r['status'] == 'skipped' for r in view.results)} skipped, "
                        f"{sum(r['status'] == 'failed' for r in view.results)} failed",
-            "samples per benchmark": _fmt(_get(run.plan, "samples")),
+            "samples per benchmark": fmt_field(_get(run.plan, "samples")),
             "kcross-harness": " ".join(str(x) for x in (
                 _get(fp, "kcross", "version"), _get(fp, "kcross", "git_rev"),
                 _get(fp, "kcross", "build"), _get(fp, "kcross", "compiler")) if x) or DASH,
         },
         "Machine": {
-            "host": _fmt(_get(fp, "host", "hostname")),
-            "arch": _fmt(fp.get("arch")),
-            "CPU": _fmt(_get(fp, "cpu", "model")),
-            "microcode": _fmt(_get(fp, "cpu", "microcode")),
-            "CPUs online": _fmt(_get(fp, "cpu", "online")),
+            "host": fmt_field(_get(fp, "host", "hostname")),
+            "arch": fmt_field(fp.get("arch")),
+            "CPU": fmt_field(_get(fp, "cpu", "model")),
+            "microcode": fmt_field(_get(fp, "cpu", "microcode")),
+            "CPUs online": fmt_field(_get(fp, "cpu", "online")),
             "virtualization": _virtualization(fp),
-            "SMT control / active": f"{_fmt(_get(fp, 'smt', 'control'))} / "
-                                    f"{_fmt(_get(fp, 'smt', 'active'))}",
-            "governor / driver": f"{_fmt(_get(fp, 'power', 'governor'))} / "
-                                 f"{_fmt(_get(fp, 'power', 'driver'))}",
-            "isolcpus / nohz_full": f"{_fmt(_get(fp, 'isolation', 'isolcpus'))} / "
-                                    f"{_fmt(_get(fp, 'isolation', 'nohz_full'))}",
+            "SMT control / active": f"{fmt_field(_get(fp, 'smt', 'control'))} / "
+                                    f"{fmt_field(_get(fp, 'smt', 'active'))}",
+            "governor / driver": f"{fmt_field(_get(fp, 'power', 'governor'))} / "
+                                 f"{fmt_field(_get(fp, 'power', 'driver'))}",
+            "isolcpus / nohz_full": f"{fmt_field(_get(fp, 'isolation', 'isolcpus'))} / "
+                                    f"{fmt_field(_get(fp, 'isolation', 'nohz_full'))}",
         },
         "Kernel": {
-            "release": _fmt(_get(fp, "kernel", "release")),
-            "command line": _fmt(_get(fp, "kernel", "cmdline")),
+            "release": fmt_field(_get(fp, "kernel", "release")),
+            "command line": fmt_field(_get(fp, "kernel", "cmdline")),
             "mitigations": _mitigations(fp),
-            "libc": f"{_fmt(_get(fp, 'libc', 'name'))} {_fmt(_get(fp, 'libc', 'version'))}",
+            "libc": f"{fmt_field(_get(fp, 'libc', 'name'))} {fmt_field(_get(fp, 'libc', 'version'))}",
         },
         "Measurement": {
             "syscall mechanism": _mechanism(view),
             "forced by the environment": ", ".join(f"{k}={v}" for k, v in forced.items())
                                          or "nothing",
-            "timer": _timer_text(fp),
+            "timer": timer_text(fp),
             "counters measured": measured,
             "counters unavailable": unavailable,
-            "perf_event_paranoid": _fmt(_get(fp, "perf", "paranoid")),
+            "perf_event_paranoid": fmt_field(_get(fp, "perf", "paranoid")),
         },
     }
     lab = view.lab
@@ -229,14 +217,14 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
         sha = str(kernel.get("sha256") or "")
         facts["Lab"] = {
             "emulation": lab_lines(fp)[0],
-            "mode / unit": f"{_fmt(lab.get('mode'))} / {_fmt(lab.get('unit'))}",
-            "emulator": f"{_fmt(lab.get('emulator'))} {_fmt(lab.get('emulator_version'))}",
-            "machine / cpu / smp": " / ".join(_fmt(lab.get(k)) for k in ("machine", "cpu", "smp")),
-            "accel / icount / seed": " / ".join(_fmt(lab.get(k)) for k in ("accel", "icount", "seed")),
-            "kernel": " ".join(_fmt(kernel.get(k)) for k in ("source", "package", "version")),
+            "mode / unit": f"{fmt_field(lab.get('mode'))} / {fmt_field(lab.get('unit'))}",
+            "emulator": f"{fmt_field(lab.get('emulator'))} {fmt_field(lab.get('emulator_version'))}",
+            "machine / cpu / smp": " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp")),
+            "accel / icount / seed": " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed")),
+            "kernel": " ".join(fmt_field(kernel.get(k)) for k in ("source", "package", "version")),
             "kernel sha256": sha[:16] + "…" if sha else DASH,
-            "appended to cmdline": _fmt(lab.get("append")),
-            "variant": _fmt(lab.get("variant")),
+            "appended to cmdline": fmt_field(lab.get("append")),
+            "variant": fmt_field(lab.get("variant")),
         }
     return facts
 
@@ -287,7 +275,7 @@ class SuiteTable:
 def _hw_column(event: str) -> str:
     """cycles:k -> cyc:k/op"""
     base, _, mode = event.partition(":")
-    return f"{_SHORT_EVENT.get(base, base)}:{mode}/op"
+    return f"{SHORT_EVENT.get(base, base)}:{mode}/op"
 
 
 def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
