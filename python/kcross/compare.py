@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import SchemaError, UserError
-from .schema import dig
+from .schema import UNIT_NS, dig
 from .series import Series, series_of_results
 from .stats import MedianCI, StatsError, Verdict
 
@@ -540,8 +540,31 @@ def default_table(table: Table) -> Any:
                     assert r is not None
                     cells += [f"{r:.3f}", _pct(r)]
         out.add_row(*(Text(c) for c in cells), style="bold")
-    return Group(out, *(Text(f"{_mark(i)} {note}") for i, note in enumerate(notes, start=1)),
-                 Text(legend))
+    lines = [Text(f"{_mark(i)} {note}") for i, note in enumerate(notes, start=1)]
+    lines.append(Text(legend))
+    if separate_runs(table):
+        lines.append(Text(SEPARATE_RUNS_CAVEAT))
+    return Group(out, *lines)
+
+
+# Measured with `kcross aa` (docs/result-format.md, "Verdicts"): on a VM, two runs of one
+# benchmark differ by more than either run's own noise, which this test cannot see.
+SEPARATE_RUNS_CAVEAT = (
+    "separate runs: the test sees each run's own noise, not run-to-run variation (on a VM "
+    "it called 62% of A/A run pairs different); 'kcross aa BENCH' measures this machine, "
+    "'kcross ab' decides a change in interleaved rounds")
+
+
+def separate_runs(table: Table) -> bool:
+    """Timings from two different runs (processes): the caveat applies.  Not to instruction
+    counts (exact under icount) nor to two benchmarks of one run or plain numbers."""
+    if table.unit != UNIT_NS:
+        return False
+    import json
+
+    runs = {json.dumps(s.fingerprint, sort_keys=True) for side in table.sides
+            for s in side.series if s.record is not None}
+    return len(runs) > 1
 
 
 def _mark(number: int) -> str:

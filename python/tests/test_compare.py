@@ -235,8 +235,6 @@ def test_whole_comparison_errors(tmp_path: Path, kcross: Kcross, stored_db: Path
                           "broken.jsonl")
     assert_one_line_error(kcross("compare", f"{a}:getcpu-vdso", str(a)), 2,
                           "one benchmark but another side is a whole run")
-    assert_one_line_error(kcross("compare", str(a), str(a), "--export", "csv", "x.csv"), 2,
-                          "--export")
     assert_one_line_error(kcross("compare", str(a), str(a), "--format", "ministat", "-c", "97"),
                           2, "-c")
 
@@ -386,3 +384,18 @@ def test_export_of_a_comparison(tmp_path: Path, kcross: Kcross, base_capture: li
     bad = kcross("compare", str(a), str(b), "--export", "xml", str(tmp_path / "x"))
     assert_one_line_error(bad)
     assert "unknown export format" in bad.stderr
+
+
+def test_separate_runs_caveat(tmp_path: Path, kcross: Kcross, base_capture: list[dict]) -> None:
+    """Two runs' timings get the caveat (their test cannot see run-to-run variation); two
+    benchmarks of one run do not."""
+    a = _write(tmp_path / "base.jsonl", base_capture)
+    other = json.loads(json.dumps(base_capture))
+    other[0]["host"]["time"] = "2026-01-01T00:00:00Z"   # another run: another fingerprint
+    b = _write(tmp_path / "new.jsonl", other)
+    two_runs = kcross("compare", str(a), str(b))
+    assert two_runs.returncode == 0, two_runs.stderr
+    assert "separate runs:" in two_runs.stdout
+    one_run = kcross("compare", f"{a}:getppid-inline", f"{a}:getppid-glibc")
+    assert one_run.returncode == 0, one_run.stderr
+    assert "separate runs:" not in one_run.stdout
