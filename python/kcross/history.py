@@ -128,17 +128,16 @@ def _machine_matches(spec: str, hostname: str, machine: str) -> bool:
     return spec == hostname or (len(spec) >= 4 and machine.startswith(spec.lower()))
 
 
-def points(store: Store, pattern: str, *, machine: str | None = None) -> list[Point]:
+def points(store: Store, pattern: str) -> list[Point]:
     """Every stored point of the benchmarks ``pattern`` names, oldest first.
 
     :class:`UserError` when no stored run holds such a benchmark (naming the closest
-    stored names) or none was measured on ``machine``.
+    stored names).
     """
     from .store.repo import machine_identity
 
     found: list[Point] = []
     known: set[str] = set()
-    hosts: dict[str, str] = {}
     runs = sorted(store.list_runs(), key=lambda r: (r.started_at, r.id))
     for summary in runs:
         if summary.results == 0:
@@ -149,9 +148,8 @@ def points(store: Store, pattern: str, *, machine: str | None = None) -> list[Po
         known.update(names)
         hostname = str(dig(fp, "host", "hostname") or "?")
         ident = machine_identity(fp)
-        hosts.setdefault(f"{hostname} {ident[:8]}", "")
         wanted = [r for r, n in zip(run.results, names, strict=True) if matches(pattern, n)]
-        if not wanted or (machine is not None and not _machine_matches(machine, hostname, ident)):
+        if not wanted:
             continue
         unit = unit_of(fp, run.results)
         with_figures = {s.name: s for s in series_of_results(f"run {run.id}", fp, wanted)}
@@ -173,21 +171,26 @@ def points(store: Store, pattern: str, *, machine: str | None = None) -> list[Po
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
         raise UserError(f"no stored run has a benchmark matching {pattern!r}{hint}")
-    if not found:
-        raise UserError(f"no stored run of {pattern!r} on machine {machine!r} (a hostname or "
-                        f"a machine hash prefix of 4+ digits; stored: {', '.join(sorted(hosts))})")
     return found
 
 
 def trend(store: Store, pattern: str, *, machine: str | None = None, last: int | None = None,
           alpha: float = ALPHA) -> Trend:
-    """The trend of ``pattern``: the last ``last`` runs holding it (all by default), oldest
-    first, each point with its change against the previous point of its host."""
-    every = points(store, pattern, machine=machine)
+    """The trend of ``pattern``: the last ``last`` runs holding it (all by default) of
+    ``machine`` (a hostname or machine hash prefix; all by default), oldest first, each point
+    with its change against the previous point of its host, shown or not."""
+    every = points(store, pattern)
     shown = list(range(len(every)))
+    if machine is not None:
+        shown = [i for i in shown if _machine_matches(machine, every[i].hostname,
+                                                      every[i].machine)]
+        if not shown:
+            hosts = sorted({p.host_label for p in every})
+            raise UserError(f"no stored run of {pattern!r} on machine {machine!r} (a hostname "
+                            f"or a machine hash prefix of 4+ digits; stored: {', '.join(hosts)})")
     if last is not None:
-        runs = list(dict.fromkeys(p.run_id for p in every))[-last:]
-        shown = [i for i, p in enumerate(every) if p.run_id in set(runs)]
+        keep = set(list(dict.fromkeys(every[i].run_id for i in shown))[-last:])
+        shown = [i for i in shown if every[i].run_id in keep]
     # The previous point with figures of the same benchmark on the same host (shown or not).
     previous: dict[int, int] = {}
     latest: dict[tuple[str, tuple[str, ...]], int] = {}
