@@ -110,7 +110,7 @@ def two_runs(kcross: Kcross, tmp_path: Path) -> Path:
     return db
 
 
-def stored(kcross: Kcross, db: Path, run: str) -> list[dict[str, Any]]:
+def stored(kcross: Kcross, db: Path | str, run: str) -> list[dict[str, Any]]:
     proc = kcross("show", "--json", run, "--db", str(db))
     assert proc.returncode == 0, proc.stderr
     return records_of(proc.stdout)
@@ -333,3 +333,44 @@ def test_options_agree_with_the_gate() -> None:
     from kcross.commands import check
 
     assert check.MISSING_POLICIES == gate.MISSING_POLICIES
+
+
+def test_constant_lab_counts(kcross: Kcross, tmp_path: Path) -> None:
+    """Counting mode gives the same instruction count every sample: equal counts are '~'
+    (with a note), a higher count beyond the tolerance is a regression."""
+    from test_lab_store import lab_records
+
+    def constant(value: float) -> list[dict[str, Any]]:
+        records = edited(lab_records(), glob=QUIET,
+                         change=lambda name, samples: [value] * len(samples))
+        for record in records:  # an empty loop of no instructions: nothing to subtract
+            if record["type"] == "result" and record["status"] == "ok":
+                record["overhead"] = {"samples": [0.0] * 11, "ticks": []}
+        return records
+
+    base = write(tmp_path / "a.jsonl", constant(346))
+    same = write(tmp_path / "b.jsonl", constant(346))
+    more = write(tmp_path / "c.jsonl", constant(380))
+    proc = kcross("check", "--baseline", str(base), str(same))
+    assert proc.returncode == 0
+    cells = table_rows(proc.stdout)[QUIET]
+    assert cells[1:4] == ["346.0", "346.0", "1.000"] and cells[VERDICT] == "~"
+    assert "both sides are the constant 346" in cells[7]
+    proc = kcross("check", "--baseline", str(base), str(more))
+    assert proc.returncode == 1
+    cells = table_rows(proc.stdout)[QUIET]
+    assert cells[1:5] == ["346.0", "380.0", "1.098", "1.098-1.098"]
+    assert cells[VERDICT] == "regression"
+
+
+def test_stored_runs_on_postgres(kcross: Kcross, tmp_path: Path, pg_schema: str) -> None:
+    for _ in range(2):
+        assert kcross("run", "--quick", "--suite", "syscall", "--db", pg_schema).returncode == 0
+    slow = write(tmp_path / "slow.jsonl", edited(stored(kcross, pg_schema, "1"),
+                                                 glob=QUIET, scale=1.10,
+                                                 time="2027-01-01T00:00:00Z"))
+    assert kcross("import", str(slow), "--db", pg_schema).returncode == 0
+    assert kcross("check", "--baseline", "1", "2", "--db", pg_schema).returncode == 0
+    proc = kcross("check", "--baseline", "2", "--db", pg_schema)  # latest: the import (2027)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert table_rows(proc.stdout)[QUIET][VERDICT] == "regression"

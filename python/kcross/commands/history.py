@@ -37,15 +37,16 @@ def _positive(text: str) -> int:
 def add_parser(sub: Any, parents: Any) -> None:
     p = sub.add_parser("history", parents=[parents.db],
                        help="one benchmark's trend over the stored runs (table, plot)",
-                       description="The trend of one benchmark over the stored runs: median "
-                                   "with CI and the change against the previous run of the "
-                                   "same host.",
+                       description="The trend of one benchmark over the stored runs: its "
+                                   "median with CI,\nand the change against the previous run "
+                                   "of the same host.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bench", metavar="BENCH",
                    help="suite/name or name; a GLOB (fnmatch: *, ?, [...]) shows each match")
     p.add_argument("--machine", metavar="FP",
-                   help="only runs of this hostname or machine hash prefix (4+ hex digits, "
-                        "as in the machine column)")
+                   help="only show runs of this hostname or machine hash prefix (4+ hex "
+                        "digits, as in the machine column); each is still compared with its "
+                        "host's previous run")
     p.add_argument("--last", type=_positive, metavar="N", help="only the last N runs")
     p.add_argument("--plot", type=Path, metavar="FILE",
                    help="also draw the trend into FILE (.svg or .png): median with CI error "
