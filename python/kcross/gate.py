@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
-from .schema import dig, unit_of
+from .schema import UNIT_INSTRUCTIONS, dig, unit_of
 from .series import Series, bench_name, series_of_results
-from .stats import ALPHA, StatsError, Verdict, compare_many
+from .stats import ALPHA, StatsError, Verdict, compare_many, summarize_record
 
 if TYPE_CHECKING:  # the store loads SQLAlchemy: only when a run reference is given
     from .store import Store
@@ -54,6 +54,7 @@ class Side:
     series: dict[str, Series]           # "suite/name" -> the ok results with figures
     unjudged: dict[str, str]            # "suite/name" -> why it has no figures ("skipped: ...")
     when: str | None = None             # "2026-11-23 18:14 UTC", when known
+    state: str = "complete"             # a stored run's state; "interrupted" for a cut file
 
     @property
     def host(self) -> str:
@@ -61,7 +62,8 @@ class Side:
 
 
 def side_of(label: str, fingerprint: Mapping[str, Any] | None,
-            results: Sequence[Mapping[str, Any]], when: str | None = None) -> Side:
+            results: Sequence[Mapping[str, Any]], when: str | None = None,
+            state: str = "complete") -> Side:
     """A side from a run's fingerprint and result records."""
     series = {s.name: s for s in series_of_results(label, fingerprint, results)}
     unjudged: dict[str, str] = {}
@@ -75,13 +77,12 @@ def side_of(label: str, fingerprint: Mapping[str, Any] | None,
             unjudged[name] = f"{status}: {reason}" if reason else str(status)
         else:
             unjudged[name] = "no figures"
-            from .stats import summarize_record
             try:
                 summarize_record(record)
             except StatsError as exc:
                 unjudged[name] = f"no figures: {exc}"
     return Side(label=label, fingerprint=fingerprint, unit=unit_of(fingerprint, results),
-                series=series, unjudged=unjudged, when=when)
+                series=series, unjudged=unjudged, when=when, state=state)
 
 
 def looks_like_file(ref: str) -> bool:
@@ -104,10 +105,12 @@ def load_side(ref: str, open_store: Callable[[], Store]) -> Side:
         assert stream.fingerprint is not None
         when = dig(stream.fingerprint, "host", "time")
         return side_of("stdin" if ref == "-" else ref, stream.fingerprint, stream.results,
-                       when=str(when) if when else None)
+                       when=str(when) if when else None,
+                       state="complete" if stream.complete else "interrupted (no end record)")
     stored = open_store().load_run(ref)
     return side_of(f"run {stored.id}", stored.fingerprint, stored.results,
-                   when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"))
+                   when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+                   state=stored.state or stored.status)
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,9 @@ def check(base: Side, current: Side, *, max_regression: float, missing: str = "w
             rows.append(Row(name, NEW, None, c,
                             note=f"{base.label}: {why}" if why else f"not in {base.label}"))
     notes = [n for n in [fingerprint_note(base, current)] if n]
+    notes += [f"{s.label} is not complete ({s.state}): the benchmarks it did not reach are "
+              f"{'missing' if s is current else 'new'}" for s in (base, current)
+              if s.state != "complete"]
     return Outcome(base=base, current=current, rows=rows, max_regression=max_regression,
                    alpha=alpha, missing=missing, notes=notes)
 
@@ -291,7 +297,9 @@ def legend(outcome: Outcome) -> list[str]:
     """What the columns mean and the notes, one line each."""
     compared = sum(r.compared is not None for r in outcome.rows)
     return [
-        f"ratio = current/base median (>1: slower); p = Mann-Whitney U, Holm-adjusted across "
+        f"ratio = current/base median (>1: "
+        f"{'more instructions' if outcome.unit == UNIT_INSTRUCTIONS else 'slower'}); "
+        f"p = Mann-Whitney U, Holm-adjusted across "
         f"{compared} benchmark(s); significant when p < {outcome.alpha:g}",
         f"regression: significant and the CI's low end above "
         f"{1 + outcome.max_regression:.3f}; slower: significant, not shown beyond that",

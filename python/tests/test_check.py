@@ -374,3 +374,19 @@ def test_stored_runs_on_postgres(kcross: Kcross, tmp_path: Path, pg_schema: str)
     proc = kcross("check", "--baseline", "2", "--db", pg_schema)  # latest: the import (2027)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert table_rows(proc.stdout)[QUIET][VERDICT] == "regression"
+
+
+def test_an_incomplete_current_run_is_said_and_its_missing_benchmarks_listed(
+        kcross: Kcross, tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    assert kcross("run", "--quick", "--suite", "syscall", "--db", str(db)).returncode == 0
+    proc = kcross("run", "--quick", "--suite", "syscall", "--db", str(db),
+                  extra_env={"KCROSS_FAKE_DIE_AFTER": "3"})
+    assert proc.returncode != 0
+    proc = kcross("check", "--baseline", "1", "2", "--db", str(db))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"run 2 is not complete \(\w+", proc.stdout), proc.stdout
+    verdicts = [cells[VERDICT] for cells in table_rows(proc.stdout).values()]
+    assert verdicts[:3] == ["~"] * 3 and set(verdicts[3:]) == {"missing"}
+    assert kcross("check", "--baseline", "1", "2", "--db", str(db),
+                  "--missing", "fail").returncode == 1
