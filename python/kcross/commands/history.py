@@ -1,9 +1,78 @@
-"""Placeholder: filled by issue 10's work."""
+"""``kcross history``: one benchmark's trend over the stored runs, a table and a plot."""
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+EPILOG = """\
+Each stored run holding the benchmark is one row, oldest first: its median with
+the 95% distribution-free CI, and the change against the previous run of the
+same host (hostname, architecture and CPU model: a new kernel on the same box is
+compared with the old one; the machine column's hash, the store's machine
+identity, changes with kernel, command line or forced settings). Changes are
+judged like 'kcross compare': Mann-Whitney U, Holm-adjusted across the changes
+shown, the ratio of medians with its bootstrap CI.
+
+examples:
+  kcross history syscall/getppid-inline
+  kcross history 'getppid-*' --machine myhost --last 10
+  kcross history clock_gettime-vdso --plot trend.svg"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not {text!r}")
+    return value
 
 
 def add_parser(sub: Any, parents: Any) -> None:
-    return None
+    p = sub.add_parser("history", parents=[parents.db],
+                       help="one benchmark's trend over the stored runs (table, plot)",
+                       description="The trend of one benchmark over the stored runs: its "
+                                   "median with CI,\nand the change against the previous run "
+                                   "of the same host.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("bench", metavar="BENCH",
+                   help="suite/name or name; a GLOB (fnmatch: *, ?, [...]) shows each match")
+    p.add_argument("--machine", metavar="FP",
+                   help="only show runs of this hostname or machine hash prefix (4+ hex "
+                        "digits, as in the machine column); each is still compared with its "
+                        "host's previous run")
+    p.add_argument("--last", type=_positive, metavar="N", help="only the last N runs")
+    p.add_argument("--plot", type=Path, metavar="FILE",
+                   help="also draw the trend into FILE (.svg or .png): median with CI error "
+                        "bars over time, one line per host")
+    p.set_defaults(func=cmd_history)
+
+
+def cmd_history(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .. import history
+    from ..errors import KcrossError
+    from ..store import Store, resolve
+
+    if args.plot is not None:
+        history.check_plot_path(args.plot)  # refused before anything is read
+    target = resolve(args.db)
+    store = Store.open(target, write=False)
+    if store is None:
+        raise KcrossError(f"no runs stored in {target.display}")
+    try:
+        t = history.trend(store, args.bench, machine=args.machine, last=args.last)
+    finally:
+        store.close()
+    ascii_only = not out.is_terminal
+    out.print(history.table(t, ascii_only=ascii_only))
+    out.print(Text(history.legend(t)), soft_wrap=True)
+    if args.plot is not None:
+        history.plot(t, args.plot)
+        err.print(Text(f"plot written to {args.plot}"))
+    return 0
