@@ -28,6 +28,7 @@ from .errors import (
     OutputClosed,
     OutputError,
     SchemaError,
+    UserError,
 )
 
 # Subcommands import their modules when they run: SQLAlchemy, numpy and scipy
@@ -66,7 +67,24 @@ environment:
   KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
   KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail
                     (for tests of failure handling)
+  KCROSS_TEST_SYSROOT  a directory holding a copy of /proc and /sys that the
+                    readiness checks read instead of the machine's (for tests)
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
+
+
+SYSINFO_CHECK_EPILOG = """\
+--check looks at the measuring CPU's frequency governor and turbo, a busy SMT
+sibling, its isolation (isolcpus, nohz_full, rcu_nocbs) and load, ASLR,
+transparent huge pages, the NMI watchdog, the IRQs arriving on it, perf
+counters and whether this is a VM. Load and IRQs are sampled over 100 ms.
+States: ok; warn (moves or disturbs the figures; the row says what to do); info
+(worth knowing, nothing to fix for timing); unknown (the machine does not say).
+It reads /proc and /sys only: it never changes the system.
+
+exit status (with --check):
+  0    no check warns (ok, info or unknown only)
+  1    at least one check warns
+  2    bad input; 3 the harness failed (as for every command)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -106,6 +124,12 @@ class _Once(argparse.Action):
                          f"harness takes one {'GLOB' if hint else self.dest}; use {hint}one "
                          "run for each")
         setattr(namespace, self.dest, values)
+
+
+def _export_option(parser: argparse.ArgumentParser, when: str) -> None:
+    from .export import add_option  # light: the exporters load when they write
+
+    add_option(parser, when)
 
 
 def build_parser() -> Parser:
@@ -167,13 +191,28 @@ each sample
     p.add_argument("--interleave", action="store_true",
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
+    p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
+                   help="run on that machine over ssh (BatchMode: a key or an agent): the "
+                        "static harness is copied to a temporary directory there, run, and "
+                        "removed; the run is stored here with that machine's fingerprint; "
+                        "repeat for several machines at once")
+    p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
+                   help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
+                        "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
+    _export_option(p, "when the run ends, also an interrupted one's results so far")
+    p.add_argument("--no-check", action="store_true",
+                   help="do not check the machine first (by default one stderr line names "
+                        "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
+                        "never stops the run)")
+    p.add_argument("--tag", metavar="NAME",
+                   help="tag the run NAME once it is stored complete (see 'kcross tag')")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("list", parents=[hp, js], help="list the benchmarks the harness knows")
     p.add_argument("--suite", help="only this suite")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("runs", parents=[db], help="list stored runs, newest first")
+    p = sub.add_parser("runs", parents=[db, js], help="list stored runs, newest first")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("mark", parents=[db],
@@ -194,9 +233,21 @@ each sample
     p = sub.add_parser("show", parents=[db, js], help="show a stored run")
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
+    _export_option(p, "the run shown")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it")
+    p = sub.add_parser("sysinfo", parents=[hp, js], help="describe this machine as kcross sees it",
+                       description="Describe this machine as kcross sees it (the harness's "
+                       "fingerprint); with --check, whether it is tuned for measuring.",
+                       epilog=SYSINFO_CHECK_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true",
+                   help="check the machine is ready to measure on: a table of checks, each "
+                        "with what was seen and the command that fixes it (nothing is "
+                        "changed); exit status 1 when any check warns")
+    p.add_argument("--cpu", type=_number(*CPU_RANGE, whole=True), metavar="C",
+                   help="with --check: the measuring CPU (default: the highest CPU kcross "
+                        "may run on, the one 'kcross run' pins to)")
     p.set_defaults(func=cmd_sysinfo)
 
     p = sub.add_parser("import", parents=[db],
@@ -213,12 +264,33 @@ each sample
     return parser
 
 
+class _PlainConsole(Console):
+    """Standard output that is not a terminal (a file, a pipe, a mail): plain text.
+
+    It says its encoding is ASCII, so rich draws every table's box with ASCII
+    characters (``+ - |``: rich substitutes box.ASCII for any other box when the
+    output is ASCII-only), and it writes no colour or style codes.  The text in
+    the cells is written as it is (UTF-8).
+    """
+
+    @property
+    def encoding(self) -> str:
+        return "ascii"
+
+
 def _consoles() -> tuple[Console, Console]:
-    """stdout for results, stderr for progress and messages; wide tables when piped."""
+    """stdout for results, stderr for progress and messages; wide plain tables when piped."""
     out = Console()
     if not out.is_terminal:
-        out = Console(width=int(os.environ.get("COLUMNS", "200")))
+        out = _PlainConsole(width=int(os.environ.get("COLUMNS", "200")), color_system=None)
     return out, Console(stderr=True)
+
+
+def _write_exports(pairs: Sequence[tuple[str, str]], run: Any) -> None:
+    from . import export
+
+    for fmt, path in pairs:
+        export.write(fmt, path, export.ExportData(runs=[run]))
 
 
 def _print_json(records: Sequence[dict[str, Any]]) -> None:
@@ -232,7 +304,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from .runner import RunRequest, run
         from .store import Store, resolve
+        from .store.refs import check_tag_name
 
+    if args.tag is not None:
+        check_tag_name(args.tag)
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.
     store = Store.open(resolve(args.db), write=True, lazy=True)
@@ -245,12 +320,54 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for flag in ("quick", "interleave"):
         if getattr(args, flag):
             forwarded.append(f"--{flag}")
+    from . import export
+
+    exports = export.requested(args)  # checked before anything runs
+
+    def export_run(run_id: int) -> None:
+        try:
+            _write_exports(exports, store.load_run(str(run_id)))
+        except OutputClosed:
+            raise
+        except KcrossError as exc:
+            raise type(exc)(f"{exc}; run {run_id} is stored (see 'kcross show {run_id}')") \
+                from None
+
+    delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
+                                "on_end": export_run if exports else None}
+    if args.remote:
+        from .remote import cmd_run_remote
+        if exports and len(args.remote) > 1:
+            raise UserError("--export with several --remote hosts would write one file from "
+                            "each: export each stored run with 'kcross show RUN --export ...'")
+        try:
+            return cmd_run_remote(store, args, forwarded, out, err, **delivery)
+        finally:
+            store.close()
+    if args.ssh_option:
+        raise KcrossError("--ssh-option is for runs with --remote")
+    check = not args.no_check
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
-                         command=args.argv, json_output=args.json)
+                         command=args.argv, json_output=args.json, tag=args.tag,
+                         notice=(lambda: _not_tuned(args.cpu)) if check else None,
+                         **delivery)
     try:
         return run(store, request, out, err)
     finally:
         store.close()
+
+
+def _sysroot() -> str:
+    return os.environ.get("KCROSS_TEST_SYSROOT") or "/"
+
+
+def _not_tuned(cpu: int | None) -> str | None:
+    """The line `kcross run` prints when the machine is not tuned for measuring (taken
+    before the harness starts, printed once it has: it never stops the run)."""
+    from . import readiness
+
+    findings = readiness.run_checks(_sysroot(), cpu, checks=readiness.RUN_CHECKS)
+    return readiness.warning_line(findings, cpu)
 
 
 def cmd_list(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -278,8 +395,20 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not runs:
         err.print(Text(f"no runs stored in {target.display}"))
         return 0
+    if args.json:
+        _print_json([_run_json(run) for run in runs])
+        return 0
     out.print(render.runs_table(runs))
     return 0
+
+
+def _run_json(run: Any) -> dict[str, Any]:
+    """One line of ``kcross runs --json``: what the table shows, as JSON values."""
+    return {"id": run.id, "started_at": run.started_at.isoformat(), "status": run.status,
+            "state": run.state or run.status, "live": run.live, "source": run.source,
+            "unit": run.unit, "hostname": run.hostname, "cpu_model": run.cpu_model,
+            "kernel_release": run.kernel_release, "hypervisor": run.hypervisor,
+            "results": run.results}
 
 
 def cmd_mark(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -314,12 +443,17 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = Store.open(target, write=False)
     if store is None:
         raise KcrossError(f"no runs stored in {target.display}")
+    from . import export
+
+    exports = export.requested(args)
     stored = store.load_run(args.run)
+    _write_exports(exports, stored)
     if args.json:
         # The harness's own format, so that a shown run can be imported elsewhere.
-        _print_json([r for r in (stored.fingerprint, stored.plan, *stored.results, stored.end)
-                     if r is not None])
+        export.write("json", export.STDOUT, export.ExportData(runs=[stored]))
         return 0
+    if any(path == export.STDOUT for _, path in exports):
+        return 0  # the export took standard output
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
@@ -337,10 +471,22 @@ def cmd_show(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_sysinfo(args: argparse.Namespace, out: Console, err: Console) -> int:
     from . import harness, render
 
+    if args.cpu is not None and not args.check:
+        raise UserError("--cpu goes with --check (the fingerprint describes the whole machine)")
     records = harness.collect(harness.locate(args.harness), ["sysinfo", "--json"])
     if [r["type"] for r in records] != ["fingerprint"]:
         raise SchemaError("harness 'sysinfo' must write exactly one fingerprint record, wrote "
                           + (", ".join(r["type"] for r in records) or "nothing"))
+    if args.check:
+        from . import readiness
+
+        cpu = readiness.measuring_cpu(args.cpu)
+        findings = readiness.run_checks(_sysroot(), cpu, fingerprint=records[0])
+        if args.json:
+            _print_json([readiness.as_json(findings, cpu)])
+        else:
+            out.print(readiness.table(findings, cpu))
+        return 1 if readiness.warnings(findings) else 0
     if args.json:
         _print_json(records)
     else:

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -101,7 +101,8 @@ class HarnessProcess:
     makes sure the child does not outlive kcross.
     """
 
-    def __init__(self, command: Sequence[str], args: Sequence[str]) -> None:
+    def __init__(self, command: Sequence[str], args: Sequence[str],
+                 env: Mapping[str, str] | None = None) -> None:
         self.argv = [*command, *args]
         self.interrupted = False              # we asked it to stop
         self.stopped_by: int | None = None    # it died of a stop signal we did not send
@@ -110,7 +111,8 @@ class HarnessProcess:
         self.stderr_lines: list[str] = []
         try:
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          env=env)
         except OSError as exc:
             raise HarnessError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from None
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
@@ -219,9 +221,13 @@ class HarnessProcess:
                            + (f": {last}" if last else ""))
 
 
-def collect(command: Sequence[str], args: Sequence[str]) -> list[dict[str, Any]]:
-    """Run a short harness command (``list``, ``sysinfo``) and return all its records."""
-    with HarnessProcess(command, args) as proc:
+def collect(command: Sequence[str], args: Sequence[str],
+            env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Run a short harness command (``list``, ``sysinfo``) and return all its records.
+
+    ``env``, when given, is the harness's whole environment (default: kcross's own).
+    """
+    with HarnessProcess(command, args, env) as proc:
         records = [line.record for line in proc.records()]
     if proc.stopped_by is not None:
         raise Interrupted(proc.stopped_by)

@@ -8,7 +8,7 @@ instead of showing a number or leaving it blank.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for 
 
 DASH = "–"
 OVERHEAD_MARK = "†"  # marks a median from which the empty-loop overhead was subtracted
-_SHORT_EVENT = {"cycles": "cyc", "instructions": "ins", "branch-misses": "bmiss"}
+SHORT_EVENT = {"cycles": "cyc", "instructions": "ins", "branch-misses": "bmiss"}
 HW_EVENTS = ("cycles:u", "cycles:k", "instructions:u", "instructions:k",
              "branch-misses:u", "branch-misses:k")
 
@@ -72,7 +72,7 @@ def _counters_cell(record: dict[str, Any]) -> str:
             continue
         base, _, mode = event.partition(":")
         star = "*" if counter.get("scaled") else ""
-        parts.append(f"{_SHORT_EVENT.get(base, base)}:{mode} {counter['per_op']:.4g}{star}")
+        parts.append(f"{SHORT_EVENT.get(base, base)}:{mode} {counter['per_op']:.4g}{star}")
     for event, short in SW_EVENTS:
         counter = record["counters"].get(event)
         if counter is not None and counter.get("total") is not None:
@@ -177,7 +177,7 @@ def _join(items: Iterable[str]) -> str:
     return ", ".join(items) or "none"
 
 
-def _timer_text(fingerprint: dict[str, Any]) -> str:
+def timer_text(fingerprint: dict[str, Any]) -> str:
     timer = fingerprint.get("timer") or {}
     text = str(timer.get("source") or "unknown")
     if timer.get("hz"):
@@ -193,13 +193,14 @@ def _timer_text(fingerprint: dict[str, Any]) -> str:
     return text
 
 
-def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> list[str]:
-    """Which counters were measured; missing hardware counters are explained, not alarming."""
+def counters_measured(fingerprint: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+                      ) -> tuple[set[str], dict[str, str]]:
+    """The counters a run's results carry, and those unavailable (never opened) with why."""
     opened: set[str] = set()
     missing: dict[str, str] = {}
     for rec in results:
-        opened.update(rec["counters"])
-        missing.update(rec["counters_unavailable"])
+        opened.update(rec.get("counters") or {})
+        missing.update(rec.get("counters_unavailable") or {})
     if not results:  # nothing ran: fall back to what the fingerprint probed
         perf = fingerprint.get("perf") or {}
         for group in ("hardware", "software"):
@@ -208,7 +209,12 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
                     opened.add(event)
                 else:
                     missing[event] = (perf.get("reasons") or {}).get(event) or "unavailable"
-    missing = {e: r for e, r in missing.items() if e not in opened}
+    return opened, {e: r for e, r in missing.items() if e not in opened}
+
+
+def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> list[str]:
+    """Which counters were measured; missing hardware counters are explained, not alarming."""
+    opened, missing = counters_measured(fingerprint, results)
     lines = [f"counters measured: {_join(sorted(opened))}"]
     hw_missing = [e for e in HW_EVENTS if e in missing]
     if hw_missing:
@@ -280,21 +286,21 @@ def lab_lines(fingerprint: dict[str, Any]) -> list[str]:
     if lab.get("mode") == LAB_COUNTING:
         first = EMULATED_COUNTING.format(accel=accel)
     else:
-        first = f"emulated (QEMU {accel}, {_fmt(lab.get('mode'))} mode): not a measurement"
+        first = f"emulated (QEMU {accel}, {fmt_field(lab.get('mode'))} mode): not a measurement"
     kernel = _lab_kernel(lab)
     sha = str(kernel.get("sha256") or "")
-    emulator = " ".join(_fmt(x) for x in (lab.get("emulator"), lab.get("emulator_version")))
+    emulator = " ".join(fmt_field(x) for x in (lab.get("emulator"), lab.get("emulator_version")))
     lines = [first,
-             f"lab: {emulator} -M {_fmt(lab.get('machine'))} -cpu {_fmt(lab.get('cpu'))}, "
-             f"smp {_fmt(lab.get('smp'))}, accel {_fmt(lab.get('accel'))}, "
-             f"icount {_fmt(lab.get('icount'))}, seed {_fmt(lab.get('seed'))}",
-             f"lab kernel: {_fmt(kernel.get('source'))} {_fmt(kernel.get('package'))} "
-             f"{_fmt(kernel.get('version'))}, {_fmt(kernel.get('path'))} "
+             f"lab: {emulator} -M {fmt_field(lab.get('machine'))} -cpu {fmt_field(lab.get('cpu'))}, "
+             f"smp {fmt_field(lab.get('smp'))}, accel {fmt_field(lab.get('accel'))}, "
+             f"icount {fmt_field(lab.get('icount'))}, seed {fmt_field(lab.get('seed'))}",
+             f"lab kernel: {fmt_field(kernel.get('source'))} {fmt_field(kernel.get('package'))} "
+             f"{fmt_field(kernel.get('version'))}, {fmt_field(kernel.get('path'))} "
              f"(sha256 {sha[:16] + '…' if sha else DASH}); appended: "
-             f"{_fmt(lab.get('append'))}; variant: {_fmt(lab.get('variant'))}"]
+             f"{fmt_field(lab.get('append'))}; variant: {fmt_field(lab.get('variant'))}"]
     # What in the guest changes the count: its command line and what it mitigates.
-    lines.append(f"guest kernel: {_fmt(_get(fingerprint, 'kernel', 'release'))}, command line: "
-                 f"{_fmt(_get(fingerprint, 'kernel', 'cmdline'))}")
+    lines.append(f"guest kernel: {fmt_field(_get(fingerprint, 'kernel', 'release'))}, command line: "
+                 f"{fmt_field(_get(fingerprint, 'kernel', 'cmdline'))}")
     vulns = fingerprint.get("vulnerabilities")
     if isinstance(vulns, dict):
         active = [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
@@ -317,7 +323,7 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
     forced = {k: v for k, v in (fingerprint.get("forced") or {}).items() if v is not None}
     if forced:
         mech += "; forced by the environment: " + _join(f"{k}={v}" for k, v in forced.items())
-    lines = [*lab_lines(fingerprint), mech, f"timer: {_timer_text(fingerprint)}",
+    lines = [*lab_lines(fingerprint), mech, f"timer: {timer_text(fingerprint)}",
              *_counters_text(fingerprint, results),
              _overhead_text(summaries, unit_of(fingerprint, results)), *_flags_text(results)]
     coverage = []
@@ -333,7 +339,7 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
     return Group(*(Text(line, style="dim") for line in lines))
 
 
-def _fmt(value: Any) -> str:
+def fmt_field(value: Any) -> str:
     """A fingerprint value for people: null/empty as a dash, booleans as yes/no."""
     if value is None or value == "":
         return DASH
@@ -345,7 +351,7 @@ def _fmt(value: Any) -> str:
 
 
 def _pair(fp: dict[str, Any], group: str, first: str, second: str) -> str:
-    return f"{_fmt(_get(fp, group, first))} / {_fmt(_get(fp, group, second))}"
+    return f"{fmt_field(_get(fp, group, first))} / {fmt_field(_get(fp, group, second))}"
 
 
 def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
@@ -354,7 +360,7 @@ def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
     table.add_column(style="cyan", no_wrap=True)
     table.add_column()
     for key, value in rows:
-        _add_row(table, key, _fmt(value))
+        _add_row(table, key, fmt_field(value))
     return table
 
 
@@ -371,7 +377,7 @@ def sysinfo(fp: dict[str, Any]) -> Group:
     cpu = _kv_table("CPU", [
         ("arch", fp.get("arch")), ("model", g("cpu", "model")), ("vendor", g("cpu", "vendor")),
         ("family/model/stepping",
-         "/".join(_fmt(g("cpu", k)) for k in ("family", "model_id", "stepping"))),
+         "/".join(fmt_field(g("cpu", k)) for k in ("family", "model_id", "stepping"))),
         ("microcode", g("cpu", "microcode")), ("online / possible", _pair(fp, "cpu", "online", "possible")),
         ("flags", g("cpu", "flags")), ("SMT control / active", _pair(fp, "smt", "control", "active")),
         ("governor / driver", _pair(fp, "power", "governor", "driver")),
@@ -380,7 +386,7 @@ def sysinfo(fp: dict[str, Any]) -> Group:
     kernel = _kv_table("Kernel and libc", [
         ("release", g("kernel", "release")), ("version", g("kernel", "version")),
         ("cmdline", g("kernel", "cmdline")),
-        ("libc", f"{_fmt(g('libc', 'name'))} {_fmt(g('libc', 'version'))}"),
+        ("libc", f"{fmt_field(g('libc', 'name'))} {fmt_field(g('libc', 'version'))}"),
         ("hwcap / hwcap2", _pair(fp, "auxv", "hwcap", "hwcap2")),
         ("vDSO mapped", g("auxv", "sysinfo_ehdr"))])
     vulns = _kv_table("Mitigations (sysfs vulnerabilities)",
@@ -401,7 +407,7 @@ def sysinfo(fp: dict[str, Any]) -> Group:
     measure = _kv_table("Measurement", [
         ("syscall mechanism", g("syscall", "mechanism")),
         ("available mechanisms", g("syscall", "available")),
-        ("forced", g("syscall", "forced")), ("timer", _timer_text(fp)),
+        ("forced", g("syscall", "forced")), ("timer", timer_text(fp)),
         ("kcross-harness", " ".join(str(x) for x in (g("kcross", "version"), g("kcross", "git_rev"),
                                                      g("kcross", "build"), g("kcross", "compiler")) if x)),
         ("host / time", _pair(fp, "host", "hostname", "time"))])
@@ -412,12 +418,12 @@ def sysinfo(fp: dict[str, Any]) -> Group:
         kernel_info = _lab_kernel(lab)
         lab_table = _kv_table("Lab (emulated)", [
             ("emulation", lab_lines(fp)[0]),
-            ("mode / unit", f"{_fmt(lab.get('mode'))} / {_fmt(lab.get('unit'))}"),
-            ("emulator", " ".join(_fmt(lab.get(k)) for k in ("emulator", "emulator_version"))),
+            ("mode / unit", f"{fmt_field(lab.get('mode'))} / {fmt_field(lab.get('unit'))}"),
+            ("emulator", " ".join(fmt_field(lab.get(k)) for k in ("emulator", "emulator_version"))),
             ("accel / icount / seed",
-             " / ".join(_fmt(lab.get(k)) for k in ("accel", "icount", "seed"))),
-            ("machine / cpu / smp", " / ".join(_fmt(lab.get(k)) for k in ("machine", "cpu", "smp"))),
-            ("kernel", " ".join(_fmt(kernel_info.get(k)) for k in ("source", "package", "version"))),
+             " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed"))),
+            ("machine / cpu / smp", " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp"))),
+            ("kernel", " ".join(fmt_field(kernel_info.get(k)) for k in ("source", "package", "version"))),
             ("kernel file", kernel_info.get("path")), ("kernel sha256", kernel_info.get("sha256")),
             ("appended to cmdline", lab.get("append")), ("variant", lab.get("variant"))])
         parts = [lab_table, Text(), *parts]
@@ -433,18 +439,25 @@ def machine_summary(run: RunSummary) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary]) -> Table:
+    from .store.refs import HASH_SHOWN  # loaded already: the runs came from the store
+
     table = Table(header_style="bold")
-    for name, justify in (("id", "right"), ("started (UTC)", "left"), ("status", "left"),
-                          ("source", "left"), ("unit", "left"), ("machine", "left"),
+    tagged = any(run.tags for run in runs)
+    for name, justify in (("id", "right"), ("tags", "left"), ("started (UTC)", "left"),
+                          ("status", "left"), ("source", "left"), ("unit", "left"),
+                          ("machine hash", "left"), ("machine", "left"),
                           ("benchmarks", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        if name != "tags" or tagged:
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
-        _add_row(table, str(run.id), run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        tags = [Text(" ".join(run.tags), style="bold")] if tagged else []
+        # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
+        _add_row(table, str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
                       Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
                       Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
-                      machine_summary(run), str(run.results))
+                      run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
     return table
 
 

@@ -56,6 +56,13 @@ class RunRequest:
     harness_args: Sequence[str]
     command: Sequence[str]
     json_output: bool
+    source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
+    print_table: bool = True  # False: an export takes standard output
+    on_end: Callable[[int], None] | None = None  # called with the run id once it is marked
+    # Called just before the harness starts (kcross's readiness checks); the line it returns
+    # is printed on stderr once the harness has started, i.e. when its first record arrives.
+    notice: Callable[[], str | None] | None = None
+    tag: str | None = None  # given to the run once it is stored complete
 
 
 class StopSignals:
@@ -128,6 +135,7 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             return f"run {run_id} could not be marked failed: {store_exc}"
         return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
 
+    notice = request.notice() if request.notice is not None else None
     with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
         stop.on_stop = proc.interrupt
         if stop.signum is not None:  # arrived while the harness was being started
@@ -139,11 +147,16 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 except SchemaError as exc:
                     raise HarnessError(f"harness broke the stream order: {exc}") from None
                 rtype = line.record["type"]
+                if notice is not None:
+                    err.print(notice, style="yellow", highlight=False, markup=False,
+                              soft_wrap=True)
+                    notice = None
                 with stop_signals_held():  # threads started here must not take them
                     if rtype == "plan":
                         assert stream.fingerprint is not None  # RunStream enforces the order
                         run_id = store.start_run(stream.fingerprint, line.record,
-                                                 command=request.command)
+                                                 command=request.command,
+                                                 source=request.source)
                     elif rtype == "result":
                         assert run_id is not None
                         store.add_result(run_id, len(stream.results) - 1, line.record)
@@ -189,6 +202,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                        f"{run_id} (see 'kcross show {run_id}')")
             message = f"{why}; {message}, marked interrupted" if closed is not None \
                 else f"interrupted; {message}"
+        if request.on_end is not None and run_id is not None:
+            request.on_end(run_id)  # an interrupted run's results so far
         if closed is not None:
             raise OutputClosed(message)
         err.print(f"kcross: {message}", highlight=False, markup=False)
@@ -196,11 +211,21 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
 
     assert run_id is not None and stream.end is not None and stream.fingerprint is not None
     store.finish_run(run_id, "complete", end=stream.end)
+    if request.tag is not None:
+        try:
+            _, before = store.tag_run(run_id, request.tag)
+        except StoreError as exc:
+            raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
+        moved = f" (moved from run {before})" if before not in (None, run_id) else ""
+        err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
+                  markup=False)
+    if request.on_end is not None:
+        request.on_end(run_id)
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
     end = stream.end
     failed = int(end["failed"]) or sum(r["status"] == "failed" for r in stream.results)
-    if not request.json_output:
+    if request.print_table and not request.json_output:
         try:
             out.print(render.results_table(stream.results, title=f"run {run_id}"))
             out.print(render.run_footer(stream.fingerprint, stream.results))

@@ -38,13 +38,14 @@ from .errors import SchemaError
 #      than misreading instruction counts as time.  RunStream keeps the two apart.
 #   2, later addition (issue 9): result.switches_per_op, result.switches_counted_per_op and
 #      the flag counts-mismatch (the ctxsw suite); new keys, absent in older captures.
+#   2, later addition (issue 10): the comparison record (`kcross compare --export json`).
 SCHEMA_VERSION = 2
 # What a harness run by this kcross must write, and what `kcross import` reads.
 LIVE_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
 IMPORT_VERSIONS: tuple[int, ...] = (1, 2)
 
 SCHEMA_FILE = "result-format.schema.json"
-RECORD_TYPES = ("fingerprint", "plan", "result", "end", "bench")
+RECORD_TYPES = ("fingerprint", "plan", "result", "end", "bench", "comparison")
 RESULT_STATUSES = ("ok", "skipped", "failed")
 # The units of a result: wall-clock time per operation from the harness, and instructions per
 # operation from a lab run in counting mode (fingerprint.lab; the guest clock advances one
@@ -269,6 +270,9 @@ class RunStream:
     def add(self, record: dict[str, Any], where: str) -> None:
         """Accept an already validated record or raise :class:`SchemaError` if out of order."""
         rtype = record["type"]
+        if rtype == "comparison":
+            raise SchemaError(f"{where}: a comparison record (from 'kcross compare --export "
+                              "json') is not part of a run stream")
         if self.fingerprint is not None and record["schema"] != self.fingerprint["schema"]:
             raise SchemaError(f"{where}: {rtype} record is schema {record['schema']}, the "
                               f"stream began with schema {self.fingerprint['schema']}")

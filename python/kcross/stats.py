@@ -510,3 +510,156 @@ def paired_ratio(a: Sequence[float], b: Sequence[float],
     return Paired(n=int(ratios.size), median=med, ci=ci,
                   significant=ci.low > 1.0 or ci.high < 1.0,
                   ratios=tuple(float(x) for x in ratios))
+
+
+# --- ministat: Student's t as FreeBSD's ministat computes it -----------------------------
+#
+# `kcross compare --format ministat` prints the numbers ministat(1) prints for the same
+# samples, so a user who judged results with ministat can check kcross against it.  This
+# section is ministat's arithmetic, kept apart from the verdict rule above (which kcross
+# itself uses): a mean and a pooled-variance Student's t assume normal samples, which
+# timings are not.  What ministat does, and where kcross differs on purpose:
+# - Median is the upper median, sorted[n // 2] (not the type-7 quantile of `median`);
+# - Stddev has n - 1 in the denominator; ministat accumulates sum(x) and sum(x^2) and
+#   subtracts, which loses every digit when the spread is small against the values
+#   (1e9 + noise of 0.001 gives a standard deviation of 16, or -nan for equal values).
+#   Here the mean is the correctly rounded sum (math.fsum) over n and the variance a
+#   compensated two-pass sum, so both are accurate whatever the offset; where ministat's
+#   own digits survive, the printed numbers are the same (python/tests/test_ministat.py
+#   checks this against the real ministat);
+# - the test: pooled s = sqrt(((n1-1) v1 + (n2-1) v2) / (n1 + n2 - 2)), the half-width
+#   t * s * sqrt(1/n1 + 1/n2), "Difference" when |avg2 - avg1| exceeds it.  t comes from
+#   ministat's table, degrees of freedom 1..100 and the normal quantile beyond 100;
+#   its levels are 80, 90, 95, 98, 99 and 99.5 %.  The table's values are the t quantiles
+#   of 1 - (1 - level)/2 rounded to 3 decimals, except that ministat's "99.5" column holds
+#   the 0.999 quantile (a two-sided 99.8 % interval) and seven entries are rounded
+#   differently; kcross reproduces ministat's table, quirks included, under its labels.
+
+MINISTAT_LEVELS = (80.0, 90.0, 95.0, 98.0, 99.0, 99.5)
+MINISTAT_MAX_DF = 100
+MINISTAT_MIN_N = 3
+# The quantile each of ministat's columns holds (see above: 99.5 is the 0.999 quantile).
+_MINISTAT_QUANTILE = {80.0: 0.90, 90.0: 0.95, 95.0: 0.975, 98.0: 0.99, 99.0: 0.995,
+                      99.5: 0.999}
+# (degrees of freedom, level) -> ministat's value where it is not the quantile rounded to
+# 3 decimals.  Checked against /usr/bin/ministat's own table by test_ministat.py.
+_MINISTAT_TABLE_QUIRKS = {(1, 99.5): 318.313, (7, 99.5): 4.782, (8, 99.5): 4.499,
+                          (9, 99.5): 4.296, (10, 99.5): 4.143, (11, 99.5): 4.024,
+                          (12, 99.5): 3.929}
+
+
+def ministat_t(df: int, level: float) -> float:
+    """The t value ministat uses for ``df`` degrees of freedom at its confidence ``level`` (%)."""
+    if level not in _MINISTAT_QUANTILE:
+        raise StatsError(f"ministat has no {level:g}% level (it has "
+                         f"{', '.join(f'{x:g}' for x in MINISTAT_LEVELS)})")
+    if df < 1:
+        raise StatsError(f"{df} degrees of freedom: need at least 1")
+    quirk = _MINISTAT_TABLE_QUIRKS.get((df, level))
+    if quirk is not None:
+        return quirk
+    from scipy.special import ndtri, stdtrit
+
+    q = _MINISTAT_QUANTILE[level]
+    exact = float(ndtri(q)) if df > MINISTAT_MAX_DF else float(stdtrit(df, q))
+    return round(exact, 3)
+
+
+@dataclass(frozen=True)
+class Vitals:
+    """The line ministat prints for one data set."""
+
+    n: int
+    min: float
+    max: float
+    median: float     # ministat's: the upper median, sorted[n // 2]
+    avg: float
+    stddev: float     # sample standard deviation (n - 1), computed stably
+    variance: float
+
+
+def _finite(samples: Sequence[float], what: str) -> np.ndarray:
+    """ministat's input: finite numbers, negative ones too (it reads any column of numbers)."""
+    try:
+        data = np.asarray(samples, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise StatsError(f"{what}s are not numbers") from None
+    if data.ndim != 1:
+        raise StatsError(f"{what}s must be a flat list")
+    bad = np.flatnonzero(~np.isfinite(data))
+    if bad.size:  # counted from 1, like the lines of the file it came from
+        raise StatsError(f"{what} {bad[0] + 1} is {data[bad[0]]} (not a finite number)")
+    if data.size < MINISTAT_MIN_N:
+        raise StatsError(f"n={data.size}: ministat needs at least {MINISTAT_MIN_N} values")
+    return data
+
+
+def stable_variance(samples: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample variance (n - 1) that stay accurate for any offset.
+
+    The mean is the correctly rounded sum over n; the variance the two-pass sum of
+    squared deviations with its compensation term (Chan, Golub and LeVeque), so
+    1e9 + noise keeps the noise's variance where sum(x^2) - sum(x)^2/n keeps nothing.
+    """
+    import math
+
+    data = np.asarray(samples, dtype=np.float64)
+    n = int(data.size)
+    if n < 2:
+        raise StatsError(f"n={n}: a variance needs at least 2 values")
+    mean = math.fsum(data.tolist()) / n
+    dev = data - mean
+    total = math.fsum(dev.tolist())
+    squares = math.fsum((dev * dev).tolist())
+    return mean, max(0.0, (squares - total * total / n) / (n - 1))
+
+
+def vitals(samples: Sequence[float], what: str = "value") -> Vitals:
+    """N, Min, Max, Median (upper), Avg and Stddev of a data set, as ministat defines them."""
+    data = np.sort(_finite(samples, what))
+    mean, var = stable_variance(data.tolist())
+    return Vitals(n=int(data.size), min=float(data[0]), max=float(data[-1]),
+                  median=float(data[data.size // 2]), avg=mean, stddev=float(np.sqrt(var)),
+                  variance=var)
+
+
+@dataclass(frozen=True)
+class StudentT:
+    """ministat's comparison of a data set with the first (base) one."""
+
+    level: float          # ministat's label (%)
+    df: int
+    t: float              # from ministat's table
+    difference: float     # avg(new) - avg(base)
+    error: float          # t * pooled_s * sqrt(1/n_base + 1/n_new): the interval's half-width
+    pooled_s: float
+    base_avg: float
+    significant: bool     # |difference| > error: "Difference at ...% confidence"
+
+    @property
+    def percent(self) -> float:
+        return _percent_of(self.difference, self.base_avg)
+
+    @property
+    def percent_error(self) -> float:
+        return _percent_of(self.error, self.base_avg)
+
+
+def _percent_of(value: float, base: float) -> float:
+    if base == 0.0:  # what C's division gives, so the line reads as ministat's would
+        return float("nan") if value == 0.0 else float(np.copysign(np.inf, value))
+    return value * 100.0 / base
+
+
+def student_t(base: Sequence[float] | Vitals, new: Sequence[float] | Vitals,
+              level: float = 95.0) -> StudentT:
+    """ministat's Student's t of ``new`` against ``base`` at its confidence ``level`` (%)."""
+    a = base if isinstance(base, Vitals) else vitals(base, "base value")
+    b = new if isinstance(new, Vitals) else vitals(new, "new value")
+    df = a.n + b.n - 2
+    t = ministat_t(df, level)
+    pooled = float(np.sqrt(((a.n - 1) * a.variance + (b.n - 1) * b.variance) / df))
+    error = t * pooled * float(np.sqrt(1.0 / a.n + 1.0 / b.n))
+    difference = b.avg - a.avg
+    return StudentT(level=level, df=df, t=t, difference=difference, error=error,
+                    pooled_s=pooled, base_avg=a.avg, significant=abs(difference) > error)

@@ -20,6 +20,15 @@ Behaviour knobs for failure tests, all optional:
   KCROSS_FAKE_SCHEMA=N         put schema N into every record
   KCROSS_FAKE_SKIP=GLOB        matching benchmarks are skipped (as on a machine lacking
                                what they need), in `run` and `list`
+  KCROSS_FAKE_SCALE=F[@VAR=V]  multiply every sample and empty-loop sample by F (a machine
+                               or a setting F times slower); with @VAR=V only when the
+                               environment variable VAR is V (one side of an A/B)
+  KCROSS_FAKE_RESAMPLE=1       draw each run's samples (and the empty loop's) afresh with
+                               replacement from the captured ones (independent runs of one
+                               benchmark, for A/A tests)
+
+A forced KCROSS_SYSCALL other than auto is the mechanism the run reports, as in the real
+harness (fingerprint ``syscall.mechanism`` and each result's ``mechanism``).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import copy
 import fnmatch
 import json
 import os
+import random
 import signal
 import sys
 import time
@@ -150,6 +160,37 @@ def not_run(rec: dict[str, Any], status: str, reason: str) -> dict[str, Any]:
             "switches_per_op": None, "switches_counted_per_op": None, "flags": []}
 
 
+def mechanism(forced: dict[str, str | None]) -> str:
+    """The syscall mechanism a run reports: the forced one, else the captured selection."""
+    chosen = forced["KCROSS_SYSCALL"]
+    return chosen if chosen not in (None, "auto") else FINGERPRINT["syscall"]["mechanism"]
+
+
+def scale() -> float:
+    """KCROSS_FAKE_SCALE's factor for this run (1 when unset or its condition does not hold)."""
+    text = os.environ.get("KCROSS_FAKE_SCALE")
+    if not text:
+        return 1.0
+    factor, _, condition = text.partition("@")
+    if condition:
+        name, _, value = condition.partition("=")
+        if os.environ.get(name, "") != value:
+            return 1.0
+    return float(factor)
+
+
+def resample(rec: dict[str, Any]) -> None:
+    """KCROSS_FAKE_RESAMPLE: each series drawn afresh, with replacement, from its own values."""
+    rng = random.Random(os.urandom(16))
+    n = len(rec["samples"])
+    picks = [rng.randrange(n) for _ in range(n)]
+    rec["samples"] = [rec["samples"][i] for i in picks]
+    rec["ticks"] = [rec["ticks"][i] for i in picks]
+    rec["disturbed"] = [k for k, i in enumerate(picks) if i in set(rec["disturbed"])]
+    rec["overhead"] = {key: [values[rng.randrange(len(values))] for _ in values]
+                       for key, values in rec["overhead"].items()}
+
+
 def result(bench: dict[str, Any], n: int, cpu: int | None,
            forced: dict[str, str | None]) -> dict[str, Any]:
     rec = copy.deepcopy(RESULTS[(bench["suite"], bench["name"])])
@@ -164,6 +205,14 @@ def result(bench: dict[str, Any], n: int, cpu: int | None,
     rec["ticks"] = cycle(rec["ticks"], n)
     rec["overhead"] = {key: cycle(values, n) for key, values in rec["overhead"].items()}
     rec["disturbed"] = [i for i in range(n) if i % k in set(rec["disturbed"])]
+    if os.environ.get("KCROSS_FAKE_RESAMPLE"):
+        resample(rec)
+    factor = scale()
+    if factor != 1.0:
+        rec["samples"] = [x * factor for x in rec["samples"]]
+        if "samples" in rec["overhead"]:
+            rec["overhead"]["samples"] = [x * factor for x in rec["overhead"]["samples"]]
+    rec["mechanism"] = mechanism(forced)
     if cpu is not None:
         rec["cpu"] = cpu
         if rec["thread_cpus"]:
@@ -184,7 +233,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     garbage_after = knob("KCROSS_FAKE_GARBAGE_AFTER")
     die_after = knob("KCROSS_FAKE_DIE_AFTER")
     emit({**FINGERPRINT, "forced": forced,
-          "syscall": {**FINGERPRINT["syscall"], "forced": forced["KCROSS_SYSCALL"]}})
+          "syscall": {**FINGERPRINT["syscall"], "forced": forced["KCROSS_SYSCALL"],
+                      "mechanism": mechanism(forced)}})
     min_batch = args.min_batch_ms if args.min_batch_ms is not None else \
         (PLAN["min_batch_ms"] if args.quick else 10.0)
     warmup = args.warmup_ms if args.warmup_ms is not None else \
@@ -255,7 +305,8 @@ def main() -> None:
     else:
         forced = forcings()
         emit({**SYSINFO, "forced": forced,
-              "syscall": {**SYSINFO["syscall"], "forced": forced["KCROSS_SYSCALL"]}})
+              "syscall": {**SYSINFO["syscall"], "forced": forced["KCROSS_SYSCALL"],
+                          "mechanism": mechanism(forced)}})
 
 
 if __name__ == "__main__":

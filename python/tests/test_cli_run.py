@@ -28,7 +28,7 @@ SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
 
 
 def _row(out: str, label: str) -> str:
-    (line,) = [line for line in out.splitlines() if line.startswith(f"│ {label} ")]
+    (line,) = [line for line in out.splitlines() if line.startswith(f"| {label} ")]
     return line
 
 
@@ -107,7 +107,7 @@ def test_runs_and_show(kcross: Kcross, stored_db: Path) -> None:
     lines = [line for line in runs.stdout.splitlines() if FP["host"]["hostname"] in line]
     assert len(lines) == 2 and " 2 " in lines[0] and " 1 " in lines[1]  # newest first
     assert "VM (" in lines[0] and "complete" in lines[0]
-    assert lines[0].rstrip(" │").endswith(f" {cpuid}") and lines[1].rstrip(" │").endswith(" 2")
+    assert lines[0].rstrip(" |").endswith(f" {cpuid}") and lines[1].rstrip(" |").endswith(" 2")
     latest = kcross("show", *db)
     assert "run 2" in latest.stdout and "cpuid/rseq-load" in latest.stdout
     first = kcross("show", "1", *db)

@@ -179,11 +179,11 @@ def test_compare_on_a_real_kernel_is_stored_once(kcross, db_path: Path) -> None:
     extra = {"XDG_CACHE_HOME": REAL_CACHE, "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
     proc = kcross(*args, extra_env=extra, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines()
-            if line.startswith("│")}
-    dispatch = [c.strip() for c in rows["getppid-dispatch"].split("│")[1:-1]]
+    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
+            if line.startswith("|")}
+    dispatch = [c.strip() for c in rows["getppid-dispatch"].split("|")[1:-1]]
     assert float(dispatch[2]) < float(dispatch[1])        # scv < sc through kc_sys0
-    assert rows["getppid-inline"].split("│")[4].strip() == "0"   # sc itself: unchanged
+    assert rows["getppid-inline"].split("|")[4].strip() == "0"   # sc itself: unchanged
     assert "stored as run 1, 2" in proc.stderr
     again = kcross(*args, extra_env=extra, timeout=600)
     assert again.returncode == 0, again.stderr

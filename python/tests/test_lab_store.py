@@ -291,7 +291,7 @@ def test_a_runstream_is_accepted_and_checked_again(tmp_path: Path) -> None:
 def run_rows(table: str, run_id: int) -> list[str]:
     """The rows of `kcross runs` output for one run id."""
     return [x for x in table.splitlines()
-            if x.startswith("│") and x.split("│")[1].strip() == str(run_id)]
+            if x.startswith("|") and x.split("|")[1].strip() == str(run_id)]
 
 
 def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
@@ -311,7 +311,7 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
             continue
         summary = summarize_record(rec)
         (row,) = [line for line in out.splitlines()
-                  if line.startswith("│") and f" {rec['suite']}/{rec['name']} " in line]
+                  if line.startswith("|") and f" {rec['suite']}/{rec['name']} " in line]
         mark = "†" if summary.overhead.subtracted else ""
         assert f" {summary.median:.1f}{mark} " in row, row
         assert f" {summary.min:.1f} " in row, row

@@ -73,7 +73,7 @@ def test_mark_and_delete_on_postgres(kcross: Kcross, pg_schema: str) -> None:
     deleted = kcross("delete", "2", "--db", pg_schema)
     assert deleted.returncode == 0, deleted.stderr
     runs = kcross("runs", "--db", pg_schema).stdout
-    assert "interrupted" in runs and "│  2 │" not in runs
+    assert "interrupted" in runs and "|  2 |" not in runs
 
 
 def test_v1_schema_is_migrated_on_postgres(pg_schema: str) -> None:

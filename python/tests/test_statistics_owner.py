@@ -1,15 +1,13 @@
 """kcross.stats is the only statistics code in the project's Python (issue 7: quantiles
-were defined four ways), and scripts/ab-ratio uses it."""
+were defined four ways); kcross ab's use of it is tested in test_ab.py."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import FAKE_HARNESS, PYTHON_DIR, captured
+from conftest import PYTHON_DIR
 from kcross import stats
 
 ROOT = PYTHON_DIR.parent
@@ -29,21 +27,6 @@ def test_no_quantile_code_outside_kcross_stats() -> None:
                  if p.name != "stats.py" or p.parent.name != "kcross"
                  for m in [QUANTILE_CODE.search(p.read_text())] if m]
     assert offenders == []
-
-
-def test_ab_ratio_uses_the_rule_on_raw_samples() -> None:
-    # The fake harness serves the same records every round: the ratio is exact.
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "ab-ratio"), "getppid-inline",
-                           "getppid-dispatch", "--rounds", "3", "--samples", "11",
-                           "--harness", str(FAKE_HARNESS)],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    raw = {r["name"]: stats.median(r["samples"]) for r in captured()
-           if r.get("name") in ("getppid-inline", "getppid-dispatch")}
-    ratio = raw["getppid-dispatch"] / raw["getppid-inline"]
-    assert f"median ratio {ratio:.3f} (quartiles {ratio:.3f}..{ratio:.3f}, 3 rounds)" \
-        in proc.stdout, proc.stdout
-    assert proc.stdout.count(f"ratio {ratio:.3f}\n") == 3
 
 
 def test_raw_samples_undo_schema_1_subtraction() -> None:

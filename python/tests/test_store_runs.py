@@ -30,7 +30,7 @@ def _set(db: Path, sql: str, *params: object) -> None:
 def _runs_line(kcross: Kcross, db: Path, run_id: int) -> str:
     proc = kcross("runs", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    heads = (f"│ {run_id:>2} │", f"│ {run_id} │")
+    heads = (f"| {run_id:>2} |", f"| {run_id} |")
     lines = [line for line in proc.stdout.splitlines() if line.startswith(heads)]
     assert len(lines) == 1, proc.stdout
     return lines[0]
@@ -68,7 +68,7 @@ def test_sigkilled_run_is_recognisable_and_can_be_marked(env: dict[str, str], kc
         wait_for_rows(proc, db, "results", 1)
         assert query(db, "SELECT owner_pid FROM runs") == [(proc.pid,)]
         line = _runs_line(kcross, db, 1)
-        assert "│ running " in line, line
+        assert "| running " in line, line
         assert_one_line_error(kcross("delete", "1", "--db", str(db)),
                               contains="run 1 is running: it may still be writing; use --force")
         assert_one_line_error(kcross("mark", "1", "failed", "--db", str(db)), contains="--force")
@@ -82,7 +82,7 @@ def test_sigkilled_run_is_recognisable_and_can_be_marked(env: dict[str, str], kc
     assert "marked failed" in marked.stdout
     assert query(db, "SELECT status, error FROM runs") == \
         [("failed", f"marked failed by the user (was dead (pid {proc.pid} gone))")]
-    assert "│ failed " in _runs_line(kcross, db, 1)
+    assert "| failed " in _runs_line(kcross, db, 1)
 
 
 @needs_proc
@@ -128,7 +128,7 @@ def test_mark_and_delete_errors_are_one_line(kcross: Kcross, stored_db: Path,
     assert_one_line_error(kcross("delete", "424242", *db), contains="no run 424242")
     assert_one_line_error(kcross("mark", "99999999999999999999999", "failed", *db),
                           contains="no run 99999999999999999999999")
-    assert_one_line_error(kcross("delete", "abc", *db), contains="must be a number")
+    assert_one_line_error(kcross("delete", "abc", *db), contains="no run or tag 'abc'")
     assert_one_line_error(kcross("mark", "1", "complete", *db), contains="invalid choice")
     empty = tmp_path / "none.db"
     assert_one_line_error(kcross("delete", "1", "--db", str(empty)), contains="no runs stored")

@@ -1,9 +1,100 @@
-"""Placeholder: filled by issue 10's work."""
+"""``kcross report [RUN...] -o FILE``: stored runs as one self-contained static HTML page."""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+DEFAULT_OUTPUT = "report.html"
 
 
 def add_parser(sub: Any, parents: Any) -> None:
-    return None
+    p = sub.add_parser(
+        "report", parents=[parents.db],
+        help="write stored runs as one self-contained HTML page (tables, plots, comparisons)",
+        description="Write one static HTML page of stored runs: the fingerprints, a table and "
+                    "the samples' distribution per suite, the comparisons of each run with the "
+                    "first, thread-scaling curves, and lab instruction counts by arch. The page "
+                    "has no script and loads nothing from elsewhere.")
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="run id, latest, latest~N, a tag or latest@HOST (default: latest); "
+                        "the first is the base the others are compared with")
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="FILE",
+                   help=f"where to write the page (default: {DEFAULT_OUTPUT}; - for stdout)")
+    p.set_defaults(func=cmd_report)
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse, before any work, a path the page could not be written to."""
+    parent = path.parent
+    if path.is_dir():
+        raise UserError(f"cannot write the report to {path}: it is a directory")
+    if not parent.is_dir():
+        raise UserError(f"cannot write the report to {path}: no directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"cannot write the report to {path}: permission denied")
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a file through a temporary file in the same directory, so that a reader never
+    sees half a page; anything else that is not a file (/dev/stdout, a FIFO) directly."""
+    data = text.encode()
+    try:
+        if path.exists() and not path.is_file():
+            with path.open("wb") as f:
+                f.write(data)
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {path}: "
+                        f"{exc.strerror or exc}") from None
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.text import Text
+
+    from .. import report
+    from ..store import Store, resolve
+
+    to_stdout = args.output == "-"
+    path = Path(args.output)
+    if not to_stdout:
+        _check_writable(path)
+    refs = list(dict.fromkeys(args.runs or ["latest"]))   # a run named twice is shown once
+    target = resolve(args.db)
+    store = Store.open(target, write=False)
+    if store is None:
+        raise UserError(f"no runs stored in {target.display}")
+    try:
+        runs = [store.load_run(ref) for ref in refs]
+        unique = list({run.id: run for run in runs}.values())  # latest and its id: one run
+        wanted = {run.id for run in unique}
+        tags = {s.id: s.tags for s in store.list_runs() if s.id in wanted}
+    finally:
+        store.close()
+    page = report.html(unique, tags=tags)
+    if to_stdout:
+        sys.stdout.write(page)
+        return 0
+    _write(path, page)
+    size = len(page.encode())
+    what = ", ".join(f"run {r.id}" for r in unique)
+    err.print(Text(f"wrote {path} ({what}; {size / 1024:,.0f} KiB)"))
+    return 0

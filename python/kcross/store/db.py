@@ -50,6 +50,10 @@ BUSY_TIMEOUT_S = 10
 _PG_MIGRATION_LOCK = 0x6B63726F7373  # "kcross"
 
 
+class OldSchema(StoreError):
+    """Reading a database an older kcross wrote: opening it for writing upgrades it."""
+
+
 def first_line(exc: BaseException) -> str:
     """The driver's own message, without SQLAlchemy's SQL echo and help links."""
     orig = getattr(exc, "orig", None) or exc
@@ -326,6 +330,7 @@ def _prepare(engine: sa.Engine, target: Target, *, write: bool) -> sa.Engine | N
         return None
     if version < migrations.LATEST:
         engine.dispose()
-        raise StoreError(f"{target.display} has schema version {version}; it is upgraded to "
-                         f"{migrations.LATEST} by the next 'kcross run' or 'kcross import'")
+        raise OldSchema(f"{target.display} has schema version {version}; it is upgraded to "
+                        f"{migrations.LATEST} by the next command that writes to it "
+                        "('kcross run', 'import', 'tag', 'push' from it, 'pull' into it)")
     return engine

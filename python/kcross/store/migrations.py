@@ -11,6 +11,7 @@ History:
   1 (kcross 0.1.0): machines, runs, results.
   2: runs.owner_host/owner_pid/owner_id/updated_at (who writes a running run,
      its heartbeat) and runs.content_hash (duplicate imports).
+  3: tags (name -> run id): a tag names one run (kcross tag, run --tag, push/pull).
 """
 
 from __future__ import annotations
@@ -94,7 +95,21 @@ def _v2_run_owner(conn: sa.Connection) -> None:
     conn.execute(sa.text("UPDATE runs SET updated_at = COALESCE(finished_at, started_at)"))
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner)
+def _v3_tags(conn: sa.Connection) -> None:
+    """Version 3: the tags table (a name unique in the store -> one run)."""
+    md = sa.MetaData()
+    sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
+    tags = sa.Table(
+        "tags", md,
+        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  nullable=False, index=True),
+        sa.Column("tagged_at", sa.DateTime(timezone=True), nullable=False),
+    )
+    tags.create(conn)
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

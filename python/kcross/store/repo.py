@@ -24,9 +24,10 @@ from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of,
 from ..schema import dig as _get
 from ..stats import summary_columns
 from . import tables as t
-from .db import check_writable, guard, open_engine
+from .db import OldSchema, check_writable, guard, open_engine
 from .liveness import Liveness, Owner, judge
 from .location import Target
+from .refs import HASH_SHOWN, REF_FORMS, check_tag_name, parse_ref
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
 # What a user may mark a run as: the two outcomes that do not claim a complete run.
@@ -37,7 +38,7 @@ HEARTBEAT_EVERY_S = 60.0
 # Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
 _MAX_ID = 2**31 - 1
 
-RUN_SOURCES = ("run", "import", "lab")  # runs.source: how the run came into the store
+RUN_SOURCES = ("run", "import", "lab", "remote")  # runs.source: how the run came into the store
 
 # Fingerprint fields that differ between two runs on the same machine
 # configuration and therefore must not split it into two machines.  The lab
@@ -116,10 +117,16 @@ def _as_utc(value: dt.datetime) -> dt.datetime: ...
 @overload
 def _as_utc(value: None) -> None: ...
 def _as_utc(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite hands back naive datetimes; everything kcross stores is UTC."""
-    if value is not None and value.tzinfo is None:
+    """A stored time in UTC, as everything kcross stores is.
+
+    SQLite hands back naive datetimes (UTC as written); PostgreSQL aware ones in the
+    session's time zone, which need not be UTC (and SQLite, written to, would drop it).
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
-    return value
+    return value.astimezone(dt.UTC)
 
 
 def parse_time(text: Any) -> dt.datetime | None:
@@ -191,6 +198,8 @@ class RunSummary:
     state: str = ""
     live: bool = False
     unit: str = UNIT_NS  # of the run's figures: instructions/op for a counting-mode lab run
+    machine_hash: str = ""  # the machine's fingerprint hash (latest@PREFIX names it)
+    tags: tuple[str, ...] = ()  # the tags naming this run, sorted
 
 
 @dataclass(frozen=True)
@@ -219,15 +228,9 @@ class DuplicateImport(UserError):
         self.run_id = run_id
 
 
-def _run_id(ref: str | int, display: str) -> int:
-    """A run id from the command line; numbers no run can have are simply not found."""
-    try:
-        run_id = int(ref)
-    except ValueError:
-        raise UserError(f"run must be a number or 'latest', not {ref!r}") from None
-    if not 1 <= run_id <= _MAX_ID:
-        raise UserError(f"no run {ref} in {display} (see 'kcross runs')")
-    return run_id
+def _newest_first(query: sa.Select[Any]) -> sa.Select[Any]:
+    """What 'latest' means: the most recently started run (ties: the higher id)."""
+    return query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc())
 
 
 class Store:
@@ -265,10 +268,14 @@ class Store:
     @classmethod
     def open_existing(cls, target: Target) -> Store:
         """Open for changing what is stored; refuse (creating nothing) if nothing is stored."""
-        reader = cls.open(target, write=False)
-        if reader is None:
-            raise UserError(f"no runs stored in {target.display}")
-        reader.close()
+        try:
+            reader = cls.open(target, write=False)
+        except OldSchema:
+            pass  # opening it for writing upgrades it
+        else:
+            if reader is None:
+                raise UserError(f"no runs stored in {target.display}")
+            reader.close()
         store = cls.open(target, write=True)
         assert store is not None
         return store
@@ -349,15 +356,18 @@ class Store:
             **_stat_columns(record)))
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
-                  command: Sequence[str]) -> int:
+                  command: Sequence[str], source: str = "run") -> int:
         """Record a live run as ``running``, owned by this process; its results follow.
+
+        ``source``: ``run`` (the harness ran here) or ``remote`` (``kcross run
+        --remote``: it ran on another machine over ssh, streamed back live).
 
         The first write of a lazily opened store: the database is created here.
         """
         if self._owner is None:
             self._owner = Owner.this_process()
         with guard(self.target, "recording the run"), self.engine.begin() as conn:
-            run_id = self._insert_run(conn, fingerprint, plan, command=command, source="run",
+            run_id = self._insert_run(conn, fingerprint, plan, command=command, source=source,
                                       started_at=_utcnow(), status="running",
                                       owner=self._owner)
         self._stored[run_id] = 0
@@ -447,7 +457,7 @@ class Store:
         """
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
-        if source not in RUN_SOURCES or source == "run":
+        if source not in RUN_SOURCES or source in ("run", "remote"):
             raise ValueError(f"an imported run's source is 'import' or 'lab', not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
@@ -508,9 +518,8 @@ class Store:
         """
         if status not in MARK_STATUSES:
             raise UserError(f"a run can be marked {' or '.join(MARK_STATUSES)}, not {status!r}")
-        run_id = _run_id(ref, self.target.display)
         with guard(self.target, "marking the run"), self.engine.begin() as conn:
-            run_id, live = self._liveness(conn, run_id)
+            run_id, live = self._liveness(conn, self._resolve(conn, ref))
             self._refuse_live(run_id, live, f"mark {status}", force)
             if live.state in RUN_STATUSES and live.state != "running" and not force:
                 raise UserError(f"run {run_id} is already {live.state}; use --force to "
@@ -520,17 +529,122 @@ class Store:
         return live.state
 
     def delete_run(self, ref: str | int, *, force: bool = False) -> int:
-        """Delete a run and its results; return how many results went with it."""
-        run_id = _run_id(ref, self.target.display)
+        """Delete a run, its results and its tags; return how many results went with it."""
         with guard(self.target, "deleting the run"), self.engine.begin() as conn:
-            run_id, live = self._liveness(conn, run_id)
+            run_id, live = self._liveness(conn, self._resolve(conn, ref))
             self._refuse_live(run_id, live, "delete", force)
+            conn.execute(sa.delete(t.tags).where(t.tags.c.run_id == run_id))
             gone = conn.execute(sa.delete(t.results)
                                 .where(t.results.c.run_id == run_id)).rowcount
             conn.execute(sa.delete(t.runs).where(t.runs.c.id == run_id))
         return int(gone or 0)
 
+    def tag_run(self, ref: str | int, name: str) -> tuple[int, int | None]:
+        """Let tag ``name`` name run ``ref``; return (that run's id, the run it named before).
+
+        A tag names one run: tagging another run moves it (the second value says from where).
+        """
+        check_tag_name(name)
+        with guard(self.target, "tagging the run"), self.engine.begin() as conn:
+            run_id = self._resolve(conn, ref)
+            before = conn.execute(sa.select(t.tags.c.run_id)
+                                  .where(t.tags.c.name == name)).scalar_one_or_none()
+            if before is None:
+                conn.execute(sa.insert(t.tags).values(name=name, run_id=run_id,
+                                                      tagged_at=_utcnow()))
+            elif before != run_id:
+                conn.execute(sa.update(t.tags).where(t.tags.c.name == name)
+                             .values(run_id=run_id, tagged_at=_utcnow()))
+        return run_id, before
+
+    def untag(self, name: str) -> int:
+        """Delete tag ``name`` (never the run); return the id of the run it named."""
+        with guard(self.target, "deleting the tag"), self.engine.begin() as conn:
+            run_id = conn.execute(sa.select(t.tags.c.run_id)
+                                  .where(t.tags.c.name == name)).scalar_one_or_none()
+            if run_id is None:
+                raise UserError(f"no tag {name!r} in {self.target.display} (see 'kcross tag')")
+            conn.execute(sa.delete(t.tags).where(t.tags.c.name == name))
+        return int(run_id)
+
     # --- reading --------------------------------------------------------------------
+
+    def tags(self) -> list[tuple[str, int]]:
+        """Every tag and the run it names, by name."""
+        with guard(self.target, "listing tags"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.tags.c.name, t.tags.c.run_id)
+                                .order_by(t.tags.c.name)).all()
+        return [(r.name, r.run_id) for r in rows]
+
+    def resolve(self, ref: str | int) -> int:
+        """The id of the run that ``ref`` names (refs.py lists the forms); UserError if none."""
+        with guard(self.target, "finding the run"), self.engine.connect() as conn:
+            return self._resolve(conn, ref)
+
+    def _resolve(self, conn: sa.Connection, ref: str | int) -> int:
+        parsed = parse_ref(ref)
+        display = self.target.display
+        if parsed.run_id is not None:
+            found = None
+            if 1 <= parsed.run_id <= _MAX_ID:  # larger numbers name no run (32-bit ids)
+                found = conn.execute(sa.select(t.runs.c.id)
+                                     .where(t.runs.c.id == parsed.run_id)).scalar_one_or_none()
+            if found is None:
+                raise UserError(f"no run {parsed.text} in {display} (see 'kcross runs')")
+            return int(found)
+        if parsed.tag is not None:
+            found = conn.execute(sa.select(t.tags.c.run_id)
+                                 .where(t.tags.c.name == parsed.tag)).scalar_one_or_none()
+            if found is None:
+                raise UserError(f"no run or tag {parsed.tag!r} in {display} (a RUN is "
+                                f"{REF_FORMS}; see 'kcross runs')")
+            return int(found)
+        assert parsed.back is not None
+        query = sa.select(t.runs.c.id)
+        of = ""
+        if parsed.host is not None:
+            machine_ids, of = self._machines_named(conn, parsed.host)
+            query = query.where(t.runs.c.machine_id.in_(machine_ids))
+        found = conn.execute(_newest_first(query).offset(parsed.back).limit(1)
+                             ).scalar_one_or_none()
+        if found is None:
+            count = conn.execute(sa.select(sa.func.count()).select_from(query.subquery())
+                                 ).scalar_one()
+            if not count:
+                raise UserError(f"no runs{of} stored in {display}")
+            at = f"@{parsed.host}" if parsed.host is not None else ""
+            raise UserError(f"no run {parsed.text} in {display}: {count} run(s){of} stored, "
+                            f"so latest~{count - 1}{at} is the oldest (see 'kcross runs')")
+        return int(found)
+
+    def _machines_named(self, conn: sa.Connection, host: str) -> tuple[list[int], str]:
+        """The machine rows ``latest@HOST`` means, and " of machine ..." for messages.
+
+        HOST is a hostname (every machine row of that host: its kernels and settings
+        are machines of their own) or else a prefix of one machine's hash.
+        """
+        m = t.machines.c
+        by_name = conn.execute(sa.select(m.id).where(m.hostname == host)).scalars().all()
+        if by_name:
+            return list(by_name), f" of host {host}"
+        prefix = host.lower()
+        if all(c in "0123456789abcdef" for c in prefix):
+            rows = conn.execute(sa.select(m.id, m.fingerprint_hash, m.hostname)
+                                .where(m.fingerprint_hash.startswith(prefix))
+                                .order_by(m.fingerprint_hash)).all()
+            if len(rows) == 1:
+                return [rows[0].id], f" of machine {prefix}"
+            if rows:
+                width = max(HASH_SHOWN, _common_prefix([r.fingerprint_hash for r in rows]) + 1)
+                shown = ", ".join(f"{r.fingerprint_hash[:width]} ({r.hostname or '?'})"
+                                  for r in rows[:8])
+                more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
+                raise UserError(f"latest@{host} is ambiguous in {self.target.display}: "
+                                f"{len(rows)} machines' hashes start with {prefix}: "
+                                f"{shown}{more}; give more of the hash")
+        raise UserError(f"no machine {host!r} in {self.target.display}: no hostname is "
+                        f"{host!r} and no machine hash starts with it (see 'kcross runs')")
+
 
     def list_runs(self) -> list[RunSummary]:
         """All runs, newest first."""
@@ -541,13 +655,17 @@ class Store:
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
                            t.machines.c.kernel_release, t.machines.c.hypervisor,
+                           t.machines.c.fingerprint_hash,
                            # JSON path: JSON_EXTRACT on SQLite, #>> on PostgreSQL
                            t.runs.c.fingerprint[("lab", "unit")].as_string().label("lab_unit"),
                            count.label("results"))
-                 .join(t.machines, t.machines.c.id == t.runs.c.machine_id)
-                 .order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc()))
+                 .join(t.machines, t.machines.c.id == t.runs.c.machine_id))
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
-            rows = conn.execute(query).all()
+            rows = conn.execute(_newest_first(query)).all()
+            tagged: dict[int, list[str]] = {}
+            for name, run_id in conn.execute(sa.select(t.tags.c.name, t.tags.c.run_id)
+                                             .order_by(t.tags.c.name)):
+                tagged.setdefault(run_id, []).append(name)
         summaries = []
         for r in rows:
             live = judge(r.status, owner_host=r.owner_host, owner_pid=r.owner_pid,
@@ -556,11 +674,12 @@ class Store:
                 id=r.id, started_at=_as_utc(r.started_at), status=r.status, source=r.source,
                 hostname=r.hostname, cpu_model=r.cpu_model, kernel_release=r.kernel_release,
                 hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live,
-                unit=unit_of({"lab": {"unit": r.lab_unit}} if r.lab_unit else None)))
+                unit=unit_of({"lab": {"unit": r.lab_unit}} if r.lab_unit else None),
+                machine_hash=r.fingerprint_hash, tags=tuple(tagged.get(r.id, ()))))
         return summaries
 
-    def load_run(self, ref: str) -> StoredRun:
-        """A run by id, or the most recently started one for ``latest``."""
+    def load_run(self, ref: str | int) -> StoredRun:
+        """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py)."""
         # JSON columns are read as text and checked here: a database edited by
         # hand must give one line naming the run and record, not a traceback.
         raw = {name: sa.type_coerce(t.runs.c[name], sa.Text).label(name)
@@ -570,14 +689,8 @@ class Store:
                           t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
                           t.runs.c.updated_at, *raw.values())
         with guard(self.target, "reading the run"), self.engine.connect() as conn:
-            if ref == "latest":
-                query = query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc()).limit(1)
-            else:
-                query = query.where(t.runs.c.id == _run_id(ref, self.target.display))
-            run = conn.execute(query).first()
-            if run is None:
-                if ref == "latest":
-                    raise UserError(f"no runs stored in {self.target.display}")
+            run = conn.execute(query.where(t.runs.c.id == self._resolve(conn, ref))).first()
+            if run is None:  # deleted between the two statements
                 raise UserError(f"no run {ref} in {self.target.display} (see 'kcross runs')")
             rows = conn.execute(sa.select(t.results.c.seq, t.results.c.suite, t.results.c.name,
                                           sa.type_coerce(t.results.c.record, sa.Text))
@@ -621,3 +734,11 @@ class Store:
             raise StoreError(f"{exc} (was the database edited by hand?)") from None
         return value
 
+
+def _common_prefix(texts: Sequence[str]) -> int:
+    """Length of the prefix all ``texts`` share."""
+    first, last = min(texts), max(texts)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return n

@@ -86,3 +86,12 @@ results = sa.Table(
     sa.Column("record", json_type(), nullable=False),
     sa.UniqueConstraint("run_id", "suite", "name"),
 )
+
+# Since schema 3: a tag names one run (kcross tag, kcross run --tag); a run may have several.
+tags = sa.Table(
+    "tags", metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              nullable=False, index=True),
+    sa.Column("tagged_at", sa.DateTime(timezone=True), nullable=False),
+)

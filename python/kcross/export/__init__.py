@@ -1,0 +1,237 @@
+"""Exports: stored runs and comparisons written in formats other tools read.
+
+One exporter per format, each a module of this package with the same
+interface (:class:`Exporter`), found through :data:`FORMATS`; callers use
+:func:`write` only::
+
+    export.write("gobench", Path("new.txt"), export.ExportData(runs=[stored]))
+
+``run`` and ``show`` pass the run (``runs``); ``compare`` passes its series
+and its rows (:class:`ComparisonRow`).  What a format makes of each:
+
+========  =====================================================================
+json      the result format (docs/result-format.md): a run as the harness's JSON
+          lines (what ``kcross show --json`` writes and ``kcross import`` reads);
+          a comparison as one ``comparison`` record
+csv       one line per benchmark (a run) or per compared pair, figures at full
+          precision
+markdown  a GitHub table, figures as kcross prints them
+gobench   the Go benchmark format, one line per sample, for ``benchstat``; the
+          sides of a comparison differ in the configuration key ``side``
+ministat  one number per line; with several series, one file per series named
+          from FILE (the names go to stderr)
+========  =====================================================================
+
+The exporters import numpy and scipy when they run, not here: ``kcross show
+--json`` goes through this package too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import OutputClosed, OutputError, UserError
+
+if TYPE_CHECKING:  # types only: the store would load SQLAlchemy, stats numpy
+    from ..series import Series
+    from ..stats import Verdict
+    from ..store import StoredRun
+
+STDOUT = "-"
+
+# format name -> (module in this package, one line for --help)
+FORMATS: dict[str, tuple[str, str]] = {
+    "json": ("json_lines", "the versioned result format (a run: 'kcross import' reads it back)"),
+    "csv": ("csv_table", "one line per benchmark or compared pair"),
+    "markdown": ("markdown", "a GitHub table"),
+    "gobench": ("gobench", "the Go benchmark format, for benchstat"),
+    "ministat": ("ministat", "numbers one per line; one file per series"),
+}
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One compared pair, as ``kcross compare`` shows it: ``new`` judged against ``base``.
+
+    ``verdict`` is None when none could be given; ``error`` then says why
+    (a :class:`kcross.stats.StatsError` message, "only in base", ...).
+    """
+
+    name: str
+    base: Series
+    new: Series
+    verdict: Verdict | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ExportData:
+    """What to export: stored runs, or a comparison's series and rows (either may be empty)."""
+
+    runs: Sequence[StoredRun] = field(default_factory=tuple)
+    series: Sequence[Series] = field(default_factory=tuple)
+    rows: Sequence[ComparisonRow] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file of an export.
+
+    ``part`` is None for the export's only file (written to FILE itself);
+    an export of several files names each by its ``part`` (FILE's stem, a dot,
+    the part, FILE's suffix) and says what it holds in ``label``.
+    """
+
+    text: str
+    part: str | None = None
+    label: str = ""
+
+
+class Exporter(Protocol):
+    """A format module: ``render`` turns the data into the file(s) to write.
+
+    It raises :class:`kcross.errors.UserError` for data the format cannot
+    hold (one line saying what would do instead).
+    """
+
+    def render(self, data: ExportData) -> list[Output]: ...
+
+
+def exporter(fmt: str) -> Exporter:
+    """The exporter of format ``fmt``; :class:`UserError` naming the formats for another."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[fmt][0]}")
+    return module
+
+
+def add_option(parser: argparse.ArgumentParser, when: str) -> None:
+    """Add ``--export FORMAT FILE`` (repeatable) to a subcommand; ``when`` says what is
+    written and when ("the run shown").  :func:`requested` reads and checks it."""
+    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
+    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
+                        help=f"also write the results to FILE ({when}; - for standard output, "
+                             f"instead of the table); may be given several times. {formats}")
+
+
+def requested(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The ``--export FORMAT FILE`` pairs, checked before any work is done: known formats,
+    FILEs that can be created, at most one of them (and not ``--json`` too) on stdout."""
+    pairs = [(fmt, path) for fmt, path in getattr(args, "export", None) or []]
+    for fmt, path in pairs:
+        check_path(fmt, path)
+    to_stdout = [fmt for fmt, path in pairs if path == STDOUT]
+    if len(to_stdout) > 1:
+        raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
+                        "to standard output: give one of them a FILE")
+    if to_stdout and getattr(args, "json", False):
+        raise UserError(f"--export {to_stdout[0]} - and --json both write to standard output: "
+                        "give the export a FILE")
+    return pairs
+
+
+def check_path(fmt: str, path: str | Path) -> None:
+    """Refuse, before any work is done, an export that could not be written: an unknown
+    format, or a FILE in a directory that does not exist.  (The file itself is written
+    only at the end, e.g. when a run finishes.)"""
+    exporter(fmt)
+    if str(path) == STDOUT:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"--export {fmt} {path}: is a directory, not a file")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"--export {fmt} {path}: directory {parent} does not exist")
+
+
+def write(fmt: str, path: str | Path, data: ExportData) -> list[str]:
+    """Write ``data`` in format ``fmt`` to ``path`` (``-``: standard output); return the
+    files written.
+
+    A format that writes several files (ministat with several series) names them
+    from ``path`` and lists them on stderr, one ``kcross: wrote FILE: WHAT`` line
+    each; it cannot write them to standard output.  Errors: :class:`UserError`
+    (exit 2) for an unknown format or data the format cannot hold,
+    :class:`OutputError` (exit 3) when a file cannot be written.
+    """
+    outputs = exporter(fmt).render(data)
+    name = str(path)
+    several = len(outputs) != 1 or outputs[0].part is not None
+    if name == STDOUT:
+        if several:
+            raise UserError(f"the {fmt} export of this data is {len(outputs)} files (one per "
+                            "series): give a FILE name to derive theirs from, not -")
+        try:
+            sys.stdout.write(outputs[0].text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise OutputClosed("") from None
+        return [STDOUT]
+    base = Path(path)
+    files = [(base if not several else _part_path(base, out.part or str(i)), out)
+             for i, out in enumerate(outputs, start=1)]
+    clash = len({f for f, _ in files}) != len(files)
+    if clash:  # two parts that sanitize alike: number them instead
+        files = [(_part_path(base, f"{i}-{out.part}"), out) for i, (_, out) in
+                 enumerate(files, start=1)]
+    written = []
+    for file, out in files:
+        try:
+            file.write_text(out.text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {fmt} export {file}: {exc.strerror or exc}") from None
+        written.append(str(file))
+        if several:
+            sys.stderr.write(f"kcross: wrote {file}: {out.label}\n")
+    return written
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def safe_part(text: str) -> str:
+    """``text`` as a piece of a file name: runs of other characters become one ``-``."""
+    return _UNSAFE.sub("-", text).strip("-.") or "x"
+
+
+def _part_path(base: Path, part: str) -> Path:
+    """``out.txt`` + ``syscall-getppid`` -> ``out.syscall-getppid.txt`` (no suffix: appended)."""
+    return base.with_name(f"{base.stem}.{safe_part(part)}{base.suffix}")
+
+
+# --- what several formats share -----------------------------------------------------------
+
+def run_label(run: StoredRun) -> str:
+    return f"run {run.id}"
+
+
+def series_of_runs(runs: Sequence[StoredRun]) -> list[Series]:
+    """The series of the runs' ``ok`` results that have figures, each labelled ``run N``."""
+    from ..series import series_of_results
+
+    found: list[Series] = []
+    for run in runs:
+        found += series_of_results(run_label(run), run.fingerprint, run.results)
+    return found
+
+
+def series_of(data: ExportData) -> list[Series]:
+    """Every series the data holds, once each, in order: the rows' sides (base before new),
+    then series given on their own, then the runs'."""
+    found: list[Series] = []
+    seen: set[tuple[str, str]] = set()
+    candidates = [s for row in data.rows for s in (row.base, row.new)]
+    for series in [*candidates, *data.series, *series_of_runs(data.runs)]:
+        key = (series.source, series.name)
+        if key not in seen:
+            seen.add(key)
+            found.append(series)
+    return found

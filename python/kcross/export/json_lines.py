@@ -1,0 +1,96 @@
+"""``json``: the versioned result format (docs/result-format.md).
+
+A run is written as the harness wrote it, one record per line (fingerprint,
+plan, results, end; no end for an interrupted run): ``kcross import`` reads it
+back as the same run.  A comparison is one ``comparison`` record holding both
+sides' samples and the verdicts, checked against the schema file before it is
+written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+from . import ComparisonRow, ExportData, Output
+
+if TYPE_CHECKING:
+    from ..series import Series
+    from ..store import StoredRun
+
+
+def run_records(run: StoredRun) -> list[dict[str, Any]]:
+    """The run's records in stream order, as ``kcross-harness run --json`` wrote them."""
+    return [r for r in (run.fingerprint, run.plan, *run.results, run.end) if r is not None]
+
+
+def _lines(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def render(data: ExportData) -> list[Output]:
+    if data.rows:
+        return [Output(_lines([comparison_record(data.rows)]))]
+    if len(data.runs) == 1 and not data.series:
+        return [Output(_lines(run_records(data.runs[0])))]
+    if data.runs and not data.series:
+        raise UserError(f"the json export holds one run per file, not {len(data.runs)} "
+                        "(export each run on its own)")
+    raise UserError("the json export holds a run or a comparison; these samples are neither "
+                    "(export them as csv, gobench or ministat)")
+
+
+def _side(series: Series) -> dict[str, Any]:
+    from ..stats import StatsError, median
+
+    try:
+        mid: float | None = median(series.samples)
+    except StatsError:
+        mid = None
+    return {"source": series.source, "name": series.name, "n": len(series.samples),
+            "median": mid, "overhead_subtracted": series.overhead_subtracted,
+            "samples": [float(x) for x in series.samples]}
+
+
+def _verdict(row: ComparisonRow) -> dict[str, Any] | None:
+    v = row.verdict
+    if v is None:
+        return None
+    return {"n_a": v.n_a, "n_b": v.n_b, "median_a": v.median_a, "median_b": v.median_b,
+            "ratio": v.ratio, "ratio_low": v.ratio_low, "ratio_high": v.ratio_high,
+            "confidence": v.confidence, "p": v.p, "p_adjusted": v.p_adjusted, "alpha": v.alpha,
+            "significant": v.significant, "note": v.note}
+
+
+def comparison_record(rows: Sequence[ComparisonRow]) -> dict[str, Any]:
+    """The ``comparison`` record of ``rows`` (docs/result-format.md), validated."""
+    from ..schema import SCHEMA_VERSION, validate
+    from ..stats import StatsError, geomean
+
+    sources: dict[str, Mapping[str, Any] | None] = {}
+    for row in rows:
+        for series in (row.base, row.new):
+            if sources.get(series.source) is None:
+                sources[series.source] = series.fingerprint
+    ratios = [row.verdict.ratio for row in rows if row.verdict is not None]
+    try:
+        geo: float | None = geomean(ratios) if ratios else None
+    except StatsError:
+        geo = None
+    record = {
+        "type": "comparison", "schema": SCHEMA_VERSION,
+        "sources": [{"source": name, "fingerprint": dict(fp) if fp is not None else None}
+                    for name, fp in sources.items()],
+        "rows": [{"name": row.name, "unit": row.base.unit or row.new.unit,
+                  "base": _side(row.base), "new": _side(row.new),
+                  "verdict": _verdict(row),
+                  "error": row.error or (None if row.verdict is not None else "no verdict")}
+                 for row in rows],
+        "geomean_ratio": geo,
+    }
+    # Through JSON once: the record is checked as a reader will see it.
+    record = json.loads(json.dumps(record))
+    validate(record, "comparison export", (SCHEMA_VERSION,))
+    return record

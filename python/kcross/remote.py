@@ -1,0 +1,568 @@
+"""``kcross run --remote ssh://[user@]host[:port]``: run the harness on another machine over ssh.
+
+For each host, with the system's ``ssh`` (``BatchMode=yes``: a key or an
+agent, never a password prompt; ``ConnectTimeout``):
+
+1. one connection asks ``uname -m`` and refuses, in one line and before
+   anything is copied, a host of another architecture than the static harness
+   (:func:`kcross.harness.locate`'s; a harness that is not static is refused
+   before connecting: the remote's C library is unknown); then makes a
+   temporary directory there (``mktemp -d`` under the remote's ``$TMPDIR``,
+   else /tmp) and copies the harness into it through ssh's standard input;
+2. a second connection runs ``kcross-harness run --json`` there (the same
+   process tree as a local run: see 3.);
+3. the harness gets the options a local run forwards
+   (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
+   KCROSS_TIMER, KCROSS_TEST_FAIL, when set here), its standard output read
+   through the same path as a local run (:func:`kcross.runner.run`): each
+   result stored as it arrives, Ctrl-C and a lost connection handled alike,
+   the table printed as for a local run.  The stored run has the remote
+   machine's fingerprint (the harness measured there), ``runs.source`` is
+   ``remote``, and ``runs.command`` is ``["run", "--remote", URL, ...the rest
+   of the command]`` with the URL as :attr:`Host.url` writes it;
+4. a third connection removes the temporary directory (stopping the harness
+   first if it still runs there), whatever ended the run, Ctrl-C included.
+
+Several ``--remote`` options run in parallel, one ``kcross run --remote URL``
+child process per host (each with its own run, store connection and signal
+handling); their progress lines are relayed live prefixed with the host,
+their tables (or JSON lines) printed whole per host as each finishes, and
+the exit status is the worst of theirs.  A host that fails (unreachable, key
+refused, wrong architecture, harness crash) is one line; the others still land.
+
+A harness given as a ``.py`` file (the tests' stand-in, see
+:func:`kcross.harness.locate`) is copied alike and run with the remote's
+``python3``; only an ELF harness is checked for being static and its architecture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from rich.console import Console
+
+from .errors import (
+    EXIT_USAGE,
+    HarnessError,
+    Interrupted,
+    KcrossError,
+    SchemaError,
+    StoreError,
+    UserError,
+    exit_for_signal,
+)
+from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
+
+if TYPE_CHECKING:
+    from .store import Store
+
+SCHEME = "ssh://"
+CONNECT_TIMEOUT_S = 10
+# Whole commands: connecting plus what they do (copying a harness of a few MB).
+UPLOAD_TIMEOUT_S = CONNECT_TIMEOUT_S + 120
+CLEANUP_TIMEOUT_S = CONNECT_TIMEOUT_S + 20
+# After the user's own -o options: for ssh the first value given for an option wins.
+SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+                "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR")
+# What the harness reads from its environment (README, "environment"): a local
+# run passes them on by inheritance, a remote one explicitly.
+HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL")
+TMP_PREFIX = "kcross-remote."
+
+
+class RemoteError(KcrossError):
+    """A host cannot run the harness: unreachable, key refused, wrong architecture,
+    no room for the copy.  One line naming the host; exit status 2 (like bad input:
+    nothing was measured)."""
+
+    exit_code = EXIT_USAGE
+
+
+# --- hosts -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Host:
+    """One ``--remote`` target."""
+
+    user: str | None
+    host: str
+    port: int | None
+
+    @property
+    def url(self) -> str:
+        """``ssh://[user@]host[:port]``: how the host is shown and recorded (no secrets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port is not None else ""
+        return f"{SCHEME}{user}{host}{port}"
+
+
+def parse_host(text: str) -> Host:
+    """``ssh://[user@]host[:port]`` (IPv6 in brackets); one line on anything else."""
+    if not text.startswith(SCHEME):
+        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT]")
+    parts = urlsplit(text)
+    if parts.password is not None:
+        raise UserError(f"--remote {SCHEME}...: a password in the URL is refused (ssh runs "
+                        "with BatchMode=yes: use a key or an agent)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UserError(f"--remote {text!r}: the port must be a number from 1 to "
+                        "65535") from None
+    if port == 0:
+        raise UserError(f"--remote {text!r}: the port must be a number from 1 to 65535")
+    host = parts.hostname
+    if not host or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT] (no path)")
+    if host.startswith("-") or (parts.username or "").startswith("-"):
+        raise UserError(f"--remote {text!r}: a host or user may not start with '-'")
+    # urlsplit lowercases the host; the user name is case-sensitive and kept.
+    return Host(user=parts.username or None, host=host, port=port)
+
+
+def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str]) -> list[str]:
+    """The ``ssh`` argv that runs ``remote`` (words joined by ssh, read by the remote shell).
+
+    ``setsid`` puts ssh in a session of its own, so a Ctrl-C at the terminal
+    reaches kcross only, which then stops ssh itself: the run is marked
+    interrupted and the remote directory removed in order, never raced.
+    """
+    argv = ["setsid"] if shutil.which("setsid") else []
+    argv.append("ssh")
+    for option in (*options, *SSH_DEFAULTS):
+        argv += ["-o", option]
+    if host.port is not None:
+        argv += ["-p", str(host.port)]
+    if host.user:
+        argv += ["-l", host.user]
+    return [*argv, "--", host.host, *remote]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+# --- the harness binary --------------------------------------------------------------
+
+# ELF e_machine -> uname -m values that run it; keyed also by (64-bit, little-endian).
+_EM_X86_64, _EM_386, _EM_AARCH64, _EM_ARM = 62, 3, 183, 40
+_EM_PPC64, _EM_PPC, _EM_S390, _EM_RISCV, _EM_LOONGARCH, _EM_MIPS = 21, 20, 22, 243, 258, 8
+_I386 = ("i386", "i486", "i586", "i686")
+
+
+def _arches(machine: int, is64: bool, little: bool) -> tuple[str, tuple[str, ...]] | None:
+    """(what the binary is for, the ``uname -m`` values that run it), None if unknown."""
+    if machine == _EM_X86_64 and is64:
+        return "x86_64", ("x86_64",)
+    if machine == _EM_386:
+        return "i386", (*_I386, "x86_64")
+    if machine == _EM_AARCH64:
+        return ("aarch64", ("aarch64",)) if little else ("aarch64_be", ("aarch64_be",))
+    if machine == _EM_ARM:
+        return "arm", ("armv6l", "armv7l", "armv8l")
+    if machine == _EM_PPC64:
+        return ("ppc64le", ("ppc64le",)) if little else ("ppc64", ("ppc64",))
+    if machine == _EM_PPC:
+        return "ppc", ("ppc", "ppc64")
+    if machine == _EM_S390:
+        return ("s390x", ("s390x",)) if is64 else ("s390", ("s390", "s390x"))
+    if machine == _EM_RISCV:
+        return ("riscv64", ("riscv64",)) if is64 else ("riscv32", ("riscv32",))
+    if machine == _EM_LOONGARCH:
+        return "loongarch64", ("loongarch64",)
+    if machine == _EM_MIPS:
+        name = ("mips64" if is64 else "mips") + ("el" if little else "")
+        return name, ("mips64", "mips") if is64 else ("mips", "mips64")
+    return None
+
+
+@dataclass(frozen=True)
+class Binary:
+    """The harness to copy: its file, how to start it there, and what it runs on."""
+
+    path: Path
+    interpreter: str | None          # "python3" for the tests' .py stand-in
+    arch: str | None                 # what an ELF harness is built for
+    runs_on: tuple[str, ...] = ()    # uname -m values that run it
+
+    @property
+    def remote_name(self) -> str:
+        return HARNESS_NAME + (".py" if self.interpreter else "")
+
+    def check_host_arch(self, host: Host, machine: str) -> None:
+        if self.arch is not None and machine not in self.runs_on:
+            raise RemoteError(f"{host.url} is {machine} but {self.path} is built for "
+                              f"{self.arch}; point --harness at a static {machine} build of "
+                              f"{HARNESS_NAME}")
+
+
+def inspect_binary(command: Sequence[str]) -> Binary:
+    """What :func:`kcross.harness.locate` found, checked for being a static ELF program."""
+    path = Path(command[-1])
+    if len(command) > 1 or path.suffix == ".py":  # [python, fake.py]: the tests' stand-in
+        return Binary(path=path, interpreter="python3", arch=None)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64)
+            if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) \
+                    or head[5] not in (1, 2):
+                raise RemoteError(f"{path} is not an ELF program: a remote run copies a "
+                                  f"static {HARNESS_NAME} build")
+            is64, little = head[4] == 2, head[5] == 1
+            end = "<" if little else ">"
+            machine = struct.unpack_from(end + "H", head, 18)[0]
+            if is64:
+                phoff = struct.unpack_from(end + "Q", head, 32)[0]
+                phentsize, phnum = struct.unpack_from(end + "HH", head, 54)
+            else:
+                phoff = struct.unpack_from(end + "I", head, 28)[0]
+                phentsize, phnum = struct.unpack_from(end + "HH", head, 42)
+            fh.seek(phoff)
+            table = fh.read(phentsize * phnum)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if phentsize < 4 or len(table) < phentsize * phnum:
+        raise RemoteError(f"{path} is a damaged ELF file (program headers cut off)")
+    pt_interp = 3
+    for index in range(phnum):
+        if struct.unpack_from(end + "I", table, index * phentsize)[0] == pt_interp:
+            raise RemoteError(f"{path} is dynamically linked; a remote run needs the static "
+                              f"build of {HARNESS_NAME} (the remote's C library is unknown)")
+    known = _arches(machine, is64, little)
+    if known is None:
+        raise RemoteError(f"{path} is built for ELF machine {machine}, which kcross cannot "
+                          "match against a remote 'uname -m'")
+    return Binary(path=path, interpreter=None, arch=known[0], runs_on=known[1])
+
+
+# --- one host ------------------------------------------------------------------------
+
+# One connection: the machine first (the copy is made only where the harness
+# runs: "$1" lists the `uname -m` values that run it, empty for any), then
+# mktemp's directory (known even when the copy then fails, so removed), then the copy.
+_UPLOAD = ('m=$(uname -m) || exit 1; echo "$m"; '
+           'case " $1 " in "  "|*" $m "*) ;; *) exit 0;; esac; '
+           'd=$(mktemp -d "${TMPDIR:-/tmp}/' + TMP_PREFIX + 'XXXXXX") || exit 1; '
+           'echo "$d"; cat > "$d/$0" && chmod 700 "$d/$0"')
+_RUN = 'cd "$0" && echo $$ > pid && exec "$@"'
+# Stop the harness if it still runs there (its directory is its cwd, so a
+# reused pid is never hit), then remove the directory.
+_CLEANUP = ('if [ -f "$0/pid" ]; then p=$(cat "$0/pid"); '
+            'if [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$0" ]; then '
+            'kill -TERM "$p" 2>/dev/null; fi; fi; rm -rf -- "$0"')
+
+
+def _sh(script: str, *args: str) -> list[str]:
+    """Words for ssh that run ``script`` with ``sh -c`` whatever the login shell is."""
+    return ["sh", "-c", shlex.quote(script), *(shlex.quote(a) for a in args)]
+
+
+class Session:
+    """What kcross does on one host over ssh: probe, copy, the run's command, clean up."""
+
+    def __init__(self, host: Host, options: Sequence[str]) -> None:
+        self.host = host
+        self.options = list(options)
+        self.directory: str | None = None
+
+    def _ssh_raw(self, remote: Sequence[str], *, doing: str, timeout: float,
+                 stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
+        argv = ssh_command(self.host, self.options, remote)
+        try:
+            done = subprocess.run(argv, stdin=stdin, capture_output=True, timeout=timeout,
+                                  check=False)
+        except FileNotFoundError:
+            raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
+                              "openssh-client)") from None
+        except subprocess.TimeoutExpired:
+            raise RemoteError(f"{self.host.url}: no answer within {timeout:g} s while "
+                              f"{doing}") from None
+        return (done.returncode, done.stdout.decode("utf-8", "replace"),
+                done.stderr.decode("utf-8", "replace"))
+
+    def _check(self, returncode: int, stderr: str, doing: str) -> None:
+        if returncode == 255:  # ssh's own failure: connection, host key, authentication
+            why = _last_line(stderr) or "ssh exited with status 255"
+            raise RemoteError(f"{self.host.url}: cannot connect ({why}); check the host, "
+                              "the port and that your key is accepted (BatchMode=yes)")
+        if returncode != 0:
+            why = _last_line(stderr) or f"exit status {returncode}"
+            raise RemoteError(f"{self.host.url}: {doing} failed: {why}")
+
+    def _ssh(self, remote: Sequence[str], *, doing: str, timeout: float) -> str:
+        returncode, stdout, stderr = self._ssh_raw(remote, doing=doing, timeout=timeout)
+        self._check(returncode, stderr, doing)
+        return stdout
+
+    def upload(self, binary: Binary) -> str:
+        """Check the host's machine, then copy the harness into a fresh temporary
+        directory there; return the directory."""
+        doing = "copying the harness"
+        try:
+            with binary.path.open("rb") as fh:
+                returncode, stdout, stderr = self._ssh_raw(
+                    _sh(_UPLOAD, binary.remote_name, " ".join(binary.runs_on)), doing=doing,
+                    timeout=UPLOAD_TIMEOUT_S, stdin=fh)
+        except OSError as exc:
+            raise UserError(f"cannot read {binary.path}: {exc.strerror or exc}") from None
+        lines = [line.strip() for line in stdout.splitlines()]
+        directory = lines[1] if len(lines) > 1 else ""
+        if directory.startswith("/") and f"/{TMP_PREFIX}" in directory:
+            self.directory = directory
+        self._check(returncode, stderr, doing)
+        machine = lines[0] if lines else ""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", machine):
+            raise RemoteError(f"{self.host.url}: 'uname -m' answered {machine!r}, not a "
+                              "machine name")
+        binary.check_host_arch(self.host, machine)
+        if self.directory is None:
+            raise RemoteError(f"{self.host.url}: mktemp -d answered {directory!r}, not a "
+                              "directory")
+        return self.directory
+
+    def run_command(self, binary: Binary) -> list[str]:
+        """The command prefix :class:`kcross.harness.HarnessProcess` starts; it appends the
+        harness's arguments, which must therefore be quoted for the remote shell."""
+        assert self.directory is not None
+        env = [f"{name}={os.environ[name]}" for name in HARNESS_ENV if os.environ.get(name)]
+        start = [binary.interpreter, f"./{binary.remote_name}"] if binary.interpreter \
+            else [f"./{binary.remote_name}"]
+        return ssh_command(self.host, self.options,
+                           _sh(_RUN, self.directory, "env", *env, *start))
+
+    def cleanup(self) -> str | None:
+        """Remove the temporary directory; None, or one line saying why it could not be."""
+        if self.directory is None:
+            return None
+        try:
+            self._ssh(_sh(_CLEANUP, self.directory), doing="removing the copy",
+                      timeout=CLEANUP_TIMEOUT_S)
+        except RemoteError as exc:
+            return f"{exc} (left {self.directory} there)"
+        self.directory = None
+        return None
+
+
+def recorded_command(host: Host, argv: Sequence[str]) -> list[str]:
+    """``runs.command`` of a remote run: ``run --remote URL`` and the rest of the command."""
+    rest = without_remotes(argv)
+    return ["run", "--remote", host.url, *rest[1:]] if rest[:1] == ["run"] \
+        else ["run", "--remote", host.url, *rest]
+
+
+def without_remotes(argv: Sequence[str]) -> list[str]:
+    """``argv`` (``run ...``) less every ``--remote URL`` (also ``--remote=URL`` and the
+    abbreviations argparse accepts, such as ``--rem URL``)."""
+    kept: list[str] = []
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            kept += words[i:]
+            break
+        name, eq, _ = word.partition("=")
+        if len(name) > 3 and "--remote".startswith(name):
+            i += 1 if eq else 2
+            continue
+        kept.append(word)
+        i += 1
+    return kept
+
+
+def _prefixed(host: Host, exc: KcrossError) -> KcrossError:
+    """The same error, its line naming the host (errors whose text is only a message)."""
+    if type(exc) not in (HarnessError, UserError, SchemaError, StoreError):
+        return exc
+    text = str(exc)
+    if isinstance(exc, HarnessError) and "exited with status 255 " in text:
+        # ssh's own status: the harness there died of a signal, or the connection broke.
+        text = text.replace("exited with status 255 ", "ended with ssh's status 255 (the "
+                            "connection was lost or the harness there was killed) ", 1)
+    return type(exc)(text if host.url in text else f"{host.url}: {text}")
+
+
+def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
+             forwarded: Sequence[str], out: Console, err: Console, **delivery: Any) -> int:
+    """One host, in this process: the same run as a local one, over ssh.
+
+    ``delivery``: the RunRequest fields for where results go besides the store
+    (``print_table``, ``on_end``: the exports).
+    """
+    from .runner import RunRequest, run
+
+    session = Session(host, args.ssh_option or ())
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum, "interrupted before the run started; nothing stored")
+
+    # Until the runner takes the stop signals over: a Ctrl-C or SIGTERM while the
+    # harness is copied ends the copy's ssh and still removes what it made there.
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stop)
+    try:
+        session.upload(binary)
+        request = RunRequest(harness=session.run_command(binary),
+                             harness_args=[shlex.quote(a) for a in forwarded],
+                             command=recorded_command(host, args.argv),
+                             json_output=args.json, source="remote",
+                             tag=getattr(args, "tag", None), **delivery)
+        try:
+            return run(store, request, out, err)
+        except KcrossError as exc:
+            raise _prefixed(host, exc) from None
+    finally:
+        with stop_signals_held():  # a second Ctrl-C must not strand the copy
+            problem = session.cleanup()
+        if problem:
+            err.print(f"kcross: warning: {problem}", style="yellow", highlight=False,
+                      markup=False, soft_wrap=True)
+
+
+# --- several hosts -------------------------------------------------------------------
+
+@dataclass
+class _Child:
+    host: Host
+    proc: subprocess.Popen[bytes]
+    stdout: bytes = b""
+    status: int | None = None
+
+
+def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
+              err: Console) -> int:
+    """Several hosts at once: one ``kcross run --remote URL`` child per host."""
+    lock = threading.Lock()
+    finished: queue.Queue[_Child] = queue.Queue()
+    children: list[_Child] = []
+    first_signal: list[int] = []
+
+    def relay_stderr(child: _Child) -> None:
+        assert child.proc.stderr is not None
+        for raw in child.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if not line:
+                continue
+            text = line if child.host.url in line else f"{child.host.url}: {line}"
+            with lock:
+                try:
+                    sys.stderr.write(text + "\n")
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+
+    def collect(child: _Child) -> None:
+        assert child.proc.stdout is not None
+        child.stdout = child.proc.stdout.read()
+        child.status = child.proc.wait()
+        finished.put(child)
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if not first_signal:
+            first_signal.append(signum)
+        for child in children:
+            if child.proc.poll() is None:
+                child.proc.send_signal(signum)
+
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for signum in STOP_SIGNALS:
+        if previous[signum] is not signal.SIG_IGN:
+            signal.signal(signum, forward)
+    threads: list[threading.Thread] = []
+    try:
+        for host in hosts:
+            argv = [sys.executable, "-m", "kcross", *recorded_command(host, args.argv)]
+            # A session of its own: Ctrl-C reaches this process, which passes it
+            # on once to each child (the terminal would reach them too).  Started
+            # outside stop_signals_held(): a child inherits the signal mask.
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+            child = _Child(host, proc)
+            children.append(child)
+            with stop_signals_held():  # the relay threads leave the signals to this one
+                for target in (relay_stderr, collect):
+                    thread = threading.Thread(target=target, args=(child,), daemon=True)
+                    thread.start()
+                    threads.append(thread)
+        worst = 0
+        for _ in children:
+            child = _wait(finished)
+            assert child.status is not None
+            status = child.status if child.status >= 0 else exit_for_signal(-child.status)
+            worst = max(worst, status)
+            if not child.stdout:  # failed before its table: its error line said why
+                continue
+            with lock:
+                if not args.json:
+                    out.print(f"== {child.host.url} ==", highlight=False, markup=False)
+                else:
+                    err.print(f"== {child.host.url}: its JSON lines follow ==",
+                              highlight=False, markup=False, soft_wrap=True)
+                sys.stdout.write(child.stdout.decode("utf-8", "replace"))
+                sys.stdout.flush()
+        for thread in threads:
+            thread.join(timeout=5)
+    finally:
+        for child in children:  # only left running if this process is failing
+            if child.proc.poll() is None:
+                child.proc.terminate()
+        for signum, handler in previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(signum, handler)
+    failed = [c for c in children if c.status]
+    if len(failed) and not first_signal:
+        names = ", ".join(f"{c.host.url} (exit status {c.status})" for c in failed)
+        err.print(f"kcross: {len(failed)} of {len(children)} host(s) ended with a "
+                  f"non-zero status: {names}", highlight=False, markup=False,
+                  soft_wrap=True)
+    if first_signal:
+        return max(worst, exit_for_signal(first_signal[0]))
+    return worst
+
+
+def _wait(finished: queue.Queue[_Child]) -> _Child:
+    """The next child to finish; a short timeout so that signals are handled meanwhile."""
+    while True:
+        try:
+            return finished.get(timeout=0.5)
+        except queue.Empty:
+            continue
+
+
+# --- the command ---------------------------------------------------------------------
+
+def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[str],
+                   out: Console, err: Console, **delivery: Any) -> int:
+    """``kcross run --remote ...``: every host checked before anything starts."""
+    from . import harness
+
+    hosts = [parse_host(text) for text in args.remote]
+    if shutil.which("ssh") is None:
+        raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
+                          "openssh-client)")
+    if len(hosts) > 1 and getattr(args, "tag", None) is not None:
+        raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
+                        "RUN NAME' for the others)")
+    binary = inspect_binary(harness.locate(args.harness))
+    if len(hosts) == 1:
+        return run_host(store, hosts[0], binary, args, forwarded, out, err, **delivery)
+    return run_hosts(hosts, args, out, err)

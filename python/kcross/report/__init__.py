@@ -1,0 +1,113 @@
+"""``kcross report``: stored runs as one self-contained static HTML page.
+
+The page holds everything it shows: CSS in a ``<style>`` element, plots as inline
+SVG drawn by matplotlib, no script and no external URL, so it can be mailed,
+archived or opened offline.  :mod:`.model` computes the figures (all of them from
+:mod:`kcross.stats`), :mod:`.plots` draws them, and ``templates/report.html.j2``
+lays them out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import model, plots
+
+if TYPE_CHECKING:
+    from ..store import StoredRun
+
+TEMPLATE = "report.html.j2"
+
+
+@dataclass
+class Report:
+    """What the template receives."""
+
+    title: str
+    generated: str
+    version: str
+    runs: list[model.RunView]
+    facts: list[model.FactGroup]
+    suites: list[model.SuiteTable]
+    comparisons: list[model.Comparison]
+    bases: list[model.RunView]                          # the runs others are compared with
+    sweeps: list[tuple[str, str, list[model.Sweep]]]   # (suite, svg, sweeps)
+    lab: model.LabTable | None
+    max_points: int
+    notes: list[tuple[str, str]]                       # (run label, note) worth a reader's eye
+
+
+def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
+    notes = []
+    for view in views:
+        run = view.run
+        if run.status != "complete":
+            planned = len(run.plan["benchmarks"]) if run.plan else 0
+            text = f"{run.state or run.status}: {len(run.results)} of {planned} benchmark(s) stored"
+            notes.append((view.label, text + (f" ({run.error})" if run.error else "")))
+        for rec in view.results:
+            for flag in rec.get("flags") or []:
+                notes.append((view.label, f"⚑ {rec['suite']}/{rec['name']} {flag.get('flag')}: "
+                                          f"{flag.get('detail')}"))
+    return notes
+
+
+def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
+          tags: Mapping[int, Sequence[str]] | None = None) -> Report:
+    """Everything the page shows, plots drawn, for ``runs`` (the first of each unit is the
+    base of its comparisons); ``tags``: run id -> the tags naming it."""
+    from .. import __version__
+
+    views = [model.run_view(r, (tags or {}).get(r.id, ())) for r in runs]
+    suites = model.suite_tables(views)
+    for table in suites:
+        benches = [f"{table.suite}/{name}" for name in dict.fromkeys(r.bench for r in table.rows)]
+        for unit in table.units:
+            same = [v for v in views if v.unit == unit]
+            svg = plots.distribution(f"{table.anchor}-{model.anchor(unit)}", benches, same, unit)
+            if svg:
+                caption = f"{table.suite}: samples ({unit})" if len(table.units) > 1 \
+                    else f"{table.suite}: samples"
+                table.plots.append((caption, svg))
+    comparisons = model.comparisons(views)
+    for comparison in comparisons:
+        comparison.plot = plots.forest(comparison)
+    found = model.sweeps(views)
+    sweeps = []
+    for suite in dict.fromkeys(s.suite for s in found):
+        of_suite = [s for s in found if s.suite == suite]
+        svg = plots.scaling(f"scaling-{model.anchor(suite)}", of_suite,
+                            [v for v in views if any(s.run is v for s in of_suite)])
+        if svg:
+            sweeps.append((suite, svg, of_suite))
+    lab = model.lab_table(views)
+    if lab is not None:
+        lab.plot = plots.lab_bars(lab)
+    when = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    labels = ", ".join(v.label for v in views)
+    return Report(title=f"kcross report: {labels}", generated=when, version=__version__,
+                  runs=views, facts=model.fingerprint_groups(views), suites=suites,
+                  comparisons=comparisons, bases=list(dict.fromkeys(c.base for c in comparisons)),
+                  sweeps=sweeps, lab=lab, max_points=plots.MAX_POINTS,
+                  notes=_notes(views))
+
+
+def render(report: Report) -> str:
+    """The page's HTML text."""
+    import jinja2
+    import markupsafe
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("kcross.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True)
+    environment.filters["svg"] = markupsafe.Markup   # drawn here, not user text
+    return environment.get_template(TEMPLATE).render(r=report)
+
+
+def html(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
+         tags: Mapping[int, Sequence[str]] | None = None) -> str:
+    return render(build(runs, now=now, tags=tags))

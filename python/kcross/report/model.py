@@ -1,0 +1,570 @@
+"""What the HTML report shows, computed from stored runs: every figure as display text.
+
+The template only lays out what is built here; the plots (:mod:`.plots`) take the
+same objects.  Every figure comes from :mod:`kcross.stats` (summaries, verdicts,
+geomean) and every sample series from :mod:`kcross.series`; where a figure cannot
+be given, the cell holds the reason, as ``kcross show`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+# render's helpers are kcross show's wording of the same fields: one wording for both
+from ..render import (
+    DASH,
+    HW_EVENTS,
+    OVERHEAD_MARK,
+    SHORT_EVENT,
+    SW_EVENTS,
+    counters_measured,
+    fmt_field,
+    format_value,
+    lab_lines,
+    timer_text,
+)
+from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
+from ..schema import dig as _get
+from ..series import Series, bench_name, series_of_results
+from ..stats import StatsError, Summary, Verdict, compare_many, geomean, summarize_record
+
+if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
+    from ..store import StoredRun
+
+# A thread-sweep row's name ends in its thread multiplier (harness/bench/percpu.c:
+# counter-rseq-x1, -xN, -x2N): rows of one suite that differ only there form a sweep.
+_SWEEP_SUFFIX = re.compile(r"-x(\d*N|\d+)$")
+
+
+@dataclass(eq=False)   # a run is itself: compared and hashed by identity
+class RunView:
+    """One run as the report shows it."""
+
+    run: StoredRun
+    label: str                 # "run 12"
+    unit: str
+    summaries: dict[str, Summary | str]   # "suite/name" of ok results: summary, or why none
+    series: dict[str, Series]  # "suite/name" -> the samples compared and plotted
+    tags: tuple[str, ...] = ()  # the store's tags naming the run
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        return self.run.fingerprint
+
+    @property
+    def lab(self) -> dict[str, Any] | None:
+        lab = self.fingerprint.get("lab")
+        return lab if isinstance(lab, dict) else None
+
+    @property
+    def arch(self) -> str:
+        return str(self.fingerprint.get("arch") or "?")
+
+    @property
+    def host(self) -> str:
+        """The machine's name: its hostname, or for a lab run "lab" (a guest has none)."""
+        if self.lab is not None:
+            return "lab"
+        return str(_get(self.fingerprint, "host", "hostname") or "?")
+
+    @property
+    def cpu(self) -> str:
+        return str(_get(self.fingerprint, "cpu", "model") or "unknown CPU")
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return self.run.results
+
+    @property
+    def short(self) -> str:
+        """The run's label with what tells it apart in a legend: its host, or its lab arch."""
+        if self.lab is not None:
+            variant = self.lab.get("variant")
+            return f"{self.label} · lab {self.arch}" + (f" {variant}" if variant else "")
+        host = _get(self.fingerprint, "host", "hostname")
+        return f"{self.label} · {host}" if host else self.label
+
+
+def run_view(run: StoredRun, tags: Sequence[str] = ()) -> RunView:
+    label = f"run {run.id}"
+    summaries: dict[str, Summary | str] = {}
+    for rec in run.results:
+        if rec["status"] != "ok":
+            continue
+        try:
+            summaries[bench_name(rec)] = summarize_record(rec)
+        except StatsError as exc:
+            summaries[bench_name(rec)] = str(exc)
+    series = {s.name: s for s in series_of_results(label, run.fingerprint, run.results)}
+    return RunView(run=run, label=label, unit=unit_of(run.fingerprint, run.results),
+                   summaries=summaries, series=series, tags=tuple(tags))
+
+
+# --- fingerprints ------------------------------------------------------------------------
+
+@dataclass
+class FactRow:
+    """One fingerprint field, one cell per run; ``differs`` when the runs disagree."""
+
+    key: str
+    cells: list[str]
+    differs: bool
+
+
+@dataclass
+class FactGroup:
+    title: str
+    rows: list[FactRow]
+
+
+def _virtualization(fp: dict[str, Any]) -> str:
+    if isinstance(fp.get("lab"), dict):
+        return "emulated (lab)"
+    flag = _get(fp, "virtualization", "hypervisor_flag")
+    if flag is None:
+        return "unknown"
+    if not flag:
+        return "no hypervisor detected"
+    parts = [_get(fp, "virtualization", k) for k in
+             ("hypervisor_type", "dmi_sys_vendor", "dmi_product_name")]
+    return " / ".join(str(p) for p in parts if p) or "hypervisor (type unknown)"
+
+
+def _mechanism(view: RunView) -> str:
+    sc = view.fingerprint.get("syscall") or {}
+    mechs = sorted({r["mechanism"] for r in view.results if r.get("mechanism")})
+    text = ", ".join(mechs) or fmt_field(sc.get("mechanism"))
+    if sc.get("forced"):
+        text += f" (forced: {sc['forced']})"
+    if sc.get("available"):
+        text += f"; available: {fmt_field(sc['available'])}"
+    return text
+
+
+def _mitigations(fp: dict[str, Any]) -> str:
+    vulns = fp.get("vulnerabilities")
+    if not isinstance(vulns, dict):
+        return DASH
+    active = [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
+    return "; ".join(active) or "none reported"
+
+
+def _counters_measured(view: RunView) -> tuple[str, str]:
+    """The counters the run's results carry, and those unavailable with their reasons."""
+    opened, gone = counters_measured(view.fingerprint, view.results)
+    by_reason: dict[str, list[str]] = {}
+    for event, reason in sorted(gone.items()):
+        by_reason.setdefault(reason, []).append(event)
+    unavailable = "; ".join(f"{', '.join(events)}: {reason}" for reason, events in by_reason.items())
+    return ", ".join(sorted(opened)) or "none", unavailable or "none"
+
+
+def _facts(view: RunView) -> dict[str, dict[str, str]]:
+    fp = view.fingerprint
+    run = view.run
+    measured, unavailable = _counters_measured(view)
+    forced = {k: v for k, v in (fp.get("forced") or {}).items() if v is not None}
+    facts: dict[str, dict[str, str]] = {
+        "Run": {
+            "started (UTC)": run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "status": run.state or run.status,
+            "source": run.source,
+            "unit": view.unit,
+            "results": f"{sum(r['status'] == 'ok' for r in view.results)} ok, "
+                       f"{sum(r['status'] == 'skipped' for r in view.results)} skipped, "
+                       f"{sum(r['status'] == 'failed' for r in view.results)} failed",
+            "samples per benchmark": fmt_field(_get(run.plan, "samples")),
+            "kcross-harness": " ".join(str(x) for x in (
+                _get(fp, "kcross", "version"), _get(fp, "kcross", "git_rev"),
+                _get(fp, "kcross", "build"), _get(fp, "kcross", "compiler")) if x) or DASH,
+        },
+        "Machine": {
+            "host": fmt_field(_get(fp, "host", "hostname")),
+            "arch": fmt_field(fp.get("arch")),
+            "CPU": fmt_field(_get(fp, "cpu", "model")),
+            "microcode": fmt_field(_get(fp, "cpu", "microcode")),
+            "CPUs online": fmt_field(_get(fp, "cpu", "online")),
+            "virtualization": _virtualization(fp),
+            "SMT control / active": f"{fmt_field(_get(fp, 'smt', 'control'))} / "
+                                    f"{fmt_field(_get(fp, 'smt', 'active'))}",
+            "governor / driver": f"{fmt_field(_get(fp, 'power', 'governor'))} / "
+                                 f"{fmt_field(_get(fp, 'power', 'driver'))}",
+            "isolcpus / nohz_full": f"{fmt_field(_get(fp, 'isolation', 'isolcpus'))} / "
+                                    f"{fmt_field(_get(fp, 'isolation', 'nohz_full'))}",
+        },
+        "Kernel": {
+            "release": fmt_field(_get(fp, "kernel", "release")),
+            "command line": fmt_field(_get(fp, "kernel", "cmdline")),
+            "mitigations": _mitigations(fp),
+            "libc": f"{fmt_field(_get(fp, 'libc', 'name'))} {fmt_field(_get(fp, 'libc', 'version'))}",
+        },
+        "Measurement": {
+            "syscall mechanism": _mechanism(view),
+            "forced by the environment": ", ".join(f"{k}={v}" for k, v in forced.items())
+                                         or "nothing",
+            "timer": timer_text(fp),
+            "counters measured": measured,
+            "counters unavailable": unavailable,
+            "perf_event_paranoid": fmt_field(_get(fp, "perf", "paranoid")),
+        },
+    }
+    lab = view.lab
+    if lab is not None:
+        kernel: dict[str, Any] = lab["kernel"] if isinstance(lab.get("kernel"), dict) else {}
+        sha = str(kernel.get("sha256") or "")
+        facts["Lab"] = {
+            "emulation": lab_lines(fp)[0],
+            "mode / unit": f"{fmt_field(lab.get('mode'))} / {fmt_field(lab.get('unit'))}",
+            "emulator": f"{fmt_field(lab.get('emulator'))} {fmt_field(lab.get('emulator_version'))}",
+            "machine / cpu / smp": " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp")),
+            "accel / icount / seed": " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed")),
+            "kernel": " ".join(fmt_field(kernel.get(k)) for k in ("source", "package", "version")),
+            "kernel sha256": sha[:16] + "…" if sha else DASH,
+            "appended to cmdline": fmt_field(lab.get("append")),
+            "variant": fmt_field(lab.get("variant")),
+        }
+    return facts
+
+
+def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
+    """The runs' fingerprints side by side, grouped; a group only one run has shows dashes elsewhere."""
+    per_run = [_facts(v) for v in views]
+    titles: list[str] = []
+    for facts in per_run:
+        titles += [t for t in facts if t not in titles]
+    groups = []
+    for title in titles:
+        keys: list[str] = []
+        for facts in per_run:
+            keys += [k for k in facts.get(title, {}) if k not in keys]
+        rows = []
+        for key in keys:
+            cells = [facts.get(title, {}).get(key, DASH) for facts in per_run]
+            # a run's own facts (when, which status) differ by nature: not flagged
+            rows.append(FactRow(key, cells, differs=title != "Run" and len(set(cells)) > 1))
+        groups.append(FactGroup(title, rows))
+    return groups
+
+
+# --- per-suite tables --------------------------------------------------------------------
+
+@dataclass
+class ResultRow:
+    bench: str
+    run: str                   # the run's label
+    status: str                # "ok", or "skipped: reason" / "failed: reason"
+    status_class: str          # ok / skipped / failed
+    cells: dict[str, str]      # column name -> text
+    error: str | None = None   # why the figures are missing (ok result, StatsError)
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SuiteTable:
+    suite: str
+    anchor: str
+    columns: list[str]         # besides benchmark, run and status
+    rows: list[ResultRow]
+    units: list[str]
+    plots: list[tuple[str, str]] = field(default_factory=list)  # (caption, inline SVG)
+
+
+def _hw_column(event: str) -> str:
+    """cycles:k -> cyc:k/op"""
+    base, _, mode = event.partition(":")
+    return f"{SHORT_EVENT.get(base, base)}:{mode}/op"
+
+
+def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
+    cells: dict[str, str] = {}
+    counters = rec.get("counters") or {}
+    for event in HW_EVENTS:
+        counter = counters.get(event)
+        if counter is None or counter.get("per_op") is None:
+            continue
+        star = "*" if counter.get("scaled") else ""
+        cells[_hw_column(event)] = f"{counter['per_op']:.4g}{star}"
+    for event, short in SW_EVENTS:
+        counter = counters.get(event)
+        if counter is not None and counter.get("total") is not None:
+            cells[short] = str(counter["total"])
+    return cells
+
+
+def _si(value: float) -> str:
+    """A rate in three significant digits with its SI prefix: 27.3k, 7.66M, 3.00G."""
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor * 0.9995:       # 999.9 rounds to 1.00k, not 1.00e+03
+            return f"{value / factor:#.3g}{prefix}"
+    return f"{value:#.3g}"
+
+
+def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
+    status = rec["status"]
+    own = rec.get("unit") or view.unit
+    if status != "ok":
+        return ResultRow(rec["name"], view.label, f"{status}: {rec.get('reason')}", status, {})
+    cells: dict[str, str] = {}
+    summary = view.summaries.get(bench_name(rec))
+    error = None
+    flags = [f"{f.get('flag')}: {f.get('detail')}" for f in rec.get("flags") or []]
+    if isinstance(summary, Summary):
+        med = format_value(summary.median, own)
+        cells["median"] = med + (OVERHEAD_MARK if summary.overhead.subtracted else "")
+        try:
+            ci = summary.ci
+            cells["CI95 of median"] = f"{format_value(ci.low, own)} – {format_value(ci.high, own)}"
+        except StatsError as exc:
+            cells["CI95 of median"] = str(exc)
+        cells["min"] = format_value(summary.min, own)
+        try:
+            cells["spread"] = f"{summary.spread:.1%}"
+        except StatsError as exc:
+            cells["spread"] = str(exc)
+        cells["n"] = str(summary.n)
+        per = rec.get("switches_per_op")
+        if isinstance(per, (int, float)) and per > 0:
+            counted = rec.get("switches_counted_per_op")
+            seen = f"counted {counted:.3g}" if isinstance(counted, (int, float)) else "not counted"
+            cells["per switch"] = f"{format_value(summary.median / per, own)} (÷{per:g}; {seen})"
+    else:
+        error = summary or "no figures"
+        cells["n"] = str(len(rec.get("samples") or []))
+    threads = rec.get("threads")
+    if isinstance(threads, int) and threads > 1:
+        cells["threads"] = str(threads)
+    tput = rec.get("throughput_ops_per_s")
+    if isinstance(tput, (int, float)) and tput > 0 and own != UNIT_INSTRUCTIONS:
+        cells["ops/s"] = _si(tput)
+    aborts = rec.get("aborts_per_million")
+    if isinstance(aborts, (int, float)):
+        cells["aborts/M"] = f"{aborts:.3g}"
+    cells["disturbed"] = str(len(rec.get("disturbed") or []))
+    cells.update(_counter_cells(rec))
+    cells["unit"] = own          # shown only in a table of several units (suite_tables)
+    return ResultRow(rec["name"], view.label, "ok", "ok", cells, error=error, flags=flags)
+
+
+_COLUMN_ORDER = ("median", "per switch", "CI95 of median", "min", "spread", "n", "unit",
+                 "threads", "ops/s", "aborts/M", "disturbed",
+                 *(_hw_column(e) for e in HW_EVENTS), *(short for _, short in SW_EVENTS))
+
+
+def anchor(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def suite_tables(views: Sequence[RunView]) -> list[SuiteTable]:
+    """One table per suite, its benchmarks in run order, one row per run that has them."""
+    order: dict[str, list[str]] = {}
+    for view in views:
+        for rec in view.results:
+            names = order.setdefault(rec["suite"], [])
+            if rec["name"] not in names:
+                names.append(rec["name"])
+    by_key = {(v.label, r["suite"], r["name"]): r for v in views for r in v.results}
+    tables = []
+    for suite, names in order.items():
+        rows = []
+        units: list[str] = []
+        for name in names:
+            for view in views:
+                found = by_key.get((view.label, suite, name))
+                if found is None:
+                    continue
+                rows.append(_result_row(view, found))
+                unit = found.get("unit") or view.unit
+                if unit not in units:
+                    units.append(unit)
+        if len(units) == 1:
+            for row in rows:
+                row.cells.pop("unit", None)
+        present = {c for row in rows for c in row.cells}
+        columns = [c for c in _COLUMN_ORDER if c in present]
+        tables.append(SuiteTable(suite, f"suite-{anchor(suite)}", columns, rows, units))
+    return tables
+
+
+# --- comparisons -------------------------------------------------------------------------
+
+@dataclass
+class CompareRow:
+    bench: str
+    base: str                  # base median
+    new: str
+    ratio: str
+    ci: str
+    p: str
+    verdict: str               # "slower", "faster", "~", or the reason there is none
+    verdict_class: str         # slower / faster / same / none
+    value: Verdict | None = None
+
+
+@dataclass
+class Comparison:
+    base: RunView
+    new: RunView
+    anchor: str
+    rows: list[CompareRow]
+    geomean: str
+    note: str = ""             # why nothing was compared, or what to keep in mind
+    plot: str | None = None
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def compare_runs(base: RunView, new: RunView) -> Comparison:
+    """``new`` against ``base`` on every benchmark both have figures for (Holm across them)."""
+    where = f"cmp-{base.run.id}-{new.run.id}"
+    if base.unit != new.unit:
+        return Comparison(base, new, where, [], DASH,
+                          note=f"not compared: {base.label} is in {base.unit}, {new.label} "
+                               f"in {new.unit}")
+    names = [n for n in base.series if n in new.series]
+    if not names:
+        return Comparison(base, new, where, [], DASH, note="no benchmark with figures in both runs")
+    verdicts = compare_many([(base.series[n].samples, new.series[n].samples) for n in names])
+    rows = []
+    ratios = []
+    for name, verdict in zip(names, verdicts, strict=True):
+        unit = base.series[name].unit
+        b_med = base.summaries.get(name)
+        n_med = new.summaries.get(name)
+        b_text = format_value(b_med.median, unit) if isinstance(b_med, Summary) else DASH
+        n_text = format_value(n_med.median, unit) if isinstance(n_med, Summary) else DASH
+        if isinstance(verdict, StatsError):
+            rows.append(CompareRow(name, b_text, n_text, DASH, DASH, DASH, str(verdict), "none"))
+            continue
+        ratios.append(verdict.ratio)
+        if not verdict.significant:
+            word, cls = "~", "same"
+        elif verdict.ratio > 1:
+            word, cls = f"{verdict.delta:+.1%} (more)", "slower"
+        else:
+            word, cls = f"{verdict.delta:+.1%} (less)", "faster"
+        if verdict.note:
+            word += f" ({verdict.note})"
+        rows.append(CompareRow(
+            name, b_text, n_text, f"{verdict.ratio:.3f}",
+            f"{verdict.ratio_low:.3f} – {verdict.ratio_high:.3f}",
+            f"{_p(verdict.p_adjusted)} (n={verdict.n_a}+{verdict.n_b})", word, cls, verdict))
+    try:
+        gm = f"{geomean(ratios):.3f}" if ratios else DASH
+    except StatsError as exc:
+        gm = str(exc)
+    return Comparison(base, new, where, rows, gm, note=fingerprint_differences(base, new))
+
+
+def fingerprint_differences(base: RunView, new: RunView) -> str:
+    """The fingerprint fields in which two runs differ (their own run facts aside): what else
+    than the change under test a ratio may measure."""
+    a, b = _facts(base), _facts(new)
+    differ = [key for title, facts in a.items() if title != "Run"
+              for key, value in facts.items() if b.get(title, {}).get(key, DASH) != value]
+    differ += [key for title, facts in b.items() if title != "Run" and title not in a
+               for key in facts]
+    if not differ:
+        return ""
+    return "the fingerprints differ in " + ", ".join(differ) + ": the ratios measure that too"
+
+
+def comparisons(views: Sequence[RunView]) -> list[Comparison]:
+    """Every run against the first run given in its unit (its base): times with times,
+    instruction counts with instruction counts."""
+    bases: dict[str, RunView] = {}
+    found = []
+    for view in views:
+        base = bases.setdefault(view.unit, view)
+        if base is not view:
+            found.append(compare_runs(base, view))
+    return found
+
+
+# --- thread sweeps -----------------------------------------------------------------------
+
+@dataclass
+class SweepPoint:
+    name: str                  # the row's own name (counter-rseq-xN)
+    multiplier: str            # x1, xN, x2N
+    threads: int
+    median: float | None       # per op, as each thread sees it
+    throughput: float | None   # ops/s of all threads together
+
+
+@dataclass
+class Sweep:
+    suite: str
+    base: str                  # the name without the multiplier (counter-rseq)
+    run: RunView
+    points: list[SweepPoint]
+
+
+def sweeps(views: Sequence[RunView]) -> list[Sweep]:
+    """Rows of one suite that differ only in the thread multiplier, with 2+ thread counts."""
+    found = []
+    for view in views:
+        groups: dict[tuple[str, str], list[SweepPoint]] = {}
+        for rec in view.results:
+            match = _SWEEP_SUFFIX.search(rec["name"])
+            threads = rec.get("threads")
+            if match is None or rec["status"] != "ok" or not isinstance(threads, int):
+                continue
+            summary = view.summaries.get(bench_name(rec))
+            tput = rec.get("throughput_ops_per_s")
+            if (rec.get("unit") or view.unit) == UNIT_INSTRUCTIONS:
+                tput = None      # a guest's clock counts instructions: no throughput
+            groups.setdefault((rec["suite"], rec["name"][:match.start()]), []).append(SweepPoint(
+                rec["name"], f"x{match.group(1)}", threads,
+                summary.median if isinstance(summary, Summary) else None,
+                float(tput) if isinstance(tput, (int, float)) and tput > 0 else None))
+        for (suite, base), points in groups.items():
+            if len({p.threads for p in points}) >= 2:
+                found.append(Sweep(suite, base, view, sorted(points, key=lambda p: p.threads)))
+    return found
+
+
+# --- labs by arch ------------------------------------------------------------------------
+
+@dataclass
+class LabTable:
+    columns: list[str]         # one per lab run: "ppc64le (run 3)"
+    runs: list[RunView]
+    rows: list[tuple[str, list[str]]]   # suite/name, the median per column (or a dash)
+    medians: dict[str, list[float | None]]
+    plot: str | None = None
+
+
+def is_counting_lab(view: RunView) -> bool:
+    lab = view.lab
+    return lab is not None and lab.get("mode") == LAB_COUNTING
+
+
+def lab_table(views: Sequence[RunView]) -> LabTable | None:
+    """The counted lab runs' medians (instructions/op) side by side, by arch."""
+    labs = [v for v in views if is_counting_lab(v)]
+    if not labs:
+        return None
+    columns = []
+    for view in labs:
+        lab = view.lab or {}
+        extra = [str(lab["variant"])] if lab.get("variant") else []
+        columns.append(" ".join([view.arch, *extra, f"({view.label})"]))
+    names: list[str] = []
+    for view in labs:
+        names += [n for n in view.series if n not in names]
+    rows = []
+    medians: dict[str, list[float | None]] = {}
+    for name in names:
+        values: list[float | None] = []
+        for view in labs:
+            summary = view.summaries.get(name)
+            values.append(summary.median if isinstance(summary, Summary) else None)
+        medians[name] = values
+        rows.append((name, [DASH if v is None else format_value(v, UNIT_INSTRUCTIONS)
+                            for v in values]))
+    return LabTable(columns, labs, rows, medians)

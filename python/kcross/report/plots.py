@@ -1,0 +1,278 @@
+"""The report's plots: matplotlib figures (no pyplot, no global backend) as inline SVG.
+
+Text stays text (``svg.fonttype: none``): the page is smaller and searchable, and
+the browser draws it in the page's sans-serif.  Every SVG's ids are prefixed with
+a hash of the plot's own name, so that many plots inlined in one page never share an id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..schema import UNIT_INSTRUCTIONS
+from ..stats import StatsError, Summary
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .model import Comparison, LabTable, RunView, Sweep
+
+# Okabe-Ito: told apart with any colour vision; one colour per run, in the order given.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+           "#000000")
+SLOWER, FASTER, SAME = "#C0392B", "#1E8449", "#7F8C8D"
+# Samples drawn per benchmark and run: a default run has 201, and a full run of every
+# suite drawn in full makes a page of several MB.  The points kept are the samples of
+# evenly spaced ranks, so the shape (and the minimum and maximum) is the samples'.
+MAX_POINTS = 60
+WIDTH_IN = 9.0
+_RC: dict[Any, Any] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "kcross-report",     # stable ids: the same run gives the same page
+    "font.family": "sans-serif",
+    "font.size": 8.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e4e4e4",
+    "grid.linewidth": 0.6,
+    "axes.axisbelow": True,
+    "axes.titlesize": 9.5,
+    "axes.titleweight": "bold",
+    "legend.frameon": False,
+}
+
+
+def color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+@contextmanager
+def _figure(height: float, ncols: int = 1) -> Iterator[tuple[Figure, list[Axes]]]:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+        axes = fig.subplots(1, ncols, squeeze=False)[0]
+        yield fig, list(axes)
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_COORDS = re.compile(r'(\s(?:x|y|d|points)=")([^"]*)"')   # position attributes and path data
+_DECIMALS = re.compile(r"(\.\d\d)\d+")
+
+
+def to_svg(fig: Figure, name: str) -> str:
+    """The figure as an ``<svg>`` element for inlining: no XML prolog, ids made unique."""
+    buffer = io.StringIO()
+    import matplotlib
+
+    with matplotlib.rc_context(_RC):
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)  # RDF namespaces
+    # short (every marker repeats it), deterministic, and one per plot name
+    prefix = "k" + hashlib.sha1(name.encode()).hexdigest()[:6] + "-"
+    for ident in sorted(set(_ID.findall(text)), key=len, reverse=True):
+        text = text.replace(f'id="{ident}"', f'id="{prefix}{ident}"')
+        text = text.replace(f'#{ident}"', f'#{prefix}{ident}"')
+        text = text.replace(f"#{ident})", f"#{prefix}{ident})")
+    # Coordinates to 1/100 pt (matplotlib writes 6 decimals): a third smaller, the same picture.
+    text = _COORDS.sub(lambda m: m.group(1) + _DECIMALS.sub(r"\1", m.group(2)) + '"', text)
+    text = re.sub(r"\n\s+", "\n", text)   # matplotlib's indentation: a tenth of the bytes
+    # The page sizes the plot (CSS max-width); the viewBox keeps its proportions.
+    text = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r'<svg\1', text, count=1)
+    return text.replace("<svg", f'<svg class="plot" role="img" aria-label="{name}"', 1)
+
+
+def thin(samples: Sequence[float], limit: int = MAX_POINTS) -> list[float]:
+    """At most ``limit`` of the sorted samples, at evenly spaced ranks (both ends kept)."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n <= limit:
+        return ordered
+    return [ordered[round(i * (n - 1) / (limit - 1))] for i in range(limit)]
+
+
+def _log_scale(values: Sequence[float]) -> bool:
+    """Log axis when the values span more than 30x (and are all positive)."""
+    positive = [v for v in values if v > 0]
+    return len(positive) == len(values) and bool(positive) and max(positive) / min(positive) > 30
+
+
+def _log_axis(ax: Axes, values: Sequence[float]) -> None:
+    """A log x axis when the values span more than 30x: ticks at 1, 2 and 5 times the powers
+    of ten, labelled as plain numbers (a reader of ns/op wants 200, not 2x10^2)."""
+    if not _log_scale(values):
+        return
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.6g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _unit_label(unit: str) -> str:
+    return "instructions per op (counted)" if unit == UNIT_INSTRUCTIONS else unit
+
+
+def distribution(name: str, benches: Sequence[str], views: Sequence[RunView],
+                 unit: str) -> str | None:
+    """A strip plot: each benchmark's samples (thinned), one colour per run, the median and
+    its CI95 as a black tick and bar."""
+    import numpy as np
+
+    rows = [b for b in benches if any(b in v.series for v in views)]
+    if not rows:
+        return None
+    rng = np.random.default_rng(1)      # the jitter only spreads points; fixed for a stable page
+    m = len(views)
+    band = 0.8 / m
+    height = 0.55 + max(1, len(rows)) * max(0.26, 0.17 * m + 0.09)
+    every: list[float] = []
+    with _figure(height) as (fig, (ax,)):
+        for j, view in enumerate(views):
+            ys: list[float] = []
+            xs: list[float] = []
+            for i, bench in enumerate(rows):
+                series = view.series.get(bench)
+                if series is None:
+                    continue
+                center = i + (j - (m - 1) / 2) * band
+                points = thin(series.samples)
+                xs += points
+                ys += list(center + rng.uniform(-band * 0.32, band * 0.32, len(points)))
+                every += points
+                summary = view.summaries.get(bench)
+                if isinstance(summary, Summary):
+                    try:
+                        ci = summary.ci
+                        ax.plot([ci.low, ci.high], [center, center], color="#222222",
+                                linewidth=2.2, solid_capstyle="butt", zorder=3)
+                    except StatsError:
+                        pass
+                    ax.plot([summary.median], [center], marker="|", markersize=10,
+                            markeredgewidth=1.6, color="#111111", zorder=4)
+            if xs:
+                ax.scatter(xs, ys, s=9, color=color(j), alpha=0.5, linewidths=0,
+                           label=view.short, zorder=5)
+        ax.set_yticks(range(len(rows)), [b.split("/", 1)[-1] for b in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.grid(axis="y", visible=False)
+        _log_axis(ax, every)
+        ax.set_xlabel(_unit_label(unit))
+        if m > 1:
+            fig.legend(loc="outside lower center", ncols=min(m, 4), fontsize=8, markerscale=2)
+        return to_svg(fig, name)
+
+
+def forest(comparison: Comparison) -> str | None:
+    """The ratio of medians (new / base) per benchmark with its CI, on a log axis around 1."""
+    rows = [r for r in comparison.rows if r.value is not None]
+    if not rows:
+        return None
+    height = 0.9 + 0.22 * len(rows)
+    with _figure(height) as (fig, (ax,)):
+        values = []
+        for i, row in enumerate(rows):
+            v = row.value
+            assert v is not None
+            c = {"slower": SLOWER, "faster": FASTER}.get(row.verdict_class, SAME)
+            ax.plot([v.ratio_low, v.ratio_high], [i, i], color=c, linewidth=1.6)
+            ax.plot([v.ratio], [i], marker="o", markersize=4.5, color=c)
+            values += [v.ratio_low, v.ratio_high]
+        ax.axvline(1.0, color="#444444", linewidth=0.9, zorder=1)
+        ax.set_xscale("log")
+        # The axis covers every ratio and the intervals as far as 2x either way; a wider
+        # interval runs off the edge rather than squeezing every other row into a line.
+        ratios = [r.value.ratio for r in rows if r.value is not None]
+        reach = [min(max(v, 0.5), 2.0) for v in values] + ratios
+        span = max(max(reach), 1 / min(reach), 1.02)
+        ax.set_xlim(1 / span ** 1.15, span ** 1.15)
+        from matplotlib.ticker import FuncFormatter, LogLocator
+
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2, 3, 5, 7)))
+        ax.xaxis.set_minor_locator(LogLocator(base=10, subs="all"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+        ax.set_yticks(range(len(rows)), [r.bench for r in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel(f"ratio of medians, {comparison.new.label} / {comparison.base.label} "
+                      "(CI95; red: significantly more, green: less, grey: no difference shown)")
+        return to_svg(fig, comparison.anchor)
+
+
+def scaling(name: str, found: Sequence[Sweep], runs: Sequence[RunView]) -> str | None:
+    """Throughput (all threads) and the per-op median (each thread) against the thread count."""
+    if not found:
+        return None
+    bases = list(dict.fromkeys(s.base for s in found))
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    with _figure(3.4, ncols=2) as (fig, (left, right)):
+        ticks: dict[int, str] = {}
+        for sweep in found:
+            j = next(i for i, r in enumerate(runs) if r is sweep.run)
+            k = bases.index(sweep.base)
+            style: dict[str, Any] = {"color": color(k), "marker": markers[j % len(markers)],
+                                     "linestyle": "-" if j == 0 else "--", "markersize": 4.5,
+                                     "linewidth": 1.4}
+            label = sweep.base if len(runs) == 1 else f"{sweep.base} ({sweep.run.label})"
+            tput = [(p.threads, p.throughput / 1e6) for p in sweep.points if p.throughput]
+            if tput:
+                left.plot(*zip(*tput, strict=True), label=label, **style)
+            per_op = [(p.threads, p.median) for p in sweep.points if p.median is not None]
+            if per_op:
+                right.plot(*zip(*per_op, strict=True), **style)
+            for p in sweep.points:
+                ticks.setdefault(p.threads, f"{p.threads}\n{p.multiplier}")
+        unit = runs[0].unit if len({r.unit for r in runs}) == 1 else "per op"
+        for ax in (left, right):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted(ticks), [ticks[t] for t in sorted(ticks)])
+            ax.minorticks_off()
+            ax.set_xlabel("threads")
+            ax.set_ylim(bottom=0)
+        left.set_title("throughput, all threads")
+        left.set_ylabel("million ops/s")
+        right.set_title("median per op, as each thread sees it")
+        right.set_ylabel(_unit_label(unit))
+        fig.legend(loc="outside lower center", ncols=min(len(bases) * len(runs), 3), fontsize=8)
+        return to_svg(fig, name)
+
+
+def lab_bars(table: LabTable) -> str | None:
+    """Grouped horizontal bars: each benchmark's counted median, one bar per lab run (arch)."""
+    names = [n for n, values in table.medians.items() if any(v is not None for v in values)]
+    if not names:
+        return None
+    m = len(table.runs)
+    band = 0.8 / m
+    height = 0.8 + len(names) * max(0.24, 0.13 * m + 0.08)
+    values_all: list[float] = []
+    with _figure(height) as (fig, (ax,)):
+        for j, column in enumerate(table.columns):
+            ys, widths = [], []
+            for i, name in enumerate(names):
+                value = table.medians[name][j]
+                if value is not None:
+                    ys.append(i + (j - (m - 1) / 2) * band)
+                    widths.append(value)
+            values_all += widths
+            ax.barh(ys, widths, height=band * 0.9, color=color(j), label=column)
+        _log_axis(ax, values_all)
+        ax.set_yticks(range(len(names)), names)
+        ax.set_ylim(len(names) - 0.5, -0.5)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("median instructions per op (QEMU icount: deterministic)")
+        fig.legend(loc="outside lower center", ncols=min(m, 4), fontsize=8)
+        return to_svg(fig, "lab-by-arch")

@@ -1,0 +1,467 @@
+"""`kcross report`: the HTML page of stored runs, read back with html.parser and drawn by
+headless Chromium.
+
+The store holds a run of every suite through the fake harness, the same capture with
+some benchmarks planted slower and faster (imported), and two counted lab runs: the
+real ppc64le console's, and a copy of it as another arch with shifted counts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DATA, Kcross, assert_one_line_error, captured, isolated_env
+
+CHROMIUM = "/usr/bin/chromium"
+SLOWER = {"syscall/getppid-glibc": 1.25, "syscall/stat-root": 1.10}   # planted in run 2
+FASTER = {"cpuid/rdtscp": 0.8}
+
+
+# --- the store ---------------------------------------------------------------------------
+
+def _kcross(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kcross", *args], env=isolated_env(root),
+                          capture_output=True, text=True, timeout=120)
+
+
+def _scale(rec: dict[str, Any], factor: float) -> None:
+    """Every figure of a result times ``factor``: its samples and the empty loop's, so the
+    overhead decision and the corrected median scale alike."""
+    rec["samples"] = [x * factor for x in rec["samples"]]
+    rec["overhead"]["samples"] = [x * factor for x in rec["overhead"]["samples"]]
+
+
+def _planted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The capture, on another host, with the SLOWER and FASTER benchmarks scaled."""
+    records = copy.deepcopy(records)
+    for rec in records:
+        if rec["type"] == "fingerprint":
+            rec["host"]["hostname"] = "other-host"
+        if rec["type"] != "result" or rec["status"] != "ok":
+            continue
+        factor = {**SLOWER, **FASTER}.get(f"{rec['suite']}/{rec['name']}")
+        if factor:
+            _scale(rec, factor)
+    return records
+
+
+def _lab_streams(tmp: Path) -> list[Any]:
+    """The real ppc64le lab run (its console), and the same as aarch64 with counts + 40%."""
+    from kcross.lab import machines
+    from kcross.lab.initramfs import parse_console
+    from kcross.lab.kernel import Kernel
+    from kcross.lab.machines import Guest
+    from kcross.lab.session import lab_group, lab_records
+
+    kernel_file = tmp / "vmlinux"
+    kernel_file.write_bytes(b"k")
+    (result,) = parse_console((DATA / "lab-ppc64le-console.txt").read_text())
+    guest = Guest(machines.arch("ppc64le"), kernel_file)
+    stream, _, _ = lab_records(result, lab_group(guest, Kernel("ppc64le", kernel_file), None),
+                               "console")
+    other = copy.deepcopy(stream)
+    assert other.fingerprint is not None
+    other.fingerprint["arch"] = "aarch64"
+    other.fingerprint["lab"].update(emulator="qemu-system-aarch64", machine="virt",
+                                    cpu="cortex-a72")
+    for rec in other.results:
+        if rec["status"] == "ok":
+            _scale(rec, 1.4)
+    return [stream, other]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """runs 1 (fake harness, every suite), 2 (planted changes), 3 and 4 (lab ppc64le, aarch64)."""
+    root = tmp_path_factory.mktemp("report")
+    db = root / "k.db"
+    proc = _kcross(root, "run", "--quick", "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    planted = root / "planted.jsonl"
+    planted.write_text("".join(json.dumps(r) + "\n" for r in _planted(captured())))
+    proc = _kcross(root, "import", str(planted), "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+
+    from kcross.importer import import_stream
+    from kcross.store import Store, resolve
+
+    def open_store() -> Store:
+        opened = Store.open(resolve(str(db)), write=True)
+        assert opened is not None
+        return opened
+
+    for stream in _lab_streams(root):
+        import_stream(open_store, stream, command=["lab"], source="lab", name="lab")
+    return db
+
+
+@pytest.fixture(scope="module")
+def page(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("page")
+    out = root / "report.html"
+    proc = _kcross(root, "report", "1", "2", "3", "4", "--db", str(store), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stderr and proc.stdout == ""
+    return out
+
+
+# --- reading the page --------------------------------------------------------------------
+
+class Page(HTMLParser):
+    """The elements the tests look at: sections, headings, SVGs, tables, links, scripts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sections: list[str] = []
+        self.svgs: list[dict[str, str | None]] = []
+        self.svg_in: dict[str, int] = {}          # section id -> SVGs in it
+        self.ids: list[str] = []
+        self.urls: list[str] = []
+        self.scripts = 0
+        self.text: list[str] = []
+        self.tables: dict[str, list[list[list[str]]]] = {}   # section id -> its tables' rows
+        self._section = ""
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._in_svg = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.append(str(a["id"]))
+        for key in ("href", "src", "xlink:href"):
+            value = a.get(key)
+            if value and not value.startswith("#"):
+                self.urls.append(value)
+        if tag == "section":
+            self._section = str(a.get("id"))
+            self.sections.append(self._section)
+        elif tag == "svg":
+            if not self._in_svg:
+                self.svgs.append(a)
+                self.svg_in[self._section] = self.svg_in.get(self._section, 0) + 1
+            self._in_svg += 1
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "table":
+            self.tables.setdefault(self._section, []).append([])
+        elif tag == "tr" and not self._in_svg:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "svg":
+            self._in_svg -= 1
+        elif tag in ("td", "th") and self._row is not None and self._cell is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._section][-1].append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if not self._in_svg:
+            self.text.append(data)
+
+
+def parse(path: Path) -> Page:
+    parsed = Page()
+    parsed.feed(path.read_text())
+    parsed.close()
+    return parsed
+
+
+def test_page_has_every_section(page: Path) -> None:
+    parsed = parse(page)
+    suites = list(dict.fromkeys(r["suite"] for r in captured() if r["type"] == "result"))
+    assert parsed.sections[:3] == ["runs", "fingerprint", "comparisons"]
+    assert [s for s in parsed.sections if s.startswith("suite-")] == \
+        [f"suite-{s}" for s in suites]
+    assert "scaling" in parsed.sections and "lab" in parsed.sections
+    # a strip plot in every suite with a result that has figures; forest, scaling, lab bars
+    for suite in suites:
+        if any(r["status"] == "ok" for r in captured() if r["type"] == "result"
+               and r["suite"] == suite):
+            assert parsed.svg_in.get(f"suite-{suite}", 0) >= 1, suite
+    assert parsed.svg_in["comparisons"] == 2      # run 2 vs 1, run 4 vs 3 (same unit only)
+    assert parsed.svg_in["scaling"] == 1 and parsed.svg_in["lab"] == 1
+
+
+def test_page_is_self_contained(page: Path) -> None:
+    parsed = parse(page)
+    assert parsed.scripts == 0
+    assert parsed.urls == []                       # no link, image or font from elsewhere
+    text = page.read_text()
+    assert not re.search(r"https?://(?!www\.w3\.org/)", text), "a URL besides SVG namespaces"
+    assert len(parsed.ids) == len(set(parsed.ids)), "ids shared between inlined SVGs"
+    assert page.stat().st_size < 3 * 1024 * 1024
+
+
+def test_tables_hold_the_stats_figures(page: Path, store: Path) -> None:
+    from kcross.render import format_value
+    from kcross.stats import summarize_record
+
+    parsed = parse(page)
+    rows = parsed.tables["suite-syscall"][0]
+    header = rows[0]
+    # the lab runs' rows are there too: two units, each row says its own
+    assert header[:3] == ["benchmark", "run", "median"]
+    unit = header.index("unit")
+    assert {r[1]: r[unit] for r in rows[1:5]} == {"run 1": "ns/op", "run 2": "ns/op",
+                                                   "run 3": "instructions/op",
+                                                   "run 4": "instructions/op"}
+    cpuid = parsed.tables["suite-cpuid"][0][0]       # no lab run has it: one unit
+    assert cpuid[:3] == ["benchmark", "run", "median (ns/op)"] and "unit" not in cpuid
+    rec = next(r for r in captured() if r["type"] == "result" and r["name"] == "getppid-glibc")
+    expected = format_value(summarize_record(rec).median, "ns/op")
+    row = next(r for r in rows if r[0] == "getppid-glibc")
+    assert row[1] == "run 1" and row[2].rstrip("†") == expected
+    skipped = next(r for r in captured() if r["type"] == "result" and r["status"] == "skipped"
+                   and r["suite"] == "syscall")
+    line = next(r for r in rows if r[0] == skipped["name"])
+    assert line[-2:] == [f"skipped: {skipped['reason']}", "skipped"]
+
+
+def test_comparisons_find_the_planted_changes(page: Path) -> None:
+    tables = parse(page).tables["comparisons"]
+    assert len(tables) == 2                       # run 2 vs run 1; run 4 vs run 3 (lab)
+    rows = tables[0]
+    verdicts = {r[0]: r[-1] for r in rows if len(r) == 7 and "/" in r[0]}
+    for name, factor in {**SLOWER, **FASTER}.items():
+        word = "(more)" if factor > 1 else "(less)"
+        assert verdicts[name].endswith(word), (name, verdicts[name])
+        assert verdicts[name].startswith(f"{factor - 1:+.1%}"[:3]), verdicts[name]
+    unchanged = [v for n, v in verdicts.items() if n.startswith("percpu/")]
+    assert unchanged and all(v == "~" for v in unchanged)
+    assert any(r[0] == "geomean of ratios" for r in rows)
+    text = " ".join(" ".join(parse(page).text).split())
+    assert "the fingerprints differ in host:" in text              # run 2's other host
+    assert "the fingerprints differ in arch, emulator," in text    # the labs' arches
+    lab = {r[0]: r for r in tables[1] if "/" in r[0]}
+    assert lab["syscall/getppid-glibc"][3] == "1.400"
+
+
+def test_lab_counts_by_arch(page: Path) -> None:
+    (rows,) = parse(page).tables["lab"]
+    assert rows[0] == ["benchmark", "ppc64le (run 3)", "aarch64 (run 4)"]
+    values = {r[0]: r[1:] for r in rows[1:]}
+    a, b = (float(x) for x in values["syscall/getppid-glibc"])
+    assert b == pytest.approx(a * 1.4, rel=0.01)
+
+
+def test_scaling_table_lists_the_sweeps(page: Path) -> None:
+    (rows,) = parse(page).tables["scaling"]
+    sweeps = {r[0] for r in rows[1:] if r[0]}
+    assert {"counter-atomic", "counter-rseq", "counter-getcpu-atomic"} <= sweeps
+    assert [r[2] for r in rows[1:4]] == ["x1", "xN", "x2N"]
+
+
+def test_default_is_latest_and_stdout(store: Path, kcross: Kcross) -> None:
+    proc = kcross("report", "--db", str(store), "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    parsed = Page()
+    parsed.feed(proc.stdout)
+    assert "comparisons" not in parsed.sections           # one run: nothing to compare with
+    assert parsed.sections[:2] == ["runs", "fingerprint"]
+
+
+def test_errors_are_one_line(store: Path, tmp_path: Path, kcross: Kcross) -> None:
+    out = str(tmp_path / "r.html")
+    assert_one_line_error(kcross("report", "99", "--db", str(store), "-o", out), 2, "no run 99")
+    assert_one_line_error(kcross("report", "--db", str(tmp_path / "none.db"), "-o", out),
+                          2, "no runs stored")
+    assert not (tmp_path / "none.db").exists()
+    assert_one_line_error(kcross("report", "--db", str(store),
+                                 "-o", str(tmp_path / "no" / "dir" / "r.html")), 2, "no directory")
+    assert_one_line_error(kcross("report", "--db", str(store), "-o", str(tmp_path)),
+                          2, "is a directory")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_failed_and_interrupted_runs(tmp_path: Path, kcross: Kcross) -> None:
+    """A run whose harness died, with failed checks, and one that stored nothing: the page
+    says so in its notes and its tables, and compares what it can (nothing here)."""
+    db = str(tmp_path / "k.db")
+    kcross("run", "--quick", "--suite", "syscall", "--db", db,
+           extra_env={"KCROSS_TEST_FAIL": "getppid-*", "KCROSS_FAKE_DIE_AFTER": "5"})
+    kcross("run", "--quick", "--suite", "syscall", "--db", db,
+           extra_env={"KCROSS_FAKE_DIE_AFTER": "0"})
+    out = tmp_path / "r.html"
+    proc = kcross("report", "1", "2", "--db", db, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    parsed = parse(out)
+    text = " ".join(" ".join(parsed.text).split())
+    assert "run 1: failed: 5 of " in text and "run 2: failed: 0 of " in text
+    rows = parsed.tables["suite-syscall"][0]
+    assert all(r[-1] == "failed" for r in rows[1:]) and len(rows) == 6
+    assert "no benchmark with figures in both runs" in text
+    assert parsed.svg_in == {}                    # nothing to draw
+
+
+def test_unwritable_output(store: Path, tmp_path: Path, kcross: Kcross) -> None:
+    if Path("/dev/full").is_char_device():   # written into, never replaced
+        assert_one_line_error(kcross("report", "--db", str(store), "-o", "/dev/full"),
+                              2, "cannot write the report to /dev/full: No space left")
+        assert Path("/dev/full").is_char_device()
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who may write anywhere (root): a read-only "
+                        "directory stops nothing")
+        assert_one_line_error(kcross("report", "--db", str(store), "-o", str(locked / "r.html")),
+                              2, "permission denied")
+    finally:
+        locked.chmod(0o700)
+
+
+# --- Chromium ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no {CHROMIUM} (apt-get install chromium): the page is not drawn")
+    return CHROMIUM
+
+
+def _chromium(binary: str, tmp: Path, page: Path, *extra: str) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+             f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    return subprocess.run([binary, *flags, *extra, page.as_uri()], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=tmp)
+
+
+def _console_errors(log: str) -> list[str]:
+    """What the page said to the console, and loads that failed.  The page has no script,
+    so any console message at all is wrong (Chromium logs them as INFO:CONSOLE lines)."""
+    return [line for line in log.splitlines()
+            if ":CONSOLE" in line or "Uncaught" in line or "net::ERR_" in line
+            or "Not allowed to load local resource" in line]
+
+
+def test_console_check_catches_errors(chromium: str, tmp_path: Path) -> None:
+    """The console check itself: a page that logs and throws is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><body><p>x</p><script>console.error("boom"); '
+                   "undefinedFunction();</script></body></html>")
+    proc = _chromium(chromium, tmp_path, bad, "--dump-dom")
+    found = _console_errors(proc.stderr)
+    assert any("boom" in line for line in found), proc.stderr[-2000:]
+    assert any("Uncaught ReferenceError" in line for line in found)
+
+
+def test_chromium_draws_the_page(chromium: str, page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    proc = _chromium(chromium, tmp_path, page, f"--screenshot={shot}", "--window-size=1280,2400")
+    assert shot.exists(), proc.stderr[-2000:]
+    assert _console_errors(proc.stderr) == []
+    import numpy as np
+    from matplotlib.image import imread
+
+    image = imread(shot)                      # floats 0..1, height x width x RGB(A)
+    assert image.shape[:2] == (2400, 1280)
+    rgb = (image[..., :3] * 255).round().astype(np.uint32).reshape(-1, 3)
+    colours = len(np.unique(rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]))
+    assert colours > 200, f"{colours} colours: a blank or unstyled page?"
+    # ink on at least 3% of the page: text, tables and plots, not a white sheet
+    assert (rgb.mean(axis=1) < 128).mean() > 0.03
+    keep = os.environ.get("KCROSS_TEST_REPORT_SHOT")
+    if keep:
+        shutil.copyfile(shot, keep)
+
+
+def test_chromium_dom_has_the_plots(chromium: str, page: Path, tmp_path: Path) -> None:
+    proc = _chromium(chromium, tmp_path, page, "--dump-dom")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _console_errors(proc.stderr) == []
+    dom = Page()
+    dom.feed(proc.stdout)
+    source = parse(page)
+    assert len(dom.svgs) == len(source.svgs) >= 10
+    assert dom.sections == source.sections
+    assert all(s.get("class") == "plot" for s in dom.svgs)
+
+
+def test_page_is_stable(store: Path, tmp_path: Path) -> None:
+    """The same runs make the same page but for the time it was made (fixed jitter, ids)."""
+    import datetime as dt
+
+    from kcross import report
+    from kcross.store import Store, resolve
+
+    opened = Store.open(resolve(str(store)), write=False)
+    assert opened is not None
+    try:
+        runs = [opened.load_run("3"), opened.load_run("4")]   # the labs: small and quick
+    finally:
+        opened.close()
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    assert report.html(runs, now=now) == report.html(runs, now=now)
+
+
+def test_report_from_postgresql(pg_schema: str, tmp_path: Path, kcross: Kcross) -> None:
+    """The page reads runs through the store alone: a PostgreSQL store gives the same page."""
+    for _ in range(2):
+        proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", pg_schema)
+        assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "r.html"
+    proc = kcross("report", "1", "latest", "--db", pg_schema, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    parsed = parse(out)
+    assert parsed.sections == ["runs", "fingerprint", "comparisons", "suite-syscall", "method"]
+    (rows,) = parsed.tables["comparisons"]
+    assert [r[0] for r in rows[1:3]] == ["syscall/getcpu-vdso", "syscall/getcpu-syscall"]
+
+
+def test_hardware_counters_get_columns() -> None:
+    """Per-op hardware counters (none on the captured VM) become columns, scaled ones starred;
+    the software counters' totals follow."""
+    import datetime as dt
+
+    from kcross import report
+    from kcross.store import StoredRun
+
+    records = copy.deepcopy(captured())
+    results = [r for r in records if r["type"] == "result" and r["suite"] == "cpuid"]
+    results[0]["counters"]["cycles:k"] = {"total": 1000, "per_op": 812.25, "scaled": True}
+    results[0]["counters"]["instructions:u"] = {"total": 99, "per_op": 12.0, "scaled": False}
+    run = StoredRun(id=7, started_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC), finished_at=None,
+                    status="complete", source="run", error=None, fingerprint=records[0],
+                    plan=records[1], results=results, end=None)
+    (table,) = report.build([run]).suites
+    assert table.columns[-5:] == ["cyc:k/op", "ins:u/op", "csw", "mig", "pf"]
+    first = table.rows[0].cells
+    assert (first["cyc:k/op"], first["ins:u/op"]) == ("812.2*", "12")
+    assert "cyc:k/op" not in table.rows[1].cells
+
+
+def test_runs_by_tag_and_reference(tmp_path: Path, kcross: Kcross) -> None:
+    """RUN takes what Store.load_run takes (tags, latest~N); the page shows the tags."""
+    db = str(tmp_path / "k.db")
+    for extra in ([], ["--tag", "after"]):
+        proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", db, *extra)
+        assert proc.returncode == 0, proc.stderr
+    assert kcross("tag", "1", "before", "--db", db).returncode == 0
+    out = tmp_path / "r.html"
+    proc = kcross("report", "before", "latest~0", "--db", db, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (runs,) = parse(out).tables["runs"]
+    assert [r[0] for r in runs[1:]] == ["run 1 base before", "run 2 after"]
+    assert_one_line_error(kcross("report", "nosuch", "--db", db, "-o", str(out)), 2, "nosuch")
