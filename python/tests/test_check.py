@@ -293,8 +293,13 @@ def test_different_machines_are_named(kcross: Kcross, tmp_path: Path) -> None:
     other = write(tmp_path / "b.jsonl", edited(captured(), hostname="elsewhere"))
     proc = kcross("check", "--baseline", str(base), str(other))
     assert proc.returncode == 0
-    assert "different machines or configurations (vm " in proc.stdout
-    assert "elsewhere" in proc.stdout
+    assert re.search(r"measured on different machines or configurations \(vm \w{8}, "
+                     r"elsewhere \w{8}\); differing: hostname$", proc.stdout, re.M), proc.stdout
+    kernel = edited(captured())
+    kernel[0]["kernel"]["release"] = "6.6.0"
+    proc = kcross("check", "--baseline", str(base), str(write(tmp_path / "c.jsonl", kernel)))
+    assert re.search(r"\(vm \w{8}, vm \w{8}\); differing: kernel release$", proc.stdout,
+                     re.M), proc.stdout
 
 
 @pytest.mark.parametrize("args, message", [
