@@ -186,17 +186,21 @@ def classify(verdict: Verdict, max_regression: float) -> str:
 
 
 def fingerprint_note(base: Side, current: Side) -> str | None:
-    """A note when the two sides were measured on different machines (store's identity rule)."""
+    """A note when the two sides were measured on different machines or configurations,
+    naming the fingerprint fields that differ (kcross compare's list of them)."""
     if base.fingerprint is None or current.fingerprint is None:
         return None
+    from . import compare
     from .store.repo import machine_identity
 
     a, b = (machine_identity(dict(s.fingerprint)) for s in (base, current))  # type: ignore[arg-type]
     if a == b:
         return None
-    return (f"the two sides were measured on different machines or configurations "
-            f"({base.host} {a[:8]} and {current.host} {b[:8]}): see 'kcross compare' for the "
-            "fingerprint fields that differ")
+    fields = compare.fingerprint_differences(
+        [compare.Side(s.label, (), False, s.fingerprint) for s in (base, current)])
+    what = ", ".join(fields) or "other fingerprint fields"
+    return (f"measured on different machines or configurations ({base.host} {a[:8]}, "
+            f"{current.host} {b[:8]}); differing: {what}")
 
 
 def check(base: Side, current: Side, *, max_regression: float, missing: str = "warn",

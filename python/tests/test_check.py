@@ -293,8 +293,13 @@ def test_different_machines_are_named(kcross: Kcross, tmp_path: Path) -> None:
     other = write(tmp_path / "b.jsonl", edited(captured(), hostname="elsewhere"))
     proc = kcross("check", "--baseline", str(base), str(other))
     assert proc.returncode == 0
-    assert "different machines or configurations (vm " in proc.stdout
-    assert "elsewhere" in proc.stdout
+    assert re.search(r"measured on different machines or configurations \(vm \w{8}, "
+                     r"elsewhere \w{8}\); differing: hostname$", proc.stdout, re.M), proc.stdout
+    kernel = edited(captured())
+    kernel[0]["kernel"]["release"] = "6.6.0"
+    proc = kcross("check", "--baseline", str(base), str(write(tmp_path / "c.jsonl", kernel)))
+    assert re.search(r"\(vm \w{8}, vm \w{8}\); differing: kernel release$", proc.stdout,
+                     re.M), proc.stdout
 
 
 @pytest.mark.parametrize("args, message", [
@@ -390,3 +395,17 @@ def test_an_incomplete_current_run_is_said_and_its_missing_benchmarks_listed(
     assert verdicts[:3] == ["~"] * 3 and set(verdicts[3:]) == {"missing"}
     assert kcross("check", "--baseline", "1", "2", "--db", str(db),
                   "--missing", "fail").returncode == 1
+
+
+def test_store_references(kcross: Kcross, two_runs: Path, tmp_path: Path) -> None:
+    """The references Store.load_run takes (issue 10: latest~N, tags, latest@HOST)."""
+    proc = kcross("check", "--baseline", "latest~1", "--db", str(two_runs))
+    if "must be a number or 'latest'" in proc.stderr:
+        pytest.skip("this Store.load_run does not take latest~N yet (the store's part of "
+                    "issue 10)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("kcross check: run 2 (vm, ")
+    assert "against baseline run 1 (vm, " in proc.stdout
+    proc = kcross("check", "--baseline", "latest@vm", "1", "--db", str(two_runs))
+    assert proc.returncode == 0, proc.stderr
+    assert "against baseline run 2 (vm, " in proc.stdout
