@@ -161,23 +161,66 @@ def _numbers_side(text: str, name: str, selector: str | None) -> Side:
                 series=(Series(source=label, name=label, unit="", samples=tuple(values)),))
 
 
-def _capture_side(path: Path, name: str, selector: str | None, bench: str | None) -> Side:
+@dataclass(frozen=True)
+class Records:
+    """A run's records as a comparison reads them, from a capture or from the store."""
+
+    label: str                          # "base.jsonl", "stdin", "run 12", "latest~1 (run 11)"
+    fingerprint: Mapping[str, Any]
+    results: Sequence[Mapping[str, Any]]
+    when: str | None                    # when it started, as shown
+    state: str                          # "complete", "interrupted (no end record)", ...
+
+
+def read_capture(path: Path, name: str) -> Records:
+    """A file (or ``-``) of ``kcross-harness run --json`` output, checked as an import is."""
     from .importer import read_stream
 
     stream, _ = read_stream(path)
     assert stream.fingerprint is not None
-    return _results_side(name, stream.fingerprint, stream.results, selector, bench)
+    when = dig(stream.fingerprint, "host", "time")
+    return Records(label=name, fingerprint=stream.fingerprint, results=stream.results,
+                   when=str(when) if when else None,
+                   state="complete" if stream.complete else "interrupted (no end record)")
+
+
+def read_run(ref: str, open_store: Callable[[], Store]) -> Records:
+    """A stored run, by any reference ``Store.load_run`` takes."""
+    try:
+        stored = open_store().load_run(ref)
+    except UserError as exc:
+        raise UserError(f"{ref!r} is neither an existing file nor a stored run: {exc}") from None
+    return Records(label=f"run {stored.id}" if ref.isdigit() else f"{ref} (run {stored.id})",
+                   fingerprint=stored.fingerprint, results=stored.results,
+                   when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+                   state=stored.state or stored.status)
+
+
+def read_records(ref: str, open_store: Callable[[], Store]) -> Records:
+    """A capture (an existing file, or ``-``) or else a stored run: the one rule for telling
+    them apart, shared by compare and check.  A file that is not a capture is refused."""
+    if ref == "-" or Path(ref).exists():
+        path = Path(ref)
+        if path.is_dir():
+            raise UserError(f"{ref} is a directory, not a capture")
+        if ref != "-" and not _is_json(path):
+            raise UserError(f"{ref} is not a capture of 'kcross-harness run --json' output")
+        return read_capture(path, "stdin" if ref == "-" else ref)
+    if "/" in ref or ref.endswith(JSON_SUFFIXES):  # meant as a file: say that first
+        raise UserError(f"no file {ref} (and a stored run is named by an id, 'latest', "
+                        "'latest~N', 'latest@HOST' or a tag)")
+    return read_run(ref, open_store)
+
+
+def _capture_side(path: Path, name: str, selector: str | None, bench: str | None) -> Side:
+    found = read_capture(path, name)
+    return _results_side(name, found.fingerprint, found.results, selector, bench)
 
 
 def _run_side(ref: str, open_store: Callable[[], Store], selector: str | None,
               bench: str | None) -> Side:
-    store = open_store()
-    try:
-        stored = store.load_run(ref)
-    except UserError as exc:
-        raise UserError(f"{ref!r} is neither an existing file nor a stored run: {exc}") from None
-    return _results_side(f"run {stored.id}" if ref.isdigit() else f"{ref} (run {stored.id})",
-                         stored.fingerprint, stored.results, selector, bench)
+    found = read_run(ref, open_store)
+    return _results_side(found.label, found.fingerprint, found.results, selector, bench)
 
 
 def _results_side(label: str, fingerprint: Mapping[str, Any],

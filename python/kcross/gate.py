@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UserError
@@ -85,32 +84,15 @@ def side_of(label: str, fingerprint: Mapping[str, Any] | None,
                 series=series, unjudged=unjudged, when=when, state=state)
 
 
-def looks_like_file(ref: str) -> bool:
-    """A reference naming a file rather than a stored run: an existing file, stdin (``-``), or
-    text with a path separator or a JSON suffix."""
-    return ref == "-" or "/" in ref or ref.endswith((".json", ".jsonl")) or Path(ref).is_file()
-
-
 def load_side(ref: str, open_store: Callable[[], Store]) -> Side:
-    """The side ``ref`` names: a harness ``run --json`` file, else a stored run reference
-    (``Store.load_run``: id, ``latest``, ``latest~N``, a tag, ``latest@HOST``)."""
-    if looks_like_file(ref):
-        from .importer import read_stream
+    """The side ``ref`` names: a harness ``run --json`` file (an existing file, or ``-``),
+    else a stored run reference (``Store.load_run``: id, ``latest``, ``latest~N``, a tag,
+    ``latest@HOST``), told apart as ``kcross compare`` tells them."""
+    from .compare import read_records
 
-        path = Path(ref)
-        if ref != "-" and not path.is_file():
-            raise UserError(f"no file {ref} (a baseline or current run is a run reference or "
-                            "a file of 'kcross-harness run --json' output)")
-        stream, _ = read_stream(path)
-        assert stream.fingerprint is not None
-        when = dig(stream.fingerprint, "host", "time")
-        return side_of("stdin" if ref == "-" else ref, stream.fingerprint, stream.results,
-                       when=str(when) if when else None,
-                       state="complete" if stream.complete else "interrupted (no end record)")
-    stored = open_store().load_run(ref)
-    return side_of(f"run {stored.id}", stored.fingerprint, stored.results,
-                   when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"),
-                   state=stored.state or stored.status)
+    found = read_records(ref, open_store)
+    return side_of(found.label, found.fingerprint, found.results, when=found.when,
+                   state=found.state)
 
 
 @dataclass(frozen=True)

@@ -400,12 +400,10 @@ def test_an_incomplete_current_run_is_said_and_its_missing_benchmarks_listed(
 def test_store_references(kcross: Kcross, two_runs: Path, tmp_path: Path) -> None:
     """The references Store.load_run takes (issue 10: latest~N, tags, latest@HOST)."""
     proc = kcross("check", "--baseline", "latest~1", "--db", str(two_runs))
-    if "must be a number or 'latest'" in proc.stderr:
-        pytest.skip("this Store.load_run does not take latest~N yet (the store's part of "
-                    "issue 10)")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("kcross check: run 2 (vm, ")
-    assert "against baseline run 1 (vm, " in proc.stdout
+    assert proc.stdout.startswith("kcross check: latest (run 2) (vm, ")
+    assert "against baseline latest~1 (run 1) (vm, " in proc.stdout
     proc = kcross("check", "--baseline", "latest@vm", "1", "--db", str(two_runs))
     assert proc.returncode == 0, proc.stderr
-    assert "against baseline run 2 (vm, " in proc.stdout
+    assert "against baseline latest@vm (run 2) (vm, " in proc.stdout
+    assert proc.stdout.startswith("kcross check: run 1 (vm, ")
