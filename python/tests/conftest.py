@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -261,3 +262,63 @@ def pg_schema() -> Iterator[str]:
         with engine.begin() as conn:
             conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
         engine.dispose()
+
+
+# --- the real benchstat -------------------------------------------------------------------
+# Built from the Go module proxy with ``go install`` into
+# ``$XDG_CACHE_HOME/kcross/benchstat/VERSION`` (once; later runs reuse it), at a pinned
+# golang.org/x/perf revision that Debian 12's Go 1.19 builds (and newer Go too).  Without
+# go, or without the proxy, the tests that need it are skipped and say why;
+# ``KCROSS_TEST_BENCHSTAT=PATH`` uses a benchstat that is already there,
+# ``KCROSS_TEST_GO=PATH`` another go.
+
+# The last golang.org/x/perf revision whose go.mod says "go 1.15" (from August 2023
+# on it needs Go 1.2x, which Debian 12's Go 1.19 cannot build and, having no
+# GOTOOLCHAIN, cannot fetch either).  It is already the benchstat with -col/-row/-table
+# (January 2023), the one whose format the gobench export targets.
+BENCHSTAT = "golang.org/x/perf/cmd/benchstat"
+BENCHSTAT_VERSION = "v0.0.0-20230113213139-801c7ef9e5c5"
+# What go says when it cannot reach the proxy (or any network).
+OFFLINE = re.compile(r"dial tcp|no such host|lookup .* on|connection refused|i/o timeout|"
+                     r"TLS handshake|network is unreachable|proxy|Temporary failure|"
+                     r"server misbehaving|unexpected EOF|403 Forbidden|404 Not Found|lookup disabled")
+
+
+def _cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kcross" / "benchstat" / BENCHSTAT_VERSION
+
+
+@pytest.fixture(scope="session")
+def benchstat() -> Path:
+    """The real benchstat, built from the Go module proxy (skipped with the reason if it
+    cannot be)."""
+    given = os.environ.get("KCROSS_TEST_BENCHSTAT")
+    if given:
+        return Path(given)
+    cache = _cache()
+    binary = cache / "bin" / "benchstat"
+    if binary.exists():
+        return binary
+    if os.environ.get("KCROSS_TEST_NO_NETWORK"):
+        pytest.skip("KCROSS_TEST_NO_NETWORK is set (benchstat is built from the Go module proxy)")
+    go = os.environ.get("KCROSS_TEST_GO") or shutil.which("go")
+    if not go:
+        pytest.skip("no go to build benchstat with (Debian: apt-get install golang-go)")
+    environ = {**os.environ, "GOBIN": str(cache / "bin"), "GOPATH": str(cache / "gopath"),
+               "GOCACHE": str(cache / "gocache"), "GO111MODULE": "on",
+               "GOFLAGS": "-modcacherw -buildvcs=false",  # a module cache rm -rf can remove
+               "GOTOOLCHAIN": "local"}  # Go >= 1.21: build with this go, fetch no other
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run([go, "install", f"{BENCHSTAT}@{BENCHSTAT_VERSION}"], env=environ,
+                              capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        pytest.skip("go install of benchstat took over 15 minutes (a slow or stalled proxy)")
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        if OFFLINE.search(proc.stderr):
+            pytest.skip(f"cannot fetch benchstat from the Go module proxy: {last}")
+        pytest.fail(f"go install {BENCHSTAT}@{BENCHSTAT_VERSION} failed: {proc.stderr}")
+    assert binary.exists(), proc.stderr
+    return binary

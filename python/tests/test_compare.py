@@ -264,18 +264,6 @@ def test_three_sides_against_the_base(tmp_path: Path, kcross: Kcross,
     assert math.isclose(cells[2].verdict.ratio, 0.8, rel_tol=1e-9)  # type: ignore[union-attr]
 
 
-def _benchstat() -> str | None:
-    import os
-    import shutil
-
-    found = shutil.which("benchstat")
-    for root in filter(None, (os.environ.get("GOPATH"), str(Path.home() / "go"))):
-        candidate = Path(root) / "bin" / "benchstat"
-        if found is None and candidate.exists():
-            found = str(candidate)
-    return found
-
-
 def _masked(text: str) -> str:
     """The layout only: digits become 9 (kcross's p is Holm-adjusted and scipy's
     Mann-Whitney p is not benchstat's exact one; its CI of the median for small n is
@@ -287,15 +275,13 @@ def _masked(text: str) -> str:
 
 
 @pytest.mark.parametrize("shape", ["two rows", "three sides", "too few for a CI"])
-def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str) -> None:
-    """The same samples through the real benchstat (golang.org/x/perf/cmd/benchstat, built
-    with `go install golang.org/x/perf/cmd/benchstat@latest`) and --format benchstat."""
+@pytest.mark.network
+def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str, benchstat: Path) -> None:
+    """The same samples through the real benchstat (conftest's fixture: golang.org/x/perf's
+    benchstat built from the Go module proxy) and --format benchstat."""
     import random
 
-    tool = _benchstat()
-    if tool is None:
-        pytest.skip("benchstat not found (PATH, $GOPATH/bin, ~/go/bin): go install "
-                    "golang.org/x/perf/cmd/benchstat@latest")
+    tool = str(benchstat)
     rng = random.Random(shape)
 
     def draw(n: int, center: float) -> tuple[float, ...]:
