@@ -473,7 +473,8 @@ class FalsePositives:
                     "disturbance that follows the rounds' rhythm?); look at the rounds "
                     "(--json) and at 'kcross sysinfo --check' before trusting 'kcross ab'")
         if self.high < self.level:
-            why = ("ties or coarse timings" if self.design == SEPARATE else
+            why = ("a difference needs Mann-Whitney and the ratio's CI to agree; ties or "
+                   "coarse timings" if self.design == SEPARATE else
                    "ties, or an order effect that alternation splits evenly")
             return f"below {self.level_text}: the test is conservative here ({why})"
         reading = (f"consistent with {self.level_text} (the CI contains it): not shown to call "
@@ -491,12 +492,9 @@ def false_positives(called: int, judged: int, level: float = stats.ALPHA, *,
     if judged < 1:
         raise stats.StatsError(f"no {'block' if design == INTERLEAVED else 'pair'} "
                                "could be judged")
-    from scipy.stats import binomtest
-
-    ci = binomtest(called, judged, level).proportion_ci(confidence_level=confidence,
-                                                        method="exact")
+    low, high = stats.proportion_ci(called, judged, confidence)
     return FalsePositives(design=design, called=called, judged=judged, level=level,
-                          low=float(ci.low), high=float(ci.high), confidence=confidence)
+                          low=low, high=high, confidence=confidence)
 
 
 def block_level(block_rounds: int, confidence: float = stats.CONFIDENCE) -> float:

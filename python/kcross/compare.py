@@ -501,12 +501,12 @@ def load_sides(args: Sequence[str], open_store: Callable[[], Store], *,
 
 def format_value(value: float, unit: str) -> str:
     """A median in its unit (times and counts as ``kcross show`` prints them); plain numbers
-    with four significant digits."""
+    with six significant digits."""
     from .render import format_value as in_unit
 
     if unit:
         return in_unit(value, unit)
-    return f"{value:.4g}"
+    return f"{value:.6g}"
 
 
 def _median_text(cell: Cell, unit: str, notes: list[str]) -> str:

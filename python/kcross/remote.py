@@ -555,14 +555,15 @@ def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[s
     """``kcross run --remote ...``: every host checked before anything starts."""
     from . import harness
 
+    # The user's own mistakes are named first, then what the machine lacks.
     hosts = [parse_host(text) for text in args.remote]
-    if shutil.which("ssh") is None:
-        raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
-                          "openssh-client)")
     if len(hosts) > 1 and getattr(args, "tag", None) is not None:
         raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
                         "RUN NAME' for the others)")
     binary = inspect_binary(harness.locate(args.harness))
+    if shutil.which("ssh") is None:
+        raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
+                          "openssh-client)")
     if len(hosts) == 1:
         return run_host(store, hosts[0], binary, args, forwarded, out, err, **delivery)
     return run_hosts(hosts, args, out, err)

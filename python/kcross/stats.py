@@ -349,6 +349,9 @@ def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
 # - the size of a difference is the ratio of the medians, median(B) / median(A),
 #   with a bootstrap percentile interval (fixed seed: the same samples give the same
 #   interval);
+# - a difference is shown only when the test and the ratio's CI agree (adjusted p below
+#   ALPHA and the CI excluding 1); with ties in small samples the p-value is the exact
+#   permutation one, and never below what complete separation allows;
 # - a pair whose test could never reach ALPHA (too few samples) is an error, not a
 #   "no difference"; two sides that are the same constant are "no difference" with
 #   a note (lab instruction counts can be); never "significant" by accident.
@@ -373,7 +376,7 @@ class Verdict:
     p: float              # Mann-Whitney U, two-sided
     p_adjusted: float     # Holm-Bonferroni across the pairs compared at once (== p alone)
     alpha: float
-    significant: bool     # p_adjusted < alpha
+    significant: bool     # p_adjusted < alpha and the ratio's CI excludes 1
     note: str | None = None
 
     @property
@@ -383,27 +386,59 @@ class Verdict:
 
 
 def smallest_p(n_a: int, n_b: int) -> float:
-    """The smallest two-sided p Mann-Whitney U can give for sizes n_a, n_b (complete separation)."""
-    from scipy.special import comb
+    """The smallest two-sided p Mann-Whitney U can give for sizes n_a, n_b (complete
+    separation): 2 / C(n_a + n_b, n_a), in log space so that any n works (C(1200, 600)
+    is beyond a double)."""
+    from scipy.special import gammaln
 
-    return min(1.0, 2.0 / float(comb(n_a + n_b, n_a, exact=True)))
+    log_comb = gammaln(n_a + n_b + 1) - gammaln(n_a + 1) - gammaln(n_b + 1)
+    return float(min(1.0, np.exp(np.log(2.0) - log_comb)))
+
+
+# Resamples are drawn in chunks so that memory stays near CHUNK_VALUES doubles whatever n.
+_CHUNK_VALUES = 4_000_000
 
 
 def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
     """Bootstrap percentile interval of median(b) / median(a), resampling each side on its own."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    ia = rng.integers(0, a.size, size=(BOOTSTRAP_RESAMPLES, a.size))
-    ib = rng.integers(0, b.size, size=(BOOTSTRAP_RESAMPLES, b.size))
-    ma = np.median(a[ia], axis=1)
-    mb = np.median(b[ib], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = mb / ma
+    rows = max(1, _CHUNK_VALUES // max(a.size, b.size))
+    ratios = np.empty(BOOTSTRAP_RESAMPLES)
+    for start in range(0, BOOTSTRAP_RESAMPLES, rows):
+        k = min(rows, BOOTSTRAP_RESAMPLES - start)
+        ma = np.median(a[rng.integers(0, a.size, size=(k, a.size))], axis=1)
+        mb = np.median(b[rng.integers(0, b.size, size=(k, b.size))], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios[start:start + k] = mb / ma
     ratios = ratios[np.isfinite(ratios)]
     if ratios.size < BOOTSTRAP_RESAMPLES * 0.99:
         raise StatsError("base median is 0 in resamples: ratio undefined")
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(ratios, [tail, 1.0 - tail], method="linear")
     return float(low), float(high)
+
+
+# With ties scipy's Mann-Whitney takes the normal approximation, which for small samples
+# can go below what any arrangement of them allows; up to this many samples in all the
+# p-value is the exact permutation one instead.
+EXACT_TIES_UP_TO = 20
+
+
+def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import mannwhitneyu
+
+    ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
+    if ties and a.size + b.size <= EXACT_TIES_UP_TO:
+        from scipy.stats import permutation_test
+
+        def u(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+            return np.asarray(mannwhitneyu(x, y, axis=axis, method="asymptotic").statistic)
+
+        result = permutation_test((a, b), u, permutation_type="independent",
+                                  alternative="two-sided", n_resamples=np.inf,
+                                  vectorized=True)
+        return float(result.pvalue)
+    return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
 
 
 def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
@@ -425,17 +460,34 @@ def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
         if lo_a == lo_b:  # nothing varies: the test has no spread to work with
             return Verdict(int(da.size), int(db.size), ma, mb, 1.0, 1.0, 1.0, confidence,
                            1.0, 1.0, alpha, False, note=f"both sides are the constant {ma:g}")
-    from scipy.stats import mannwhitneyu
-
-    p = float(mannwhitneyu(da, db, alternative="two-sided", method="auto").pvalue)
+    p = _mann_whitney_p(da, db)
     if not np.isfinite(p):
         raise StatsError("Mann-Whitney U gave no p-value")
+    p = max(p, floor)  # no approximation may claim more than complete separation gives
     low, high = _ratio_interval(da, db, confidence)
     note = None
     if lo_a == hi_a and lo_b == hi_b:
         note = "both sides constant: the samples do not vary"
-    return Verdict(int(da.size), int(db.size), ma, mb, mb / ma, low, high, confidence,
-                   p, p, alpha, p < alpha, note=note)
+    return _judged(Verdict(int(da.size), int(db.size), ma, mb, mb / ma, low, high,
+                           confidence, p, p, alpha, False, note=note))
+
+
+def _judged(v: Verdict) -> Verdict:
+    """Decide ``significant``: the test's adjusted p below alpha AND the ratio's CI excluding
+    1.  Mann-Whitney answers "does one side tend to be larger", the CI "do the medians
+    differ"; a difference is shown only where both say so, and a note says when they
+    disagree, so a verdict never contradicts the interval printed beside it."""
+    from dataclasses import replace
+
+    test = v.p_adjusted < v.alpha
+    interval = v.ratio_low > 1.0 or v.ratio_high < 1.0
+    note = v.note
+    if test and not interval:
+        note = (f"Mann-Whitney p < {v.alpha:g} but the ratio's CI includes 1: no difference "
+                "in the medians shown")
+    elif note and note.startswith("Mann-Whitney p <"):
+        note = None
+    return replace(v, significant=test and interval, note=note)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -473,7 +525,7 @@ def compare_many(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], *,
     for i, q in zip(tested, adjusted, strict=True):
         v = found[i]
         assert isinstance(v, Verdict)
-        found[i] = replace(v, p_adjusted=q, significant=q < alpha)
+        found[i] = _judged(replace(v, p_adjusted=q))
     return found
 
 
@@ -483,6 +535,19 @@ def geomean(values: Sequence[float]) -> float:
     if np.any(data <= 0):
         raise StatsError("geometric mean needs positive values")
     return float(np.exp(np.mean(np.log(data))))
+
+
+def proportion_ci(successes: int, trials: int,
+                  confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) confidence interval of a proportion, e.g. a false-positive rate."""
+    _check_level(confidence)
+    if trials < 1 or not 0 <= successes <= trials:
+        raise StatsError(f"{successes} of {trials}: not a proportion")
+    from scipy.stats import binomtest
+
+    ci = binomtest(successes, trials).proportion_ci(confidence_level=confidence,
+                                                    method="exact")
+    return float(ci.low), float(ci.high)
 
 
 @dataclass(frozen=True)

@@ -79,10 +79,11 @@ def test_independent_runs_come_out_near_each_tests_level(
     result = ab.run_aa(ready, 240, OPTIONS)
     one, two = result.interleaved, result.separate
     assert len(result.blocks) == one.judged == 40 and two.judged == 240
-    assert two.low <= 0.05 <= two.high, (two.called, two.low, two.high)
+    # At most the nominal 5%: a difference needs the test and the ratio's CI to agree
+    # (stats._judged), which is conservative under the null (about 2% here).
+    assert two.low <= 0.05, (two.called, two.low, two.high)
     assert one.level == pytest.approx(1 / 32) and one.low <= one.level, one
-    assert two.reading.startswith("consistent with the nominal 5%")
-    assert not one.reading.startswith("ABOVE")
+    assert not two.reading.startswith("ABOVE") and not one.reading.startswith("ABOVE")
     assert not result.order.significant
 
 
@@ -234,7 +235,7 @@ def test_json_with_runs_drawn_afresh(kcross: Kcross) -> None:
     rounds, one, two = found["rounds"], found["interleaved"], found["separate"]
     assert len(rounds) == 8 and two["judged"] == 8
     assert two["called"] == sum(r["called"] for r in rounds)
-    assert all(r["called"] == (r["p"] < 0.05) for r in rounds)
+    assert all(r["p"] < 0.05 for r in rounds if r["called"])   # called needs the test too
     assert two["rate_ci_low"] <= two["rate"] <= two["rate_ci_high"]
     assert one["block_rounds"] == 6 and one["leftover_rounds"] == 2 and one["judged"] == 1
     (block,) = one["blocks"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import Kcross, assert_one_line_error, fake_capture, isolated_env
 from kcross import compare, stats
@@ -385,3 +386,23 @@ def test_separate_runs_caveat(tmp_path: Path, kcross: Kcross, base_capture: list
     one_run = kcross("compare", f"{a}:getppid-inline", f"{a}:getppid-glibc")
     assert one_run.returncode == 0, one_run.stderr
     assert "separate runs:" not in one_run.stdout
+
+
+def test_exports_with_ministat_format_and_three_sides(tmp_path: Path, kcross: Kcross) -> None:
+    """--format ministat still writes the exports; with three sides C/A and B/A each get
+    their own geomean (never averaged together)."""
+    rng = np.random.default_rng(4)
+    paths = []
+    for name, scale in (("a", 1.0), ("b", 1.2), ("c", 1.0)):
+        p = tmp_path / f"{name}.txt"
+        p.write_text("".join(f"{x}\n" for x in rng.normal(100 * scale, 1, 30)))
+        paths.append(str(p))
+    out = tmp_path / "c.json"
+    proc = kcross("compare", *paths, "--format", "ministat", "--export", "json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "Difference at 95.0% confidence" in proc.stdout
+    (record,) = _records(out.read_text())
+    assert record["geomean_ratio"] is None
+    ratios = {g["new"]: g["ratio"] for g in record["geomeans"]}
+    assert ratios[paths[1]] == pytest.approx(1.2, rel=0.02)
+    assert ratios[paths[2]] == pytest.approx(1.0, rel=0.02)

@@ -86,3 +86,47 @@ def test_paired_ratio() -> None:
         stats.paired_ratio(a, a[:-1])
     with pytest.raises(StatsError, match="too few"):
         stats.paired_ratio(a[:3], a[:3])
+
+
+def test_large_samples_neither_overflow_nor_exhaust_memory() -> None:
+    """C(1200, 600) is beyond a double, and 4000 resamples of 20000 would be 2.5 GB at once."""
+    import resource
+
+    assert stats.smallest_p(600, 600) == 0.0 or stats.smallest_p(600, 600) < 1e-300
+    rng = np.random.default_rng(5)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    v = stats.compare(rng.normal(100, 1, 20000), rng.normal(101, 1, 20000))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert v.significant and grown_mb < 400, grown_mb
+
+
+def test_ties_in_small_samples_take_the_exact_permutation_p() -> None:
+    """The normal approximation gives 0.047 for these; no arrangement gives less than 0.086."""
+    v = stats.compare([1, 1, 2, 2], [2, 3, 3, 3])
+    assert v.p == pytest.approx(0.0857, abs=1e-3) and not v.significant
+    constant = stats.compare([400.0] * 4, [348.0] * 4)
+    assert constant.p >= stats.smallest_p(4, 4)
+
+
+def test_a_verdict_never_contradicts_its_interval() -> None:
+    """Mann-Whitney can find one side tends larger while the medians' ratio CI includes 1:
+    then no difference is shown, and a note says why."""
+    rng = np.random.default_rng(9)
+    a = rng.normal(100, 1, 400)
+    b = np.concatenate([rng.normal(100, 1, 200), rng.normal(100, 1, 200) + 0.25])
+    b.sort()
+    for v in [stats.compare(a, b)] + [x for x in stats.compare_many([(a, b)])
+                                      if isinstance(x, stats.Verdict)]:
+        interval_excludes_1 = v.ratio_low > 1 or v.ratio_high < 1
+        assert v.significant == (v.p_adjusted < v.alpha and interval_excludes_1)
+        if v.p_adjusted < v.alpha and not interval_excludes_1:
+            assert v.note and "CI includes 1" in v.note
+
+
+def test_proportion_ci_is_clopper_pearson() -> None:
+    from scipy.stats import beta
+
+    low, high = stats.proportion_ci(3, 40)
+    assert low == pytest.approx(beta.ppf(0.025, 3, 38)) and high == pytest.approx(beta.ppf(0.975, 4, 37))
+    with pytest.raises(StatsError):
+        stats.proportion_ci(5, 0)

@@ -112,22 +112,10 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
         if args.strict:
             raise UserError(message + " (--strict)")
         err.print(Text(f"kcross: warning: {message}"), soft_wrap=True)
-    if args.format == "ministat":
-        text, errors = compare.ministat_text(sides, float(args.confidence))
-        out.file.write(text)
-        for line in errors:
-            err.print(Text(f"kcross: {line}"), soft_wrap=True)
-        return 0
-    table = compare.build_table(sides)
-    judged = [c for _, line in table.rows for c in line[1:] if c is not None]
-    if judged and all(c.verdict is None for c in judged):
-        first = next(c.error for c in judged if c.error)
-        if len(table.rows) == 1:
-            raise UserError(f"{table.rows[0][0]}: {first}")
-        raise UserError(f"no benchmark could be judged; the first: {first}")
-    for note in table.notes:
-        err.print(Text(f"kcross: warning: {note}"), soft_wrap=True)
+    # The verdicts: for the table, and for the exports whatever the format shown.
+    table = compare.build_table(sides) if exports or args.format != "ministat" else None
     if exports:
+        assert table is not None
         data = export.ExportData(
             series=[s for side in sides for s in side.series],
             rows=[export.ComparisonRow(name, line[0].series, cell.series, cell.verdict,
@@ -138,6 +126,21 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             export.write(fmt, path, data)
         if any(path == export.STDOUT for _, path in exports):
             return 0
+    if args.format == "ministat":
+        text, errors = compare.ministat_text(sides, float(args.confidence))
+        out.file.write(text)
+        for line in errors:
+            err.print(Text(f"kcross: {line}"), soft_wrap=True)
+        return 0
+    assert table is not None
+    judged = [c for _, line in table.rows for c in line[1:] if c is not None]
+    if judged and all(c.verdict is None for c in judged):
+        first = next(c.error for c in judged if c.error)
+        if len(table.rows) == 1:
+            raise UserError(f"{table.rows[0][0]}: {first}")
+        raise UserError(f"no benchmark could be judged; the first: {first}")
+    for note in table.notes:
+        err.print(Text(f"kcross: warning: {note}"), soft_wrap=True)
     if args.format == "benchstat":
         out.file.write(compare.benchstat_text(table))
     else:

@@ -71,6 +71,26 @@ class ComparisonRow:
     error: str | None = None
 
 
+def geomeans(rows: Sequence[ComparisonRow]) -> list[tuple[str, str, float | None]]:
+    """The geometric mean of the verdicts' ratios for each pair of sources (base, new), in
+    the rows' order: with three sides, C/A is never averaged with B/A.  None for a pair
+    with no verdict (or a ratio the mean cannot take)."""
+    from ..stats import StatsError, geomean
+
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        found = ratios.setdefault((row.base.source, row.new.source), [])
+        if row.verdict is not None:
+            found.append(row.verdict.ratio)
+    out: list[tuple[str, str, float | None]] = []
+    for (base, new), values in ratios.items():
+        try:
+            out.append((base, new, geomean(values) if values else None))
+        except StatsError:
+            out.append((base, new, None))
+    return out
+
+
 @dataclass(frozen=True)
 class ExportData:
     """What to export: stored runs, or a comparison's series and rows (either may be empty)."""

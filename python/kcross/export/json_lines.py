@@ -67,18 +67,14 @@ def _verdict(row: ComparisonRow) -> dict[str, Any] | None:
 def comparison_record(rows: Sequence[ComparisonRow]) -> dict[str, Any]:
     """The ``comparison`` record of ``rows`` (docs/result-format.md), validated."""
     from ..schema import SCHEMA_VERSION, validate
-    from ..stats import StatsError, geomean
+    from . import geomeans
 
     sources: dict[str, Mapping[str, Any] | None] = {}
     for row in rows:
         for series in (row.base, row.new):
             if sources.get(series.source) is None:
                 sources[series.source] = series.fingerprint
-    ratios = [row.verdict.ratio for row in rows if row.verdict is not None]
-    try:
-        geo: float | None = geomean(ratios) if ratios else None
-    except StatsError:
-        geo = None
+    pairs = geomeans(rows)
     record = {
         "type": "comparison", "schema": SCHEMA_VERSION,
         "sources": [{"source": name, "fingerprint": dict(fp) if fp is not None else None}
@@ -88,7 +84,9 @@ def comparison_record(rows: Sequence[ComparisonRow]) -> dict[str, Any]:
                   "verdict": _verdict(row),
                   "error": row.error or (None if row.verdict is not None else "no verdict")}
                  for row in rows],
-        "geomean_ratio": geo,
+        # one figure when all rows compare the same two sources; else per pair only
+        "geomean_ratio": pairs[0][2] if len(pairs) == 1 else None,
+        "geomeans": [{"base": b, "new": n, "ratio": g} for b, n, g in pairs],
     }
     # Through JSON once: the record is checked as a reader will see it.
     record = json.loads(json.dumps(record))

@@ -94,7 +94,8 @@ def _common(values: Sequence[str]) -> str | None:
 
 def _comparison(rows: Sequence[ComparisonRow]) -> str:
     from ..render import format_value
-    from ..stats import StatsError, geomean, median
+    from ..stats import StatsError, median
+    from . import geomeans
 
     def side(samples: Sequence[float], unit: str, show_unit: bool) -> str:
         try:
@@ -128,12 +129,11 @@ def _comparison(rows: Sequence[ComparisonRow]) -> str:
             if v.note:
                 cells[-1] += " " + cell(f"({v.note})")
         body.append(cells)
-    ratios = [r.verdict.ratio for r in rows if r.verdict is not None]
-    if ratios:
-        try:
-            body.append(["geomean", "", "", f"{geomean(ratios):.3f}", "", ""])
-        except StatsError:
-            pass
+    pairs = geomeans(rows)
+    for b, n, g in pairs:
+        if g is not None:
+            label = "geomean" if len(pairs) == 1 else f"geomean ({b} → {n})"
+            body.append([cell(label), "", "", f"{g:.3f}", "", ""])
     text = table(header, "lrrrrl", body)
     return text + "\n`~`: no difference shown (Mann-Whitney U, Holm-Bonferroni across the " \
                   "table); ratio = median new / median base\n"
