@@ -594,7 +594,7 @@ def default_table(table: Table) -> Any:
 # benchmark differ by more than either run's own noise, which this test cannot see.
 SEPARATE_RUNS_CAVEAT = (
     "separate runs: the test sees each run's own noise, not run-to-run variation (on a VM "
-    "it called 62% of A/A run pairs different); 'kcross aa BENCH' measures this machine, "
+    "it called 54-62% of A/A run pairs different); 'kcross aa BENCH' measures this machine, "
     "'kcross ab' decides a change in interleaved rounds")
 
 
