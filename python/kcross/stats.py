@@ -136,14 +136,20 @@ class Summary:
 
 # --- the rule's building blocks ----------------------------------------------------------
 
-def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
-    """Return the samples as float64, or raise for empty, non-finite or negative input."""
+def _as_array(samples: Sequence[float], what: str) -> np.ndarray:
+    """The samples as a flat float64 array, or :class:`StatsError` saying what they are not."""
     try:
         data = np.asarray(samples, dtype=np.float64)
     except (TypeError, ValueError):
         raise StatsError(f"{what}s are not numbers") from None
     if data.ndim != 1:
         raise StatsError(f"{what}s must be a flat list")
+    return data
+
+
+def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
+    """Return the samples as float64, or raise for empty, non-finite or negative input."""
+    data = _as_array(samples, what)
     if data.size == 0:
         raise StatsError(f"no {what}s")
     bad = np.flatnonzero(~np.isfinite(data))
@@ -645,12 +651,7 @@ class Vitals:
 
 def _finite(samples: Sequence[float], what: str) -> np.ndarray:
     """ministat's input: finite numbers, negative ones too (it reads any column of numbers)."""
-    try:
-        data = np.asarray(samples, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise StatsError(f"{what}s are not numbers") from None
-    if data.ndim != 1:
-        raise StatsError(f"{what}s must be a flat list")
+    data = _as_array(samples, what)
     bad = np.flatnonzero(~np.isfinite(data))
     if bad.size:  # counted from 1, like the lines of the file it came from
         raise StatsError(f"{what} {bad[0] + 1} is {data[bad[0]]} (not a finite number)")
