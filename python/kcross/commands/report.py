@@ -40,8 +40,14 @@ def _check_writable(path: Path) -> None:
         raise UserError(f"cannot write the report to {path}: it is a directory")
     if not parent.is_dir():
         raise UserError(f"cannot write the report to {path}: no directory {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if path.exists() and not os.access(path, os.W_OK):
         raise UserError(f"cannot write the report to {path}: permission denied")
+    # A new or regular file is written through a temporary file beside it (_write): that
+    # needs the directory; a device or FIFO (/dev/stdout, /dev/full) is written into.
+    replaced = not path.exists() or path.is_file()
+    if replaced and not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write the report to {path}: permission denied (directory "
+                        f"{parent})")
 
 
 def _write(path: Path, text: str) -> None:
