@@ -50,37 +50,39 @@ def _intermixed(parser: argparse.ArgumentParser) -> None:
                             (_Intermixed, type(parser)), {})
 
 
+def _transfer_parser(sub: Any, db: list[argparse.ArgumentParser], name: str, dest: str,
+                     metavar: str, func: Any, *, help: str, where: str,
+                     description: str) -> None:
+    """``push`` and ``pull``: the same options, the other store named DEST or SRC."""
+    p = sub.add_parser(name, parents=db, help=help, description=description,
+                       usage=f"kcross {name} [-h] [--db URL] [--force] {metavar} [RUN ...]")
+    p.add_argument(dest, metavar=metavar, nargs="?",  # checked in cmd_*: a better line
+                   help=where)
+    p.add_argument("runs", nargs="*", metavar="RUN", help=_RUNS_HELP)
+    p.add_argument("--force", action="store_true",
+                   help="also copy runs still running (the copy is marked interrupted)")
+    p.set_defaults(func=func)
+    _intermixed(p)
+
+
 def add_parser(sub: Any, parents: Any) -> None:
     db = [parents.db]
-    p = sub.add_parser(
-        "push", parents=db, help="copy runs from this store (--db) to another store",
-        usage="kcross push [-h] [--db URL] [--force] DEST [RUN ...]",
+    _transfer_parser(
+        sub, db, "push", "dest", "DEST", cmd_push,
+        help="copy runs from this store (--db) to another store",
+        where="the store to copy to (file path or URL)",
         description="Copy runs, with their machine, results and tags, from the store --db "
         "names (default: this machine's) to DEST: an SQLite file or a database URL such as "
         "postgresql+psycopg://user@host/kcross. Each run is copied in one transaction; a run "
         "already at DEST (same records, or same machine, source and start) is skipped, never "
         "stored twice.")
-    p.add_argument("dest", metavar="DEST", nargs="?",  # checked in cmd_push: a better line
-                   help="the store to copy to (file path or URL)")
-    p.add_argument("runs", nargs="*", metavar="RUN", help=_RUNS_HELP)
-    p.add_argument("--force", action="store_true",
-                   help="also copy runs still running (the copy is marked interrupted)")
-    p.set_defaults(func=cmd_push)
-    _intermixed(p)
-
-    p = sub.add_parser(
-        "pull", parents=db, help="copy runs from another store into this one (--db)",
-        usage="kcross pull [-h] [--db URL] [--force] SRC [RUN ...]",
+    _transfer_parser(
+        sub, db, "pull", "src", "SRC", cmd_pull,
+        help="copy runs from another store into this one (--db)",
+        where="the store to copy from (file path or URL)",
         description="Copy runs, with their machine, results and tags, from SRC (an SQLite "
         "file or a database URL) into the store --db names (default: this machine's). The "
         "same rules as 'kcross push'.")
-    p.add_argument("src", metavar="SRC", nargs="?",  # checked in cmd_pull: a better line
-                   help="the store to copy from (file path or URL)")
-    p.add_argument("runs", nargs="*", metavar="RUN", help=_RUNS_HELP)
-    p.add_argument("--force", action="store_true",
-                   help="also copy runs still running (the copy is marked interrupted)")
-    p.set_defaults(func=cmd_pull)
-    _intermixed(p)
 
     p = sub.add_parser(
         "tag", parents=db, help="name a run (kcross tag RUN NAME), or list or delete tags",
