@@ -335,7 +335,7 @@ def test_bad_files_and_empty_store(kcross: Kcross, tmp_path: Path) -> None:
 
 def test_options_agree_with_the_gate() -> None:
     from kcross import gate
-    from kcross.commands import check
+    from kcross.cli import check
 
     assert check.MISSING_POLICIES == gate.MISSING_POLICIES
 

@@ -18,7 +18,8 @@ def test_run_help_lists_defaults_environment_suites_and_exit_codes(kcross: Kcros
     text = " ".join(proc.stdout.split())  # argparse wraps lines
     for name in ENVIRONMENT:
         assert name in text, name
-    assert "suites: syscall, cpuid, percpu, percpu-scaling (see 'kcross list'" in text
+    assert ("suites: syscall, cpuid, percpu, percpu-scaling, ctxsw, uctx, spin "
+            "(see 'kcross list'") in text
     assert "201 samples per benchmark after a 200 ms warm-up" in text
     assert "at least 2 ms" in text
     assert "11 samples after a 20 ms warm-up" in text and "batches keep their length" in text

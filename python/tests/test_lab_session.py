@@ -18,9 +18,8 @@ from kcross.errors import HarnessError, UserError
 from kcross.lab import machines
 from kcross.lab.initramfs import CommandResult, ConsoleError, parse_console
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import Guest
+from kcross.lab.machines import DEFAULT_SUITES, Guest
 from kcross.lab.session import (
-    DEFAULT_SUITES,
     UNIT,
     check_harness_status,
     lab_group,

@@ -108,7 +108,7 @@ def _plan(*args: str) -> dict:
 
 def test_help_states_the_harness_defaults() -> None:
     """kcross's --help numbers (default and --quick) are what the harness does."""
-    from kcross import cli
+    from kcross.cli import options as cli
 
     plan = _plan()
     assert (plan["samples"], plan["warmup_ms"], plan["min_batch_ms"]) == (
@@ -118,10 +118,21 @@ def test_help_states_the_harness_defaults() -> None:
         cli.QUICK_SAMPLES, cli.QUICK_WARMUP_MS, cli.DEFAULT_MIN_BATCH_MS)
 
 
+def test_run_help_names_every_suite_of_the_harness() -> None:
+    """`kcross run --help` lists the suites without running the harness: the list must be
+    the harness's own, in its order."""
+    from kcross.cli import run
+
+    out = subprocess.run([str(REAL), "list", "--json"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    suites = [json.loads(line)["suite"] for line in out.splitlines()]
+    assert run.SUITES == tuple(dict.fromkeys(suites))
+
+
 def test_real_harness_ranges_match_kcross() -> None:
     """Every value kcross accepts at the edge of a range, the harness accepts too,
     and one step beyond, the harness refuses it as well (exit 2)."""
-    from kcross import cli
+    from kcross.cli import options as cli
 
     def status(*args: str) -> int:
         return subprocess.run([str(REAL), "list", "--bench", "getppid-inline", *args],

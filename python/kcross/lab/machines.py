@@ -30,6 +30,8 @@ from kcross.errors import UserError
 from kcross.lab.kernel import ARCHES, check_arch
 
 MODES = ("counting", "correctness")
+# The harness suites a counting run counts unless told otherwise.
+DEFAULT_SUITES = ("syscall", "cpuid", "percpu")
 
 # One guest nanosecond per instruction; virtual time does not jump ahead of the
 # instructions (align=off) nor while the guest idles (sleep=off); a fixed seed for

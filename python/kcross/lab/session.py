@@ -28,7 +28,7 @@ from kcross.errors import HarnessError, SchemaError, UserError
 from kcross.lab.boot import run_plan
 from kcross.lab.initramfs import CommandResult, ConsoleError, plan_command
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import COUNTING_ICOUNT, COUNTING_SEED, Guest
+from kcross.lab.machines import COUNTING_ICOUNT, COUNTING_SEED, DEFAULT_SUITES, Guest
 from kcross.lab.payload import GUEST_HARNESS, Payload
 from kcross.schema import LIVE_VERSIONS, RunStream, parse_line
 
@@ -42,7 +42,6 @@ from kcross.schema import LIVE_VERSIONS, RunStream, parse_line
 BATCH_MULTIPLE = 384
 COUNTING_OPTIONS = ("--samples", "11", "--warmup-ms", "1", "--min-batch-ms", "0.2",
                     "--batch-multiple", str(BATCH_MULTIPLE))
-DEFAULT_SUITES = ("syscall", "cpuid", "percpu")
 UNIT = "instructions/op"
 COUNTING_TIMEOUT = 600.0   # seconds of host time for one counting boot
 

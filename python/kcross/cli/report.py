@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+from .options import stores
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,20 +18,20 @@ if TYPE_CHECKING:
 DEFAULT_OUTPUT = "report.html"
 
 
-def add_parser(sub: Any, parents: Any) -> None:
-    p = sub.add_parser(
-        "report", parents=[parents.db],
-        help="write stored runs as one self-contained HTML page (tables, plots, comparisons)",
-        description="Write one static HTML page of stored runs: the fingerprints, a table and "
-                    "the samples' distribution per suite, the comparisons of each run with the "
-                    "first, thread-scaling curves, and lab instruction counts by arch. The page "
-                    "has no script and loads nothing from elsewhere.")
+HELP = "write stored runs as one self-contained HTML page (tables, plots, comparisons)"
+DESCRIPTION = ("Write one static HTML page of stored runs: the fingerprints, a table and the "
+               "samples' distribution per suite, the comparisons of each run with the first, "
+               "thread-scaling curves, and lab instruction counts by arch. The page has no "
+               "script and loads nothing from elsewhere.")
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Any) -> None:
     p.add_argument("runs", nargs="*", metavar="RUN",
                    help="run id, latest, latest~N, a tag or latest@HOST (default: latest); "
                         "the first is the base the others are compared with")
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="FILE",
                    help=f"where to write the page (default: {DEFAULT_OUTPUT}; - for stdout)")
-    p.set_defaults(func=cmd_report)
 
 
 def _check_writable(path: Path) -> None:
@@ -73,28 +74,22 @@ def _write(path: Path, text: str) -> None:
                         f"{exc.strerror or exc}") from None
 
 
-def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
     from .. import report
-    from ..store import Store, resolve
 
     to_stdout = args.output == "-"
     path = Path(args.output)
     if not to_stdout:
         _check_writable(path)
     refs = list(dict.fromkeys(args.runs or ["latest"]))   # a run named twice is shown once
-    target = resolve(args.db)
-    store = Store.open(target, write=False)
-    if store is None:
-        raise UserError(f"no runs stored in {target.display}")
-    try:
+    with stores(args.db) as opened:
+        store = opened.reading()
         runs = [store.load_run(ref) for ref in refs]
         unique = list({run.id: run for run in runs}.values())  # latest and its id: one run
         wanted = {run.id for run in unique}
         tags = {s.id: s.tags for s in store.list_runs() if s.id in wanted}
-    finally:
-        store.close()
     page = report.html(unique, tags=tags)
     if to_stdout:
         sys.stdout.write(page)

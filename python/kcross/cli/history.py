@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .options import stores
+
 EPILOG = """\
 Each stored run holding the benchmark is one row, oldest first: its median with
 the 95% distribution-free CI, and the change against the previous run of the
@@ -34,13 +36,13 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_parser(sub: Any, parents: Any) -> None:
-    p = sub.add_parser("history", parents=[parents.db],
-                       help="one benchmark's trend over the stored runs (table, plot)",
-                       description="The trend of one benchmark over the stored runs: its "
-                                   "median with CI,\nand the change against the previous run "
-                                   "of the same host.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+HELP = "one benchmark's trend over the stored runs (table, plot)"
+DESCRIPTION = ("The trend of one benchmark over the stored runs: its median with CI,\nand "
+               "the change against the previous run of the same host.")
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Any) -> None:
     p.add_argument("bench", metavar="BENCH",
                    help="suite/name or name; a GLOB (fnmatch: *, ?, [...]) shows each match")
     p.add_argument("--machine", metavar="FP",
@@ -51,24 +53,15 @@ def add_parser(sub: Any, parents: Any) -> None:
     p.add_argument("--plot", type=Path, metavar="FILE",
                    help="also draw the trend into FILE (.svg or .png): median with CI error "
                         "bars over time, one line per host")
-    p.set_defaults(func=cmd_history)
 
 
-def cmd_history(args: argparse.Namespace, out: Console, err: Console) -> int:
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import history
-    from ..errors import KcrossError
-    from ..store import Store, resolve
 
     if args.plot is not None:
         history.check_plot_path(args.plot)  # refused before anything is read
-    target = resolve(args.db)
-    store = Store.open(target, write=False)
-    if store is None:
-        raise KcrossError(f"no runs stored in {target.display}")
-    try:
-        t = history.trend(store, args.bench, machine=args.machine, last=args.last)
-    finally:
-        store.close()
+    with stores(args.db) as opened:
+        t = history.trend(opened.reading(), args.bench, machine=args.machine, last=args.last)
     ascii_only = not out.is_terminal
     out.print(history.table(t, ascii_only=ascii_only))
     out.print(Text(history.legend(t)), soft_wrap=True)

@@ -1,4 +1,5 @@
-"""``kcross lab ARCH``: the library and harness on a real kernel of ARCH under QEMU (issue 8).
+"""The jobs of ``kcross lab ARCH`` (its options: kcross.cli.lab): the library and harness
+on a real kernel of ARCH under QEMU (issue 8).
 
 What it does, in order: the kernel (Debian's, fetched and cached, or ``--kernel``, whose
 configuration is checked), the guest payload (kcross built for ARCH, static, from the
@@ -30,62 +31,10 @@ from rich.text import Text
 from kcross.errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, KcrossError, UserError
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
-from kcross.lab.machines import MODES, Guest, arch
+from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
-from kcross.lab.session import DEFAULT_SUITES, UNIT, Counted, count
-
-LAB_MODES = (*MODES, "both")
-
-
-def add_parser(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "lab", parents=list(parents),
-        help="run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU",
-        description="Boot a real kernel of ARCH under full-system QEMU with kcross inside. "
-        "Counting mode (-icount, one vCPU): the harness's figures are exact instructions "
-        "per operation, identical from boot to boot, stored as a lab run. Correctness mode "
-        "(two vCPUs, multi-threaded TCG): the library's tests and stress tier on the real "
-        "kernel (rseq, scv, the live vDSO).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="The kernel: Debian bookworm's for ARCH by default, fetched through a private "
-        "APT configuration and cached (~/.cache/kcross/lab); --kernel boots your own.\n"
-        "The guest programs are built from the kcross source tree (--source, "
-        "$KCROSS_SOURCE, or the checkout kcross runs from) with ARCH's cross compiler.")
-    p.add_argument("arch", metavar="ARCH", help="ppc64le, aarch64 or x86_64")
-    p.add_argument("--mode", choices=LAB_MODES, default="counting",
-                   help="counting (default), correctness, or both")
-    p.add_argument("--kernel", metavar="PATH", type=Path,
-                   help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
-                        "for x86_64) instead of Debian's")
-    p.add_argument("--append", metavar="ARGS", default="",
-                   help="add ARGS to the kernel command line (after 'console=... quiet "
-                        "loglevel=1 panic=-1')")
-    p.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (default: the arch's)")
-    p.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
-                   help="add K=V to QEMU's -M (e.g. cap-cfpc=broken on pseries); repeatable")
-    p.add_argument("--suite", metavar="S[,S...]",
-                   help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
-    p.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
-                       help="count with the syscall mechanism forced to each (e.g. sc scv "
-                            "on ppc64le) and print the difference per benchmark")
-    group.add_argument("--against", metavar="KERNEL", type=Path,
-                       help="count with the kernel and with KERNEL (e.g. your patch) and "
-                            "print the difference per benchmark")
-    group.add_argument("--mitigations", action="store_true",
-                       help="the arch's mitigation table: each variant's instructions "
-                            "against its baseline, on every syscall path")
-    p.add_argument("--refresh", action="store_true",
-                   help="fetch Debian's current kernel even if one is cached")
-    p.add_argument("--source", metavar="DIR", type=Path,
-                   help="kcross source tree to build the guest programs from")
-    p.add_argument("--no-store", action="store_true", help="print, do not store")
-    p.add_argument("--timeout", metavar="S", type=float, default=600.0,
-                   help="host seconds one guest may run (default 600)")
-    p.set_defaults(func=main)
-
+from kcross.lab.session import UNIT, Counted, count
 
 # ---------------------------------------------------------------- inputs
 
@@ -350,7 +299,7 @@ def _stop_on_signals() -> None:
             signal.signal(signum, stop)
 
 
-def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from kcross.lab.boot import qemu_path
     from kcross.lab.payload import check_tools
 

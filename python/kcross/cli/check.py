@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .options import stores
+
 DESCRIPTION = """\
 Compare CURRENT (default: latest) with the baseline REF, benchmark by benchmark,
 and exit 1 when any benchmark is a regression. Each side is a stored run
@@ -68,11 +70,11 @@ def _percent(text: str) -> float:
     return value
 
 
-def add_parser(sub: Any, parents: Any) -> None:
-    p = sub.add_parser("check", parents=[parents.db],
-                       help="exit 1 when a run is significantly slower than a baseline (CI gate)",
-                       description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+HELP = "exit 1 when a run is significantly slower than a baseline (CI gate)"
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Any) -> None:
     p.add_argument("current", nargs="?", default="latest", metavar="CURRENT",
                    help="the run to judge: a run reference or a harness JSON-lines file "
                         "(- for stdin); default latest")
@@ -88,33 +90,17 @@ def add_parser(sub: Any, parents: Any) -> None:
     p.add_argument("--format", choices=("plain", "markdown"), default="plain",
                    help="plain: a table for a terminal, a CI log or a patch mail (ASCII, no "
                         "colour, when not a terminal); markdown: for a pull request")
-    p.set_defaults(func=cmd_check)
 
 
-def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import gate
     from ..errors import KcrossError
-    from ..store import Store, resolve
-
-    opened: list[Store] = []
-
-    def open_store() -> Store:
-        if not opened:
-            target = resolve(args.db)
-            store = Store.open(target, write=False)
-            if store is None:
-                raise KcrossError(f"no runs stored in {target.display}")
-            opened.append(store)
-        return opened[0]
 
     if args.baseline == "-" and args.current == "-":
         raise KcrossError("the baseline and the current run cannot both be stdin")
-    try:
-        base = gate.load_side(args.baseline, open_store)
-        current = gate.load_side(args.current, open_store)
-    finally:
-        for store in opened:
-            store.close()
+    with stores(args.db) as opened:
+        base = gate.load_side(args.baseline, opened.reading)
+        current = gate.load_side(args.current, opened.reading)
     outcome = gate.check(base, current, max_regression=args.max_regression / 100,
                          missing=args.missing)
     if args.format == "markdown":

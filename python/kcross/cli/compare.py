@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .options import stores
+
 FORMATS = ("table", "ministat", "benchstat")
 MINISTAT_LEVELS = ("80", "90", "95", "98", "99", "99.5")  # stats.MINISTAT_LEVELS, as typed
 
@@ -51,13 +53,13 @@ exit status: 0 compared (whatever the verdict); 2 bad input: unreadable file, un
   run or benchmark, different units, too few samples to judge anything."""
 
 
-def add_parser(sub: Any, parents: Any) -> None:
-    p = sub.add_parser("compare", parents=[parents.db],
-                       help="compare runs, benchmarks or files of numbers (is B different "
-                            "from A?)",
-                       description="Compare two or more sides benchmark by benchmark: "
-                                   "medians with their CIs, the ratio, and a verdict.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+HELP = "compare runs, benchmarks or files of numbers (is B different from A?)"
+DESCRIPTION = ("Compare two or more sides benchmark by benchmark: medians with their CIs, "
+               "the ratio, and a verdict.")
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Any) -> None:
     p.add_argument("sides", nargs="+", metavar="SIDE",
                    help="A B [C...]: the base first (forms below)")
     p.add_argument("--bench", metavar="GLOB",
@@ -73,10 +75,9 @@ def add_parser(sub: Any, parents: Any) -> None:
     from .. import export
 
     export.add_option(p, "the comparison: every side's samples and the verdicts")
-    p.set_defaults(func=cmd_compare)
 
 
-def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import compare
     from ..errors import UserError
 
@@ -86,25 +87,9 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import export
 
     exports = export.requested(args)  # checked before anything is read
-    stores: list[Any] = []
-
-    def open_store() -> Any:
-        from ..store import Store, resolve
-
-        if not stores:
-            target = resolve(args.db)
-            store = Store.open(target, write=False)
-            if store is None:
-                raise UserError(f"no runs stored in {target.display} (a SIDE that is not an "
-                                "existing file is a run reference)")
-            stores.append(store)
-        return stores[0]
-
-    try:
-        sides = compare.load_sides(args.sides, open_store, bench=args.bench)
-    finally:
-        for store in stores:
-            store.close()
+    with stores(args.db, hint=" (a SIDE that is not an existing file is a run reference)") \
+            as opened:
+        sides = compare.load_sides(args.sides, opened.reading, bench=args.bench)
     differ = compare.fingerprint_differences(sides)
     if differ:
         message = ("the sides' fingerprints differ in " + ", ".join(differ)

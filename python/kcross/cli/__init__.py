@@ -1,0 +1,202 @@
+"""The ``kcross`` command line: one command table, one module per subcommand (``cli/X.py``
+is ``kcross X``), and the dispatch that turns every expected failure into one line.
+
+Each command module has ``HELP`` (its line in ``kcross --help``), ``arguments(p,
+common)`` adding its options to the parser the table made for it, and ``main(args,
+out, err) -> int``; optionally ``DESCRIPTION``, ``EPILOG`` and ``PARENTS`` (the
+shared option groups it takes: ``db``, ``harness``, ``json``).  Modules whose name
+starts with ``_`` are helpers, not commands (a test checks the table and the files
+agree).
+
+Every expected failure ends as one ``kcross: error: ...`` line on stderr with
+the exit status of :mod:`kcross.errors` (README, "Exit codes"); only bugs in
+kcross itself may show a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, NoReturn, TextIO
+
+from rich.console import Console
+
+from .. import __version__
+from ..errors import (
+    EXIT_BROKEN,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    KcrossError,
+    OutputClosed,
+    OutputError,
+)
+from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
+
+# Subcommands import their heavy modules when they run: SQLAlchemy, numpy and scipy
+# together take most of a second to import, which argument errors, --help, list and
+# sysinfo should not pay.
+
+# The command table: every subcommand, in the order `kcross --help` lists them; the
+# module kcross.cli.NAME implements `kcross NAME`.
+COMMANDS: tuple[str, ...] = (
+    "run", "list", "runs", "show", "compare", "check", "history", "report",
+    "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "mark", "delete",
+    "push", "pull", "lab",
+)
+
+
+def command(name: str) -> ModuleType:
+    """The module of ``kcross NAME``."""
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_parser() -> Parser:
+    common = Common.build()
+    parser = Parser(prog="kcross", description="Measure the cost of crossing between user "
+                    "space and the Linux kernel (syscalls, vDSO, rseq).",
+                    epilog=f"{EXIT_CODES}\n\n{ENVIRONMENT}", formatter_class=formatter())
+    parser.add_argument("--version", action="version", version=f"kcross {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = command(name)
+        p = sub.add_parser(name, parents=common[getattr(module, "PARENTS", ())],
+                           help=module.HELP,
+                           description=getattr(module, "DESCRIPTION", None) or module.HELP,
+                           epilog=getattr(module, "EPILOG", None), formatter_class=formatter())
+        module.arguments(p, common)
+        p.set_defaults(func=module.main)
+    return parser
+
+
+class _PlainConsole(Console):
+    """Standard output that is not a terminal (a file, a pipe, a mail): plain text.
+
+    It says its encoding is ASCII, so rich draws every table's box with ASCII
+    characters (``+ - |``: rich substitutes box.ASCII for any other box when the
+    output is ASCII-only), and it writes no colour or style codes.  The text in
+    the cells is written as it is (UTF-8).
+    """
+
+    @property
+    def encoding(self) -> str:
+        return "ascii"
+
+
+def _consoles() -> tuple[Console, Console]:
+    """stdout for results, stderr for progress and messages; wide plain tables when piped."""
+    out = Console()
+    if not out.is_terminal:
+        out = _PlainConsole(width=int(os.environ.get("COLUMNS", "200")), color_system=None)
+    return out, Console(stderr=True)
+
+
+class _GuardedStdout:
+    """sys.stdout whose write errors become kcross errors: :class:`OutputClosed`
+    for a reader that went away, :class:`OutputError` for anything else
+    (``> /dev/full``), instead of a traceback or Python's complaint at exit."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream  # None when kcross was started with fd 1 closed
+
+    def _fail(self, exc: OSError) -> NoReturn:
+        if isinstance(exc, BrokenPipeError):
+            raise OutputClosed("") from None
+        raise OutputError(f"cannot write to standard output: "
+                          f"{exc.strerror or exc}") from None
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise OutputError("cannot write to standard output: it is closed")
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            self._fail(exc)
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._fail(exc)
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    except OSError:
+        pass
+
+
+def _failed_import(exc: ImportError) -> str:
+    """The module that failed: its name, else the file whose import raised."""
+    if exc.name:
+        return exc.name
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename if tb is not None else "a module"
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    arguments = [*(sys.argv[1:] if argv is None else argv)]  # not list(): cli.list is a command
+    if not isinstance(sys.stdout, _GuardedStdout):
+        sys.stdout = _GuardedStdout(sys.stdout)
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit:  # --help, --version (or a usage error, on stderr)
+            sys.stdout.flush()  # argparse would ignore a failed write
+            raise
+        if args.command is None:  # `kcross` alone: say what it can do
+            parser.print_help(sys.stderr)
+            sys.exit(EXIT_USAGE)
+        args.argv = arguments
+        out, err = _consoles()
+        status = args.func(args, out, err)
+        sys.stdout.flush()
+    except OutputClosed as exc:
+        # Piped into e.g. `head`: stop quietly, like any filter; say only what
+        # became of a run in progress.
+        _drop_stdout()
+        if str(exc):
+            sys.stderr.write(f"kcross: {exc}\n")
+        sys.exit(exc.exit_code)
+    except Interrupted as exc:
+        sys.stderr.write(f"kcross: {exc}\n")
+        sys.exit(exc.exit_code)
+    except KcrossError as exc:
+        if isinstance(exc, OutputError):
+            _drop_stdout()
+        else:
+            try:
+                sys.stdout.flush()
+            except KcrossError:
+                _drop_stdout()
+        message = " ".join(str(exc).splitlines())  # the contract is one line
+        sys.stderr.write(f"kcross: error: {message}\n")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("kcross: interrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
+    except ImportError as exc:
+        # A dependency that is missing or broken: the installation's fault, not a bug.
+        notes = "; ".join(getattr(exc, "__notes__", []))
+        sys.stderr.write(f"kcross: error: cannot import {_failed_import(exc)}: "
+                         f"{' '.join(str(exc).splitlines())}"
+                         f"{'; ' + notes if notes else ''} (the installation is incomplete: "
+                         f"reinstall kcross with its dependencies)\n")
+        sys.exit(EXIT_BROKEN)
+    sys.exit(status)

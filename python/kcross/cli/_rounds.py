@@ -1,0 +1,90 @@
+"""What ``kcross ab``, ``aa`` and ``crosscheck`` share: their run options and sides, and
+their one-line progress (a round on stderr as it finishes)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from ..errors import UserError
+from .options import CPU_RANGE, MIN_BATCH_MS_RANGE, SAMPLES_RANGE, WARMUP_MS_RANGE, number, say
+
+if TYPE_CHECKING:
+    from ..ab import Ready, Side
+
+ROUNDS_RANGE = (6, 10_000)  # 6: the fewest whose per-round ratios give a 95% CI of their median
+
+
+def run_options(p: argparse.ArgumentParser, rounds: int, samples: int, what: str) -> None:
+    p.add_argument("--rounds", type=number(*ROUNDS_RANGE, whole=True), default=rounds,
+                   metavar="N", help=f"{what}, {ROUNDS_RANGE[0]} to {ROUNDS_RANGE[1]} "
+                   f"(default {rounds})")
+    p.add_argument("--samples", type=number(*SAMPLES_RANGE, whole=True), default=samples,
+                   metavar="S", help=f"samples per run (default {samples})")
+    p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
+                   help="pin every run to CPU C (default: the highest CPU kcross may run on)")
+    p.add_argument("--warmup-ms", type=number(*WARMUP_MS_RANGE, whole=False), metavar="MS",
+                   help="warm-up of each run (default: the harness's, 200 ms)")
+    p.add_argument("--min-batch-ms", type=number(*MIN_BATCH_MS_RANGE, whole=False),
+                   metavar="MS", help="shortest timed batch (default: the harness's, 2 ms)")
+
+
+def settings(texts: list[str]) -> tuple[tuple[str, str], ...]:
+    from ..ab import parse_setting
+
+    found: dict[str, str] = {}
+    for text in texts:
+        name, value = parse_setting(text)
+        if name in found and found[name] != value:
+            raise UserError(f"{name} given twice for one side ({name}={found[name]} and "
+                            f"{text})")
+        found[name] = value
+    return tuple(found.items())
+
+
+def make_side(label: str, bench: str, settings: tuple[tuple[str, str], ...],
+          harness_option: str | None) -> Side:
+    from .. import harness
+    from ..ab import Side
+
+    command = harness.locate(harness_option)
+    return Side(label=label, bench=bench, harness=tuple(command), harness_shown=command[-1],
+                settings=settings)
+
+
+def harness_options(args: argparse.Namespace) -> Any:
+    from ..ab import RunOptions, default_cpu
+
+    return RunOptions(samples=int(args.samples),
+                      cpu=int(args.cpu) if args.cpu is not None else default_cpu(),
+                      warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms)
+
+
+def fmt(value: float, unit: str) -> str:
+    from ..render import format_value
+
+    return format_value(value, unit)
+
+
+def describe(ready: Ready) -> str:
+    settings = f" with {ready.side.settings_text}" if ready.side.settings else ""
+    return f"{ready.bench}{settings}"
+
+
+def line(console: Console, text: str, style: str = "") -> None:
+    """One line of text, never wrapped (a round's progress, a reading): grep-able in a log."""
+    say(console, text, style)
+
+
+def write_json(record: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(record) + "\n")
+
+
+def ci_text(low: float, high: float, achieved: float) -> str:
+    return f"95% CI {low:.3f}–{high:.3f} (coverage {achieved:.1%})"
+
+

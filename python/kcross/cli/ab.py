@@ -1,0 +1,134 @@
+"""``kcross ab``: two sides (benchmarks, settings, harnesses) in alternating rounds; the
+median per-round ratio B/A with its CI.  The rounds are :mod:`kcross.ab`'s."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import UserError
+from ._rounds import (
+    ci_text,
+    describe,
+    fmt,
+    harness_options,
+    line,
+    make_side,
+    run_options,
+    settings,
+    write_json,
+)
+from .options import Common
+
+if TYPE_CHECKING:
+    from ..ab import ABResult
+
+AB_ROUNDS, AB_SAMPLES = 10, 41
+
+HELP = "interleaved A/B of two benchmarks, settings or harnesses"
+DESCRIPTION = ("Run two sides in alternating rounds on one CPU and report the median per-round "
+               "ratio B/A with its 95% CI.")
+PARENTS = ("harness", "json")
+EPILOG = f"""\
+sides:
+  kcross ab getppid-inline getppid-dispatch                  two benchmarks
+  kcross ab --env-a KCROSS_SYSCALL=libc --env-b KCROSS_SYSCALL=syscall getppid-dispatch
+  kcross ab --env-a KCROSS_VDSO=0 --env-b KCROSS_VDSO=1 clock_gettime-kc
+  kcross ab --harness-a old/kcross-harness --harness-b new/kcross-harness getppid-inline
+  (any mix: a side is a benchmark, its settings and its harness; B defaults to A's benchmark)
+
+method: {AB_ROUNDS} rounds (--rounds) of one short run of each side ({AB_SAMPLES} samples,
+  --samples), all pinned to one CPU, the side that runs first alternating. Each
+  round gives a ratio B/A of the two runs' medians (kcross's overhead rule, as
+  'kcross show'; --raw: raw medians); the result is the median of those ratios
+  with its distribution-free 95% CI. Drift between rounds hits both sides of a
+  round alike, so the ratio stays honest where two separate runs would not. A
+  difference is shown when the CI excludes 1 (a sign test on the rounds).
+
+settings are checked by the harness before anything runs (a value it refuses,
+e.g. KCROSS_SYSCALL=scv on x86-64, is one line, exit 2); the syscall mechanism
+each side's runs report is shown with the result."""
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("benches", nargs="+", metavar="BENCH",
+                   help="A's benchmark, then B's (default: the same), NAME or SUITE/NAME")
+    p.add_argument("--env-a", action="append", default=[], metavar="NAME=VALUE",
+                   help="a setting of side A's environment (repeatable)")
+    p.add_argument("--env-b", action="append", default=[], metavar="NAME=VALUE",
+                   help="a setting of side B's environment (repeatable)")
+    p.add_argument("--harness-a", metavar="PATH", help="side A's kcross-harness")
+    p.add_argument("--harness-b", metavar="PATH", help="side B's kcross-harness")
+    p.add_argument("--raw", action="store_true",
+                   help="compare raw medians (no empty-loop subtraction on either side)")
+    run_options(p, AB_ROUNDS, AB_SAMPLES, "rounds")
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .. import harness
+
+    with harness.stop_signals_held():  # numpy's threads leave the stop signals to this one
+        from .. import ab
+
+    if len(args.benches) > 2:
+        raise UserError(f"ab takes one or two benchmarks (A's, then B's), got "
+                        f"{len(args.benches)}: {' '.join(args.benches)}")
+    bench_a = args.benches[0]
+    bench_b = args.benches[-1]
+    side_a = make_side("A", bench_a, settings(args.env_a), args.harness_a or args.harness)
+    side_b = make_side("B", bench_b, settings(args.env_b), args.harness_b or args.harness)
+    ab.check_sides(side_a, side_b)
+    options = harness_options(args)
+    ready_a, ready_b = ab.prepare(side_a), ab.prepare(side_b)
+    line(err, (f"A: {describe(ready_a)} (mechanism {ready_a.mechanism}), "
+                f"B: {describe(ready_b)} (mechanism {ready_b.mechanism}); "
+                f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))
+
+    def show(r: ab.Round) -> None:
+        unit = r.a.unit
+        line(err, (f"round {r.number}/{args.rounds} ({r.first} first): "
+                    f"A {fmt(r.a.value(args.raw), unit)}, B {fmt(r.b.value(args.raw), unit)} "
+                    f"{unit}, B/A {r.ratio:.3f}"))
+
+    result = ab.run_ab(ready_a, ready_b, int(args.rounds), options, raw=args.raw, on_round=show)
+    if args.json:
+        write_json(ab.ab_json(result))
+    else:
+        _print_ab(result, out)
+    return 0
+
+
+def _print_ab(result: ABResult, out: Console) -> None:
+    from .. import stats
+    from ..ab import mechanisms, ratio_words
+
+    unit = result.unit
+    table = Table(title=f"A/B: {len(result.rounds)} rounds, {result.options.samples} samples "
+                        f"per run, CPU {result.options.cpu}", title_justify="left")
+    for column in ("side", "benchmark", "settings", "syscall mechanism", "harness"):
+        table.add_column(column)
+    table.add_column(f"median {unit}", justify="right")
+    for label, ready in (("A", result.a), ("B", result.b)):
+        values = [(r.a if label == "A" else r.b).value(result.raw) for r in result.rounds]
+        table.add_row(*(Text(c) for c in (
+            label, ready.bench, ready.side.settings_text or "–",
+            ", ".join(mechanisms(result.rounds, label)),
+            f"{ready.side.harness_shown} {ready.version}", fmt(stats.median(values), unit))))
+    out.print(table)
+    p = result.paired
+    verdict = (f"{ratio_words(p.median, unit)} (the CI excludes 1)" if p.significant
+               else "no difference shown (the CI includes 1)")
+    line(out, (f"B/A {p.median:.3f}: median of {p.n} per-round ratios, "
+                f"{ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {verdict}"))
+    figure = ("raw medians (no empty-loop subtraction)" if result.raw else
+              "medians by kcross's overhead rule (as 'kcross show')")
+    line(out, (f"each round: one run of each side, alternating which runs first; its "
+                f"figures are the runs' {figure}; the table's median is over the rounds"))
+    for note in result.notes:
+        line(out, f"note: {note}", "yellow")
+
+

@@ -1,0 +1,24 @@
+"""``kcross delete RUN``: delete a run and its results."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from .options import Common, say, stores
+
+HELP = "delete a run and its results"
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("run", metavar="RUN", help="run id (see 'kcross runs')")
+    p.add_argument("--force", action="store_true", help="also a run that looks alive")
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    with stores(args.db) as opened:
+        gone = opened.changing().delete_run(args.run, force=args.force)
+    say(out, f"run {args.run} deleted with its {gone} result(s)")
+    return 0

@@ -1,0 +1,71 @@
+"""``kcross lab ARCH``: kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU.
+
+The jobs (the kernel, the guest programs, counting, mitigations, correctness) are
+:mod:`kcross.lab.jobs`'s; this module holds the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from ..lab.machines import DEFAULT_SUITES, MODES
+from .options import Common
+
+HELP = "run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU"
+DESCRIPTION = (
+    "Boot a real kernel of ARCH under full-system QEMU with kcross inside. Counting mode "
+    "(-icount, one vCPU): the harness's figures are exact instructions per operation, "
+    "identical from boot to boot, stored as a lab run. Correctness mode (two vCPUs, "
+    "multi-threaded TCG): the library's tests and stress tier on the real kernel (rseq, scv, "
+    "the live vDSO).")
+EPILOG = (
+    "The kernel: Debian bookworm's for ARCH by default, fetched through a private APT "
+    "configuration and cached (~/.cache/kcross/lab); --kernel boots your own.\n"
+    "The guest programs are built from the kcross source tree (--source, $KCROSS_SOURCE, or "
+    "the checkout kcross runs from) with ARCH's cross compiler.")
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("arch", metavar="ARCH", help="ppc64le, aarch64 or x86_64")
+    p.add_argument("--mode", choices=(*MODES, "both"), default="counting",
+                   help="counting (default), correctness, or both")
+    p.add_argument("--kernel", metavar="PATH", type=Path,
+                   help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
+                        "for x86_64) instead of Debian's")
+    p.add_argument("--append", metavar="ARGS", default="",
+                   help="add ARGS to the kernel command line (after 'console=... quiet "
+                        "loglevel=1 panic=-1')")
+    p.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (default: the arch's)")
+    p.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
+                   help="add K=V to QEMU's -M (e.g. cap-cfpc=broken on pseries); repeatable")
+    p.add_argument("--suite", metavar="S[,S...]",
+                   help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
+    p.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
+                       help="count with the syscall mechanism forced to each (e.g. sc scv "
+                            "on ppc64le) and print the difference per benchmark")
+    group.add_argument("--against", metavar="KERNEL", type=Path,
+                       help="count with the kernel and with KERNEL (e.g. your patch) and "
+                            "print the difference per benchmark")
+    group.add_argument("--mitigations", action="store_true",
+                       help="the arch's mitigation table: each variant's instructions "
+                            "against its baseline, on every syscall path")
+    p.add_argument("--refresh", action="store_true",
+                   help="fetch Debian's current kernel even if one is cached")
+    p.add_argument("--source", metavar="DIR", type=Path,
+                   help="kcross source tree to build the guest programs from")
+    p.add_argument("--no-store", action="store_true", help="print, do not store")
+    p.add_argument("--timeout", metavar="S", type=float, default=600.0,
+                   help="host seconds one guest may run (default 600)")
+
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..lab.jobs import run
+
+    return run(args, out, err)

@@ -1,0 +1,32 @@
+"""``kcross list``: the benchmarks the harness knows, and what this machine cannot run."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from ..errors import SchemaError
+from .options import Common, print_json
+
+HELP = "list the benchmarks the harness knows"
+PARENTS = ("harness", "json")
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("--suite", help="only this suite")
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .. import harness, render
+
+    extra = ["--suite", args.suite] if args.suite else []
+    records = harness.collect(harness.locate(args.harness), ["list", "--json", *extra])
+    wrong = [r["type"] for r in records if r["type"] != "bench"]
+    if wrong:
+        raise SchemaError(f"harness 'list' wrote a {wrong[0]} record, expected bench records")
+    if args.json:
+        print_json(records)
+    else:
+        out.print(render.bench_table(records))
+    return 0

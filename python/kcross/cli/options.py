@@ -1,0 +1,247 @@
+"""What the subcommands share: the one-line argparse, option types, the option groups
+(``--db``, ``--harness``, ``--json``), opening the store, and writing plain lines.
+
+Nothing here imports numpy, scipy or SQLAlchemy at module level: building the
+parser (``kcross --help``, a usage error) must stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..errors import EXIT_USAGE, UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..store import Store, Target
+
+# What kcross-harness does when not told otherwise (harness/main.c, parse()).
+# The ranges are the harness's own, checked here too so that a run the harness
+# would refuse is refused before anything starts.
+DEFAULT_SAMPLES, QUICK_SAMPLES, SAMPLES_RANGE = 201, 11, (3, 100_000)
+DEFAULT_WARMUP_MS, QUICK_WARMUP_MS, WARMUP_MS_RANGE = 200, 20, (0, 100_000)
+DEFAULT_MIN_BATCH_MS, MIN_BATCH_MS_RANGE = 2, (0.01, 10_000)
+CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
+
+# The longest piece of user input an error line repeats (a 10,000-character tag is cut).
+ECHO_MAX = 60
+
+EXIT_CODES = """\
+exit status:
+  0    every benchmark ok or skipped
+  1    a benchmark failed its own check (a result: the run is complete and stored,
+       the table shows the failed row and its reason)
+  2    bad input: options, files, database (one line on stderr)
+  3    the harness failed (crashed, wrote garbage, could not write its output),
+       kcross could not write its output (a file, a report, a plot, standard
+       output), or a module it needs cannot be imported
+  130  interrupted by SIGINT (Ctrl-C); 143 SIGTERM, 129 SIGHUP: results so far are
+       kept, the run is marked interrupted
+  141  standard output closed by its reader (e.g. `kcross run --json | head`)"""
+
+ENVIRONMENT = """\
+environment:
+  KCROSS_DB         the database (SQLAlchemy URL or SQLite path); default
+                    $XDG_DATA_HOME/kcross/kcross.db
+  KCROSS_HARNESS    the kcross-harness to run; default the installed one
+  KCROSS_SYSCALL    force the syscall mechanism: a name this architecture has
+                    (kcross sysinfo lists them under "available"), libc or auto
+  KCROSS_VDSO       0: the library ignores the vDSO; 1 or unset: it uses it
+  KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
+  KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail
+                    (for tests of failure handling)
+  KCROSS_TEST_DELAY GLOB:NS adds NS nanoseconds to every operation of the
+                    matching benchmarks (a planted slowdown, for tests of verdicts)
+  KCROSS_TEST_SYSROOT  a directory holding a copy of /proc and /sys that the
+                    readiness checks read instead of the machine's (for tests)
+  An empty variable counts as unset; a bad value is refused (exit status 2)."""
+
+
+def shown(text: str, limit: int = ECHO_MAX) -> str:
+    """User input as an error line repeats it: quoted, and cut when it is long."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports mistakes in one line (no usage dump) and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        if len(message) > 4 * ECHO_MAX:  # an argument of 10,000 characters is not repeated
+            message = message[:4 * ECHO_MAX] + "..."
+        sys.stderr.write(f"kcross: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+def number(lo: float, hi: float, *, whole: bool) -> Callable[[str], float]:
+    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``)."""
+    kind = "whole number" if whole else "number"
+
+    def convert(text: str) -> float:
+        value: float = float("nan")
+        if not whole or (text.isascii() and text.strip().lstrip("+-").isdigit()):
+            try:
+                value = int(text) if whole else float(text)
+            except ValueError:
+                pass
+        if not lo <= value <= hi:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be a {kind} from {lo:g} to {hi:g}, "
+                                             f"not {shown(text)}")
+        return value
+
+    return convert
+
+
+class Once(argparse.Action):
+    """Store an option's value, refusing a second one: the harness takes one of each."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        previous = getattr(namespace, self.dest, None)
+        if previous is not None:
+            hint = "one GLOB that matches both, or " if self.metavar == "GLOB" else ""
+            parser.error(f"{option_string} given twice ({previous!r} and {values!r}): the "
+                         f"harness takes one {'GLOB' if hint else self.dest}; use {hint}one "
+                         "run for each")
+        setattr(namespace, self.dest, values)
+
+
+@dataclass(frozen=True)
+class Common:
+    """The option groups shared by subcommands (argparse parents), by name."""
+
+    groups: dict[str, Parser] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls) -> Common:
+        db = Parser(add_help=False)
+        db.add_argument("--db", metavar="URL",
+                        help="SQLAlchemy URL or SQLite file path (default: $KCROSS_DB, else "
+                             "$XDG_DATA_HOME/kcross/kcross.db)")
+        hp = Parser(add_help=False)
+        hp.add_argument("--harness", metavar="PATH",
+                        help="kcross-harness to use (default: $KCROSS_HARNESS, else the "
+                             "installed one)")
+        js = Parser(add_help=False)
+        js.add_argument("--json", action="store_true",
+                        help="write JSON lines instead of a table")
+        return cls({"db": db, "harness": hp, "json": js})
+
+    def __getitem__(self, names: Sequence[str]) -> list[Parser]:
+        return [self.groups[n] for n in names]
+
+
+def export_option(parser: argparse.ArgumentParser, when: str) -> None:
+    """``--export FORMAT FILE`` (light: the exporters load when they write)."""
+    from ..export import add_option
+
+    add_option(parser, when)
+
+
+# --- the store ---------------------------------------------------------------------------
+
+class Stores:
+    """The stores one command opens, opened when first needed and closed at the end::
+
+        with Stores(args.db) as stores:
+            run = stores.reading().load_run(ref)
+
+    ``reading()``: the database as it is, never created or changed; a store with no
+    runs is one line ("no runs stored in ...").  ``changing()``: for changing what is
+    stored (mark, delete, tag): refused when nothing is stored, upgraded if old.
+    ``writing()``: created or upgraded for writing (import, lab).
+    """
+
+    def __init__(self, db: str | None, *, hint: str = "") -> None:
+        self.db = db
+        self.hint = hint   # added to "no runs stored" (what else an argument could be)
+        self._open: dict[str, Store] = {}
+
+    @property
+    def target(self) -> Target:
+        from ..store import resolve
+
+        return resolve(self.db)
+
+    def reading(self) -> Store:
+        if "read" not in self._open:
+            from ..store import Store
+
+            target = self.target
+            store = Store.open(target, write=False)
+            if store is None:
+                raise UserError(f"no runs stored in {target.display}{self.hint}")
+            self._open["read"] = store
+        return self._open["read"]
+
+    def reading_or_none(self) -> Store | None:
+        try:
+            return self.reading()
+        except UserError:
+            return None
+
+    def changing(self) -> Store:
+        if "change" not in self._open:
+            from ..store import Store
+
+            self._open["change"] = Store.open_existing(self.target)
+        return self._open["change"]
+
+    def writing(self) -> Store:
+        if "write" not in self._open:
+            from ..store import Store
+
+            store = Store.open(self.target, write=True)
+            assert store is not None  # opening for writing creates the database
+            self._open["write"] = store
+        return self._open["write"]
+
+    def close(self) -> None:
+        for store in self._open.values():
+            store.close()
+        self._open.clear()
+
+    def __enter__(self) -> Stores:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+
+@contextmanager
+def stores(db: str | None, *, hint: str = "") -> Iterator[Stores]:
+    with Stores(db, hint=hint) as opened:
+        yield opened
+
+
+# --- plain output ------------------------------------------------------------------------
+
+def print_json(records: Sequence[dict[str, Any]]) -> None:
+    for record in records:
+        sys.stdout.write(json.dumps(record) + "\n")
+
+
+def say(console: Console, line: str, style: str = "") -> None:
+    """One line as it is: no markup, no highlighting, not wrapped (a round's progress, a
+    path, a URL): grep-able in a log."""
+    from rich.text import Text
+
+    console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+
+
+def sysroot() -> str:
+    """Where the readiness checks read /proc and /sys (a copy, for tests)."""
+    return os.environ.get("KCROSS_TEST_SYSROOT") or "/"
+
+
+def formatter() -> type[argparse.HelpFormatter]:
+    return argparse.RawDescriptionHelpFormatter

@@ -1,0 +1,32 @@
+"""``kcross push DEST [RUN...]``: copy runs from this store (--db) to another."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from ..errors import UserError
+from . import _transfer
+from .options import Common
+
+HELP = "copy runs from this store (--db) to another store"
+DESCRIPTION = ("Copy runs, with their machine, results and tags, from the store --db names "
+               "(default: this machine's) to DEST: an SQLite file or a database URL such as "
+               "postgresql+psycopg://user@host/kcross. Each run is copied in one transaction; "
+               "a run already at DEST (same records, or same machine, source and start) is "
+               "skipped, never stored twice.")
+PARENTS = ("db",)
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    _transfer.arguments(p, "push", "dest", "DEST", "the store to copy to (file path or URL)")
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..store import resolve
+
+    if not args.dest:
+        raise UserError("give the store to push to: kcross push DEST [RUN...] (a file or URL)")
+    return _transfer.copy(resolve(args.db), resolve(args.dest), args.runs, "pushed",
+                          args.force, out)

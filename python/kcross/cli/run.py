@@ -1,0 +1,167 @@
+"""``kcross run``: run benchmarks with kcross-harness, store each result as it arrives."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from ..errors import KcrossError, OutputClosed, UserError
+from .options import (
+    CPU_RANGE,
+    DEFAULT_MIN_BATCH_MS,
+    DEFAULT_SAMPLES,
+    DEFAULT_WARMUP_MS,
+    ENVIRONMENT,
+    EXIT_CODES,
+    MIN_BATCH_MS_RANGE,
+    QUICK_SAMPLES,
+    QUICK_WARMUP_MS,
+    SAMPLES_RANGE,
+    WARMUP_MS_RANGE,
+    Common,
+    Once,
+    export_option,
+    number,
+    sysroot,
+)
+
+# The harness's suites, in its registry's order (harness/registry.c; a test checks this
+# list against `kcross-harness list`): for --help only, `kcross list` is the reference.
+SUITES = ("syscall", "cpuid", "percpu", "percpu-scaling", "ctxsw", "uctx", "spin")
+
+HELP = "run benchmarks and store the results"
+DESCRIPTION = "Run benchmarks with kcross-harness, store each result as it arrives, and " \
+    "print the table."
+PARENTS = ("db", "harness", "json")
+EPILOG = f"""\
+suites: {", ".join(SUITES)}
+  (see 'kcross list' for every benchmark, and what this machine cannot run and why)
+
+defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, \
+each sample
+  a batch of at least {DEFAULT_MIN_BATCH_MS} ms; the measuring thread pinned to the highest
+  allowed CPU; every benchmark; results shown as a table, stored in the database
+
+{ENVIRONMENT}
+
+{EXIT_CODES}"""
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("--suite", metavar="S", action=Once, help="only this suite")
+    p.add_argument("--bench", metavar="GLOB", action=Once,
+                   help="only benchmarks whose name or suite/name matches GLOB (fnmatch: "
+                        "*, ?, [...]; one GLOB)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_SAMPLES} samples after a {QUICK_WARMUP_MS} ms warm-up "
+                        f"(instead of {DEFAULT_SAMPLES} and {DEFAULT_WARMUP_MS} ms); batches "
+                        "keep their length: a smoke test, not a figure")
+    p.add_argument("--samples", type=number(*SAMPLES_RANGE, whole=True), metavar="N",
+                   help=f"samples per benchmark, {SAMPLES_RANGE[0]} to {SAMPLES_RANGE[1]} "
+                        f"(default {DEFAULT_SAMPLES}; --quick {QUICK_SAMPLES})")
+    p.add_argument("--warmup-ms", type=number(*WARMUP_MS_RANGE, whole=False), metavar="MS",
+                   help=f"warm-up before each benchmark's samples, {WARMUP_MS_RANGE[0]} to "
+                        f"{WARMUP_MS_RANGE[1]} ms (default {DEFAULT_WARMUP_MS}; --quick "
+                        f"{QUICK_WARMUP_MS})")
+    p.add_argument("--min-batch-ms", type=number(*MIN_BATCH_MS_RANGE, whole=False),
+                   metavar="MS",
+                   help=f"shortest timed batch (one sample), {MIN_BATCH_MS_RANGE[0]} to "
+                        f"{MIN_BATCH_MS_RANGE[1]} ms (default {DEFAULT_MIN_BATCH_MS})")
+    p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
+                   help="pin the measuring thread to CPU C (default: the highest CPU "
+                        "kcross may run on)")
+    p.add_argument("--interleave", action="store_true",
+                   help="take the benchmarks' samples in turn: robust ratios on a drifting "
+                        "machine (results arrive together at the end)")
+    p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
+                   help="run on that machine over ssh (BatchMode: a key or an agent): the "
+                        "static harness is copied to a temporary directory there, run, and "
+                        "removed; the run is stored here with that machine's fingerprint; "
+                        "repeat for several machines at once")
+    p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
+                   help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
+                        "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
+    export_option(p, "when the run ends, also an interrupted one's results so far")
+    p.add_argument("--no-check", action="store_true",
+                   help="do not check the machine first (by default one stderr line names "
+                        "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
+                        "never stops the run)")
+    p.add_argument("--tag", metavar="NAME",
+                   help="tag the run NAME once it is stored complete (see 'kcross tag')")
+
+
+def write_exports(pairs: list[tuple[str, str]], run: Any) -> None:
+    from .. import export
+
+    for fmt, path in pairs:
+        export.write(fmt, path, export.ExportData(runs=[run]))
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .. import harness
+
+    with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
+        from ..runner import RunRequest, run
+        from ..store import Store, resolve
+        from ..store.refs import check_tag_name
+
+    if args.tag is not None:
+        check_tag_name(args.tag)
+    # Checked now, created only when the harness's first record arrives: a run
+    # refused for bad arguments leaves no database file behind.
+    store = Store.open(resolve(args.db), write=True, lazy=True)
+    assert store is not None
+    forwarded: list[str] = []
+    for option in ("suite", "bench", "samples", "warmup_ms", "min_batch_ms", "cpu"):
+        value = getattr(args, option)
+        if value is not None:
+            forwarded += [f"--{option.replace('_', '-')}", str(value)]
+    for flag in ("quick", "interleave"):
+        if getattr(args, flag):
+            forwarded.append(f"--{flag}")
+    from .. import export
+
+    exports = export.requested(args)  # checked before anything runs
+
+    def export_run(run_id: int) -> None:
+        try:
+            write_exports(exports, store.load_run(str(run_id)))
+        except OutputClosed:
+            raise
+        except KcrossError as exc:
+            raise type(exc)(f"{exc}; run {run_id} is stored (see 'kcross show {run_id}')") \
+                from None
+
+    delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
+                                "on_end": export_run if exports else None}
+    if args.remote:
+        from ..remote import cmd_run_remote
+        if exports and len(args.remote) > 1:
+            raise UserError("--export with several --remote hosts would write one file from "
+                            "each: export each stored run with 'kcross show RUN --export ...'")
+        try:
+            return cmd_run_remote(store, args, forwarded, out, err, **delivery)
+        finally:
+            store.close()
+    if args.ssh_option:
+        raise KcrossError("--ssh-option is for runs with --remote")
+    check = not args.no_check
+    request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
+                         command=args.argv, json_output=args.json, tag=args.tag,
+                         notice=(lambda: _not_tuned(args.cpu)) if check else None,
+                         **delivery)
+    try:
+        return run(store, request, out, err)
+    finally:
+        store.close()
+
+
+def _not_tuned(cpu: int | None) -> str | None:
+    """The line `kcross run` prints when the machine is not tuned for measuring (taken
+    before the harness starts, printed once it has: it never stops the run)."""
+    from .. import readiness
+
+    findings = readiness.run_checks(sysroot(), cpu, checks=readiness.RUN_CHECKS)
+    return readiness.warning_line(findings, cpu)

@@ -1,0 +1,47 @@
+"""``kcross show [RUN]``: one stored run, as its table, its JSON lines or an export."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.text import Text
+
+from .options import Common, export_option, stores
+from .run import write_exports
+
+HELP = "show a stored run"
+PARENTS = ("db", "json")
+
+
+def arguments(p: argparse.ArgumentParser, common: Common) -> None:
+    p.add_argument("run", nargs="?", default="latest", metavar="RUN",
+                   help="run id or 'latest' (default)")
+    export_option(p, "the run shown")
+
+
+def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from .. import export, render
+
+    exports = export.requested(args)
+    with stores(args.db) as opened:
+        stored = opened.reading().load_run(args.run)
+    write_exports(exports, stored)
+    if args.json:
+        # The harness's own format, so that a shown run can be imported elsewhere.
+        export.write("json", export.STDOUT, export.ExportData(runs=[stored]))
+        return 0
+    if any(path == export.STDOUT for _, path in exports):
+        return 0  # the export took standard output
+    when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
+    title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
+    out.print(render.results_table(stored.results, title=title))
+    out.print(render.run_footer(stored.fingerprint, stored.results))
+    if stored.status != "complete":
+        planned = len(stored.plan["benchmarks"]) if stored.plan else 0
+        note = f"{stored.status}: {len(stored.results)} of {planned} benchmark(s) stored"
+        if stored.error:
+            note += f" ({stored.error})"
+        out.print(Text(note, style="yellow"))
+    return 0
