@@ -1,24 +1,13 @@
-"""Interleaved A/B (``kcross ab``) and A/A (``kcross aa``) runs of the harness.
+"""Interleaved A/B runs of the harness (``kcross ab``), and the sides they measure (also
+``kcross aa``'s and ``crosscheck``'s).
 
-On a machine whose speed drifts (a VM most of all), two benchmarks measured
-one after the other can differ by more than the effect looked for, and two
-runs of the *same* benchmark can look "significantly" different.  Both
-commands here work in rounds of short harness runs, every run pinned to the
-same CPU:
-
-- ``ab``: each round runs side A and side B once, the side that goes first
-  alternating; a side is a benchmark, the settings of the environment it runs
-  under (``KCROSS_SYSCALL``, ``KCROSS_VDSO``...) and the harness binary.  The
-  result is the median of the per-round ratios B/A with its distribution-free
-  CI (:func:`kcross.stats.paired_ratio`): drift between rounds hits both sides
-  of a round alike and cancels in its ratio.
-- ``aa``: one side against itself, in rounds of two runs (copies A and A',
-  alternating which goes first), judged two ways: blocks of rounds as ``ab``
-  judges them (the design kcross recommends for decisions), and each round's
-  two runs as ``kcross compare`` judges two stored runs (Mann-Whitney U).  The
-  share of blocks, and of pairs, called different is each test's
-  false-positive rate on this machine, with an exact binomial CI, next to the
-  test's own level.
+A side is a benchmark, the settings of the environment it runs under
+(``KCROSS_SYSCALL``, ``KCROSS_VDSO``...) and the harness binary; :func:`prepare`
+checks it against its harness before anything is measured, :func:`measure` makes one
+short pinned run of it.  ``ab`` runs sides A and B in interleaved rounds
+(kcross.rounds: the side that goes first alternates) and judges the per-round ratios
+B/A (kcross.judge.verdict.judge_paired: their median with its distribution-free CI):
+drift between rounds hits both sides of a round alike and cancels in its ratio.
 
 A round's figure for a side is its run's median by the project's rule
 (:func:`kcross.stats.summarize_record`, the median ``kcross show`` reports);
@@ -35,6 +24,7 @@ from typing import Any
 
 from . import harness, stats
 from .errors import EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError
+from .judge.verdict import PairedVerdict, judge_paired, paired_words
 from .schema import UNIT_NS, dig
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
@@ -224,17 +214,6 @@ def measure(ready: Ready, options: RunOptions) -> Measured:
                     forced=forced or {})
 
 
-def lower_is(unit: str) -> str:
-    return "faster" if unit == UNIT_NS else "fewer"
-
-
-def ratio_words(ratio: float, unit: str, b: str = "B", a: str = "A") -> str:
-    """'B is 5.7% faster than A' for a ratio b/a of times (or counts)."""
-    if ratio < 1:
-        return f"{b} is {1 - ratio:.1%} {lower_is(unit)} than {a}"
-    return f"{b} is {ratio - 1:.1%} {'slower' if unit == UNIT_NS else 'more'} than {a}"
-
-
 # --- kcross ab ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -253,12 +232,16 @@ class ABResult:
     options: RunOptions
     raw: bool
     rounds: tuple[Round, ...]
-    paired: stats.Paired
+    verdict: PairedVerdict
     notes: tuple[str, ...]
 
     @property
     def unit(self) -> str:
         return self.rounds[0].a.unit
+
+    @property
+    def paired(self) -> stats.Paired:
+        return self.verdict.paired
 
 
 def check_sides(a: Side, b: Side) -> None:
@@ -271,29 +254,30 @@ def check_sides(a: Side, b: Side) -> None:
 
 def run_ab(a: Ready, b: Ready, rounds: int, options: RunOptions, *, raw: bool = False,
            on_round: Callable[[Round], None] | None = None) -> ABResult:
-    """``rounds`` rounds of A and B in alternating order; the paired ratio B/A."""
+    """``rounds`` rounds of A and B in alternating order (kcross.rounds); the paired ratio B/A
+    judged by kcross.judge."""
+    from .rounds import interleave
+
     done: list[Round] = []
-    for i in range(rounds):
-        first = "A" if i % 2 == 0 else "B"
-        if first == "A":
-            ma = measure(a, options)
-            mb = measure(b, options)
-        else:
-            mb = measure(b, options)
-            ma = measure(a, options)
+
+    def record(r: Any) -> None:
+        ma, mb = r["A"], r["B"]
         va, vb = ma.value(raw), mb.value(raw)
         if va <= 0:
-            raise HarnessError(f"round {i + 1}: A's median is {va:g}: no ratio")
-        found = Round(number=i + 1, first=first, a=ma, b=mb, ratio=vb / va)
+            raise HarnessError(f"round {r.number}: A's median is {va:g}: no ratio")
+        found = Round(number=r.number, first=r.first, a=ma, b=mb, ratio=vb / va)
         done.append(found)
         if on_round is not None:
             on_round(found)
+
+    interleave([("A", lambda: measure(a, options)), ("B", lambda: measure(b, options))],
+               rounds, on_round=record)
     try:
-        paired = stats.paired_ratio([r.a.value(raw) for r in done],
-                                    [r.b.value(raw) for r in done])
+        verdict = judge_paired([r.a.value(raw) for r in done], [r.b.value(raw) for r in done],
+                               done[0].a.unit)
     except stats.StatsError as exc:
         raise UserError(f"no paired ratio: {exc}") from None
-    return ABResult(a=a, b=b, options=options, raw=raw, rounds=tuple(done), paired=paired,
+    return ABResult(a=a, b=b, options=options, raw=raw, rounds=tuple(done), verdict=verdict,
                     notes=tuple(_ab_notes(a, b, done, raw)))
 
 
@@ -356,283 +340,7 @@ def ab_json(result: ABResult) -> dict[str, Any]:
                     "a_subtracted": r.a.subtracted, "b_subtracted": r.b.subtracted}
                    for r in result.rounds],
         "ratio": p.median, "ci_low": p.ci.low, "ci_high": p.ci.high,
-        "ci_confidence": p.ci.confidence, "significant": p.significant,
+        "ci_confidence": p.ci.confidence, "significant": result.verdict.changed,
+        "verdict": paired_words(result.verdict),
         "notes": list(result.notes),
-    }
-
-
-# --- kcross aa ---------------------------------------------------------------------------
-#
-# One set of runs, two ways of judging it.  Each round runs two labelled copies
-# of the same side, A and A', once each, the copy that goes first alternating
-# round by round (as ``kcross ab`` alternates its sides).
-#
-# 1. interleaved (the design kcross recommends for decisions): consecutive
-#    rounds form blocks of ``block_rounds``; a block is judged as ``kcross ab``
-#    judges its rounds, by the median of the per-round ratios A'/A and its
-#    distribution-free CI (:func:`kcross.stats.paired_ratio`): a difference is
-#    called when the CI excludes 1.  Its false-positive level is 1 minus the
-#    CI's achieved coverage (3.1% for 6 rounds: the median's CI is discrete).
-# 2. separate: each round's two runs are judged as ``kcross compare`` judges
-#    two stored runs, Mann-Whitney U on their samples (:func:`kcross.stats.compare`).
-#    When runs of one benchmark differ between processes by more than their
-#    samples' spread, this calls differences far more often than its alpha.
-
-COPY_A, COPY_B = "A", "A'"
-INTERLEAVED, SEPARATE = "interleaved", "separate"
-
-
-def percent(value: float) -> str:
-    """5% or 3.1%: a level or rate, to one decimal when it has one."""
-    text = f"{value * 100:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
-
-
-@dataclass(frozen=True)
-class AARound:
-    """One round: a run of copy A and one of copy A', of the same side."""
-
-    number: int                   # 1-based
-    first: str                    # COPY_A or COPY_B: which copy ran first
-    a: Measured
-    a_prime: Measured
-    verdict: stats.Verdict | None  # design 2: A' against A, as ``kcross compare``
-    error: str | None             # why design 2 could not judge the round
-
-    @property
-    def called(self) -> bool:
-        return self.verdict is not None and self.verdict.significant
-
-    @property
-    def ratio(self) -> float:
-        """A'/A of the two runs' medians (design 1's per-round figure)."""
-        return self.a_prime.median / self.a.median
-
-    @property
-    def in_order(self) -> tuple[Measured, Measured]:
-        """The round's runs in the order they ran."""
-        return (self.a, self.a_prime) if self.first == COPY_A else (self.a_prime, self.a)
-
-
-@dataclass(frozen=True)
-class Block:
-    """Design 1: consecutive rounds judged together, as ``kcross ab`` judges its rounds."""
-
-    number: int                   # 1-based
-    first_round: int
-    last_round: int
-    paired: stats.Paired          # median A'/A over the block's rounds, its CI
-
-    @property
-    def called(self) -> bool:
-        return self.paired.significant
-
-
-@dataclass(frozen=True)
-class FalsePositives:
-    """How often a test called a difference between runs of one benchmark."""
-
-    design: str       # INTERLEAVED or SEPARATE
-    called: int
-    judged: int
-    level: float      # the test's own false-positive level (its alpha, or 1 - CI coverage)
-    low: float        # exact (Clopper-Pearson) CI of the rate
-    high: float
-    confidence: float
-    nominal: float = stats.ALPHA
-
-    @property
-    def rate(self) -> float:
-        return self.called / self.judged
-
-    @property
-    def units(self) -> str:
-        """'10 blocks', '1 pair': what was judged, counted."""
-        unit = "block" if self.design == INTERLEAVED else "pair"
-        return f"{self.judged} {unit}{'' if self.judged == 1 else 's'}"
-
-    @property
-    def level_text(self) -> str:
-        if self.design == INTERLEAVED:
-            return f"the block test's level {percent(self.level)}"
-        return f"the nominal {percent(self.level)}"
-
-    @property
-    def reading(self) -> str:
-        """Where the test's level lies against the rate's CI, in words."""
-        if self.low > self.level:
-            if self.design == SEPARATE:
-                return (f"ABOVE {self.level_text}: separate runs of one benchmark differ here by "
-                        "more than their own samples' spread (run-to-run variation: the "
-                        "machine drifts between runs, each process gets its own memory "
-                        "layout), so comparing two separate runs overstates significance; "
-                        "judge a change with 'kcross ab' (interleaved rounds) or with "
-                        "'kcross check --max-regression' (a threshold), not by this test")
-            return (f"ABOVE {self.level_text}: the per-round ratios of identical runs lean "
-                    "one way within blocks here, so the rounds are not independent (a "
-                    "disturbance that follows the rounds' rhythm?); look at the rounds "
-                    "(--json) and at 'kcross sysinfo --check' before trusting 'kcross ab'")
-        if self.high < self.level:
-            why = ("a difference needs Mann-Whitney and the ratio's CI to agree; ties or "
-                   "coarse timings" if self.design == SEPARATE else
-                   "ties, or an order effect that alternation splits evenly")
-            return f"below {self.level_text}: the test is conservative here ({why})"
-        reading = (f"consistent with {self.level_text} (the CI contains it): not shown to call "
-                   "differences more often than advertised on this machine")
-        if self.high > 2 * self.level:
-            reading += (f"; but {self.units} cannot rule out rates up to "
-                        f"{self.high:.0%}: more rounds (--rounds) narrow the CI")
-        return reading
-
-
-def false_positives(called: int, judged: int, level: float = stats.ALPHA, *,
-                    design: str = SEPARATE,
-                    confidence: float = stats.CONFIDENCE) -> FalsePositives:
-    """The rate ``called / judged`` with its exact binomial (Clopper-Pearson) CI."""
-    if judged < 1:
-        raise stats.StatsError(f"no {'block' if design == INTERLEAVED else 'pair'} "
-                               "could be judged")
-    low, high = stats.proportion_ci(called, judged, confidence)
-    return FalsePositives(design=design, called=called, judged=judged, level=level,
-                          low=low, high=high, confidence=confidence)
-
-
-def block_level(block_rounds: int, confidence: float = stats.CONFIDENCE) -> float:
-    """Design 1's false-positive level: 1 - the achieved coverage of the median's CI.
-
-    The coverage depends only on the number of ratios (their ranks), so it is
-    taken from the CI :func:`kcross.stats.median_ci` gives for any n values.
-    """
-    return 1.0 - stats.median_ci(range(1, block_rounds + 1), confidence).confidence
-
-
-@dataclass(frozen=True)
-class AAResult:
-    ready: Ready
-    options: RunOptions
-    block_rounds: int
-    rounds: tuple[AARound, ...]
-    blocks: tuple[Block, ...]
-    interleaved: FalsePositives   # design 1, over blocks
-    separate: FalsePositives      # design 2, over rounds (pairs of runs)
-    order: stats.Paired           # second run / first run, over all rounds
-
-    @property
-    def unit(self) -> str:
-        return self.rounds[0].a.unit
-
-    @property
-    def leftover(self) -> int:
-        """Rounds after the last full block (judged by design 2 only)."""
-        return len(self.rounds) - len(self.blocks) * self.block_rounds
-
-
-def judge(a: Measured, a_prime: Measured, alpha: float) -> tuple[stats.Verdict | None,
-                                                                  str | None]:
-    """The verdict ``kcross compare`` gives on two runs: A' against A."""
-    try:
-        return stats.compare(a.samples, a_prime.samples, alpha=alpha), None
-    except stats.StatsError as exc:
-        return None, str(exc)
-
-
-def check_aa_samples(samples: int, alpha: float = stats.ALPHA) -> None:
-    floor = stats.smallest_p(samples, samples)
-    if floor >= alpha:
-        raise UserError(f"--samples {samples}: too few for Mann-Whitney U to reach p < "
-                        f"{alpha:g} (at best p = {floor:.3g}); take at least 4")
-
-
-def check_aa_rounds(rounds: int, block_rounds: int) -> None:
-    if block_rounds < MIN_ROUNDS:
-        raise UserError(f"--block-rounds {block_rounds}: too few for a 95% CI of the median "
-                        f"ratio (need {MIN_ROUNDS})")
-    if rounds < block_rounds:
-        raise UserError(f"--rounds {rounds} makes no block of {block_rounds} rounds "
-                        f"(--block-rounds): give at least {block_rounds}")
-
-
-def run_aa(ready: Ready, rounds: int, options: RunOptions, *, block_rounds: int = MIN_ROUNDS,
-           alpha: float = stats.ALPHA, on_round: Callable[[AARound], None] | None = None,
-           on_block: Callable[[Block], None] | None = None) -> AAResult:
-    """``rounds`` rounds of two copies of one side, judged by both designs."""
-    check_aa_rounds(rounds, block_rounds)
-    done: list[AARound] = []
-    blocks: list[Block] = []
-    for i in range(rounds):
-        first = COPY_A if i % 2 == 0 else COPY_B
-        one, two = measure(ready, options), measure(ready, options)
-        a, a_prime = (one, two) if first == COPY_A else (two, one)
-        for label, m in ((COPY_A, a), (COPY_B, a_prime)):
-            if m.median <= 0:
-                raise HarnessError(f"round {i + 1}: {label}'s median is {m.median:g}: no ratio")
-        verdict, error = judge(a, a_prime, alpha)
-        found = AARound(number=i + 1, first=first, a=a, a_prime=a_prime, verdict=verdict,
-                        error=error)
-        done.append(found)
-        if on_round is not None:
-            on_round(found)
-        if len(done) % block_rounds == 0:
-            part = done[-block_rounds:]
-            try:
-                paired = stats.paired_ratio([r.a.median for r in part],
-                                            [r.a_prime.median for r in part])
-            except stats.StatsError as exc:
-                raise UserError(f"block {len(blocks) + 1}: no paired ratio: {exc}") from None
-            block = Block(number=len(blocks) + 1, first_round=part[0].number,
-                          last_round=part[-1].number, paired=paired)
-            blocks.append(block)
-            if on_block is not None:
-                on_block(block)
-    judged = [r for r in done if r.verdict is not None]
-    try:
-        interleaved = false_positives(sum(b.called for b in blocks), len(blocks),
-                                      block_level(block_rounds), design=INTERLEAVED)
-        separate = false_positives(sum(r.called for r in judged), len(judged), alpha,
-                                   design=SEPARATE)
-        order = stats.paired_ratio([r.in_order[0].median for r in done],
-                                   [r.in_order[1].median for r in done])
-    except stats.StatsError as exc:
-        raise UserError(f"no A/A figures: {exc}") from None
-    return AAResult(ready=ready, options=options, block_rounds=block_rounds, rounds=tuple(done),
-                    blocks=tuple(blocks), interleaved=interleaved, separate=separate,
-                    order=order)
-
-
-def _rate_json(rate: FalsePositives) -> dict[str, Any]:
-    return {"called": rate.called, "judged": rate.judged, "rate": rate.rate,
-            "rate_ci_low": rate.low, "rate_ci_high": rate.high,
-            "rate_ci_confidence": rate.confidence,
-            "rate_ci_method": "exact binomial (Clopper-Pearson)",
-            "level": rate.level, "nominal": rate.nominal, "reading": rate.reading}
-
-
-def aa_json(result: AAResult) -> dict[str, Any]:
-    o = result.order
-    return {
-        "type": "aa", "bench": result.ready.bench,
-        "settings": dict(result.ready.side.settings),
-        "harness": result.ready.side.harness_shown, "unit": result.unit,
-        "samples": result.options.samples, "cpu": result.options.cpu,
-        "figure": "median (kcross's overhead rule)",
-        "rounds": [{"round": r.number, "first": r.first, "a": r.a.median,
-                    "a_prime": r.a_prime.median, "ratio": r.ratio,
-                    "p": r.verdict.p if r.verdict else None, "called": r.called,
-                    "error": r.error} for r in result.rounds],
-        "interleaved": {
-            "test": "median of the per-round ratios A'/A over a block, called when its CI "
-                    "excludes 1 (as kcross ab)",
-            "block_rounds": result.block_rounds, "leftover_rounds": result.leftover,
-            "blocks": [{"block": b.number, "first_round": b.first_round,
-                        "last_round": b.last_round, "ratio": b.paired.median,
-                        "ci_low": b.paired.ci.low, "ci_high": b.paired.ci.high,
-                        "ci_confidence": b.paired.ci.confidence, "called": b.called}
-                       for b in result.blocks],
-            **_rate_json(result.interleaved)},
-        "separate": {
-            "test": "Mann-Whitney U on the two runs' samples, two-sided (as kcross compare)",
-            "alpha": result.separate.level, **_rate_json(result.separate)},
-        "order": {"ratio": o.median, "ci_low": o.ci.low, "ci_high": o.ci.high,
-                  "ci_confidence": o.ci.confidence, "significant": o.significant,
-                  "what": "second run / first run of each round"},
     }

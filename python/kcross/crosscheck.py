@@ -174,24 +174,26 @@ class CheckResult:
 def run_check(check: Check, rounds: int, cpu: int, perf: Callable[[], float],
               kcross: Callable[[], float],
               on_round: Callable[[Round], None] | None = None) -> CheckResult:
-    """``rounds`` rounds of perf and kcross in alternation (perf first in odd rounds)."""
+    """``rounds`` rounds of perf and kcross in alternation (kcross.rounds: perf first in odd
+    rounds)."""
+    from .rounds import interleave
+
     done: list[Round] = []
-    for i in range(rounds):
-        if i % 2 == 0:
-            p = perf()
-            k = kcross()
-        else:
-            k = kcross()
-            p = perf()
-        found = Round(i + 1, "perf" if i % 2 == 0 else "kcross", p, k)
+
+    def record(r: Any) -> None:
+        found = Round(r.number, r.first, r["perf"], r["kcross"])
         done.append(found)
         if on_round is not None:
             on_round(found)
+
+    interleave([("perf", perf), ("kcross", kcross)], rounds, on_round=record)
     perf_values = [r.perf_ns for r in done]
     kcross_values = [r.kcross_ns for r in done]
     paired = None
     if rounds >= stats.min_samples_for():
-        paired = stats.paired_ratio(perf_values, kcross_values)
+        from .judge.verdict import judge_paired
+
+        paired = judge_paired(perf_values, kcross_values, "ns/op").paired
     return CheckResult(check=check, cpu=cpu, rounds=tuple(done),
                        perf_median=stats.median(perf_values),
                        kcross_median=stats.median(kcross_values), paired=paired)

@@ -20,21 +20,22 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import fnmatch
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import UserError
+from .judge.categories import Category
+from .judge.machine import host as host_key
+from .judge.machine import identity
+from .judge.noise import of_series
+from .judge.verdict import Judgement, Pair, RunNoise, judge
 from .schema import dig, unit_of
-from .series import Series, bench_name, series_of_results
-from .stats import ALPHA, MedianCI, StatsError, Verdict, compare_many, median_ci
-from .stats import median as median_of
+from .series import Series, bench_name, merge_results, series_of_results
+from .stats import ALPHA, MedianCI, StatsError, summarize_record
 
 if TYPE_CHECKING:
     from .store import Store
 
-PLOT_FORMATS = ("svg", "png")
 
 
 @dataclass(frozen=True)
@@ -59,14 +60,16 @@ class Point:
 
     @property
     def median(self) -> float | None:
-        return None if self.series is None else median_of(self.series.samples)
+        if self.series is None or self.series.record is None:
+            return None
+        return summarize_record(self.series.record).median
 
     @property
     def ci(self) -> MedianCI | StatsError | None:
-        if self.series is None:
+        if self.series is None or self.series.record is None:
             return None
         try:
-            return median_ci(self.series.samples)
+            return summarize_record(self.series.record).ci
         except StatsError as exc:
             return exc
 
@@ -77,21 +80,37 @@ class Row:
 
     point: Point
     previous: Point | None
-    change: Verdict | StatsError | None
+    change: Judgement | None
     note: str | None
 
     @property
+    def category(self) -> Category | None:
+        """The change's category; None for a point without figures or a first point."""
+        if self.point.series is None or self.change is None:
+            return None
+        return self.change.category
+
+    @property
     def verdict(self) -> str:
+        from .judge.verdict import verdict_label
+
         if self.point.series is None:
             return self.point.status
         if self.previous is None:
             return "first"
-        if isinstance(self.change, StatsError):
-            return "error"
         assert self.change is not None
-        if not self.change.significant:
-            return "~"
-        return "slower" if self.change.ratio > 1 else "faster"
+        return verdict_label(self.change)
+
+
+@dataclass(frozen=True)
+class MachineNoise:
+    """The run-to-run noise of one benchmark on one machine identity, from its points."""
+
+    name: str
+    hostname: str
+    machine: str
+    noise: RunNoise | None      # None: too few runs
+    runs: int
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,7 @@ class Trend:
     pattern: str
     rows: list[Row]
     compared: int                  # changes tested together (Holm across them)
+    noise: list[MachineNoise]
 
     @property
     def names(self) -> list[str]:
@@ -107,15 +127,6 @@ class Trend:
     @property
     def units(self) -> list[str]:
         return list(dict.fromkeys(r.point.unit for r in self.rows))
-
-
-def host_key(fingerprint: Mapping[str, Any]) -> tuple[str, ...]:
-    key = [str(dig(fingerprint, "host", "hostname") or "?"), str(fingerprint.get("arch") or "?"),
-           str(dig(fingerprint, "cpu", "model") or "?")]
-    lab = fingerprint.get("lab")
-    if isinstance(lab, dict):
-        key += ["lab", str(lab.get("machine")), str(lab.get("cpu")), str(lab.get("mode"))]
-    return tuple(key)
 
 
 def matches(pattern: str, name: str) -> bool:
@@ -134,8 +145,6 @@ def points(store: Store, pattern: str) -> list[Point]:
     :class:`UserError` when no stored run holds such a benchmark (naming the closest
     stored names).
     """
-    from .store.repo import machine_identity
-
     found: list[Point] = []
     known: set[str] = set()
     runs = sorted(store.list_runs(), key=lambda r: (r.started_at, r.id))
@@ -144,11 +153,12 @@ def points(store: Store, pattern: str) -> list[Point]:
             continue
         run = store.load_run(str(summary.id))
         fp = run.fingerprint
-        names = [bench_name(r) for r in run.results]
+        merged = merge_results(run.results)
+        names = [bench_name(r) for r in merged]
         known.update(names)
         hostname = str(dig(fp, "host", "hostname") or "?")
-        ident = machine_identity(fp)
-        wanted = [r for r, n in zip(run.results, names, strict=True) if matches(pattern, n)]
+        ident = identity(fp)
+        wanted = [r for r, n in zip(merged, names, strict=True) if matches(pattern, n)]
         if not wanted:
             continue
         unit = unit_of(fp, run.results)
@@ -201,10 +211,11 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                 previous[i] = latest[key]
             latest[key] = i
     pairs = [(previous[i], i) for i in shown if i in previous]
-    verdicts = compare_many([(every[a].series.samples,  # type: ignore[union-attr]
-                              every[b].series.samples)  # type: ignore[union-attr]
-                             for a, b in pairs], alpha=alpha)
-    changes = {b: (every[a], v) for (a, b), v in zip(pairs, verdicts, strict=True)}
+    by_machine = _series_by_machine(every)
+    judged = judge([Pair(every[b].name, every[a].series, every[b].series,  # type: ignore[arg-type]
+                         _noise(by_machine, every[a], every[b]))
+                    for a, b in pairs], alpha=alpha)
+    changes = {b: (every[a], j) for (a, b), j in zip(pairs, judged, strict=True)}
     rows = []
     for i in shown:
         p = every[i]
@@ -216,135 +227,44 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                 what.append(f"kernel {before.kernel} -> {p.kernel}")
             elif before.machine != p.machine:
                 what.append(f"configuration {before.machine[:8]} -> {p.machine[:8]}")
-            if isinstance(change, Verdict) and change.note:
-                what.append(change.note)
+            if change is not None and (change.note or change.error):
+                what.append(str(change.error or change.note))
             note = "; ".join(what) or None
         rows.append(Row(point=p, previous=before, change=change, note=note))
-    return Trend(pattern=pattern, rows=rows, compared=len(pairs))
+    shown_points = [every[i] for i in shown]
+    return Trend(pattern=pattern, rows=rows, compared=len(pairs),
+                 noise=_machine_noise(by_machine, shown_points))
 
 
-# --- output ------------------------------------------------------------------------------
-
-def _pct(ratio: float) -> str:
-    return f"{(ratio - 1) * 100:+.1f}%"
-
-
-def cells(row: Row, unit: str | None) -> list[str]:
-    """A row's cells, plain ASCII; ``unit`` None: the values carry their own unit."""
-    from .render import format_value
-
-    p = row.point
-    own = p.unit if unit is None else None
-
-    def value(x: float) -> str:
-        return format_value(x, p.unit) + (f" {own}" if own else "")
-
-    median = value(p.median) if p.median is not None else "-"
-    ci = p.ci
-    ci_text = "-" if ci is None else (str(ci) if isinstance(ci, StatsError) else
-                                      f"{format_value(ci.low, p.unit)}-"
-                                      f"{format_value(ci.high, p.unit)}")
-    change, p_text = "-", "-"
-    if isinstance(row.change, Verdict):
-        v = row.change
-        change = f"{_pct(v.ratio)} ({_pct(v.ratio_low)} {_pct(v.ratio_high)})"
-        p_text = "<0.001" if v.p_adjusted < 0.001 else f"{v.p_adjusted:.3f}"
-    elif isinstance(row.change, StatsError):
-        change = str(row.change)
-    against = f"run {row.previous.run_id}" if row.previous is not None else "-"
-    return [str(p.run_id), p.started_at.strftime("%Y-%m-%d %H:%M"), p.host_label, p.kernel,
-            median, ci_text, against, change, p_text,
-            row.verdict, row.note or ""]
-
-
-def headers(t: Trend) -> tuple[list[str], str | None]:
-    unit = t.units[0] if len(t.units) == 1 else None
-    unit_text = f" {unit}" if unit else ""
-    return (["run", "started (UTC)", "machine", "kernel", f"median{unit_text}", "95% CI",
-             "vs", "change (95% CI)", "p", "verdict", "note"], unit)
-
-
-def table(t: Trend, *, ascii_only: bool) -> Any:
-    """One rich table per benchmark: ASCII borders and no colour for a log or a mail."""
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    names, unit = headers(t)
-    styles = {"slower": "red", "faster": "green", "error": "yellow"}
-    parts: list[Any] = []
-    for bench in t.names:
-        out = Table(box=box.ASCII if ascii_only else box.HEAVY_HEAD,
-                    header_style="" if ascii_only else "bold")
-        for i, name in enumerate(names):
-            out.add_column(name, justify="right" if i in (0, 4, 8) else "left")
-        for row in t.rows:
-            if row.point.name != bench:
-                continue
-            texts = cells(row, unit)
-            style = "" if ascii_only else styles.get(row.verdict, "")
-            out.add_row(*(Text(x, style=style if i == 9 else "") for i, x in enumerate(texts)))
-        parts += [Text(bench, style="" if ascii_only else "bold"), out]
-    return Group(*parts)
-
-
-def legend(t: Trend) -> str:
-    return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
-            f"of medians - 1 with its 95% CI; p: Mann-Whitney U, Holm-adjusted across the "
-            f"{t.compared} change(s) shown; slower/faster when p < {ALPHA:g}")
-
-
-def check_plot_path(path: Path) -> str:
-    """The plot's format from its suffix; :class:`UserError` before any work if unsupported."""
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in PLOT_FORMATS:
-        raise UserError(f"--plot {path}: the file must end in .svg or .png")
-    if not path.parent.is_dir():
-        raise UserError(f"--plot {path}: no directory {path.parent}")
-    return fmt
-
-
-def plot(t: Trend, path: Path) -> None:
-    """Median with its CI as error bars over time: one panel per benchmark (and unit), one
-    line per host."""
-    fmt = check_plot_path(path)
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-    from matplotlib.figure import Figure
-
-    panels: dict[tuple[str, str], dict[tuple[str, ...], list[Point]]] = {}
-    for row in t.rows:
-        p = row.point
+def _series_by_machine(every: list[Point]) -> dict[tuple[str, str], dict[str, dict[str, Series]]]:
+    """(benchmark, machine identity) -> run label -> {benchmark: series}: the repetitions of
+    one configuration the run-to-run noise is estimated from."""
+    found: dict[tuple[str, str], dict[str, dict[str, Series]]] = {}
+    for p in every:
         if p.series is not None:
-            panels.setdefault((p.name, p.unit), {}).setdefault(p.host_key, []).append(p)
-    if not panels:
-        raise UserError(f"nothing to plot: no run of {t.pattern!r} shown has figures")
-    hostnames = {key[0] for lines in panels.values() for key in lines}
-    hosts = {key for lines in panels.values() for key in lines}
-    fig = Figure(figsize=(9, 2.6 * len(panels) + 0.6), layout="constrained")
-    axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
-    for ax, ((name, unit), lines) in zip(axes, panels.items(), strict=True):
-        for key, pts in lines.items():
-            x = [p.started_at.replace(tzinfo=None) for p in pts]
-            y = [float(p.median) for p in pts]  # type: ignore[arg-type]
-            low, high = [], []
-            for p, m in zip(pts, y, strict=True):
-                ci = p.ci
-                low.append(m - ci.low if isinstance(ci, MedianCI) else 0.0)
-                high.append(ci.high - m if isinstance(ci, MedianCI) else 0.0)
-            label = key[0] if len(hostnames) == len(hosts) else " ".join(key[:3])
-            ax.errorbar(x, y, yerr=[low, high], marker="o", markersize=4, capsize=3,
-                        linewidth=1.2, label=label)
-        ax.set_title(name, fontsize="medium", loc="left")
-        ax.set_ylabel(f"median {unit}")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small", title="host", title_fontsize="small")
-    locator = AutoDateLocator()
-    axes[-1].xaxis.set_major_locator(locator)
-    axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    fig.suptitle(f"kcross history: {t.pattern} (median, 95% CI)")
-    try:
-        fig.savefig(path, format=fmt, dpi=120)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+            found.setdefault((p.name, p.machine), {})[f"run {p.run_id}"] = {p.name: p.series}
+    return found
 
+
+def _noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]], a: Point,
+           b: Point) -> RunNoise | None:
+    """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
+    a's machine identity (else b's), both runs left out."""
+    for p in (a, b):
+        runs = by_machine.get((p.name, p.machine), {})
+        found = of_series(runs, [p.name], exclude=[f"run {a.run_id}", f"run {b.run_id}"])
+        if p.name in found:
+            return found[p.name]
+    return None
+
+
+def _machine_noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]],
+                   shown: list[Point]) -> list[MachineNoise]:
+    """The run-to-run noise of each benchmark on each machine identity shown (all its runs)."""
+    found = []
+    for name, machine in dict.fromkeys((p.name, p.machine) for p in shown if p.series):
+        runs = by_machine.get((name, machine), {})
+        hostname = next(p.hostname for p in shown if p.machine == machine)
+        noise = of_series(runs, [name]).get(name)
+        found.append(MachineNoise(name, hostname, machine, noise, len(runs)))
+    return found

@@ -63,14 +63,19 @@ class RunProgress:
         self._measured: list[float] = []
 
     def start(self, plan: dict[str, Any]) -> None:
-        self._total = len(plan["benchmarks"])
+        processes = int(plan.get("processes", 1))
+        self._total = len(plan["benchmarks"]) * processes
         self._plan_per_bench = plan_estimate_s(plan)
         # Interleaved runs write every result at the end: say so, since the
         # bar cannot move before then.
         how = "interleaved, results at the end" if plan.get("interleave") else "one after another"
+        if processes > 1:
+            how += f"; {processes} processes"
         if not self.live:
-            self.console.print(f"running {self._total} benchmark(s), {plan['samples']} samples "
-                               f"each ({how}), ≥{self._total * self._plan_per_bench:.1f} s",
+            each = f"{plan['samples']} samples each" + \
+                (f" in each of {processes} processes" if processes > 1 else "")
+            self.console.print(f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
+                               f"≥{self._total * self._plan_per_bench:.1f} s",
                                highlight=False, markup=False)
             return
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
@@ -84,6 +89,8 @@ class RunProgress:
     def advance(self, record: dict[str, Any]) -> None:
         self._done += 1
         label = f"{record['suite']}/{record['name']}"
+        if "process" in record:
+            label += f" (process {record['process']})"
         if record["status"] == "ok" and record.get("elapsed_s"):
             self._measured.append(float(record["elapsed_s"]))
         if self._progress is not None and self._task is not None:

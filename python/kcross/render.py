@@ -332,11 +332,24 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
             coverage.append(summary.ci.confidence)
         except StatsError:
             pass  # the table cell already says why this row has no interval
-    if coverage:
+    processes = sorted({s.ci.processes for s in summaries if _has_ci(s)})
+    if processes and processes[-1] > 1:
+        k = "–".join(str(p) for p in dict.fromkeys((processes[0], processes[-1])))
+        lines.append(f"CI95: Student's t over the {k} processes' medians (each process one "
+                     "observation of the run); spread = IQR/median of all samples")
+    elif coverage:
         lines.append("CI95: distribution-free order-statistic interval of the median, "
                      f"achieved coverage {min(coverage):.1%}–{max(coverage):.1%}; "
                      "spread = IQR/median")
     return Group(*(Text(line, style="dim") for line in lines))
+
+
+def _has_ci(summary: Summary) -> bool:
+    try:
+        summary.ci
+    except StatsError:
+        return False
+    return True
 
 
 def fmt_field(value: Any) -> str:

@@ -21,11 +21,13 @@ and marks the run.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 from rich.console import Console
 
@@ -43,8 +45,10 @@ from .errors import (
     signal_name,
 )
 from .harness import STOP_SIGNALS, HarnessProcess, stop_signals_held
+from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
 from .schema import RunStream
+from .series import merge_results
 from .store import Store
 
 
@@ -63,6 +67,7 @@ class RunRequest:
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
     notice: Callable[[], str | None] | None = None
     tag: str | None = None  # given to the run once it is stored complete
+    processes: int = 1  # fresh harness executions, one after another, each all benchmarks
 
 
 class StopSignals:
@@ -125,6 +130,10 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
     run_id: int | None = None
     progress = RunProgress(err)
     closed: OutputClosed | None = None
+    processes = request.processes
+    ends: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    stopped_by: int | None = None
 
     def mark_failed(exc: BaseException) -> str:
         """Close the run as failed; return what to tell the user about it."""
@@ -135,61 +144,99 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             return f"run {run_id} could not be marked failed: {store_exc}"
         return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
 
-    notice = request.notice() if request.notice is not None else None
-    with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
-        stop.on_stop = proc.interrupt
-        if stop.signum is not None:  # arrived while the harness was being started
-            proc.interrupt()
-        try:
-            for line in proc.records():
-                try:
-                    stream.add(line.record, line.where)
-                except SchemaError as exc:
-                    raise HarnessError(f"harness broke the stream order: {exc}") from None
-                rtype = line.record["type"]
-                if notice is not None:
-                    err.print(notice, style="yellow", highlight=False, markup=False,
-                              soft_wrap=True)
-                    notice = None
-                with stop_signals_held():  # threads started here must not take them
-                    if rtype == "plan":
-                        assert stream.fingerprint is not None  # RunStream enforces the order
-                        run_id = store.start_run(stream.fingerprint, line.record,
-                                                 command=request.command,
-                                                 source=request.source)
-                    elif rtype == "result":
-                        assert run_id is not None
-                        store.add_result(run_id, len(stream.results) - 1, line.record)
-                if request.json_output:  # after storing: a result is kept whatever the output
-                    sys.stdout.write(line.text + "\n")
-                    sys.stdout.flush()
-                with stop_signals_held():
-                    if rtype == "plan":
-                        progress.start(line.record)
-                    elif rtype == "result":
-                        progress.advance(line.record)
-            if not stream.complete and not proc.interrupted and proc.stopped_by is None:
-                raise HarnessError(f"harness stopped without an end record after "
-                                   f"{len(stream.results)} result(s)")
-        except OutputClosed as exc:
-            proc.interrupt()  # nobody reads the results any more: stop measuring
-            closed = exc
-        except KcrossError as exc:
-            if run_id is None:
-                raise
-            raise type(exc)(f"{exc}; {mark_failed(exc)}") from None
-        except BaseException as exc:  # a bug, or e.g. a module that cannot be imported
-            if run_id is not None:
-                note = mark_failed(exc)
-                if isinstance(exc, ImportError):
-                    exc.add_note(note)  # cli turns an ImportError into one line
-            raise
-        finally:
-            progress.stop()
-            stop.on_stop = None
-        warnings = list(proc.stderr_lines)
+    def emit(record: dict[str, Any], text: str | None) -> None:
+        if request.json_output:  # after storing: a result is kept whatever the output
+            sys.stdout.write((text if text is not None else json.dumps(record)) + "\n")
+            sys.stdout.flush()
 
-    signum = stop.signum if stop.signum is not None else proc.stopped_by
+    notice = request.notice() if request.notice is not None else None
+    for process in range(processes):
+        own = RunStream()   # this process's own records, in the harness's order
+        with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
+            stop.on_stop = proc.interrupt
+            if stop.signum is not None:  # arrived while the harness was being started
+                proc.interrupt()
+            try:
+                for line in proc.records():
+                    try:
+                        own.add(line.record, line.where)
+                    except SchemaError as exc:
+                        raise HarnessError(f"harness broke the stream order: {exc}") from None
+                    record = line.record
+                    rtype = record["type"]
+                    text: str | None = line.text if processes == 1 else None
+                    if notice is not None:
+                        err.print(notice, style="yellow", highlight=False, markup=False,
+                                  soft_wrap=True)
+                        notice = None
+                    with stop_signals_held():  # threads started here must not take them
+                        if rtype == "fingerprint":
+                            if process > 0:
+                                assert stream.fingerprint is not None
+                                check_machine(stream.fingerprint, record, process)
+                                continue
+                            stream.add(record, line.where)
+                        elif rtype == "plan":
+                            if process > 0:
+                                assert stream.plan is not None
+                                check_plan(stream.plan, record, process)
+                                continue
+                            record = plan_of(record, processes)
+                            stream.add(record, line.where)
+                            assert stream.fingerprint is not None  # RunStream enforces the order
+                            run_id = store.start_run(stream.fingerprint, record,
+                                                     command=request.command,
+                                                     source=request.source)
+                        elif rtype == "result":
+                            record = result_of(record, process, processes)
+                            stream.add(record, line.where)
+                            assert run_id is not None
+                            store.add_result(run_id, len(stream.results) - 1, record)
+                        elif rtype == "end":
+                            ends.append(record)
+                            if process < processes - 1:
+                                continue
+                            record = combined_end(ends) if processes > 1 else record
+                            stream.add(record, line.where)
+                    emit(record, text)
+                    with stop_signals_held():
+                        if rtype == "plan":
+                            progress.start(record)
+                        elif rtype == "result":
+                            progress.advance(record)
+                if not own.complete and not proc.interrupted and proc.stopped_by is None:
+                    raise HarnessError(f"harness stopped without an end record after "
+                                       f"{len(own.results)} result(s)"
+                                       + (f" (process {process})" if processes > 1 else ""))
+            except OutputClosed as exc:
+                proc.interrupt()  # nobody reads the results any more: stop measuring
+                closed = exc
+            except KcrossError as exc:
+                progress.stop()
+                stop.on_stop = None
+                if run_id is None:
+                    raise
+                raise type(exc)(f"{exc}; {mark_failed(exc)}") from None
+            except BaseException as exc:  # a bug, or e.g. a module that cannot be imported
+                progress.stop()
+                stop.on_stop = None
+                if run_id is not None:
+                    note = mark_failed(exc)
+                    if isinstance(exc, ImportError):
+                        exc.add_note(note)  # cli turns an ImportError into one line
+                raise
+            finally:
+                if process == processes - 1 or closed is not None:
+                    progress.stop()
+                stop.on_stop = None
+            warnings += [w for w in proc.stderr_lines if w not in warnings]
+            stopped_by = proc.stopped_by
+        if closed is not None or stop.signum is not None or stopped_by is not None \
+                or proc.interrupted:
+            progress.stop()
+            break
+
+    signum = stop.signum if stop.signum is not None else stopped_by
     if not stream.complete and (signum is not None or closed is not None):
         why = "standard output closed" if closed is not None else \
             f"interrupted by {signal_name(signum or 0)}"
@@ -197,8 +244,10 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
             message = f"{why} before the run started; nothing stored"
         else:
             store.finish_run(run_id, "interrupted", error=why)
-            planned = len(stream.plan["benchmarks"]) if stream.plan else 0
-            message = (f"kept {store.results_stored(run_id)} of {planned} benchmark(s) in run "
+            planned = len(stream.plan["benchmarks"]) * processes if stream.plan else 0
+            what = "benchmark(s)" if processes == 1 else \
+                f"results ({processes} processes of {planned // processes} benchmark(s))"
+            message = (f"kept {store.results_stored(run_id)} of {planned} {what} in run "
                        f"{run_id} (see 'kcross show {run_id}')")
             message = f"{why}; {message}, marked interrupted" if closed is not None \
                 else f"interrupted; {message}"
@@ -224,13 +273,16 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
     for warning in warnings:
         err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
     end = stream.end
-    failed = int(end["failed"]) or sum(r["status"] == "failed" for r in stream.results)
+    benchmarks = merge_results(stream.results)
+    failed = sum(r["status"] == "failed" for r in benchmarks)
     if request.print_table and not request.json_output:
+        counts = {s: sum(r["status"] == s for r in benchmarks) for s in ("ok", "skipped", "failed")}
+        each = f" ({processes} processes each)" if processes > 1 else ""
         try:
-            out.print(render.results_table(stream.results, title=f"run {run_id}"))
-            out.print(render.run_footer(stream.fingerprint, stream.results))
-            out.print(f"run {run_id}: {end['ok']} ok, {end['skipped']} skipped, "
-                      f"{end['failed']} failed in {end['elapsed_s']:.1f} s; stored in "
+            out.print(render.results_table(benchmarks, title=f"run {run_id}"))
+            out.print(render.run_footer(stream.fingerprint, benchmarks))
+            out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
+                      f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; stored in "
                       f"{store.target.display}", highlight=False, markup=False)
             sys.stdout.flush()
         except (OutputClosed, OutputError) as exc:

@@ -39,6 +39,9 @@ from .errors import SchemaError
 #   2, later addition (issue 9): result.switches_per_op, result.switches_counted_per_op and
 #      the flag counts-mismatch (the ctxsw suite); new keys, absent in older captures.
 #   2, later addition (issue 10): the comparison record (`kcross compare --export json`).
+#   2, later addition (issue 15): plan.processes and result.process (a run of several
+#      harness processes, written by kcross); the comparison record's verdict names its
+#      method (exact counts carry no p-value) and what it saw.
 SCHEMA_VERSION = 2
 # What a harness run by this kcross must write, and what `kcross import` reads.
 LIVE_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
@@ -261,7 +264,7 @@ class RunStream:
     plan: dict[str, Any] | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
-    _pending: set[tuple[str, str]] = field(default_factory=set)
+    _pending: set[tuple[str, str, int]] = field(default_factory=set)
 
     @property
     def complete(self) -> bool:
@@ -288,24 +291,31 @@ class RunStream:
             if self.plan is not None:
                 raise SchemaError(f"{where}: second plan record")
             self.plan = record
-            self._pending = {(b["suite"], b["name"]) for b in record["benchmarks"]}
+            self._pending = {(b["suite"], b["name"], p) for b in record["benchmarks"]
+                             for p in range(int(record.get("processes", 1)))}
         elif self.plan is None:
             raise SchemaError(f"{where}: {rtype} record before the plan record")
         elif rtype == "result":
             check_unit(self.fingerprint, record, where)
-            key = (record["suite"], record["name"])
+            key = (record["suite"], record["name"], int(record.get("process", 0)))
             if key not in self._pending:
-                seen = any((r["suite"], r["name"]) == key for r in self.results)
-                raise SchemaError(f"{where}: result for {key[0]}/{key[1]} "
-                                  + ("was already reported" if seen else "which is not in the plan"))
+                seen = any((r["suite"], r["name"], r.get("process", 0)) == key
+                           for r in self.results)
+                processes = int(self.plan.get("processes", 1))
+                what = f"{key[0]}/{key[1]}" + (f" (process {key[2]})" if processes > 1 or key[2]
+                                               else "")
+                raise SchemaError(f"{where}: result for {what} " + (
+                    "was already reported" if seen else
+                    f"of process {key[2]}, but the plan has {processes} process(es)"
+                    if key[2] >= processes else "which is not in the plan"))
             self._pending.discard(key)
             self.results.append(record)
         elif rtype == "end":
             counted = record["ok"] + record["skipped"] + record["failed"]
+            planned = len(self.plan["benchmarks"]) * int(self.plan.get("processes", 1))
             if counted != len(self.results) or self._pending:
                 raise SchemaError(f"{where}: end record counts {counted} results, the stream "
-                                  f"carried {len(self.results)} of {len(self.plan['benchmarks'])} "
-                                  "planned")
+                                  f"carried {len(self.results)} of {planned} planned")
             self.end = record
         else:
             raise SchemaError(f"{where}: {rtype} record inside a run stream")

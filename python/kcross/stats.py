@@ -71,6 +71,7 @@ class MedianCI:
     low_rank: int
     high_rank: int
     confidence: float
+    processes: int = 1    # >1: Student's t over that many processes' medians (no ranks)
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def min_samples_for(confidence: float = CONFIDENCE) -> int:
 
 
 def median_ci(samples: Sequence[float], confidence: float = CONFIDENCE) -> MedianCI:
-    """Distribution-free confidence interval of the median.
+    """Distribution-free confidence interval of the median (one process's samples).
 
     The number of samples below the true median is Binomial(n, 1/2), so the
     interval [x_(l), x_(n+1-l)] covers the median with probability
@@ -316,7 +317,43 @@ def summarize_record(record: Mapping[str, Any], confidence: float = CONFIDENCE) 
         return _summary(data, decision, confidence)
     if not isinstance(overhead, Mapping) or overhead.get("samples") is None:
         raise StatsError("no empty-loop samples: overhead cannot be judged")
-    return summarize(samples, overhead["samples"], confidence)  # type: ignore[arg-type]
+    summary = summarize(samples, overhead["samples"], confidence)  # type: ignore[arg-type]
+    processes = record.get(PROCESS_OF_SAMPLE)
+    if isinstance(processes, list) and len(set(processes)) > 1:
+        from dataclasses import replace
+
+        ci: MedianCI | str
+        try:
+            ci = _process_ci(summary, processes, confidence)
+        except StatsError as exc:
+            ci = str(exc)
+        return replace(summary, _ci=ci)
+    return summary
+
+
+# The key of a merged result record (kcross.series.merge_results) that gives each pooled
+# sample's harness process: a run of several processes.
+PROCESS_OF_SAMPLE = "process_of_sample"
+
+
+def groups_of(samples: Sequence[float], processes: Sequence[int]) -> list[list[float]]:
+    """The samples of each process, in process order."""
+    if len(samples) != len(processes):
+        raise StatsError(f"{len(processes)} process marks for {len(samples)} samples")
+    found: dict[int, list[float]] = {}
+    for p, x in zip(processes, samples, strict=True):
+        found.setdefault(int(p), []).append(float(x))
+    return [found[p] for p in sorted(found)]
+
+
+def _process_ci(summary: Summary, processes: Sequence[int], confidence: float) -> MedianCI:
+    """The interval of a run's median over its processes (their medians' spread, Student's
+    t with K - 1 degrees of freedom on the log scale), centred on the pooled median."""
+    level = process_level(groups_of(summary.samples, processes), summary.median)
+    half = _t_ppf(1.0 - (1.0 - confidence) / 2.0, level.df) * float(np.sqrt(level.var))
+    return MedianCI(low=float(np.exp(level.log - half)), high=float(np.exp(level.log + half)),
+                    low_rank=0, high_rank=0, confidence=confidence,
+                    processes=level.processes)
 
 
 def raw_samples(record: Mapping[str, Any]) -> list[float]:
@@ -345,31 +382,35 @@ def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
     return columns
 
 
-# --- verdicts: is B different from A? ----------------------------------------------------
+# --- comparisons: the statistics behind a verdict ------------------------------------------
 #
-# The rule (docs/result-format.md, "Verdicts"), as benchstat judges and with the
-# ratio pyperf and Google Benchmark's compare.py print:
-# - the test is Mann-Whitney U, two-sided (no assumption of normality: timings are
-#   skewed), at ALPHA; several benchmarks compared at once are corrected with
-#   Holm-Bonferroni, so a table of 40 rows does not show two differences by chance;
-# - the size of a difference is the ratio of the medians, median(B) / median(A),
-#   with a bootstrap percentile interval (fixed seed: the same samples give the same
-#   interval);
-# - a difference is shown only when the test and the ratio's CI agree (adjusted p below
-#   ALPHA and the CI excluding 1); with ties in small samples the p-value is the exact
-#   permutation one, and never below what complete separation allows;
-# - a pair whose test could never reach ALPHA (too few samples) is an error, not a
-#   "no difference"; two sides that are the same constant are "no difference" with
-#   a note (lab instruction counts can be); never "significant" by accident.
+# What is measured when B is compared with A; kcross.judge decides what it means (the
+# verdict, its category and words) and is the only caller.  Three tools:
+#
+# - sample level (one harness process per side): Mann-Whitney U, two-sided (no
+#   assumption of normality: timings are skewed), with the exact permutation p for tied
+#   small samples and never below what complete separation allows; the ratio of the
+#   medians with a bootstrap percentile interval (fixed seed: the same samples give the
+#   same interval).  Its noise is one process's: it cannot see what differs between
+#   processes or runs;
+# - levels (several processes per side, Kalibera and Jones): each process's median is one
+#   observation of its run; a side's estimate is the log of its pooled median with the
+#   variance of its process medians' logs over K (K - 1 degrees of freedom); a known
+#   run-to-run variance adds the level above (each separate run has its own run effect).
+#   The log ratio's interval and p come from Student's t with Welch-Satterthwaite's
+#   degrees of freedom, so interval and test always agree;
+# - Holm-Bonferroni across the comparisons of one table, the geometric mean, exact
+#   binomial intervals of proportions, and paired per-round ratios (ab).
 
 ALPHA = 0.05
+POWER = 0.80              # of the minimum detectable change
 BOOTSTRAP_RESAMPLES = 4000
 BOOTSTRAP_SEED = 20261123
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """One comparison: ``b`` (new) against ``a`` (base)."""
+class SampleTest:
+    """The sample-level comparison of ``b`` (new) with ``a`` (base)."""
 
     n_a: int
     n_b: int
@@ -379,16 +420,8 @@ class Verdict:
     ratio_low: float      # bootstrap percentile interval of the ratio
     ratio_high: float
     confidence: float     # of that interval
-    p: float              # Mann-Whitney U, two-sided
-    p_adjusted: float     # Holm-Bonferroni across the pairs compared at once (== p alone)
-    alpha: float
-    significant: bool     # p_adjusted < alpha and the ratio's CI excludes 1
-    note: str | None = None
-
-    @property
-    def delta(self) -> float:
-        """ratio - 1: +0.10 means the new side's median is 10% higher."""
-        return self.ratio - 1.0
+    p: float              # Mann-Whitney U, two-sided (1.0 for two equal constants)
+    constant: bool        # both sides are constants (nothing varies)
 
 
 def smallest_p(n_a: int, n_b: int) -> float:
@@ -447,9 +480,11 @@ def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
 
 
-def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
-            confidence: float = CONFIDENCE) -> Verdict:
-    """The verdict on ``b`` against ``a``; :class:`StatsError` when none can be given honestly."""
+def sample_test(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
+                confidence: float = CONFIDENCE) -> SampleTest:
+    """Mann-Whitney U and the ratio's bootstrap interval; :class:`StatsError` for samples
+    that cannot be compared honestly (too few to ever reach ``alpha``, a base median of
+    0, bad numbers)."""
     _check_level(confidence)
     if not 0.0 < alpha < 1.0:
         raise StatsError(f"alpha must be between 0 and 1, got {alpha}")
@@ -461,39 +496,17 @@ def compare(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
     ma, mb = _quantiles(da, [0.5])[0], _quantiles(db, [0.5])[0]
     if ma == 0.0:
         raise StatsError("base median is 0: ratio undefined")
-    lo_a, hi_a, lo_b, hi_b = da.min(), da.max(), db.min(), db.max()
-    if lo_a == hi_a and lo_b == hi_b:
-        if lo_a == lo_b:  # nothing varies: the test has no spread to work with
-            return Verdict(int(da.size), int(db.size), ma, mb, 1.0, 1.0, 1.0, confidence,
-                           1.0, 1.0, alpha, False, note=f"both sides are the constant {ma:g}")
+    constant = bool(da.min() == da.max() and db.min() == db.max())
+    if constant and ma == mb:  # nothing varies: the test has no spread to work with
+        return SampleTest(int(da.size), int(db.size), ma, mb, 1.0, 1.0, 1.0, confidence,
+                          1.0, True)
     p = _mann_whitney_p(da, db)
     if not np.isfinite(p):
         raise StatsError("Mann-Whitney U gave no p-value")
     p = max(p, floor)  # no approximation may claim more than complete separation gives
     low, high = _ratio_interval(da, db, confidence)
-    note = None
-    if lo_a == hi_a and lo_b == hi_b:
-        note = "both sides constant: the samples do not vary"
-    return _judged(Verdict(int(da.size), int(db.size), ma, mb, mb / ma, low, high,
-                           confidence, p, p, alpha, False, note=note))
-
-
-def _judged(v: Verdict) -> Verdict:
-    """Decide ``significant``: the test's adjusted p below alpha AND the ratio's CI excluding
-    1.  Mann-Whitney answers "does one side tend to be larger", the CI "do the medians
-    differ"; a difference is shown only where both say so, and a note says when they
-    disagree, so a verdict never contradicts the interval printed beside it."""
-    from dataclasses import replace
-
-    test = v.p_adjusted < v.alpha
-    interval = v.ratio_low > 1.0 or v.ratio_high < 1.0
-    note = v.note
-    if test and not interval:
-        note = (f"Mann-Whitney p < {v.alpha:g} but the ratio's CI includes 1: no difference "
-                "in the medians shown")
-    elif note and note.startswith("Mann-Whitney p <"):
-        note = None
-    return replace(v, significant=test and interval, note=note)
+    return SampleTest(int(da.size), int(db.size), ma, mb, mb / ma, low, high, confidence, p,
+                      constant)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -511,28 +524,144 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return [float(x) for x in adjusted]
 
 
-def compare_many(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], *,
-                 alpha: float = ALPHA, confidence: float = CONFIDENCE
-                 ) -> list[Verdict | StatsError]:
-    """Verdicts on several pairs at once, Holm-Bonferroni corrected across those that could be tested.
+# --- levels: processes and runs -------------------------------------------------------------
 
-    A pair that cannot be judged keeps its :class:`StatsError` in its place.
-    """
-    from dataclasses import replace
+@dataclass(frozen=True)
+class Level:
+    """A side's estimate on the log scale: log of its figure, the variance of that log
+    (the noise the side's own data show) and its degrees of freedom."""
 
-    found: list[Verdict | StatsError] = []
-    for a, b in pairs:
-        try:
-            found.append(compare(a, b, alpha=alpha, confidence=confidence))
-        except StatsError as exc:
-            found.append(exc)
-    tested = [i for i, v in enumerate(found) if isinstance(v, Verdict)]
-    adjusted = holm([found[i].p for i in tested])  # type: ignore[union-attr]
-    for i, q in zip(tested, adjusted, strict=True):
-        v = found[i]
-        assert isinstance(v, Verdict)
-        found[i] = _judged(replace(v, p_adjusted=q))
-    return found
+    log: float
+    var: float
+    df: float
+    processes: int
+
+
+def process_medians(groups: Sequence[Sequence[float]]) -> list[float]:
+    """The median of each process's samples (the rule's quantile)."""
+    return [_quantiles(_clean(g), [0.5])[0] for g in groups]
+
+
+def process_level(groups: Sequence[Sequence[float]], center: float | None = None) -> Level:
+    """A side of several processes: log of ``center`` (default: the median of all the
+    samples), with the variance of its process medians' logs over their number."""
+    k = len(groups)
+    if k < 2:
+        raise StatsError(f"{k} process: the process level needs at least 2")
+    medians = np.asarray(process_medians(groups))
+    if np.any(medians <= 0):
+        raise StatsError("a process's median is 0 or less: no log ratio")
+    if center is None:
+        center = _quantiles(_clean([x for g in groups for x in g]), [0.5])[0]
+    if not center > 0:
+        raise StatsError("median is 0: ratio undefined")
+    logs = np.log(medians)
+    return Level(log=float(np.log(center)), var=float(np.var(logs, ddof=1)) / k,
+                 df=float(k - 1), processes=k)
+
+
+def _t_ppf(q: float, df: float) -> float:
+    from scipy.special import ndtri, stdtrit
+
+    return float(ndtri(q)) if not np.isfinite(df) else float(stdtrit(df, q))
+
+
+def _t_sf(x: float, df: float) -> float:
+    from scipy.special import ndtr, stdtr
+
+    return float(1.0 - ndtr(x)) if not np.isfinite(df) else float(1.0 - stdtr(df, x))
+
+
+def welch_df(parts: Sequence[tuple[float, float]]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variances (variance, its df)."""
+    total = sum(v for v, _ in parts)
+    denominator = sum(v * v / df for v, df in parts if v > 0 and np.isfinite(df))
+    if total <= 0:
+        return float("inf")
+    return float("inf") if denominator == 0 else total * total / denominator
+
+
+@dataclass(frozen=True)
+class LevelTest:
+    """B against A on the log scale, from levels (processes, and runs when known)."""
+
+    ratio: float          # exp(log_b - log_a): the ratio of the sides' figures
+    ratio_low: float
+    ratio_high: float
+    confidence: float
+    p: float              # two-sided, Student's t with df
+    se: float             # of the log ratio
+    df: float
+
+
+def level_test(a: Level, b: Level, *, run_var: float = 0.0, run_df: float = float("inf"),
+               confidence: float = CONFIDENCE) -> LevelTest:
+    """The log ratio b/a with t's interval and p; ``run_var`` is the variance of one run's
+    run effect (added twice: each side is a run of its own), with its degrees of freedom."""
+    _check_level(confidence)
+    parts = [(a.var, a.df), (b.var, b.df), (2.0 * run_var, run_df)]
+    var = sum(v for v, _ in parts)
+    d = b.log - a.log
+    if var <= 0:
+        if d == 0:
+            return LevelTest(1.0, 1.0, 1.0, confidence, 1.0, 0.0, float("inf"))
+        raise StatsError("no variation between processes on either side: no interval "
+                         "(the figures are constant; compare them by value)")
+    se = float(np.sqrt(var))
+    df = welch_df(parts)
+    half = _t_ppf(1.0 - (1.0 - confidence) / 2.0, df) * se
+    p = min(1.0, 2.0 * _t_sf(abs(d) / se, df))
+    return LevelTest(float(np.exp(d)), float(np.exp(d - half)), float(np.exp(d + half)),
+                     confidence, p, se, df)
+
+
+def between_runs(logs: Sequence[float], within: Sequence[float]) -> tuple[float, float]:
+    """The run-to-run variance of a benchmark (one-way random effects, method of moments):
+    the variance of the runs' log figures less what their own noise explains (the mean of
+    their within-run variances), at least 0; with its degrees of freedom (runs - 1)."""
+    if len(logs) < 2 or len(logs) != len(within):
+        raise StatsError(f"{len(logs)} run(s): run-to-run variation needs at least 2")
+    total = float(np.var(np.asarray(logs, dtype=np.float64), ddof=1))
+    return max(0.0, total - float(np.mean(within))), float(len(logs) - 1)
+
+
+def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]]
+                        ) -> tuple[float, float]:
+    """:func:`between_runs` from several groups of runs that may differ by a constant (two
+    copies of one benchmark, one with a planted change): the runs' variance about their own
+    group's mean, pooled, less the mean within-run variance; degrees of freedom the sum of
+    (runs - 1) over the groups."""
+    squares, df, within = 0.0, 0, []
+    for logs, var in groups:
+        if len(logs) != len(var):
+            raise StatsError("each run needs its within-run variance")
+        if len(logs) < 2:
+            continue
+        data = np.asarray(logs, dtype=np.float64)
+        squares += float(np.sum((data - data.mean()) ** 2))
+        df += len(logs) - 1
+        within += list(var)
+    if df < 2:
+        raise StatsError(f"{df + 1} run(s) in a group: run-to-run variation needs more")
+    return max(0.0, squares / df - float(np.mean(within))), float(df)
+
+
+def detectable(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest change (as a ratio above 1) a two-sided test at ``alpha`` detects with
+    probability ``power`` at this standard error of the log ratio."""
+    if se <= 0:
+        return 1.0
+    z = _t_ppf(1.0 - alpha / 2.0, df) + _t_ppf(power, df)
+    return float(np.exp(z * se))
+
+
+def log_se_of_interval(low: float, high: float, confidence: float = CONFIDENCE) -> float:
+    """The standard error of a log figure whose ``confidence`` interval is [low, high]
+    (normal approximation): the sample-level interval as a variance."""
+    if not 0 < low <= high:
+        raise StatsError("an interval of positive figures is needed")
+    return float(np.log(high / low) / (2.0 * _t_ppf(1.0 - (1.0 - confidence) / 2.0,
+                                                     float("inf"))))
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -563,7 +692,6 @@ class Paired:
     n: int
     median: float
     ci: MedianCI
-    significant: bool     # the interval excludes 1 (a sign test on the rounds)
     ratios: tuple[float, ...]
 
 
@@ -578,9 +706,7 @@ def paired_ratio(a: Sequence[float], b: Sequence[float],
     ratios = db / da
     ci = _median_ci(ratios, confidence)
     med = _quantiles(ratios, [0.5])[0]
-    return Paired(n=int(ratios.size), median=med, ci=ci,
-                  significant=ci.low > 1.0 or ci.high < 1.0,
-                  ratios=tuple(float(x) for x in ratios))
+    return Paired(n=int(ratios.size), median=med, ci=ci, ratios=tuple(float(x) for x in ratios))
 
 
 # --- ministat: Student's t as FreeBSD's ministat computes it -----------------------------

@@ -240,7 +240,8 @@ def test_real_harness_records_each_sides_mechanism(kcross: Kcross) -> None:
 
 @pytest.mark.parametrize("command, words", [
     ("ab", ["--env-a", "--harness-b", "KCROSS_SYSCALL=scv", "per-round"]),
-    ("aa", ["false-positive rate", "Mann-Whitney U", "kcross ab"]),
+    ("aa", ["false positive", "Mann-Whitney U", "'kcross ab' judges rounds", "--plant PCT",
+            "this machine's history"]),
     ("crosscheck", ["perf bench syscall basic", "linux-perf", "perf events"]),
 ])
 def test_help_says_what_the_command_does(kcross: Kcross, command: str, words: list[str]) -> None:

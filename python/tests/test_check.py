@@ -97,7 +97,7 @@ def table_rows(stdout: str) -> dict[str, list[str]]:
     return rows
 
 
-VERDICT = 6  # the verdict's column
+VERDICT = 7  # the verdict's column
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_planted_ten_percent_regression_fails(kcross: Kcross, two_runs: Path,
     assert 1.05 < low < 1.10 < high
     others = {name: cells[VERDICT] for name, cells in rows.items() if name != QUIET}
     assert set(others.values()) == {"~"}, others
-    assert proc.stdout.strip().splitlines()[-1].startswith("FAIL: 1 benchmark(s) slower than +5%")
+    assert proc.stdout.strip().splitlines()[-1].startswith("FAIL: 1 benchmark(s) beyond +5%")
     # the same files without the store: a committed baseline in CI
     base = write(tmp_path / "base.jsonl", stored(kcross, two_runs, "1"))
     proc = kcross("check", "--baseline", str(base), str(slow))
@@ -146,7 +146,7 @@ def test_aa_pair_passes(kcross: Kcross, two_runs: Path) -> None:
     assert len(rows) == len([r for r in captured() if r["type"] == "result"
                              and r["suite"] == "syscall" and r["status"] == "ok"])
     assert {cells[VERDICT] for cells in rows.values()} == {"~"}
-    assert proc.stdout.strip().splitlines()[-1].startswith("PASS: no benchmark slower than +5%")
+    assert proc.stdout.strip().splitlines()[-1].startswith("PASS: no benchmark shown beyond +5%")
 
 
 @pytest.mark.parametrize("seeds", [(1, 2), (3, 4)])
@@ -177,7 +177,7 @@ def test_improvements_never_fail(kcross: Kcross, tmp_path: Path) -> None:
     proc = kcross("check", "--baseline", str(base), str(fast), "--max-regression", "0")
     assert proc.returncode == 0, proc.stdout
     verdicts = {cells[VERDICT] for cells in table_rows(proc.stdout).values()}
-    assert "improvement" in verdicts and "regression" not in verdicts
+    assert "faster" in verdicts and "regression" not in verdicts
 
 
 def test_slowdown_within_tolerance_is_slower_not_a_failure(kcross: Kcross,
@@ -216,13 +216,13 @@ def test_markdown_is_a_valid_table(kcross: Kcross, tmp_path: Path) -> None:
     slow = write(tmp_path / "b.jsonl", edited(captured(), glob=QUIET, scale=1.10))
     proc = kcross("check", "--baseline", str(base), str(slow), "--format", "markdown")
     assert proc.returncode == 1
-    assert proc.stdout.startswith("**FAIL: 1 benchmark(s) slower than +5%")
+    assert proc.stdout.startswith("**FAIL: 1 benchmark(s) beyond +5%")
     html = MarkdownIt("commonmark").enable("table").render(proc.stdout)
     assert html.count("<table>") == 1
     header = re.search(r"<thead>(.*?)</thead>", html, re.S)
     assert header is not None
     columns = header.group(1).count("<th")
-    assert columns == 8
+    assert columns == 9
     body = re.findall(r"<tr>(.*?)</tr>", html.split("<tbody>")[1], re.S)
     ok = sum(r["type"] == "result" and r["status"] == "ok" for r in captured())
     assert len(body) == ok  # skipped on both sides: nothing to list
@@ -248,7 +248,7 @@ def test_missing_benchmarks_are_listed_and_fail_only_when_asked(kcross: Kcross,
     assert proc.returncode == 0, proc.stdout
     rows = table_rows(proc.stdout)
     assert rows["syscall/stat-root"][VERDICT] == "missing"
-    assert "run 2: skipped" in rows["syscall/stat-root"][7]
+    assert "run 2: skipped" in rows["syscall/stat-root"][8]
     assert rows["syscall/getcpu-vdso"][VERDICT] == "new"
     proc = kcross("check", "--baseline", "1", "2", "--db", str(db), "--missing", "fail")
     assert proc.returncode == 1
@@ -263,13 +263,13 @@ def test_missing_benchmarks_are_listed_and_fail_only_when_asked(kcross: Kcross,
 def test_too_few_samples_is_an_error_row_not_a_verdict(kcross: Kcross, tmp_path: Path) -> None:
     db = tmp_path / "k.db"
     for _ in range(2):
-        assert kcross("run", "--samples", "3", "--bench", "syscall/getppid-*",
-                      "--db", str(db)).returncode == 0
+        assert kcross("run", "--processes", "1", "--samples", "3", "--bench",
+                      "syscall/getppid-*", "--db", str(db)).returncode == 0
     proc = kcross("check", "--baseline", "1", "2", "--db", str(db))
     assert proc.returncode == 0, proc.stdout
     rows = table_rows(proc.stdout)
-    assert {cells[VERDICT] for cells in rows.values()} == {"error"}
-    assert all("too few" in cells[7] for cells in rows.values())
+    assert {cells[VERDICT] for cells in rows.values()} == {"not judged"}
+    assert all("too few" in cells[8] for cells in rows.values())
     assert kcross("check", "--baseline", "1", "2", "--db", str(db),
                   "--missing", "fail").returncode == 1
 
@@ -341,8 +341,8 @@ def test_options_agree_with_the_gate() -> None:
 
 
 def test_constant_lab_counts(kcross: Kcross, tmp_path: Path) -> None:
-    """Counting mode gives the same instruction count every sample: equal counts are '~'
-    (with a note), a higher count beyond the tolerance is a regression."""
+    """Counting mode gives the same instruction count every sample: equal counts are identical
+    (exact: by value, no p), a higher count beyond the tolerance is a regression."""
     from test_lab_store import lab_records
 
     def constant(value: float) -> list[dict[str, Any]]:
@@ -359,13 +359,14 @@ def test_constant_lab_counts(kcross: Kcross, tmp_path: Path) -> None:
     proc = kcross("check", "--baseline", str(base), str(same))
     assert proc.returncode == 0
     cells = table_rows(proc.stdout)[QUIET]
-    assert cells[1:4] == ["346.0", "346.0", "1.000"] and cells[VERDICT] == "~"
-    assert "both sides are the constant 346" in cells[7]
+    assert cells[1:4] == ["346.0", "346.0", "1.000"] and cells[VERDICT] == "identical"
+    assert cells[4:6] == ["-", "-"] and cells[6] == "exact"   # no interval, no p: by value
     proc = kcross("check", "--baseline", str(base), str(more))
     assert proc.returncode == 1
     cells = table_rows(proc.stdout)[QUIET]
-    assert cells[1:5] == ["346.0", "380.0", "1.098", "1.098-1.098"]
+    assert cells[1:6] == ["346.0", "380.0", "1.098", "-", "-"]
     assert cells[VERDICT] == "regression"
+    assert "+34.0 instructions (+9.8%): beyond +5%" in cells[8]
 
 
 def test_stored_runs_on_postgres(kcross: Kcross, tmp_path: Path, pg_schema: str) -> None:

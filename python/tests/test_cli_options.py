@@ -20,7 +20,10 @@ def test_run_help_lists_defaults_environment_suites_and_exit_codes(kcross: Kcros
         assert name in text, name
     assert ("suites: syscall, cpuid, percpu, percpu-scaling, ctxsw, uctx, spin "
             "(see 'kcross list'") in text
-    assert "201 samples per benchmark after a 200 ms warm-up" in text
+    assert ("8 fresh harness processes, one after another, each running every benchmark: 21 "
+            "samples per benchmark and process after a 20 ms warm-up") in text
+    assert "--processes 1: one harness process with the harness's own defaults (201 samples, "\
+        "200 ms warm-up)" in text
     assert "at least 2 ms" in text
     assert "11 samples after a 20 ms warm-up" in text and "batches keep their length" in text
     assert "shorter batches" not in text

@@ -77,8 +77,8 @@ def test_run_stores_and_prints_table(kcross: Kcross, db_path: Path) -> None:
 
 
 def test_options_reach_the_harness(kcross: Kcross, db_path: Path) -> None:
-    proc = kcross("run", "--suite", "syscall", "--bench", "getcpu-*", "--samples", "12",
-                  "--cpu", "1", "--json")
+    proc = kcross("run", "--processes", "1", "--suite", "syscall", "--bench", "getcpu-*",
+                  "--samples", "12", "--cpu", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["type"] for r in records] == ["fingerprint", "plan", "result", "result", "end"]
@@ -87,12 +87,12 @@ def test_options_reach_the_harness(kcross: Kcross, db_path: Path) -> None:
     # --json still stores, and the command line is recorded
     assert query(db_path, "SELECT count(*) FROM results") == [(2,)]
     command = json.loads(query(db_path, "SELECT command FROM runs")[0][0])
-    assert command == ["run", "--suite", "syscall", "--bench", "getcpu-*", "--samples", "12",
-                       "--cpu", "1", "--json"]
+    assert command == ["run", "--processes", "1", "--suite", "syscall", "--bench", "getcpu-*",
+                       "--samples", "12", "--cpu", "1", "--json"]
 
 
 def test_bench_glob_and_too_few_samples_are_explained(kcross: Kcross) -> None:
-    proc = kcross("run", "--bench", "getppid-inline", "--samples", "3")
+    proc = kcross("run", "--processes", "1", "--bench", "getppid-inline", "--samples", "3")
     assert proc.returncode == 0, proc.stderr
     assert "n=3: too few for a 95% CI (need 6)" in proc.stdout
     assert "syscall/getppid-glibc" not in proc.stdout
@@ -208,3 +208,71 @@ def test_ctrl_c_keeps_finished_benchmarks(env: dict[str, str], db_path: Path) ->
     assert 2 <= kept < ALL
     assert err.strip().splitlines()[-1].startswith(f"kcross: interrupted; kept {kept} of {ALL}")
     assert query(db_path, "SELECT min(n) FROM results WHERE status = 'ok'") == [(11,)]
+
+
+def test_a_run_of_several_processes(kcross: Kcross, db_path: Path) -> None:
+    """--processes K: K harness executions, one after another, combined into one run: one
+    fingerprint, the plan with processes K, each result marked with its process, one end
+    counting them all; every result stored as it arrives; one row per benchmark shown."""
+    proc = kcross("run", "--processes", "3", "--suite", "syscall", "--bench", "getcpu-*",
+                  "--samples", "12", "--json")
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["type"] for r in records] == ["fingerprint", "plan", *["result"] * 6, "end"]
+    assert records[1]["processes"] == 3 and records[1]["samples"] == 12
+    assert [r["process"] for r in records[2:8]] == [0, 0, 1, 1, 2, 2]
+    assert records[-1]["ok"] == 6
+    stored = query(db_path, "SELECT name, process, n FROM results ORDER BY seq")
+    assert [(p, n) for _, p, n in stored] == [(0, 12), (0, 12), (1, 12), (1, 12), (2, 12),
+                                                (2, 12)]
+    shown = kcross("show")
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if "syscall/getcpu-" in line]
+    assert len(rows) == 2 and all("36" in row for row in rows)   # 3 x 12 samples, one row
+    listed = kcross("runs", "--json")
+    assert json.loads(listed.stdout.splitlines()[0])["results"] == 2   # benchmarks, not rows
+    # the defaults: K processes of a process's share of samples and warm-up
+    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+
+    proc = kcross("run", "--bench", "getcpu-vdso", "--json")
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert records[1]["processes"] == DEFAULT_PROCESSES
+    assert (records[1]["samples"], records[1]["warmup_ms"]) == (PROCESS_SAMPLES,
+                                                                PROCESS_WARMUP_MS)
+
+
+def test_a_process_on_another_machine_fails_the_run(kcross: Kcross, db_path: Path,
+                                                    tmp_path: Path) -> None:
+    """Every process must report the first's machine configuration: a harness whose later
+    process sees another kernel fails the run (one line), the results so far kept."""
+    from conftest import FAKE_HARNESS
+
+    counter = tmp_path / "count"
+    wrapper = tmp_path / "harness.py"
+    wrapper.write_text(f"""import json, os, runpy, sys
+from pathlib import Path
+counter = Path({str(counter)!r})
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+if n == 1:  # the second process: another kernel
+    real = sys.stdout
+    class Edit:
+        def write(self, text):
+            if '"fingerprint"' in text:
+                record = json.loads(text)
+                record["kernel"]["release"] = "9.9.9"
+                text = json.dumps(record) + "\\n"
+            return real.write(text)
+        def flush(self):
+            real.flush()
+    sys.stdout = Edit()
+sys.argv[0] = {str(FAKE_HARNESS)!r}
+runpy.run_path({str(FAKE_HARNESS)!r}, run_name="__main__")
+""")
+    proc = kcross("run", "--processes", "3", "--bench", "getcpu-vdso", "--harness",
+                  str(wrapper))
+    assert proc.returncode == 3, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "harness process 1 reported another machine configuration than process 0" in line
+    assert "kernel release" in line and "2 result(s) kept in run 1 (marked failed)" in line
+    assert query(db_path, "SELECT status FROM runs") == [("failed",)]

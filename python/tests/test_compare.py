@@ -12,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import Kcross, assert_one_line_error, fake_capture, isolated_env
-from kcross import compare, stats
+from kcross import sides as compare
+from kcross import stats
+from kcross.judge import pairing
+from kcross.judge.comparison import compare as build, overhead_notes
+from kcross.views import benchstat as benchstat_view
 from kcross.errors import UserError
 from kcross.series import Series
 
@@ -61,44 +65,44 @@ def test_captures_table_holm_and_geomean(tmp_path: Path, kcross: Kcross,
                             if r["type"] == "result" and r["status"] == "ok")
     for name, line in rows.items():
         if name in SLOWER:
-            assert "+10.00% (p=" in line, line
+            assert "+10.0% slower (p=" in line, line
         else:
             assert "~ (p=1.000" in line, line
     assert "geomean" in proc.stdout
 
     # The figures behind it: Holm over every comparison of the table, the geomean of medians.
     sides = compare.load_sides([str(a), str(b)], _no_store)  # type: ignore[arg-type]
-    table = compare.build_table(sides)
-    cells = [line[1] for _, line in table.rows]
-    raw = [stats.compare(c.series.samples, c.series.samples).p for c in cells if c]  # A/A
-    assert all(p == 1.0 for p in raw)
-    pairs = [(line[0].series.samples, line[1].series.samples)  # type: ignore[union-attr]
-             for _, line in table.rows]
-    unadjusted = [stats.compare(x, y).p for x, y in pairs]
-    assert [c.verdict.p_adjusted for c in cells] == stats.holm(unadjusted)  # type: ignore[union-attr]
-    assert any(c.verdict.p_adjusted > c.verdict.p for c in cells)  # type: ignore[union-attr]
-    medians = [[stats.median(line[i].series.samples) for _, line in table.rows]  # type: ignore[union-attr]
-               for i in (0, 1)]
-    assert table.geomean == [stats.geomean(medians[0]), stats.geomean(medians[1])]
-    assert table.geomean_ratio[1] == pytest.approx(table.geomean[1] / table.geomean[0])
+    table = build(sides)
+    judged = [row.judgements[1] for row in table.rows]
+    assert all(j is not None and j.method == "samples" for j in judged)
+    unadjusted = [stats.sample_test(row.cells[0].series.samples,  # type: ignore[union-attr]
+                                    row.cells[1].series.samples).p  # type: ignore[union-attr]
+                  for row in table.rows]
+    assert [j.p_adjusted for j in judged] == stats.holm(unadjusted)  # type: ignore[union-attr]
+    assert any(j.p_adjusted > j.p for j in judged)  # type: ignore[union-attr,operator]
+    medians = [[row.cells[i].median for row in table.rows] for i in (0, 1)]  # type: ignore[union-attr]
+    assert table.geomean_medians == [stats.geomean(medians[0]), stats.geomean(medians[1])]
 
 
 def test_holm_makes_a_borderline_row_not_significant() -> None:
     """Alone, p < 0.05; in a table of five, Holm lifts it over alpha and the row shows '~'."""
     base = tuple(float(x) for x in range(100, 120))
     shifted = tuple(x + 5.0 for x in base)  # p = 0.0185 alone, 0.093 after Holm over 5
-    alone = stats.compare(base, shifted)
+    alone = stats.sample_test(base, shifted)
     assert alone.p < 0.05
     def side(label: str, values: tuple[float, ...]) -> compare.Side:
         return compare.Side(label=label, single=False, series=tuple(
             Series(source=label, name=f"s/b{i}", unit="ns/op", samples=values)
             for i in range(5)))
-    table = compare.build_table([side("A", base), side("B", shifted)])
-    for _, line in table.rows:
-        v = line[1].verdict  # type: ignore[union-attr]
+    table = build([side("A", base), side("B", shifted)])
+    from kcross.judge.categories import Category
+    from kcross.views.comparison import verdict_text
+
+    for row in table.rows:
+        v = row.judgements[1]
         assert v is not None and v.p == alone.p and v.p_adjusted == min(1.0, 5 * alone.p)
-        assert not v.significant
-        assert compare._vs_base(line[1])[1].startswith("~ (p=")  # type: ignore[arg-type]
+        assert v.category is Category.SAME
+        assert verdict_text(v).startswith("~ (p=")
 
 
 def test_stored_runs_and_benchmarks_within_one_run(stored_db: Path, kcross: Kcross) -> None:
@@ -113,7 +117,7 @@ def test_stored_runs_and_benchmarks_within_one_run(stored_db: Path, kcross: Kcro
     assert "syscall/getcpu-vdso vs syscall/getcpu-syscall" in proc.stdout
     assert "geomean" not in proc.stdout  # one row
     line = next(ln for ln in proc.stdout.splitlines() if "getcpu-vdso vs" in ln)
-    assert "% (p=" in line and "~" not in line  # vDSO against a real syscall: significant
+    assert "% slower (p=" in line and "~" not in line  # vDSO against a real syscall
 
 
 def test_bench_option_and_missing_benchmarks(tmp_path: Path, kcross: Kcross,
@@ -191,10 +195,10 @@ def test_overhead_decisions_that_differ_are_said() -> None:
                   "overhead": {"samples": overhead}}
         return Series(source=source, name="s/x", unit="ns/op", samples=tuple(samples),
                       record=record)
-    notes = compare._overhead_notes("s/x", [series("run 1", True), series("run 2", False)])
+    notes = overhead_notes("s/x", [series("run 1", True), series("run 2", False)])
     assert len(notes) == 1 and "subtracted in run 1" in notes[0]
     assert "not subtracted in run 2" in notes[0]
-    assert compare._overhead_notes("s/x", [series("run 1", True), series("run 2", True)]) == []
+    assert overhead_notes("s/x", [series("run 1", True), series("run 2", True)]) == []
 
 
 @pytest.mark.parametrize(("a", "b", "message"), [
@@ -203,7 +207,7 @@ def test_overhead_decisions_that_differ_are_said() -> None:
     ("1\n2\n3\n4\n5\n6\n", "4\n5\n-6\n7\n8\n9\n", "value 3 is negative (-6)"),
     ("1\n2\nx3\n", "1\n", "line 3: 'x3' is not a number"),
     ("# nothing\n", "1\n", "no numbers"),
-    ("5\n5\n5\n5\n5\n", "5\n5\n5\n5\n5\n", None),  # both constant: not an error, '~'
+    ("5\n5\n5\n5\n5\n", "5\n5\n5\n5\n5\n", None),  # both constant: exact, identical
 ])
 def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
                             message: str | None) -> None:
@@ -212,7 +216,8 @@ def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
     proc = kcross("compare", str(tmp_path / "a"), str(tmp_path / "b"))
     if message is None:
         assert proc.returncode == 0, proc.stderr
-        assert "~ (p=1.000 n=5+5) (both sides are the constant 5)" in proc.stdout
+        assert "| identical |" in proc.stdout.replace("  ", "")  # exact: by value, no p
+        assert "(p=" not in proc.stdout
         assert "| 5 ¹ |" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
         assert "¹ no CI: n=5: too few for a 95% CI (need 6)" in proc.stdout
     else:
@@ -245,8 +250,8 @@ def test_different_units_are_refused() -> None:
         return compare.Side(label=label, single=True, series=(
             Series(source=label, name="s/x", unit=unit, samples=(1.0, 2.0, 3.0)),))
     with pytest.raises(UserError, match="different units: A is in ns/op, B in instructions/op"):
-        compare.pair([side("A", "ns/op"), side("B", "instructions/op")])
-    compare.pair([side("A", "ns/op"), side("B", "")])  # plain numbers go with either
+        pairing.pair([side("A", "ns/op"), side("B", "instructions/op")])
+    pairing.pair([side("A", "ns/op"), side("B", "")])  # plain numbers go with either
 
 
 def test_three_sides_against_the_base(tmp_path: Path, kcross: Kcross,
@@ -257,12 +262,12 @@ def test_three_sides_against_the_base(tmp_path: Path, kcross: Kcross,
     proc = kcross("compare", str(a), str(b), str(c), "--bench", "getppid-inline")
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if "getppid-inline" in ln)
-    assert "+10.00% (p=" in line and "-20.00% (p=" in line
+    assert "+10.0% slower (p=" in line and "-20.0% faster (p=" in line
     sides = compare.load_sides([str(a), str(b), str(c)], _no_store,  # type: ignore[arg-type]
                                bench="getppid-inline")
-    (_, cells), = compare.build_table(sides).rows
-    assert all(cell and cell.verdict for cell in cells[1:])
-    assert math.isclose(cells[2].verdict.ratio, 0.8, rel_tol=1e-9)  # type: ignore[union-attr]
+    (row,) = build(sides).rows
+    assert all(j is not None and j.error is None for j in row.judgements[1:])
+    assert math.isclose(row.judgements[2].ratio, 0.8, rel_tol=1e-9)  # type: ignore[union-attr,arg-type]
 
 
 def _masked(text: str) -> str:
@@ -310,7 +315,7 @@ def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str, benchstat: P
         Series(source=label, name=name, unit="ns/op", samples=xs)
         for name, xs in zip(names, rows, strict=True)))
         for label, rows in zip(labels, sets, strict=True)]
-    ours = compare.benchstat_text(compare.build_table(sides))
+    ours = benchstat_view.benchstat_text(build(sides))
     assert _masked(ours) == _masked(theirs.stdout), f"\n{ours}\n{theirs.stdout}"
 
 
@@ -326,7 +331,7 @@ def test_runs_on_both_backends(request: pytest.FixtureRequest, tmp_path: Path, k
     proc = kcross("compare", "1", "latest", "--db", db, "--bench", "getppid-*")
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if "getppid-inline" in ln)
-    assert "+10.00% (p=" in line
+    assert "+10.0% slower (p=" in line
     assert "latest (run 2)" in proc.stdout
     assert_one_line_error(kcross("compare", "1", "nosuchfile.txt", "--db", db), 2,
                           "'nosuchfile.txt' is neither an existing file nor a stored run")
@@ -373,19 +378,22 @@ def test_export_of_a_comparison(tmp_path: Path, kcross: Kcross, base_capture: li
     assert "unknown export format" in bad.stderr
 
 
-def test_separate_runs_caveat(tmp_path: Path, kcross: Kcross, base_capture: list[dict]) -> None:
-    """Two runs' timings get the caveat (their test cannot see run-to-run variation); two
-    benchmarks of one run do not."""
+def test_separate_runs_say_what_they_cannot_see(tmp_path: Path, kcross: Kcross,
+                                                base_capture: list[dict]) -> None:
+    """Two runs of one process each: the verdict says it cannot see process-to-process or
+    run-to-run variation; two benchmarks of one run do not need to."""
     a = _write(tmp_path / "base.jsonl", base_capture)
     other = json.loads(json.dumps(base_capture))
     other[0]["host"]["time"] = "2026-01-01T00:00:00Z"   # another run: another fingerprint
     b = _write(tmp_path / "new.jsonl", other)
     two_runs = kcross("compare", str(a), str(b))
     assert two_runs.returncode == 0, two_runs.stderr
-    assert "separate runs:" in two_runs.stdout
+    text = " ".join(two_runs.stdout.split())
+    assert "cannot see process-to-process or run-to-run variation" in text
+    assert "--processes K" in text
     one_run = kcross("compare", f"{a}:getppid-inline", f"{a}:getppid-glibc")
     assert one_run.returncode == 0, one_run.stderr
-    assert "separate runs:" not in one_run.stdout
+    assert "cannot see" not in one_run.stdout
 
 
 def test_exports_with_ministat_format_and_three_sides(tmp_path: Path, kcross: Kcross) -> None:

@@ -30,7 +30,9 @@ from conftest import (
 )
 from kcross import export, stats
 from kcross.errors import OutputError, SchemaError, UserError
-from kcross.export import ComparisonRow, ExportData
+from kcross.export import ExportData
+from kcross.judge.categories import Category
+from kcross.judge.verdict import Judgement, Pair, judge
 from kcross.schema import SCHEMA_VERSION, parse_line, validate
 from kcross.series import Series, series_of_results
 from kcross.store import StoredRun
@@ -60,17 +62,17 @@ SLOWER = "syscall/getppid-inline"  # made 10% slower on the new side
 SAME = "syscall/getcpu-syscall"    # the same samples on both sides
 
 
-def comparison() -> list[ComparisonRow]:
+def unjudged(name: str, base: Series, new: Series, error: str) -> Judgement:
+    return Judgement(name, base.unit or new.unit, base, new, Category.UNJUDGED, error=error)
+
+
+def comparison() -> list[Judgement]:
     """run 1 against run 2: SLOWER 10% slower in every sample, SAME identical."""
     run = stored_run()
     base = {s.name: s for s in series_of_results("run 1", run.fingerprint, run.results)}
     pairs = [(base[SLOWER], scaled(base[SLOWER], 1.10, "run 2")),
              (base[SAME], scaled(base[SAME], 1.0, "run 2"))]
-    verdicts = stats.compare_many([(a.samples, b.samples) for a, b in pairs])
-    return [ComparisonRow(name=a.name, base=a, new=b,
-                          verdict=v if isinstance(v, stats.Verdict) else None,
-                          error=str(v) if isinstance(v, stats.StatsError) else None)
-            for (a, b), v in zip(pairs, verdicts, strict=True)]
+    return judge([Pair(a.name, a, b) for a, b in pairs])
 
 
 def render(fmt: str, data: ExportData) -> list[export.Output]:
@@ -218,7 +220,7 @@ def test_comparison_record_is_valid_and_holds_what_was_compared() -> None:
 def test_comparison_record_without_verdict_says_why() -> None:
     rows = comparison()
     few = Series("a.txt", "a.txt", "", (1.0, 2.0, 3.0))
-    failed = [ComparisonRow("a.txt", few, few, None, "too few samples")]
+    failed = [unjudged("a.txt", few, few, "too few samples")]
     (line,) = text_of("json", ExportData(rows=failed)).splitlines()
     record = parse_line(line, "export", (SCHEMA_VERSION,))
     assert record["rows"][0]["verdict"] is None and record["rows"][0]["error"]
@@ -267,10 +269,11 @@ def test_csv_of_a_comparison_and_of_series() -> None:
     table = list(csv.DictReader(io.StringIO(text_of("csv", ExportData(rows=rows)))))
     assert [r["benchmark"] for r in table] == [SLOWER, SAME]
     for line, row in zip(table, rows, strict=True):
-        assert row.verdict is not None
-        assert float(line["ratio"]) == row.verdict.ratio
-        assert float(line["p_adjusted"]) == row.verdict.p_adjusted
-        assert line["significant"] == ("true" if row.verdict.significant else "false")
+        assert row.error is None
+        assert float(line["ratio"]) == row.ratio
+        assert float(line["p_adjusted"]) == row.p_adjusted
+        assert line["significant"] == ("true" if row.category.changed else "false")
+        assert line["method"] == "samples" and line["category"] == row.category.value
         assert (line["base_source"], line["new_source"]) == ("run 1", "run 2")
         assert float(line["base_median"]) == stats.median(row.base.samples)
     few = Series("a.txt", "a.txt", "", (3.0, 1.0))
@@ -318,8 +321,9 @@ def test_markdown_of_a_comparison_says_tilde_where_no_difference() -> None:
     (table,) = tables(text)
     header, _, slower, same, geomean = table
     assert header[1] == "base: run 1, median ns/op" and header[2] == "new: run 2, median ns/op"
-    assert slower[0] == f"`{SLOWER}`" and slower[-1] == "+10.0%"
-    assert same[-1] == "~" and same[3].startswith("1.000 (95%: ")
+    assert slower[0] == f"`{SLOWER}`" and slower[-2] == "+10.0% slower"
+    assert slower[-1].startswith("±")      # the minimum detectable change
+    assert same[-2] == "~" and same[3].startswith("1.000 (95%: ")
     assert geomean[0] == "geomean"
     assert "\\|" in export.markdown.cell("a|b")
 
@@ -357,7 +361,7 @@ def test_gobench_of_a_comparison_labels_the_sides() -> None:
     assert len(bench_lines(text)) == 2 * sum(len(r.base.samples) for r in rows)
     # Two benchmarks of one run compared with each other: the sides are their names.
     a, b = rows[0].base, rows[1].base
-    within = [ComparisonRow("sc-vs-scv", a, b, None, "x")]
+    within = [unjudged("sc-vs-scv", a, b, "x")]
     text = text_of("gobench", ExportData(rows=within))
     assert re.findall(r"^side: (.*)$", text, re.M) == [a.name, b.name]
     assert {line[0] for line in bench_lines(text)} == {"BenchmarkSc-vs-scv"}

@@ -38,7 +38,7 @@ def rows_of(stdout: str) -> list[list[str]]:
     return rows
 
 
-RUN, DATE, MACHINE, KERNEL, MEDIAN, CI, VS, CHANGE, P, VERDICT, NOTE = range(11)
+RUN, DATE, MACHINE, KERNEL, MEDIAN, CI, VS, CHANGE, P, DETECTABLE, VERDICT, NOTE = range(12)
 
 
 def store_runs(tmp_path: Path, db: str) -> None:

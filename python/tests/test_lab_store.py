@@ -25,7 +25,7 @@ from kcross.schema import (
 )
 from kcross.stats import summarize_record
 from kcross.store import DuplicateImport, Store, resolve
-from kcross.store.repo import machine_identity
+from kcross.judge.machine import identity as machine_identity
 from rich.console import Console
 
 EMULATED = "emulated (QEMU TCG, icount): instruction counts, not time"

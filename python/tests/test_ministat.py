@@ -21,7 +21,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from kcross import compare, stats
+from kcross import sides as compare
+from kcross import stats
+from kcross.views import ministat_report
 from kcross.errors import UserError
 
 MINISTAT = shutil.which("ministat")
@@ -41,7 +43,7 @@ def _no_store() -> None:
 
 def _ours(paths: list[Path], level: str = "95") -> str:
     sides = compare.load_sides([str(p) for p in paths], _no_store)  # type: ignore[arg-type]
-    text, errors = compare.ministat_text(sides, float(level))
+    text, errors = ministat_report.ministat_text(sides, float(level))
     assert errors == []
     return text
 
@@ -64,7 +66,7 @@ def _exact(values: list[float]) -> tuple[float, float, Fraction]:
 
 
 def _is_vitals(line: str) -> bool:
-    return line[:1] in compare.MINISTAT_SYMBOLS and line[2:5].strip().isdigit()
+    return line[:1] in ministat_report.MINISTAT_SYMBOLS and line[2:5].strip().isdigit()
 
 
 def _vitals_line(line: str) -> list[str]:
@@ -208,7 +210,7 @@ def test_too_few_values_is_an_error(tmp_path: Path) -> None:
     paths = [_write(tmp_path, "a", [1.0, 2.0]), _write(tmp_path, "b", [1.0, 2.0, 3.0])]
     sides = compare.load_sides([str(p) for p in paths], _no_store)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="at least 3"):
-        compare.ministat_text(sides)
+        ministat_report.ministat_text(sides)
 
 
 def test_unknown_level_is_refused() -> None:

@@ -241,17 +241,18 @@ def test_comparisons_find_the_planted_changes(page: Path) -> None:
     rows = tables[0]
     verdicts = {r[0]: r[-1] for r in rows if len(r) == 7 and "/" in r[0]}
     for name, factor in {**SLOWER, **FASTER}.items():
-        word = "(more)" if factor > 1 else "(less)"
+        word = "slower" if factor > 1 else "faster"
         assert verdicts[name].endswith(word), (name, verdicts[name])
         assert verdicts[name].startswith(f"{factor - 1:+.1%}"[:3]), verdicts[name]
     unchanged = [v for n, v in verdicts.items() if n.startswith("percpu/")]
     assert unchanged and all(v == "~" for v in unchanged)
     assert any(r[0] == "geomean of ratios" for r in rows)
     text = " ".join(" ".join(parse(page).text).split())
-    assert "the fingerprints differ in host:" in text              # run 2's other host
-    assert "the fingerprints differ in arch, emulator," in text    # the labs' arches
+    assert "the runs' fingerprints differ in hostname:" in text    # run 2's other host
+    assert "the runs' fingerprints differ in arch," in text        # the labs' arches
     lab = {r[0]: r for r in tables[1] if "/" in r[0]}
-    assert lab["syscall/getppid-glibc"][3] == "1.400"
+    assert lab["syscall/getppid-glibc"][3] == "1.4000"               # exact: by value
+    assert lab["syscall/getppid-glibc"][-1].startswith("+")          # a count's change
 
 
 def test_lab_counts_by_arch(page: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kcross.store import migrations
 import sqlalchemy as sa
 from conftest import Kcross, assert_one_line_error, captured, query
 from kcross.errors import UserError
@@ -216,7 +217,8 @@ def _as_v2(path: Path) -> None:
 def test_schema_2_store_is_upgraded_by_tag(kcross: Kcross, stored_db: Path) -> None:
     _as_v2(stored_db)
     line = assert_one_line_error(kcross("show", "--db", str(stored_db)),
-                                 contains="has schema version 2; it is upgraded to 3")
+                                 contains="has schema version 2; it is upgraded to "
+                                          f"{migrations.LATEST}")
     assert "'tag'" in line
     assert kcross("tag", "1", "base", "--db", str(stored_db)).returncode == 0
     assert query(stored_db, "SELECT version FROM kcross_schema") == [(migrations.LATEST,)]

@@ -1,4 +1,6 @@
-"""The verdict rule of kcross.stats: Mann-Whitney U, Holm-Bonferroni, ratio CI, paired ratios."""
+"""The verdict (kcross.judge.verdict) and the statistics behind it (kcross.stats): exact
+counts by value, timings by levels (processes, runs) or by samples, Holm across a table,
+the gate of kcross check, the minimum detectable change, paired rounds."""
 
 from __future__ import annotations
 
@@ -7,7 +9,43 @@ import math
 import numpy as np
 import pytest
 from kcross import stats
+from kcross.judge.categories import Category
+from kcross.judge.verdict import (
+    EXACT,
+    LEVELS,
+    SAMPLES,
+    Pair,
+    RunNoise,
+    gate,
+    judge,
+    judge_paired,
+    words,
+)
+from kcross.series import Series
 from kcross.stats import StatsError
+
+
+def series(samples: object, *, unit: str = "ns/op", run: str | None = "run 1",
+           processes: list[int] | None = None, name: str = "s/x") -> Series:
+    values = tuple(float(x) for x in samples)  # type: ignore[attr-defined]
+    return Series(source=run or "numbers", name=name, unit=unit, samples=values, run=run,
+                  processes=tuple(processes) if processes else None)
+
+
+def one(a: Series, b: Series, noise: RunNoise | None = None):  # type: ignore[no-untyped-def]
+    (j,) = judge([Pair("s/x", a, b, noise)])
+    return j
+
+
+def processes_of(rng: np.random.Generator, k: int, n: int, center: float, process_cv: float,
+                 sample_cv: float, run: str) -> Series:
+    """K processes of n samples: each process's level drawn around ``center``."""
+    values, marks = [], []
+    for p in range(k):
+        level = center * math.exp(rng.normal(0, process_cv))
+        values += list(level * np.exp(rng.normal(0, sample_cv, n)))
+        marks += [p] * n
+    return series(values, run=run, processes=marks)
 
 
 def test_holm_matches_the_step_down_by_hand() -> None:
@@ -19,57 +57,149 @@ def test_holm_matches_the_step_down_by_hand() -> None:
         stats.holm([1.5])
 
 
-def test_a_clear_shift_is_significant_with_a_ratio_interval_around_it() -> None:
+def test_a_clear_shift_between_one_process_runs() -> None:
     rng = np.random.default_rng(7)
-    a = rng.lognormal(3, 0.02, 201)
-    b = rng.lognormal(3, 0.02, 201) * 1.10
-    v = stats.compare(a, b)
-    assert v.significant and v.p < 1e-10
-    assert v.ratio_low < v.ratio < v.ratio_high
-    assert 1.05 < v.ratio_low and v.ratio_high < 1.15
-    assert v.delta == pytest.approx(v.ratio - 1)
-    assert stats.compare(a, b) == v       # fixed seed: the same samples, the same interval
+    a = series(rng.lognormal(3, 0.02, 201), run="run 1")
+    b = series(rng.lognormal(3, 0.02, 201) * 1.10, run="run 2")
+    j = one(a, b)
+    assert j.method == SAMPLES and j.category is Category.HIGHER and j.p < 1e-10
+    assert j.ratio_low < j.ratio < j.ratio_high
+    assert 1.05 < j.ratio_low and j.ratio_high < 1.15
+    assert words(j) == f"+{(j.ratio - 1) * 100:.1f}% slower"
+    # two separate runs of one process: it cannot see what differs between them
+    assert j.misses == ("processes", "runs")
+    assert one(a, b) == j       # fixed seed: the same samples, the same interval
 
 
 def test_the_same_distribution_is_called_different_about_alpha_of_the_time() -> None:
     rng = np.random.default_rng(11)
-    calls = sum(stats.compare(rng.lognormal(3, 0.1, 30), rng.lognormal(3, 0.1, 30)).significant
-                for _ in range(300))
+    calls = sum(one(series(rng.lognormal(3, 0.1, 30)),
+                    series(rng.lognormal(3, 0.1, 30))).category.changed for _ in range(300))
     assert calls / 300 < 0.10   # nominal 0.05; 300 draws: far above would be a broken test
 
 
 def test_too_few_samples_is_an_error_not_no_difference() -> None:
-    with pytest.raises(StatsError, match="too few"):
-        stats.compare([1, 2, 3], [4, 5, 6])      # best p is 0.1
+    j = one(series([1, 2, 3]), series([4, 5, 6]))
+    assert j.category is Category.UNJUDGED and "too few" in (j.error or "")
     assert stats.smallest_p(4, 4) == pytest.approx(2 / 70)
-    stats.compare([1, 2, 3, 4], [5, 6, 7, 8])    # 4 and 4 can reach 0.05
+    assert one(series([1, 2, 3, 4]), series([5, 6, 7, 8])).error is None  # 4 and 4 reach 0.05
 
 
-@pytest.mark.parametrize("bad", [[1.0, math.nan, 2, 3, 4], [1.0, math.inf, 2, 3, 4], [-1, 2, 3, 4, 5]])
+@pytest.mark.parametrize("bad", [[1.0, math.nan, 2, 3, 4], [1.0, math.inf, 2, 3, 4],
+                                 [-1, 2, 3, 4, 5]])
 def test_bad_numbers_are_refused(bad: list[float]) -> None:
-    with pytest.raises(StatsError):
-        stats.compare(bad, [1, 2, 3, 4, 5])
+    j = one(series(bad), series([1, 2, 3, 4, 5]))
+    assert j.category is Category.UNJUDGED and j.error
 
 
-def test_constant_sides() -> None:
-    same = stats.compare([400.0] * 10, [400.0] * 10)
-    assert not same.significant and same.p == 1.0 and same.note
-    differ = stats.compare([400.0] * 10, [348.0] * 10)     # lab counts: exact, both constant
-    assert differ.significant and differ.ratio == pytest.approx(0.87)
-    assert differ.ratio_low == differ.ratio_high == pytest.approx(0.87)
-    with pytest.raises(StatsError, match="median is 0"):
-        stats.compare([0.0] * 10, [1.0] * 10)
+def test_exact_counts_are_judged_by_value_never_with_a_p() -> None:
+    """Lab counts: identical below 1e-9 relative, else changed by the difference; samples
+    that differ within a side (a timer tick in one batch) do not make a p-value."""
+    a = series([29.0, 29.0, 29.3, 29.0, 29.0], unit="instructions/op", run="run 1")
+    b = series([29.0, 29.1, 29.0, 29.0, 29.0], unit="instructions/op", run="run 2")
+    same = one(a, b)
+    assert same.method == EXACT and same.category is Category.IDENTICAL
+    assert same.p is None and same.p_adjusted is None and same.ratio_low is None
+    assert words(same) == "identical"
+    tiny = one(a, series([29.0 * (1 + 1e-12)] * 5, unit="instructions/op", run="run 2"))
+    assert tiny.category is Category.IDENTICAL            # below the figures' representation
+    cheaper = one(series([470.6] * 11, unit="instructions/op"),
+                  series([346.0] * 11, unit="instructions/op", run="run 2"))
+    assert cheaper.category is Category.LOWER and cheaper.delta == pytest.approx(-124.6)
+    assert words(cheaper) == "-124.6 instructions (-26.5%)"
+    # constant timings are exact too (two sides that are each a constant)
+    assert one(series([400.0] * 10), series([400.0] * 10)).category is Category.IDENTICAL
+    higher = one(series([400.0] * 10), series([452.0] * 10, run="run 2"))
+    assert higher.method == EXACT and higher.category is Category.HIGHER
 
 
-def test_compare_many_corrects_across_pairs_and_keeps_errors_in_place() -> None:
-    rng = np.random.default_rng(3)
-    a = rng.normal(100, 1, 40)
-    pairs = [(a, rng.normal(100, 1, 40)) for _ in range(5)] + [([1, 2], [3, 4])]
-    found = stats.compare_many(pairs)
-    assert isinstance(found[-1], StatsError)
-    verdicts = [v for v in found if isinstance(v, stats.Verdict)]
-    assert [v.p_adjusted for v in verdicts] == pytest.approx(stats.holm([v.p for v in verdicts]))
-    assert all(v.significant == (v.p_adjusted < v.alpha) for v in verdicts)
+def test_exact_counts_pass_no_p_to_holm() -> None:
+    """A table of counts and timings: Holm runs over the timings only."""
+    rng = np.random.default_rng(2)
+    t1 = (series(rng.normal(100, 1, 40)), series(rng.normal(100, 1, 40), run="run 2"))
+    counts = (series([10.0] * 5, unit="instructions/op"),
+              series([12.0] * 5, unit="instructions/op", run="run 2"))
+    found = judge([Pair("t", *t1), Pair("c", *counts)])
+    assert found[0].p_adjusted == found[0].p      # one test: nothing to adjust
+    assert found[1].p is None and found[1].category is Category.HIGHER
+
+
+def test_processes_are_the_units_of_a_run() -> None:
+    """Runs of several processes: Student's t over the process medians (log scale); a
+    process-level shift that the samples alone would call significant is not."""
+    rng = np.random.default_rng(4)
+    a = processes_of(rng, 8, 21, 100.0, 0.02, 0.005, "run 1")
+    b = processes_of(rng, 8, 21, 100.0, 0.02, 0.005, "run 2")
+    j = one(a, b)
+    assert j.method == LEVELS and j.processes == (8, 8)
+    assert j.ratio_low < 1 < j.ratio_high and j.category is Category.SAME
+    # the same samples judged as one process each: the samples' noise is much smaller than
+    # the processes' spread, so that test calls a difference it cannot know is there
+    flat = one(series(a.samples, run="run 1"), series(b.samples, run="run 2"))
+    assert flat.method == SAMPLES and flat.p < j.p
+    from kcross.judge.verdict import sees_text
+
+    assert j.misses == ("runs",) and "cannot see run-to-run variation" in sees_text(j)
+
+
+def test_a_known_run_to_run_noise_widens_the_interval_and_is_named() -> None:
+    rng = np.random.default_rng(8)
+    a = processes_of(rng, 8, 21, 100.0, 0.01, 0.005, "run 1")
+    b = processes_of(rng, 8, 21, 103.0, 0.01, 0.005, "run 2")
+    blind = one(a, b)
+    noise = RunNoise(var=0.02 ** 2, df=9, runs=10, source="stored runs of this machine")
+    seen = one(a, b, noise)
+    assert seen.ratio_high - seen.ratio_low > blind.ratio_high - blind.ratio_low
+    assert "runs" in seen.sees and not seen.misses and seen.noise == noise
+    assert seen.detectable > blind.detectable
+    # two benchmarks of one run: no run term even when the noise is known
+    same_run = one(a, processes_of(rng, 8, 21, 100.0, 0.01, 0.005, "run 1"), noise)
+    assert "runs" not in same_run.sees and not same_run.misses
+
+
+def test_level_test_interval_and_p_agree() -> None:
+    a = stats.Level(log=math.log(100), var=0.01 ** 2 / 8, df=7, processes=8)
+    for shift in (0.0, 0.005, 0.02, 0.05):
+        b = stats.Level(log=math.log(100 * (1 + shift)), var=0.01 ** 2 / 8, df=7, processes=8)
+        t = stats.level_test(a, b, run_var=0.005 ** 2, run_df=12)
+        assert (t.p < 0.05) == (t.ratio_low > 1 or t.ratio_high < 1)
+
+
+def test_between_runs_subtracts_what_the_runs_own_noise_explains() -> None:
+    rng = np.random.default_rng(6)
+    logs = list(rng.normal(0, 0.02, 400))
+    var, df = stats.between_runs(logs, [0.0001] * 400)
+    assert var == pytest.approx(0.02 ** 2 - 0.0001, rel=0.15) and df == 399
+    assert stats.between_runs([0.0, 0.001], [1.0, 1.0])[0] == 0.0   # never negative
+    pooled, df = stats.between_runs_pooled([([1.0, 1.02, 0.98], [0, 0, 0]),
+                                            ([2.0, 2.02, 1.98], [0, 0, 0])])
+    assert pooled == pytest.approx(0.0004) and df == 4      # the groups' offset is not noise
+
+
+def test_detectable_change() -> None:
+    # z(0.975) + z(0.8) = 2.80: a standard error of 1% detects about 2.8%
+    assert stats.detectable(0.01, math.inf) - 1 == pytest.approx(0.0284, abs=5e-4)
+    assert stats.detectable(0.01, 3) > stats.detectable(0.01, 30)   # few df: less power
+
+
+def test_gate_categories() -> None:
+    rng = np.random.default_rng(12)
+    base = processes_of(rng, 8, 21, 100.0, 0.003, 0.002, "run 1")
+    slower = processes_of(rng, 8, 21, 112.0, 0.003, 0.002, "run 2")
+    noise = RunNoise(var=0.003 ** 2, df=9, runs=10, source="stored runs of this machine")
+    j = one(base, slower, noise)
+    assert gate(j, 0.05) is Category.REGRESSION
+    assert gate(j, 0.20) is Category.HIGHER          # shown higher, not beyond +20%
+    assert "not shown beyond +20%" in words(j, 0.20) and "within" not in words(j, 0.20)
+    # separate runs whose noise is unknown: the tolerance alone decides
+    blind = one(base, slower)
+    assert "runs" in blind.misses and gate(blind, 0.05) is Category.REGRESSION
+    # exact counts: beyond the tolerance or not, by value
+    counts = one(series([100.0] * 5, unit="instructions/op"),
+                 series([104.0] * 5, unit="instructions/op", run="run 2"))
+    assert gate(counts, 0.05) is Category.HIGHER and gate(counts, 0.03) is Category.REGRESSION
+    improvement = one(slower, base, noise)
+    assert gate(improvement, 0.05) is Category.LOWER
 
 
 def test_geomean() -> None:
@@ -78,14 +208,14 @@ def test_geomean() -> None:
         stats.geomean([1.0, 0.0])
 
 
-def test_paired_ratio() -> None:
+def test_paired_rounds() -> None:
     a = [10.0, 20, 30, 40, 50, 60, 70]
-    paired = stats.paired_ratio(a, [x * 1.1 for x in a])
-    assert paired.median == pytest.approx(1.1) and paired.significant
+    v = judge_paired(a, [x * 1.1 for x in a], "ns/op")
+    assert v.paired.median == pytest.approx(1.1) and v.category is Category.HIGHER
     with pytest.raises(StatsError, match="unequal sizes"):
-        stats.paired_ratio(a, a[:-1])
+        judge_paired(a, a[:-1], "ns/op")
     with pytest.raises(StatsError, match="too few"):
-        stats.paired_ratio(a[:3], a[:3])
+        judge_paired(a[:3], a[:3], "ns/op")
 
 
 def test_large_samples_neither_overflow_nor_exhaust_memory() -> None:
@@ -95,17 +225,16 @@ def test_large_samples_neither_overflow_nor_exhaust_memory() -> None:
     assert stats.smallest_p(600, 600) == 0.0 or stats.smallest_p(600, 600) < 1e-300
     rng = np.random.default_rng(5)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    v = stats.compare(rng.normal(100, 1, 20000), rng.normal(101, 1, 20000))
+    t = stats.sample_test(rng.normal(100, 1, 20000), rng.normal(101, 1, 20000))
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    assert v.significant and grown_mb < 400, grown_mb
+    assert t.p < 1e-10 and grown_mb < 400, grown_mb
 
 
 def test_ties_in_small_samples_take_the_exact_permutation_p() -> None:
     """The normal approximation gives 0.047 for these; no arrangement gives less than 0.086."""
-    v = stats.compare([1, 1, 2, 2], [2, 3, 3, 3])
-    assert v.p == pytest.approx(0.0857, abs=1e-3) and not v.significant
-    constant = stats.compare([400.0] * 4, [348.0] * 4)
-    assert constant.p >= stats.smallest_p(4, 4)
+    t = stats.sample_test([1, 1, 2, 2], [2, 3, 3, 3])
+    assert t.p == pytest.approx(0.0857, abs=1e-3)
+    assert one(series([1, 1, 2, 2]), series([2, 3, 3, 3])).category is Category.SAME
 
 
 def test_a_verdict_never_contradicts_its_interval() -> None:
@@ -115,12 +244,11 @@ def test_a_verdict_never_contradicts_its_interval() -> None:
     a = rng.normal(100, 1, 400)
     b = np.concatenate([rng.normal(100, 1, 200), rng.normal(100, 1, 200) + 0.25])
     b.sort()
-    for v in [stats.compare(a, b)] + [x for x in stats.compare_many([(a, b)])
-                                      if isinstance(x, stats.Verdict)]:
-        interval_excludes_1 = v.ratio_low > 1 or v.ratio_high < 1
-        assert v.significant == (v.p_adjusted < v.alpha and interval_excludes_1)
-        if v.p_adjusted < v.alpha and not interval_excludes_1:
-            assert v.note and "CI includes 1" in v.note
+    j = one(series(a), series(b))
+    interval_excludes_1 = j.ratio_low > 1 or j.ratio_high < 1
+    assert j.category.changed == (j.p_adjusted < j.alpha and interval_excludes_1)
+    if j.p_adjusted < j.alpha and not interval_excludes_1:
+        assert j.note and "CI includes 1" in j.note
 
 
 def test_proportion_ci_is_clopper_pearson() -> None:

@@ -1,148 +1,239 @@
-"""``kcross aa``: a benchmark against itself; how often each design calls a difference
-that is not there (the false-positive rate on this machine)."""
+"""``kcross aa``: benchmarks against themselves: how often each design calls a difference
+that is not there (and, with --plant, how often it finds one that is); the runs are
+stored as the machine's history of run-to-run noise."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import difflib
+import os
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
-from ._rounds import (
-    ROUNDS_RANGE,
-    ci_text,
-    describe,
-    fmt,
-    harness_options,
-    line,
-    make_side,
-    run_options,
-    settings,
-    write_json,
+from ..errors import UserError
+from ._rounds import line, settings, write_json
+from .options import (
+    CPU_RANGE,
+    DEFAULT_PROCESSES,
+    MIN_BATCH_MS_RANGE,
+    PROCESS_SAMPLES,
+    PROCESS_WARMUP_MS,
+    PROCESSES_RANGE,
+    SAMPLES_RANGE,
+    WARMUP_MS_RANGE,
+    Common,
+    number,
+    stores,
 )
-from .options import Common, number
 
 if TYPE_CHECKING:
-    from ..ab import AAResult, FalsePositives
+    from ..aa import Rate, Result
 
-AA_ROUNDS, AA_SAMPLES, AA_BLOCK_ROUNDS = 60, 31, 6
+AA_ROUNDS, AA_BLOCK_ROUNDS = 12, 6
 
-HELP = "a benchmark against itself: the false-positive rate here"
-DESCRIPTION = ("Run one benchmark against itself in interleaved rounds and report how often a "
-               "difference is called: the false-positive rate on this machine of 'kcross ab' "
-               "(blocks of rounds) and of Mann-Whitney U on two separate runs (as 'kcross "
-               "compare').")
-PARENTS = ("harness", "json")
+HELP = "benchmarks against themselves: false positives, power and the machine's run-to-run noise"
+DESCRIPTION = ("Run the benchmarks BENCH names against themselves, in rounds of two separate "
+               "runs of several processes each, and report how often each way of judging two "
+               "runs calls a difference that is not there (with --plant: finds a planted "
+               "one). The runs are stored: they are this machine's history, from which "
+               "compare, check and history take its run-to-run noise.")
+PARENTS = ("db", "harness", "json")
 EPILOG = f"""\
-method: {AA_ROUNDS} rounds (--rounds); each round runs the benchmark twice, as two
-  labelled copies A and A' ({AA_SAMPLES} samples each, --samples), pinned to one CPU,
-  the copy that runs first alternating round by round. Both copies measure the
-  same thing, so every difference called is a false positive. The same runs are
-  judged two ways:
+method: {AA_ROUNDS} rounds (--rounds); each round runs the benchmarks twice, as two separate
+  runs A and A', the run that goes first alternating round by round; each run is
+  --processes fresh harness processes of --samples samples, as 'kcross run' makes
+  them, pinned to one CPU.  Both runs measure the same thing, so every difference
+  called is a false positive.  The same runs are judged by:
 
-  1. interleaved rounds, as 'kcross ab' judges (the design to decide with):
-     blocks of {AA_BLOCK_ROUNDS} consecutive rounds (--block-rounds); a block calls a
-     difference when the 95% CI of its median per-round ratio A'/A excludes 1.
-     Its false-positive level is 1 - that CI's achieved coverage (3.1% for 6
-     rounds: the median's CI is discrete), next to the nominal 5%.
-  2. separate runs, as 'kcross compare' judges two stored runs: each round's two
-     runs by Mann-Whitney U on their samples (two-sided, alpha 0.05). A rate far
-     above 5% means run-to-run variation here exceeds the noise within a run:
-     comparing two separate runs overstates significance; judge a change with
-     'kcross ab' (or 'kcross check --max-regression').
+  samples             each run as one process (Mann-Whitney U on the pooled samples):
+                      how two separate runs were judged before runs had processes
+  processes           the runs' processes, without the machine's run-to-run noise:
+                      what a verdict sees when the store has no history of the machine
+  processes + noise   the same with the run-to-run noise of the other rounds' runs:
+                      what compare and check do once the store has a history
+  blocks              {AA_BLOCK_ROUNDS} consecutive rounds (--block-rounds) as 'kcross ab'
+                      judges rounds: the median per-round ratio A'/A and its CI
+  check               'kcross check' at +5% (--max-regression) on each round's two runs,
+                      all benchmarks together, with and without the noise
 
-  Each false-positive rate comes with its exact binomial 95% CI; the order line
-  (second run / first run) shows whether the run that goes second is
-  systematically faster or slower, which alternation cancels in 1.
+  Each rate comes with its exact binomial 95% CI next to the design's own level
+  (5%; the blocks' level is 1 - their CI's achieved coverage).
 
-cost: 2 x --rounds harness runs ({2 * AA_ROUNDS} by default), each about its warm-up
-  (200 ms) plus its samples: about a minute for getppid-inline by default."""
+--plant PCT: run A' with a slowdown of PCT percent planted in the benchmark's loop
+  (KCROSS_TEST_DELAY, recorded in the runs' fingerprints; one benchmark only): the
+  rates are then each design's power, and check's failures its detections.
+
+the runs are stored (source aa; --no-store: not): they are this machine's history.  The
+  A' runs of --plant are another configuration (their fingerprint records the plant) and
+  never count as its noise.
+
+cost: 2 x --rounds runs of --processes processes; each process takes about its warm-up
+  plus samples x 2 ms per benchmark: about a minute for one benchmark by default."""
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"must be a percentage above 0 and at most 100, "
+                                         f"not {text!r}")
+    return value
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    p.add_argument("bench", metavar="BENCH", help="NAME or SUITE/NAME")
+    p.add_argument("bench", metavar="BENCH",
+                   help="NAME, SUITE/NAME or a GLOB (fnmatch) of the benchmarks to run")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting of the runs' environment (repeatable)")
-    run_options(p, AA_ROUNDS, AA_SAMPLES, "rounds, two runs each")
-    p.add_argument("--block-rounds", type=number(ROUNDS_RANGE[0], 1000, whole=True),
+    p.add_argument("--rounds", type=number(3, 10_000, whole=True), default=AA_ROUNDS,
+                   metavar="N", help=f"rounds of two runs, 3 or more (default {AA_ROUNDS})")
+    p.add_argument("--processes", type=number(2, PROCESSES_RANGE[1], whole=True),
+                   default=DEFAULT_PROCESSES, metavar="K",
+                   help=f"harness processes per run, 2 or more (default {DEFAULT_PROCESSES}, "
+                        "as 'kcross run')")
+    p.add_argument("--samples", type=number(*SAMPLES_RANGE, whole=True),
+                   default=PROCESS_SAMPLES, metavar="S",
+                   help=f"samples per benchmark and process (default {PROCESS_SAMPLES})")
+    p.add_argument("--warmup-ms", type=number(*WARMUP_MS_RANGE, whole=False),
+                   default=PROCESS_WARMUP_MS, metavar="MS",
+                   help=f"warm-up of each process (default {PROCESS_WARMUP_MS} ms)")
+    p.add_argument("--min-batch-ms", type=number(*MIN_BATCH_MS_RANGE, whole=False),
+                   metavar="MS", help="shortest timed batch (default: the harness's, 2 ms)")
+    p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
+                   help="pin every run to CPU C (default: the highest CPU kcross may run on)")
+    p.add_argument("--block-rounds", type=number(6, 1000, whole=True),
                    default=AA_BLOCK_ROUNDS, metavar="R",
-                   help=f"rounds per block of the interleaved design, at least "
-                        f"{ROUNDS_RANGE[0]} (default {AA_BLOCK_ROUNDS})")
+                   help=f"rounds per block of the blocks design, at least 6 (default "
+                        f"{AA_BLOCK_ROUNDS})")
+    p.add_argument("--plant", type=_percent, metavar="PCT",
+                   help="plant a slowdown of PCT percent in A' (one benchmark): measure power")
+    p.add_argument("--max-regression", type=_percent, default=5.0, metavar="PCT",
+                   help="the check design's tolerance (default 5, as 'kcross check')")
+    p.add_argument("--no-store", action="store_true", help="do not store the runs")
+
+
+def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
+    """The benchmarks GLOB names that can run here; one line naming close ones if none."""
+    from .. import harness
+
+    records = harness.collect(command, ["list", "--json"], env=env)
+    names = [f"{r['suite']}/{r['name']}" for r in records]
+    matched = harness.collect(command, ["list", "--json", "--bench", glob], env=env)
+    available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]
+    if not matched:
+        close = difflib.get_close_matches(glob, names + [n.split("/", 1)[1] for n in names], n=3)
+        raise UserError(f"no benchmark {glob!r}" + (f" (closest: {', '.join(close)})" if close
+                                                   else " (see 'kcross list')"))
+    if not available:
+        first = matched[0]
+        raise UserError(f"{first['suite']}/{first['name']} cannot run here: "
+                        f"{first.get('reason') or 'not available'}")
+    return available
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import harness
 
     with harness.stop_signals_held():
-        from .. import ab
+        from .. import aa
+        from ..ab import default_cpu
+        from ..stats import median
 
-    rounds, block_rounds = int(args.rounds), int(args.block_rounds)
-    ab.check_aa_samples(int(args.samples))
-    ab.check_aa_rounds(rounds, block_rounds)
-    side = make_side(args.bench, args.bench, settings(args.env), args.harness)
-    options = harness_options(args)
-    ready = ab.prepare(side)
-    blocks = rounds // block_rounds
-    line(err, (f"A/A: {describe(ready)} against itself, {rounds} rounds of two runs "
-                f"(A and A', {options.samples} samples each) on CPU {options.cpu}; "
-                f"blocks of {block_rounds} rounds"))
+    command = harness.locate(args.harness)
+    env = dict(os.environ)
+    env.update(settings(args.env))
+    harness.collect(command, ["sysinfo", "--json"], env=env)   # refuses a bad setting
+    names = _benchmarks(command, args.bench, env)
+    if args.plant is not None and len(names) != 1:
+        raise UserError(f"--plant slows one benchmark; {args.bench!r} names {len(names)} "
+                        f"({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})")
+    cpu = int(args.cpu) if args.cpu is not None else default_cpu()
+    options = aa.Options(bench=args.bench, processes=int(args.processes),
+                         samples=int(args.samples), rounds=int(args.rounds),
+                         block_rounds=int(args.block_rounds), cpu=cpu,
+                         warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms,
+                         plant=None if args.plant is None else args.plant / 100,
+                         tolerance=args.max_regression / 100)
+    aa.check_options(options)
+    planted_ns: dict[str, float] = {}
 
-    def show_round(r: ab.AARound) -> None:
-        unit = r.a.unit
-        judged = (f"not judged: {r.error}" if r.verdict is None else
-                  f"p={r.verdict.p:.3g}, " + ("DIFFERENCE" if r.called else "no difference"))
-        line(err, (f"round {r.number}/{rounds} ({r.first} first): A {fmt(r.a.median, unit)}, "
-                    f"A' {fmt(r.a_prime.median, unit)} {unit}, A'/A {r.ratio:.3f}; "
-                    f"separate runs (Mann-Whitney U): {judged}"))
+    def planted(first: dict[str, Any]) -> dict[str, str]:
+        name = names[0]
+        ns = median(first[name].samples) * (options.plant or 0.0)
+        planted_ns[name] = ns
+        line(err, f"planting {ns:.3f} ns per operation in {name} for A' "
+                  f"({args.plant:g}% of A's first median)")
+        return {**env, "KCROSS_TEST_DELAY": f"{name}:{ns:.6f}"}
 
-    def show_block(b: ab.Block) -> None:
-        p = b.paired
-        line(err, (f"block {b.number}/{blocks} (rounds {b.first_round}-{b.last_round}): "
-                    f"A'/A {p.median:.3f}, {ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: "
-                    + ("DIFFERENCE (the CI excludes 1)" if b.called else "no difference")))
+    copies = "A and A' (A' with the plant)" if args.plant else "A and A'"
+    line(err, f"A/A: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''} "
+              f"({len(names)} benchmark(s)) on CPU {cpu}: {options.rounds} rounds of two "
+              f"separate runs ({copies}), each {options.processes} processes x "
+              f"{options.samples} samples")
 
-    result = ab.run_aa(ready, rounds, options, block_rounds=block_rounds, on_round=show_round,
-                       on_block=show_block)
+    def show(p: Any) -> None:
+        parts = []
+        for n in names[:2]:
+            a, b = median(p.a.series[n].samples), median(p.b.series[n].samples)
+            parts.append(f"{n} A'/A {b / a:.3f}")
+        line(err, f"round {p.number}/{options.rounds} ({p.first} first; {p.a.run}, {p.b.run}): "
+                  + "; ".join(parts))
+
+    with stores(args.db) as opened:
+        result = aa.run(command, options, store=None if args.no_store else opened.writing,
+                        env_a=env, planted=planted if args.plant else None, on_round=show)
+    result.planted_ns = planted_ns
     if args.json:
-        write_json(ab.aa_json(result))
+        write_json(aa.result_json(result))
     else:
-        _print_aa(result, out)
+        _print(result, out)
     return 0
 
 
-def _rate_text(r: FalsePositives) -> str:
-    return (f"a difference called in {r.called} of {r.units}: {r.rate:.1%} "
-            f"(95% CI {r.low:.1%}–{r.high:.1%}, exact binomial)")
+def _rate_cells(r: Rate) -> list[str]:
+    if not r.judged:
+        return ["-", "0", "-", "-"]
+    return [str(r.called), str(r.judged), f"{r.rate:.1%}", f"{r.low:.1%}–{r.high:.1%}"]
 
 
-def _print_aa(result: AAResult, out: Console) -> None:
-    from ..ab import percent
+def _print(result: Result, out: Console) -> None:
+    from .. import aa
 
-    n = len(result.rounds)
-    one, two, o = result.interleaved, result.separate, result.order
-    line(out, (f"A/A: {describe(result.ready)} against itself on CPU {result.options.cpu}: "
-                f"{n} rounds, each one run of copy A and one of copy A' ({result.options.samples} "
-                "samples each), alternating which runs first; both copies measure the same "
-                "thing, so every difference called is a false positive"))
-    leftover = (f"; the last {result.leftover} round(s) make no full block"
-                if result.leftover else "")
-    line(out, (f"1. interleaved rounds, judged as 'kcross ab' judges (decide with this): "
-                f"{one.units} of {result.block_rounds} rounds, each called "
-                f"different when the CI of its median ratio A'/A excludes 1: {_rate_text(one)}; "
-                f"the block test's level {percent(one.level)} ({percent(1 - one.level)} CI "
-                f"coverage; nominal {percent(one.nominal)}){leftover}"))
-    line(out, f"   reading: {one.reading}", "yellow" if one.low > one.level else "")
-    unjudged = n - two.judged
-    line(out, (f"2. separate runs, judged as 'kcross compare' judges two stored runs "
-                f"(Mann-Whitney U on their samples, two-sided, alpha {two.level:g}): "
-                f"{_rate_text(two)}; nominal {percent(two.level)}"
-                + (f"; {unjudged} pair(s) could not be judged" if unjudged else "")))
-    line(out, f"   reading: {two.reading}", "yellow" if two.low > two.level else "")
-    drift = ("the second run is systematically "
-             + ("faster" if o.median < 1 else "slower")
-             + " (the CI excludes 1); alternating which copy goes first cancels it in 1."
-             if o.significant else "no order effect shown (the CI includes 1)")
-    line(out, (f"order: second run / first run, median of {o.n} rounds {o.median:.3f}, "
-                f"{ci_text(o.ci.low, o.ci.high, o.ci.confidence)}: {drift}"))
-
-
+    o = result.options
+    word = "detected" if result.planted else "called"
+    what = (f"power against a planted +{o.plant * 100:g}%" if result.planted and o.plant
+            else "false positives (both runs measure the same thing)")
+    table = Table(title=f"{len(result.names)} benchmark(s) x {len(result.rounds)} rounds, "
+                        f"{o.processes} processes x {o.samples} samples per run: {what}",
+                  title_justify="left")
+    for column in ("design", word, "of", "rate", "95% CI (exact binomial)", "level"):
+        table.add_column(column, justify="left" if column == "design" else "right")
+    explain = {aa.SAMPLES: "samples (one process each, Mann-Whitney)",
+               aa.PROCESSES: "processes, no run-to-run noise",
+               aa.WITH_NOISE: "processes + run-to-run noise (leave-one-round-out)",
+               aa.BLOCKS: f"interleaved blocks of {o.block_rounds} rounds"}
+    for design, r in result.rates.items():
+        table.add_row(*(Text(c) for c in [explain[design], *_rate_cells(r),
+                                           f"{r.level:.1%}"]))
+    out.print(table)
+    for label, r in result.gates.items():
+        gate = f"kcross check at +{o.tolerance * 100:g}% " + (
+            "with the run-to-run noise" if label == aa.GATE_NOISE else
+            "without it (tolerance alone)")
+        verdict = "failed" if not result.planted else "failed (detected)"
+        if r.judged:
+            line(out, f"{gate}: {verdict} {r.called} of {r.judged} round pairs ({r.rate:.1%}, "
+                      f"95% CI {r.low:.1%}–{r.high:.1%}); passed {r.judged - r.called}")
+    if result.noise:
+        shown = sorted(result.noise.items(), key=lambda kv: -kv[1].cv)
+        line(out, "run-to-run noise here (beyond each run's own noise, from these runs): "
+                  + ", ".join(f"{n} {v.cv:.2%}" for n, v in shown[:6])
+                  + (f" and {len(shown) - 6} more" if len(shown) > 6 else ""))
+    if result.stored:
+        line(out, f"stored as {result.stored[0]} to {result.stored[-1]} (source aa): this "
+                  "machine's history for these benchmarks")

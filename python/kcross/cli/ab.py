@@ -104,7 +104,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _print_ab(result: ABResult, out: Console) -> None:
     from .. import stats
-    from ..ab import mechanisms, ratio_words
+    from ..ab import mechanisms
+    from ..judge.verdict import paired_words
 
     unit = result.unit
     table = Table(title=f"A/B: {len(result.rounds)} rounds, {result.options.samples} samples "
@@ -120,8 +121,7 @@ def _print_ab(result: ABResult, out: Console) -> None:
             f"{ready.side.harness_shown} {ready.version}", fmt(stats.median(values), unit))))
     out.print(table)
     p = result.paired
-    verdict = (f"{ratio_words(p.median, unit)} (the CI excludes 1)" if p.significant
-               else "no difference shown (the CI includes 1)")
+    verdict = paired_words(result.verdict)
     line(out, (f"B/A {p.median:.3f}: median of {p.n} per-round ratios, "
                 f"{ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {verdict}"))
     figure = ("raw medians (no empty-loop subtraction)" if result.raw else

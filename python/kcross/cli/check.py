@@ -9,7 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .options import stores
+from ..judge.categories import MISSING_POLICIES
+from .options import print_json, stores
 
 DESCRIPTION = """\
 Compare CURRENT (default: latest) with the baseline REF, benchmark by benchmark,
@@ -18,34 +19,35 @@ and exit 1 when any benchmark is a regression. Each side is a stored run
 --json' output, e.g. a baseline committed to the repository for CI."""
 
 EPILOG = """\
-the rule:
-  Each benchmark on both sides is tested with Mann-Whitney U (two-sided),
-  Holm-Bonferroni adjusted across all benchmarks compared; its size is the
-  ratio current/base of the medians with a 95% bootstrap CI. A benchmark is a
-  regression when it is significant (adjusted p < 0.05) AND the LOW END of its
-  ratio's CI is above 1 + PCT/100: the data show, with 95% confidence, a
-  slowdown larger than PCT. The point ratio is not used for failing: a noisy
-  benchmark's point ratio exceeds the tolerance now and then with no real
-  change, and a gate that fails on noise gets ignored. Such a benchmark is
-  shown as 'slower' and does not fail; so is a real slowdown smaller than PCT.
-  Improvements never fail. Lower is better in both units (ns/op and a lab's
-  instructions/op); two sides in different units are refused.
-
-  Two separate runs differ by more than either run's own noise (the test and
-  the CI see only the latter): choose PCT above the run-to-run drift of the
-  machine the gate runs on (check repeated runs of one build against each
-  other). On the development VM under load, 7 consecutive pairs of real
-  syscall-suite runs of one build failed twice at PCT 5, once at 8, never at
-  10. Instruction counts of a lab run (counting mode) do not drift.
+the rule (kcross.judge, the same verdicts as 'kcross compare'):
+  exact counts (a lab's instructions/op): compared by value; a regression when
+    higher by more than PCT percent.
+  timings of several processes per side ('kcross run --processes K'): the ratio
+    current/base of the medians with Student's t over the processes; between two
+    separate runs the machine's run-to-run noise of the benchmark is included when
+    the store knows it (from its other runs of this machine, or 'kcross aa').  A
+    regression when shown higher (Holm-adjusted p < 0.05 and the CI excludes 1)
+    AND the LOW END of the ratio's CI is above 1 + PCT/100: the data show, with
+    95% confidence, a slowdown larger than PCT.  The point ratio is not used for
+    failing: a gate that fails on noise gets ignored.
+  two separate runs whose run-to-run noise is not known (no history of this
+    machine, one process per side): the verdict cannot see run-to-run variation,
+    so the gate goes by the tolerance alone: a regression when the CI's low end is
+    above 1 + PCT/100.  Choose PCT above the machine's drift, or give the store a
+    history ('kcross aa BENCH', or repeated runs).
+  Improvements never fail.  Lower is better in both units (ns/op and a lab's
+  instructions/op); two sides in different units are refused.  Each row shows the
+  smallest change it could detect (80% power): a PASS says nothing smaller.
 
 verdicts:
-  regression   significant, CI low end above 1 + PCT/100 (fails)
-  slower       significant, not shown to exceed the tolerance
-  improvement  significantly faster
-  ~            no difference shown
-  error        on both sides but cannot be judged (e.g. too few samples)
-  missing      in the baseline, not judged in CURRENT (absent, skipped or failed there)
-  new          only in CURRENT
+  regression          beyond the tolerance (fails)
+  slower / more ...   shown higher, not shown beyond the tolerance
+  faster / fewer ...  shown lower
+  ~                   no difference shown (timings)
+  identical           the same count (exact)
+  not judged          on both sides but cannot be judged (e.g. too few samples)
+  missing             in the baseline, not judged in CURRENT (absent, skipped or failed there)
+  new                 only in CURRENT
 
 exit status:
   0  no regression (and, with --missing fail, every baseline benchmark judged)
@@ -54,10 +56,7 @@ exit status:
      no benchmark in common, different units (one line on stderr)"""
 
 
-# The gate's options (kcross.gate takes them as arguments; not imported from there so that
-# building the parser does not load numpy).
 DEFAULT_MAX_REGRESSION = 5.0  # percent
-MISSING_POLICIES = ("warn", "fail")
 
 
 def _percent(text: str) -> float:
@@ -71,7 +70,7 @@ def _percent(text: str) -> float:
 
 
 HELP = "exit 1 when a run is significantly slower than a baseline (CI gate)"
-PARENTS = ("db",)
+PARENTS = ("db", "json")
 
 
 def arguments(p: argparse.ArgumentParser, common: Any) -> None:
@@ -95,21 +94,27 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import gate
     from ..errors import KcrossError
+    from ..judge.comparison import history_noise
+    from ..views import check as view
 
     if args.baseline == "-" and args.current == "-":
         raise KcrossError("the baseline and the current run cannot both be stdin")
     with stores(args.db) as opened:
         base = gate.load_side(args.baseline, opened.reading)
         current = gate.load_side(args.current, opened.reading)
-    outcome = gate.check(base, current, max_regression=args.max_regression / 100,
-                         missing=args.missing)
-    if args.format == "markdown":
-        out.print(Text(gate.markdown(outcome)), end="", soft_wrap=True)
+        noise = history_noise(opened.reading_or_none(),
+                              [*base.series.values(), *current.series.values()])
+        outcome = gate.check(base, current, max_regression=args.max_regression / 100,
+                             missing=args.missing, noise=noise)
+    if args.json:
+        print_json([view.json_record(outcome)])
+    elif args.format == "markdown":
+        out.print(Text(view.markdown(outcome)), end="", soft_wrap=True)
     else:
         ascii_only = not out.is_terminal
-        out.print(Text(gate.title(outcome)), soft_wrap=True)
-        out.print(gate.table(outcome, ascii_only=ascii_only))
-        for line in gate.legend(outcome):
+        out.print(Text(view.title(outcome)), soft_wrap=True)
+        out.print(view.table(outcome, ascii_only=ascii_only))
+        for line in view.legend(outcome):
             out.print(Text(line), soft_wrap=True)
         out.print(Text(outcome.summary(), style="" if ascii_only else
                        ("bold red" if outcome.failed else "green")), soft_wrap=True)

@@ -33,12 +33,21 @@ pairing: whole runs and captures are matched benchmark by benchmark (suite/name)
   one benchmark (RUN:BENCH, FILE:BENCH or a file of numbers) they are compared as they
   are.  The first side is the base; each later side is compared with it.
 
-verdict (default format): each side's median with its distribution-free 95% CI; the
-  ratio of medians new/base with a bootstrap 95% CI; Mann-Whitney U, two-sided, with
-  Holm-Bonferroni across every comparison of the table; benchstat's '~' when the
-  adjusted p is not below 0.05; a geomean row when there are several benchmarks.
-  Samples are the overhead-corrected ones 'kcross show' summarises.  Plain numbers
-  have no unit and go with either; ns/op and instructions/op never mix.
+verdict (default format): each side's median with its 95% CI, the ratio of medians
+  new/base with its 95% CI, the verdict and the smallest change the comparison can
+  detect (80% power); a geomean row when there are several benchmarks.  Samples are
+  the overhead-corrected ones 'kcross show' summarises.  Plain numbers have no unit
+  and go with either; ns/op and instructions/op never mix.  The verdict, by the data:
+  exact counts (a lab's instructions/op, or sides that are each a constant): by value,
+    identical or changed by N (x%); never a p-value;
+  runs of several processes ('kcross run --processes K'): Student's t on the log ratio
+    over the processes' medians; between two separate runs, the machine's run-to-run
+    noise of the benchmark is added when the store knows it (from the machine's other
+    runs, or 'kcross aa'); the table says when it does not;
+  one process per side (old and imported runs, files of numbers): Mann-Whitney U on the
+    samples and the ratio's bootstrap CI, which see one process's noise only.
+  Timings are tested together: Holm-Bonferroni across the table; a difference is shown
+  when the adjusted p is below 0.05 and the ratio's CI excludes 1 ('~' otherwise).
 --format ministat: ministat -A's numbers for the same samples (N, Min, Max, upper
   Median, Avg, Stddev; Student's t with pooled s at -c LEVEL), one block per benchmark;
   the plot is left out.  Stddev is computed stably, so it stays right where ministat's
@@ -78,58 +87,71 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import compare
+    from .. import export, sides
     from ..errors import UserError
+    from ..judge.comparison import compare, history_noise
+    from ..views import comparison as view
 
     if len(args.sides) < 2:
         raise UserError("compare needs at least two sides: A B [C...] (see 'kcross compare "
                         "--help')")
-    from .. import export
-
     exports = export.requested(args)  # checked before anything is read
     with stores(args.db, hint=" (a SIDE that is not an existing file is a run reference)") \
             as opened:
-        sides = compare.load_sides(args.sides, opened.reading, bench=args.bench)
-    differ = compare.fingerprint_differences(sides)
-    if differ:
-        message = ("the sides' fingerprints differ in " + ", ".join(differ)
-                   + ": their figures come from different machines or settings")
-        if args.strict:
-            raise UserError(message + " (--strict)")
-        err.print(Text(f"kcross: warning: {message}"), soft_wrap=True)
-    # The verdicts: for the table, and for the exports whatever the format shown.
-    table = compare.build_table(sides) if exports or args.format != "ministat" else None
+        loaded = sides.load_sides(args.sides, opened.reading, bench=args.bench)
+        # The verdicts (for the table, and for the exports whatever the format shown),
+        # with the run-to-run noise of the sides' machines from the store, when it has
+        # some.  Pairing refuses sides in different units before any warning is printed.
+        result = compare(loaded, noise=history_noise(
+            opened.reading_or_none(), [s for side in loaded for s in side.series])) \
+            if exports or args.format != "ministat" else None
+    ministat = None
+    if args.format == "ministat":
+        from ..views.ministat_report import ministat_text
+
+        ministat = ministat_text(loaded, float(args.confidence))
+    _warn_differences(loaded, args.strict, err)
     if exports:
-        assert table is not None
-        data = export.ExportData(
-            series=[s for side in sides for s in side.series],
-            rows=[export.ComparisonRow(name, line[0].series, cell.series, cell.verdict,
-                                       cell.error)
-                  for name, line in table.rows if line[0] is not None
-                  for cell in line[1:] if cell is not None])
+        assert result is not None
+        data = export.ExportData(series=[s for side in loaded for s in side.series],
+                                 rows=result.judgements)
         for fmt, path in exports:
             export.write(fmt, path, data)
         if any(path == export.STDOUT for _, path in exports):
             return 0
-    if args.format == "ministat":
-        text, errors = compare.ministat_text(sides, float(args.confidence))
+    if ministat is not None:
+        text, errors = ministat
         out.file.write(text)
         for line in errors:
             err.print(Text(f"kcross: {line}"), soft_wrap=True)
         return 0
-    assert table is not None
-    judged = [c for _, line in table.rows for c in line[1:] if c is not None]
-    if judged and all(c.verdict is None for c in judged):
-        first = next(c.error for c in judged if c.error)
-        if len(table.rows) == 1:
-            raise UserError(f"{table.rows[0][0]}: {first}")
-        raise UserError(f"no benchmark could be judged; the first: {first}")
-    for note in table.notes:
+    assert result is not None
+    judged = result.judgements
+    if judged and all(j.error is not None for j in judged):
+        if len(result.rows) == 1:
+            raise UserError(f"{result.rows[0].name}: {judged[0].error}")
+        raise UserError(f"no benchmark could be judged; the first: {judged[0].error}")
+    for note in result.notes:
         err.print(Text(f"kcross: warning: {note}"), soft_wrap=True)
     if args.format == "benchstat":
-        out.file.write(compare.benchstat_text(table))
+        from ..views.benchstat import benchstat_text
+
+        out.file.write(benchstat_text(result))
     else:
-        out.print(compare.default_table(table))
-    for line in compare.missing_lines(table):
+        out.print(view.table(result))
+    for line in view.missing_lines(result):
         out.print(Text(line), soft_wrap=True)
     return 0
+
+
+def _warn_differences(loaded: Any, strict: bool, err: Console) -> None:
+    """One line when the sides come from different machines or settings (--strict: refuse)."""
+    from ..errors import UserError
+    from ..judge.machine import differences_line
+
+    line = differences_line([side.fingerprint for side in loaded])
+    if line is None:
+        return
+    if strict:
+        raise UserError(line + " (--strict)")
+    err.print(Text(f"kcross: warning: {line}"), soft_wrap=True)

@@ -57,15 +57,16 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import history
+    from ..views import history as view
 
     if args.plot is not None:
-        history.check_plot_path(args.plot)  # refused before anything is read
+        view.check_plot_path(args.plot)  # refused before anything is read
     with stores(args.db) as opened:
         t = history.trend(opened.reading(), args.bench, machine=args.machine, last=args.last)
     ascii_only = not out.is_terminal
-    out.print(history.table(t, ascii_only=ascii_only))
-    out.print(Text(history.legend(t)), soft_wrap=True)
+    out.print(view.table(t, ascii_only=ascii_only))
+    out.print(Text(view.legend(t)), soft_wrap=True)
     if args.plot is not None:
-        history.plot(t, args.plot)
+        view.plot(t, args.plot)
         err.print(Text(f"plot written to {args.plot}"))
     return 0

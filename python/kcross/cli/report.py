@@ -78,6 +78,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
     from .. import report
+    from ..judge.comparison import history_noise
+    from ..series import series_of_results
 
     to_stdout = args.output == "-"
     path = Path(args.output)
@@ -90,7 +92,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         unique = list({run.id: run for run in runs}.values())  # latest and its id: one run
         wanted = {run.id for run in unique}
         tags = {s.id: s.tags for s in store.list_runs() if s.id in wanted}
-    page = report.html(unique, tags=tags)
+        noise = history_noise(store, [s for run in unique for s in series_of_results(
+            f"run {run.id}", run.fingerprint, run.results)])
+        page = report.html(unique, tags=tags, noise=noise)
     if to_stdout:
         sys.stdout.write(page)
         return 0

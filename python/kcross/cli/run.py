@@ -11,11 +11,15 @@ from ..errors import KcrossError, OutputClosed, UserError
 from .options import (
     CPU_RANGE,
     DEFAULT_MIN_BATCH_MS,
+    DEFAULT_PROCESSES,
     DEFAULT_SAMPLES,
     DEFAULT_WARMUP_MS,
     ENVIRONMENT,
     EXIT_CODES,
     MIN_BATCH_MS_RANGE,
+    PROCESS_SAMPLES,
+    PROCESS_WARMUP_MS,
+    PROCESSES_RANGE,
     QUICK_SAMPLES,
     QUICK_WARMUP_MS,
     SAMPLES_RANGE,
@@ -39,10 +43,16 @@ EPILOG = f"""\
 suites: {", ".join(SUITES)}
   (see 'kcross list' for every benchmark, and what this machine cannot run and why)
 
-defaults: {DEFAULT_SAMPLES} samples per benchmark after a {DEFAULT_WARMUP_MS} ms warm-up, \
-each sample
+defaults: {DEFAULT_PROCESSES} fresh harness processes, one after another, each running every
+  benchmark: {PROCESS_SAMPLES} samples per benchmark and process after a {PROCESS_WARMUP_MS} ms \
+warm-up, each sample
   a batch of at least {DEFAULT_MIN_BATCH_MS} ms; the measuring thread pinned to the highest
-  allowed CPU; every benchmark; results shown as a table, stored in the database
+  allowed CPU; results shown as a table, stored in the database.  Each process is one
+  observation of the run (its address space, layout and moment differ), so a run's CI and
+  its comparison with another run see process-to-process variation, not one process's.
+  --processes 1: one harness process with the harness's own defaults ({DEFAULT_SAMPLES} \
+samples,
+  {DEFAULT_WARMUP_MS} ms warm-up), as kcross ran before.
 
 {ENVIRONMENT}
 
@@ -69,6 +79,13 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    metavar="MS",
                    help=f"shortest timed batch (one sample), {MIN_BATCH_MS_RANGE[0]} to "
                         f"{MIN_BATCH_MS_RANGE[1]} ms (default {DEFAULT_MIN_BATCH_MS})")
+    p.add_argument("--processes", type=number(*PROCESSES_RANGE, whole=True), metavar="K",
+                   help=f"run the harness K times, one fresh process after another, each "
+                        f"measuring every benchmark, {PROCESSES_RANGE[0]} to "
+                        f"{PROCESSES_RANGE[1]} (default {DEFAULT_PROCESSES}; --quick 1); with "
+                        f"K > 1 each process takes {PROCESS_SAMPLES} samples after a "
+                        f"{PROCESS_WARMUP_MS} ms warm-up unless --samples/--warmup-ms say "
+                        "otherwise")
     p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
                    help="pin the measuring thread to CPU C (default: the highest CPU "
                         "kcross may run on)")
@@ -113,6 +130,13 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     # refused for bad arguments leaves no database file behind.
     store = Store.open(resolve(args.db), write=True, lazy=True)
     assert store is not None
+    processes = int(args.processes) if args.processes is not None else \
+        (1 if args.quick else DEFAULT_PROCESSES)
+    if processes > 1 and not args.quick:   # a process's share of the run, unless told
+        if args.samples is None:
+            args.samples = PROCESS_SAMPLES
+        if args.warmup_ms is None:
+            args.warmup_ms = PROCESS_WARMUP_MS
     forwarded: list[str] = []
     for option in ("suite", "bench", "samples", "warmup_ms", "min_batch_ms", "cpu"):
         value = getattr(args, option)
@@ -135,7 +159,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                 from None
 
     delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
-                                "on_end": export_run if exports else None}
+                                "on_end": export_run if exports else None,
+                                "processes": processes}
     if args.remote:
         from ..remote import cmd_run_remote
         if exports and len(args.remote) > 1:

@@ -22,6 +22,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import export, render
+    from ..series import merge_results
 
     exports = export.requested(args)
     with stores(args.db) as opened:
@@ -36,8 +37,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
-    out.print(render.results_table(stored.results, title=title))
-    out.print(render.run_footer(stored.fingerprint, stored.results))
+    benchmarks = merge_results(stored.results)   # one row per benchmark, its processes pooled
+    out.print(render.results_table(benchmarks, title=title))
+    out.print(render.run_footer(stored.fingerprint, benchmarks))
     if stored.status != "complete":
         planned = len(stored.plan["benchmarks"]) if stored.plan else 0
         note = f"{stored.status}: {len(stored.results)} of {planned} benchmark(s) stored"

@@ -7,7 +7,7 @@ interface (:class:`Exporter`), found through :data:`FORMATS`; callers use
     export.write("gobench", Path("new.txt"), export.ExportData(runs=[stored]))
 
 ``run`` and ``show`` pass the run (``runs``); ``compare`` passes its series
-and its rows (:class:`ComparisonRow`).  What a format makes of each:
+and its rows (the judgements of kcross.judge, one per compared pair).  What a format makes of each:
 
 ========  =====================================================================
 json      the result format (docs/result-format.md): a run as the harness's JSON
@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Protocol
 from ..errors import OutputClosed, OutputError, UserError
 
 if TYPE_CHECKING:  # types only: the store would load SQLAlchemy, stats numpy
+    from ..judge.verdict import Judgement
     from ..series import Series
-    from ..stats import Verdict
     from ..store import StoredRun
 
 STDOUT = "-"
@@ -56,39 +56,16 @@ FORMATS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class ComparisonRow:
-    """One compared pair, as ``kcross compare`` shows it: ``new`` judged against ``base``.
-
-    ``verdict`` is None when none could be given; ``error`` then says why
-    (a :class:`kcross.stats.StatsError` message, "only in base", ...).
-    """
-
-    name: str
-    base: Series
-    new: Series
-    verdict: Verdict | None
-    error: str | None = None
-
-
-def geomeans(rows: Sequence[ComparisonRow]) -> list[tuple[str, str, float | None]]:
+def geomeans(rows: Sequence[Judgement]) -> list[tuple[str, str, float | None]]:
     """The geometric mean of the verdicts' ratios for each pair of sources (base, new), in
     the rows' order: with three sides, C/A is never averaged with B/A.  None for a pair
-    with no verdict (or a ratio the mean cannot take)."""
-    from ..stats import StatsError, geomean
+    with no verdict."""
+    from ..judge.verdict import geomean
 
-    ratios: dict[tuple[str, str], list[float]] = {}
+    by_pair: dict[tuple[str, str], list[Judgement]] = {}
     for row in rows:
-        found = ratios.setdefault((row.base.source, row.new.source), [])
-        if row.verdict is not None:
-            found.append(row.verdict.ratio)
-    out: list[tuple[str, str, float | None]] = []
-    for (base, new), values in ratios.items():
-        try:
-            out.append((base, new, geomean(values) if values else None))
-        except StatsError:
-            out.append((base, new, None))
-    return out
+        by_pair.setdefault((row.base.source, row.new.source), []).append(row)
+    return [(base, new, geomean(found)) for (base, new), found in by_pair.items()]
 
 
 @dataclass(frozen=True)
@@ -97,7 +74,7 @@ class ExportData:
 
     runs: Sequence[StoredRun] = field(default_factory=tuple)
     series: Sequence[Series] = field(default_factory=tuple)
-    rows: Sequence[ComparisonRow] = field(default_factory=tuple)
+    rows: Sequence[Judgement] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ RUN_COLUMNS = ("run", "run_source", "benchmark", "unit", "status", "n", "median"
 SERIES_COLUMNS = ("source", "benchmark", "unit", "n", "median", "ci_low", "ci_high",
                   "ci_confidence", "min", "q1", "q3", "spread", "note")
 ROW_COLUMNS = ("benchmark", "unit", "base_source", "base_name", "base_n", "base_median",
-               "new_source", "new_name", "new_n", "new_median", "ratio", "ratio_low",
-               "ratio_high", "confidence", "p", "p_adjusted", "alpha", "significant", "note",
-               "error")
+               "new_source", "new_name", "new_n", "new_median", "method", "category", "ratio",
+               "ratio_low", "ratio_high", "confidence", "p", "p_adjusted", "alpha",
+               "significant", "detectable", "note", "error")
 
 
 def _cell(value: Any) -> str:
@@ -117,11 +117,11 @@ def _comparison_rows(data: ExportData) -> Iterable[dict[str, Any]]:
             "base_median": mid(r.base.samples), "new_source": r.new.source,
             "new_name": r.new.name, "new_n": len(r.new.samples), "new_median": mid(r.new.samples),
             "error": r.error}
-        v = r.verdict
-        if v is not None:
-            row.update(ratio=v.ratio, ratio_low=v.ratio_low, ratio_high=v.ratio_high,
-                       confidence=v.confidence, p=v.p, p_adjusted=v.p_adjusted, alpha=v.alpha,
-                       significant=v.significant, note=v.note)
+        if r.error is None:
+            row.update(method=r.method, category=r.category.value, ratio=r.ratio,
+                       ratio_low=r.ratio_low, ratio_high=r.ratio_high,
+                       confidence=r.confidence, p=r.p, p_adjusted=r.p_adjusted, alpha=r.alpha,
+                       significant=r.category.changed, detectable=r.detectable, note=r.note)
         yield row
 
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
-from . import ComparisonRow, ExportData, Output
+from . import ExportData, Output
 
 if TYPE_CHECKING:
+    from ..judge.verdict import Judgement
     from ..series import Series
     from ..store import StoredRun
 
@@ -54,17 +55,19 @@ def _side(series: Series) -> dict[str, Any]:
             "samples": [float(x) for x in series.samples]}
 
 
-def _verdict(row: ComparisonRow) -> dict[str, Any] | None:
-    v = row.verdict
-    if v is None:
+def _verdict(j: Judgement) -> dict[str, Any] | None:
+    if j.error is not None:
         return None
-    return {"n_a": v.n_a, "n_b": v.n_b, "median_a": v.median_a, "median_b": v.median_b,
-            "ratio": v.ratio, "ratio_low": v.ratio_low, "ratio_high": v.ratio_high,
-            "confidence": v.confidence, "p": v.p, "p_adjusted": v.p_adjusted, "alpha": v.alpha,
-            "significant": v.significant, "note": v.note}
+    return {"method": j.method, "category": j.category.value, "n_a": j.n_a, "n_b": j.n_b,
+            "median_a": j.median_a, "median_b": j.median_b, "ratio": j.ratio,
+            "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "confidence": j.confidence,
+            "p": j.p, "p_adjusted": j.p_adjusted, "alpha": j.alpha,
+            "significant": j.category.changed, "detectable": j.detectable,
+            "sees": list(j.sees), "misses": list(j.misses),
+            "processes": list(j.processes), "note": j.note}
 
 
-def comparison_record(rows: Sequence[ComparisonRow]) -> dict[str, Any]:
+def comparison_record(rows: Sequence[Judgement]) -> dict[str, Any]:
     """The ``comparison`` record of ``rows`` (docs/result-format.md), validated."""
     from ..schema import SCHEMA_VERSION, validate
     from . import geomeans
@@ -82,7 +85,7 @@ def comparison_record(rows: Sequence[ComparisonRow]) -> dict[str, Any]:
         "rows": [{"name": row.name, "unit": row.base.unit or row.new.unit,
                   "base": _side(row.base), "new": _side(row.new),
                   "verdict": _verdict(row),
-                  "error": row.error or (None if row.verdict is not None else "no verdict")}
+                  "error": row.error}
                  for row in rows],
         # one figure when all rows compare the same two sources; else per pair only
         "geomean_ratio": pairs[0][2] if len(pairs) == 1 else None,

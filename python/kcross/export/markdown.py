@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import ComparisonRow, ExportData, Output, series_of
+from . import ExportData, Output, series_of
 
 if TYPE_CHECKING:
+    from ..judge.verdict import Judgement
     from ..store import StoredRun
 
 DASH = "–"
@@ -92,7 +93,8 @@ def _common(values: Sequence[str]) -> str | None:
     return values[0] if values and all(v == values[0] for v in values) else None
 
 
-def _comparison(rows: Sequence[ComparisonRow]) -> str:
+def _comparison(rows: Sequence[Judgement]) -> str:
+    from ..judge.verdict import detectable_text, words
     from ..render import format_value
     from ..stats import StatsError, median
     from . import geomeans
@@ -109,7 +111,7 @@ def _comparison(rows: Sequence[ComparisonRow]) -> str:
     base = _common([r.base.source for r in rows])
     new = _common([r.new.source for r in rows])
     header = ["benchmark", f"base{f': {base}' if base else ''}", f"new{f': {new}' if new else ''}",
-              "ratio (CI)", "p (Holm)", "verdict"]
+              "ratio (CI)", "p (Holm)", "verdict", "detectable"]
     if unit:
         header[1] += f", median {unit}"
         header[2] += f", median {unit}"
@@ -118,25 +120,28 @@ def _comparison(rows: Sequence[ComparisonRow]) -> str:
         u = r.base.unit or r.new.unit
         name = r.name if base and new else f"{r.name} ({r.base.source} → {r.new.source})"
         cells = [code(name), side(r.base.samples, u, not unit), side(r.new.samples, u, not unit)]
-        v = r.verdict
-        if v is None:
-            cells += [DASH, DASH, cell(f"error: {r.error or 'no verdict'}")]
+        if r.error is not None:
+            cells += [DASH, DASH, cell(f"error: {r.error}"), DASH]
         else:
-            pct = f"{v.confidence:.0%}"
-            cells += [f"{v.ratio:.3f} ({pct}: {v.ratio_low:.3f}–{v.ratio_high:.3f})",
-                      f"{v.p_adjusted:.3g}",
-                      f"{v.delta:+.1%}" if v.significant else "~"]
-            if v.note:
-                cells[-1] += " " + cell(f"({v.note})")
+            pct = f"{r.confidence:.0%}"
+            ratio = DASH if r.ratio is None else (
+                f"{r.ratio:.4f}" if r.ratio_low is None or r.ratio_high is None else
+                f"{r.ratio:.3f} ({pct}: {r.ratio_low:.3f}–{r.ratio_high:.3f})")
+            cells += [ratio, DASH if r.p_adjusted is None else f"{r.p_adjusted:.3g}",
+                      cell(words(r)), detectable_text(r)]
+            if r.note:
+                cells[-2] += " " + cell(f"({r.note})")
         body.append(cells)
     pairs = geomeans(rows)
     for b, n, g in pairs:
         if g is not None:
             label = "geomean" if len(pairs) == 1 else f"geomean ({b} → {n})"
-            body.append([cell(label), "", "", f"{g:.3f}", "", ""])
-    text = table(header, "lrrrrl", body)
-    return text + "\n`~`: no difference shown (Mann-Whitney U, Holm-Bonferroni across the " \
-                  "table); ratio = median new / median base\n"
+            body.append([cell(label), "", "", f"{g:.3f}", "", "", ""])
+    text = table(header, "lrrrrlr", body)
+    return text + "\n`~`: no difference shown (timings: p Holm-adjusted across the table, a " \
+                  "difference shown when p < 0.05 and the CI excludes 1; exact counts: by " \
+                  "value); ratio = median new / median base; detectable: the smallest change " \
+                  "shown with 80% power\n"
 
 
 def _series(data: ExportData) -> str:

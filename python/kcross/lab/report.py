@@ -15,6 +15,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from kcross.judge.categories import Category
+from kcross.judge.verdict import Judgement, exact_change
 from kcross.lab.session import Counted, rows_by_name
 
 
@@ -22,15 +24,28 @@ def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
-UNCHANGED = 0.05   # instructions/op: a difference below this is shown, and taken, as none
+def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
+           ) -> dict[str, Judgement]:
+    """Each benchmark both runs have figures for, B judged against A by kcross.judge (lab
+    counts: exact, by value), by name."""
+    from kcross.judge.verdict import Pair, judge
+    from kcross.series import series_of_results
+
+    sa = {s.name.split("/", 1)[1]: s for s in series_of_results(
+        label_a, a.stream.fingerprint, a.stream.results, run=f"{label_a} ({id(a)})")}
+    sb = {s.name.split("/", 1)[1]: s for s in series_of_results(
+        label_b, b.stream.fingerprint, b.stream.results, run=f"{label_b} ({id(b)})")}
+    names = [n for n in sa if n in sb]
+    return dict(zip(names, judge([Pair(n, sa[n], sb[n]) for n in names]), strict=True))
 
 
-def fmt_delta(value: float | None) -> str:
-    if value is None:
+def delta_text(j: Judgement | None) -> str:
+    """B − A as the judge words it: ``0`` for identical, else the signed exact change."""
+    if j is None or j.delta is None:
         return "—"
-    if abs(value) < UNCHANGED:
+    if j.category is Category.IDENTICAL:
         return "0"
-    return f"{value:+.1f}"
+    return exact_change(j).split(" ")[0]
 
 
 def _reason(c: Counted, name: str) -> str:
@@ -41,9 +56,13 @@ def _reason(c: Counted, name: str) -> str:
 
 
 def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
-    """Per benchmark: A, B, B − A and (B − A)/A, in instructions per operation."""
+    """Per benchmark: A, B, B − A and (B − A)/A, in instructions per operation, as
+    kcross.judge judges exact counts (identical, or changed by the difference)."""
+    verdicts = judged(a, b, label_a, label_b)
+    changed = sum(1 for j in verdicts.values() if j.category.changed)
     table = Table(title=f"{a.guest.arch.name}: {label_a} vs {label_b}, instructions/op "
-                  "(counting mode)", title_justify="left")
+                  f"(counting mode; {changed} of {len(verdicts)} changed)",
+                  title_justify="left")
     table.add_column("benchmark", no_wrap=True)
     table.add_column(label_a, justify="right")
     table.add_column(label_b, justify="right")
@@ -51,13 +70,17 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
     table.add_column("change", justify="right")
     for name in rows_by_name((a, b)):
         x, y = a.median(name), b.median(name)
-        if x is None or y is None:
+        j = verdicts.get(name)
+        if x is None or y is None or j is None:
             why = _reason(a, name) or _reason(b, name) or "not measured"
             table.add_row(Text(name), fmt(x), fmt(y), "—", Text(why[:60]))
             continue
-        diff = y - x
-        pct = "—" if x == 0 else ("0" if abs(diff) < UNCHANGED else f"{100 * diff / x:+.1f}%")
-        table.add_row(Text(name), fmt(x), fmt(y), fmt_delta(diff), pct)
+        if j.error is not None:
+            table.add_row(Text(name), fmt(x), fmt(y), "—", Text(j.error[:60]))
+            continue
+        pct = "0" if j.category is Category.IDENTICAL else \
+            ("—" if j.ratio is None else f"{(j.ratio - 1) * 100:+.1f}%")
+        table.add_row(Text(name), fmt(x), fmt(y), delta_text(j), pct)
     return table
 
 
@@ -117,22 +140,24 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
             table.add_row(Text(row.name), "—", "—", "—",
                           Text(f"not a result: {row.refused}", style="red"))
             continue
-        deltas = []
-        for name in paths:
-            x, y = base.median(name), row.run.median(name)
-            if x is not None and y is not None:
-                deltas.append(y - x)
+        verdicts = judged(base, row.run, baseline_name, row.name)
+        moved = [verdicts[n] for n in paths if n in verdicts]
+        deltas = [j.delta for j in moved if j.delta is not None]
         key = row.run.median(KEY_BENCH)
-        key_base = base.median(KEY_BENCH)
-        key_delta = None if key is None or key_base is None else key - key_base
-        span = "—" if not deltas else (
-            fmt_delta(min(deltas)) if abs(max(deltas) - min(deltas)) < 0.05
-            else f"{fmt_delta(min(deltas))} … {fmt_delta(max(deltas))}")
+        key_judgement = verdicts.get(KEY_BENCH)
+        if not deltas:
+            span = "—"
+        elif all(j.category is Category.IDENTICAL for j in moved):
+            span = "0"
+        else:
+            low = min(moved, key=lambda j: j.delta or 0.0)
+            high = max(moved, key=lambda j: j.delta or 0.0)
+            span = delta_text(low) if low is high else f"{delta_text(low)} … {delta_text(high)}"
         changes = vulnerability_changes(base, row.run)
         # Judged on the null syscall, the path every variant's `expect` speaks of: the
         # path-walking calls (stat, open) also move by a few instructions between any two
         # configurations (memory layout), which the footnote says.
-        unchanged = key_delta is not None and abs(key_delta) < UNCHANGED
+        unchanged = key_judgement is not None and key_judgement.category is Category.IDENTICAL
         if unchanged:
             why = row.expect or ("" if changes else "nor does what the kernel reports")
             note = "\n".join(changes + [f"no instruction changed on {KEY_BENCH}"
@@ -143,5 +168,5 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         else:
             note = "\n".join(changes) if changes else \
                 "same vulnerability report; the code path changed"
-        table.add_row(Text(row.name), fmt(key), fmt_delta(key_delta), span, Text(note))
+        table.add_row(Text(row.name), fmt(key), delta_text(key_judgement), span, Text(note))
     return table

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from . import model, plots
 
 if TYPE_CHECKING:
+    from ..judge.comparison import NoiseLookup
     from ..store import StoredRun
 
 TEMPLATE = "report.html.j2"
@@ -56,7 +57,8 @@ def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
 
 
 def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
-          tags: Mapping[int, Sequence[str]] | None = None) -> Report:
+          tags: Mapping[int, Sequence[str]] | None = None,
+          noise: NoiseLookup | None = None) -> Report:
     """Everything the page shows, plots drawn, for ``runs`` (the first of each unit is the
     base of its comparisons); ``tags``: run id -> the tags naming it."""
     from .. import __version__
@@ -72,7 +74,7 @@ def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
                 caption = f"{table.suite}: samples ({unit})" if len(table.units) > 1 \
                     else f"{table.suite}: samples"
                 table.plots.append((caption, svg))
-    comparisons = model.comparisons(views)
+    comparisons = model.comparisons(views, noise)
     for comparison in comparisons:
         comparison.plot = plots.forest(comparison)
     found = model.sweeps(views)
@@ -109,5 +111,6 @@ def render(report: Report) -> str:
 
 
 def html(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
-         tags: Mapping[int, Sequence[str]] | None = None) -> str:
-    return render(build(runs, now=now, tags=tags))
+         tags: Mapping[int, Sequence[str]] | None = None,
+         noise: NoiseLookup | None = None) -> str:
+    return render(build(runs, now=now, tags=tags, noise=noise))

@@ -29,9 +29,11 @@ from ..render import (
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
 from ..schema import dig as _get
 from ..series import Series, bench_name, series_of_results
-from ..stats import StatsError, Summary, Verdict, compare_many, geomean, summarize_record
+from ..stats import StatsError, Summary, summarize_record
 
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
+    from ..judge.comparison import NoiseLookup
+    from ..judge.verdict import Judgement
     from ..store import StoredRun
 
 # A thread-sweep row's name ends in its thread multiplier (harness/bench/percpu.c:
@@ -400,7 +402,7 @@ class CompareRow:
     p: str
     verdict: str               # "slower", "faster", "~", or the reason there is none
     verdict_class: str         # slower / faster / same / none
-    value: Verdict | None = None
+    value: Judgement | None = None
 
 
 @dataclass
@@ -418,8 +420,13 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
 
 
-def compare_runs(base: RunView, new: RunView) -> Comparison:
-    """``new`` against ``base`` on every benchmark both have figures for (Holm across them)."""
+def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) -> Comparison:
+    """``new`` against ``base`` on every benchmark both have figures for, judged by
+    kcross.judge as 'kcross compare' judges them (Holm across them)."""
+    from ..judge.categories import CSS_CLASS
+    from ..judge.machine import differences_line
+    from ..judge.verdict import EXACT, Pair, geomean, judge, words
+
     where = f"cmp-{base.run.id}-{new.run.id}"
     if base.unit != new.unit:
         return Comparison(base, new, where, [], DASH,
@@ -428,52 +435,36 @@ def compare_runs(base: RunView, new: RunView) -> Comparison:
     names = [n for n in base.series if n in new.series]
     if not names:
         return Comparison(base, new, where, [], DASH, note="no benchmark with figures in both runs")
-    verdicts = compare_many([(base.series[n].samples, new.series[n].samples) for n in names])
+    judged = judge([Pair(n, base.series[n], new.series[n],
+                         noise(n, base.series[n], new.series[n]) if noise else None)
+                    for n in names])
     rows = []
-    ratios = []
-    for name, verdict in zip(names, verdicts, strict=True):
+    for name, j in zip(names, judged, strict=True):
         unit = base.series[name].unit
         b_med = base.summaries.get(name)
         n_med = new.summaries.get(name)
         b_text = format_value(b_med.median, unit) if isinstance(b_med, Summary) else DASH
         n_text = format_value(n_med.median, unit) if isinstance(n_med, Summary) else DASH
-        if isinstance(verdict, StatsError):
-            rows.append(CompareRow(name, b_text, n_text, DASH, DASH, DASH, str(verdict), "none"))
+        if j.error is not None:
+            rows.append(CompareRow(name, b_text, n_text, DASH, DASH, DASH, j.error, "none"))
             continue
-        ratios.append(verdict.ratio)
-        if not verdict.significant:
-            word, cls = "~", "same"
-        elif verdict.ratio > 1:
-            word, cls = f"{verdict.delta:+.1%} (more)", "slower"
-        else:
-            word, cls = f"{verdict.delta:+.1%} (less)", "faster"
-        if verdict.note:
-            word += f" ({verdict.note})"
-        rows.append(CompareRow(
-            name, b_text, n_text, f"{verdict.ratio:.3f}",
-            f"{verdict.ratio_low:.3f} – {verdict.ratio_high:.3f}",
-            f"{_p(verdict.p_adjusted)} (n={verdict.n_a}+{verdict.n_b})", word, cls, verdict))
-    try:
-        gm = f"{geomean(ratios):.3f}" if ratios else DASH
-    except StatsError as exc:
-        gm = str(exc)
-    return Comparison(base, new, where, rows, gm, note=fingerprint_differences(base, new))
+        word = words(j) + (f" ({j.note})" if j.note else "")
+        exact = j.method == EXACT
+        ratio = DASH if j.ratio is None else f"{j.ratio:.4f}" if exact else f"{j.ratio:.3f}"
+        ci = "exact" if exact or j.ratio_low is None or j.ratio_high is None else \
+            f"{j.ratio_low:.3f} – {j.ratio_high:.3f}"
+        p = "no p (exact)" if j.p_adjusted is None else \
+            f"{_p(j.p_adjusted)} (n={j.n_a}+{j.n_b})"
+        rows.append(CompareRow(name, b_text, n_text, ratio, ci, p, word,
+                               CSS_CLASS[j.category], j))
+    gm_value = geomean(judged)
+    gm = f"{gm_value:.3f}" if gm_value is not None else DASH
+    line = differences_line([base.fingerprint, new.fingerprint])
+    note = line.replace("the sides'", "the runs'") if line else ""
+    return Comparison(base, new, where, rows, gm, note=note)
 
 
-def fingerprint_differences(base: RunView, new: RunView) -> str:
-    """The fingerprint fields in which two runs differ (their own run facts aside): what else
-    than the change under test a ratio may measure."""
-    a, b = _facts(base), _facts(new)
-    differ = [key for title, facts in a.items() if title != "Run"
-              for key, value in facts.items() if b.get(title, {}).get(key, DASH) != value]
-    differ += [key for title, facts in b.items() if title != "Run" and title not in a
-               for key in facts]
-    if not differ:
-        return ""
-    return "the fingerprints differ in " + ", ".join(differ) + ": the ratios measure that too"
-
-
-def comparisons(views: Sequence[RunView]) -> list[Comparison]:
+def comparisons(views: Sequence[RunView], noise: NoiseLookup | None = None) -> list[Comparison]:
     """Every run against the first run given in its unit (its base): times with times,
     instruction counts with instruction counts."""
     bases: dict[str, RunView] = {}
@@ -481,7 +472,7 @@ def comparisons(views: Sequence[RunView]) -> list[Comparison]:
     for view in views:
         base = bases.setdefault(view.unit, view)
         if base is not view:
-            found.append(compare_runs(base, view))
+            found.append(compare_runs(base, view, noise))
     return found
 
 

@@ -187,14 +187,17 @@ def forest(comparison: Comparison) -> str | None:
             v = row.value
             assert v is not None
             c = {"slower": SLOWER, "faster": FASTER}.get(row.verdict_class, SAME)
-            ax.plot([v.ratio_low, v.ratio_high], [i, i], color=c, linewidth=1.6)
-            ax.plot([v.ratio], [i], marker="o", markersize=4.5, color=c)
-            values += [v.ratio_low, v.ratio_high]
+            ratio = v.ratio if v.ratio is not None else 1.0
+            low = v.ratio_low if v.ratio_low is not None else ratio    # exact: a point
+            high = v.ratio_high if v.ratio_high is not None else ratio
+            ax.plot([low, high], [i, i], color=c, linewidth=1.6)
+            ax.plot([ratio], [i], marker="o", markersize=4.5, color=c)
+            values += [low, high]
         ax.axvline(1.0, color="#444444", linewidth=0.9, zorder=1)
         ax.set_xscale("log")
         # The axis covers every ratio and the intervals as far as 2x either way; a wider
         # interval runs off the edge rather than squeezing every other row into a line.
-        ratios = [r.value.ratio for r in rows if r.value is not None]
+        ratios = [r.value.ratio for r in rows if r.value is not None and r.value.ratio]
         reach = [min(max(v, 0.5), 2.0) for v in values] + ratios
         span = max(max(reach), 1 / min(reach), 1.02)
         ax.set_xlim(1 / span ** 1.15, span ** 1.15)

@@ -12,6 +12,9 @@ History:
   2: runs.owner_host/owner_pid/owner_id/updated_at (who writes a running run,
      its heartbeat) and runs.content_hash (duplicate imports).
   3: tags (name -> run id): a tag names one run (kcross tag, run --tag, push/pull).
+  4: results.process (which harness process of a run measured a result: kcross run
+     --processes K stores K results per benchmark); the results' unique key becomes
+     (run_id, suite, name, process).  Existing results are process 0.
 """
 
 from __future__ import annotations
@@ -109,7 +112,52 @@ def _v3_tags(conn: sa.Connection) -> None:
     tags.create(conn)
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags)
+def _v4_result_process(conn: sa.Connection) -> None:
+    """Version 4: results.process, in the results' unique key."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("ALTER TABLE results ADD COLUMN process INTEGER NOT NULL DEFAULT 0"))
+        for unique in sa.inspect(conn).get_unique_constraints("results"):
+            if sorted(unique["column_names"]) == ["name", "run_id", "suite"]:
+                conn.execute(sa.text(f'ALTER TABLE results DROP CONSTRAINT "{unique["name"]}"'))
+        conn.execute(sa.text("ALTER TABLE results ADD CONSTRAINT uq_results_process "
+                             "UNIQUE (run_id, suite, name, process)"))
+        return
+    # SQLite cannot change a table's constraints: the table is rebuilt, rows copied as they
+    # are (the same transaction: a failure leaves the old table).
+    md = sa.MetaData()
+    sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
+    columns = ["id", "run_id", "seq", "suite", "name", "status", "reason", "median_ns",
+               "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns", "n", "record"]
+    new = sa.Table(
+        "results_v4", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("seq", sa.Integer, nullable=False),
+        sa.Column("suite", sa.String(64), nullable=False),
+        sa.Column("name", sa.String(128), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("reason", sa.Text),
+        sa.Column("median_ns", sa.Float),
+        sa.Column("ci_low_ns", sa.Float),
+        sa.Column("ci_high_ns", sa.Float),
+        sa.Column("ci_confidence", sa.Float),
+        sa.Column("min_ns", sa.Float),
+        sa.Column("n", sa.Integer, nullable=False),
+        sa.Column("record", json_type(), nullable=False),
+        sa.Column("process", sa.Integer, nullable=False, server_default=sa.text("0")),
+        sa.UniqueConstraint("run_id", "suite", "name", "process", name="uq_results_process"),
+    )
+    new.create(conn)
+    listed = ", ".join(columns)
+    conn.execute(sa.text(f"INSERT INTO results_v4 ({listed}, process) "
+                         f"SELECT {listed}, 0 FROM results"))
+    conn.execute(sa.text("DROP TABLE results"))
+    conn.execute(sa.text("ALTER TABLE results_v4 RENAME TO results"))
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
+                                                      _v4_result_process)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import SchemaError, StoreError, UserError
+from ..judge.machine import identity as machine_identity
 from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of, validate
 from ..schema import dig as _get
 from ..stats import summary_columns
@@ -38,42 +39,7 @@ HEARTBEAT_EVERY_S = 60.0
 # Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
 _MAX_ID = 2**31 - 1
 
-RUN_SOURCES = ("run", "import", "lab", "remote")  # runs.source: how the run came into the store
-
-# Fingerprint fields that differ between two runs on the same machine
-# configuration and therefore must not split it into two machines.  The lab
-# group (fingerprint.lab) has nothing volatile: emulator and its version, machine
-# and CPU model, kernel (by its SHA-256, also its path), what was appended to the
-# command line and the variant all change what is counted, so every one of them
-# makes a machine of its own, and an emulated machine never shares a row with a real one.
-_VOLATILE = {"kcross": None, "host": ("time",), "timer": ("hz", "calibration")}
-
-
-def machine_identity(fingerprint: dict[str, Any]) -> str:
-    """SHA-256 over the fingerprint without per-run values (time, calibrated timer Hz, kcross build).
-
-    Everything else is the machine, ``lab`` included but for its labels: the variant's
-    name (the same configuration under another name is the same machine) and where the
-    kernel file lies (its SHA-256 says which kernel it is).
-    """
-    ident: dict[str, Any] = {}
-    for key, value in fingerprint.items():
-        if key in ("type", "schema"):
-            continue
-        if key in _VOLATILE:
-            drop = _VOLATILE[key]
-            if drop is None:
-                continue
-            if isinstance(value, dict):
-                value = {k: v for k, v in value.items() if k not in drop}
-        if key == "lab" and isinstance(value, dict):
-            value = {k: v for k, v in value.items() if k != "variant"}
-            if isinstance(value.get("kernel"), dict):
-                value["kernel"] = {k: v for k, v in value["kernel"].items() if k != "path"}
-        ident[key] = value
-    canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
+RUN_SOURCES = ("run", "import", "lab", "remote", "aa")  # runs.source: how the run came in
 
 def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     """The machines.hypervisor column: what runs the measured system, if anything.
@@ -304,7 +270,7 @@ class Store:
 
     def _machine_id(self, conn: sa.Connection, fingerprint: dict[str, Any]) -> int:
         """The machine row for this fingerprint, created if new (safe against concurrent writers)."""
-        digest = machine_identity(fingerprint)
+        digest = machine_identity(fingerprint)  # the store's machine row: kcross.judge.machine
         hypervisor = machine_hypervisor(fingerprint)
         values = {
             "fingerprint_hash": digest,
@@ -353,7 +319,7 @@ class Store:
         conn.execute(sa.insert(t.results).values(
             run_id=run_id, seq=seq, suite=record["suite"], name=record["name"],
             status=record["status"], reason=record["reason"], record=record,
-            **_stat_columns(record)))
+            process=int(record.get("process", 0)), **_stat_columns(record)))
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
                   command: Sequence[str], source: str = "run") -> int:
@@ -447,8 +413,8 @@ class Store:
                       finished_at: dt.datetime | None = None) -> int:
         """Store a whole validated stream in one transaction; return the new run id.
 
-        ``source`` is stored as runs.source: ``import`` (a file) or ``lab`` (a
-        ``kcross lab`` guest).  The run's times come from the fingerprint's
+        ``source`` is stored as runs.source: ``import`` (a file), ``lab`` (a
+            raise ValueError(f"an imported run's source is import, lab or aa, not {source!r}")
         ``host.time`` and the end record's ``elapsed_s``, unless given; a run with
         a lab object is dated by the host (``started_at``/``finished_at``, else
         now), because the guest's clock counts instructions from a fixed date.
@@ -458,7 +424,7 @@ class Store:
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
         if source not in RUN_SOURCES or source in ("run", "remote"):
-            raise ValueError(f"an imported run's source is 'import' or 'lab', not {source!r}")
+            raise ValueError(f"an imported run's source is 'import', 'lab' or 'aa', not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
         if isinstance(stream.fingerprint.get("lab"), dict):
@@ -648,8 +614,10 @@ class Store:
 
     def list_runs(self) -> list[RunSummary]:
         """All runs, newest first."""
+        # Benchmarks, not result rows: a run of K processes has K rows per benchmark.
         count = (sa.select(sa.func.count(t.results.c.id))
-                 .where(t.results.c.run_id == t.runs.c.id).scalar_subquery())
+                 .where(t.results.c.run_id == t.runs.c.id, t.results.c.process == 0)
+                 .scalar_subquery())
         query = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status, t.runs.c.source,
                            t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
                            t.runs.c.updated_at,

@@ -84,7 +84,9 @@ results = sa.Table(
     sa.Column("min_ns", sa.Float),
     sa.Column("n", sa.Integer, nullable=False),
     sa.Column("record", json_type(), nullable=False),
-    sa.UniqueConstraint("run_id", "suite", "name"),
+    # Since schema 4: which harness process of the run measured it (kcross run --processes).
+    sa.Column("process", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.UniqueConstraint("run_id", "suite", "name", "process", name="uq_results_process"),
 )
 
 # Since schema 3: a tag names one run (kcross tag, kcross run --tag); a run may have several.

@@ -1,0 +1,128 @@
+"""A machine's run-to-run noise, per benchmark: how much two separate runs of one
+configuration differ beyond what each run's own samples and processes show.
+
+On a VM the speed drifts on a scale longer than one run (measured on the development
+VM: run medians of getppid-dispatch vary 2.9% where their processes predict 1.1%), so
+a verdict between two separate runs that ignores this level calls A/A pairs different
+most of the time.  The noise is estimated from repetitions of one configuration (the
+runs of one machine identity, kcross.judge.machine.identity), one-way random effects
+by the method of moments (kcross.stats.between_runs): the variance of the runs' log
+figures less the mean of their within-run variances.  Sources:
+
+- the store's own history: the last runs of the same machine identity holding the
+  benchmark (the two runs being compared left out, so that a real change between them
+  is not taken for noise);
+- a calibration ``kcross aa`` runs and stores (the same estimate from its runs).
+
+At least MIN_RUNS runs are needed; with few runs the estimate is uncertain, which its
+degrees of freedom carry into the verdict's t interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import stats
+from ..series import Series, series_of_results
+from ..stats import StatsError
+from .machine import identity
+from .verdict import RunNoise
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+HISTORY = "stored runs of this machine"   # RunNoise.source: the store's own history
+CALIBRATION = "kcross aa calibration"     # RunNoise.source: runs kcross aa made for it
+MIN_RUNS = 3          # fewer runs give no estimate worth a verdict (2 degrees of freedom)
+HISTORY_RUNS = 20     # the most recent runs of a machine taken into an estimate
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run's figure of one benchmark on the log scale, and its own noise (the
+    variance of that log figure as the run's processes, or its samples, show it)."""
+
+    run: str
+    log: float
+    var: float
+
+
+def run_point(series: Series) -> RunPoint:
+    """A run's point: its processes' level, or for one process its median's CI as a
+    variance."""
+    if series.process_count >= 2:
+        level = stats.process_level(series.by_process())
+        return RunPoint(str(series.run), level.log, level.var)
+    median = stats.median(series.samples)
+    if median <= 0:
+        raise StatsError("median is 0: no log figure")
+    ci = stats.median_ci(series.samples)
+    se = stats.log_se_of_interval(max(ci.low, median * 1e-12), ci.high)
+    return RunPoint(str(series.run), math.log(median), se * se)
+
+
+def estimate(points: Sequence[RunPoint], source: str) -> RunNoise:
+    """The run-to-run noise from the points of separate runs of one configuration."""
+    if len(points) < MIN_RUNS:
+        raise StatsError(f"{len(points)} run(s) of this machine: the run-to-run noise needs "
+                         f"{MIN_RUNS}")
+    var, df = stats.between_runs([p.log for p in points], [p.var for p in points])
+    return RunNoise(var=var, df=df, runs=len(points), source=source)
+
+
+def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
+              exclude: Iterable[str] = (), source: str = HISTORY) -> dict[str, RunNoise]:
+    """The noise of each benchmark named, from series of separate runs (run label ->
+    benchmark -> series), leaving out the runs in ``exclude``."""
+    left_out = set(exclude)
+    found: dict[str, RunNoise] = {}
+    for name in names:
+        points = []
+        for run, series in by_run.items():
+            if run in left_out or name not in series:
+                continue
+            try:
+                points.append(run_point(series[name]))
+            except StatsError:
+                continue
+        try:
+            found[name] = estimate(points, source)
+        except StatsError:
+            continue
+    return found
+
+
+@dataclass
+class History:
+    """The stored runs of machines, read once per command, for noise estimates."""
+
+    store: Store
+    limit: int = HISTORY_RUNS
+
+    def __post_init__(self) -> None:
+        self._runs: dict[str, dict[str, dict[str, Series]]] = {}
+
+    def runs_of(self, machine: str) -> dict[str, dict[str, Series]]:
+        """The last complete runs of one machine identity: run label -> name -> series."""
+        if machine not in self._runs:
+            summaries = [s for s in self.store.list_runs()
+                         if s.machine_hash == machine and s.status == "complete"]
+            found: dict[str, dict[str, Series]] = {}
+            for summary in summaries[:self.limit]:
+                run = self.store.load_run(str(summary.id))
+                label = f"run {run.id}"
+                found[label] = {s.name: s for s in series_of_results(label, run.fingerprint,
+                                                                     run.results)}
+            self._runs[machine] = found
+        return self._runs[machine]
+
+    def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
+              exclude: Iterable[str] = ()) -> dict[str, RunNoise]:
+        """The noise of the benchmarks on the machine of ``fingerprint`` from its stored
+        runs, the runs in ``exclude`` (labels ``run N``) left out."""
+        if fingerprint is None:
+            return {}
+        return of_series(self.runs_of(identity(fingerprint)), names, exclude)

@@ -1,0 +1,410 @@
+"""The verdict: does B differ from A?  Every command and view asks this module.
+
+Three methods, chosen per pair from what the data are (docs/result-format.md, "Verdicts"):
+
+- **exact** (lab instruction counts, unit instructions/op, and any two sides whose
+  samples are each a constant): the figures are compared by value, never given a
+  p-value: identical when they differ by less than 1e-9 of their size (below what the
+  figures represent), else higher or lower by the difference;
+- **levels** (timings of several harness processes per side, ``kcross run
+  --processes``): the log ratio of the sides' medians with Student's t over the
+  processes' medians; between two separate runs the machine's run-to-run noise of the
+  benchmark is added when it is known (kcross.judge.noise), and the verdict says when
+  it is not: it then cannot see run-to-run variation;
+- **samples** (one process per side: old and imported runs, plain numbers):
+  Mann-Whitney U on the samples and the ratio's bootstrap interval, as kcross always
+  judged them; between two separate runs it sees one process's noise only.
+
+Timings are tested together: Holm-Bonferroni across every pair of one table, and a
+difference is shown only when the adjusted p is below alpha and the ratio's interval
+excludes 1 (so a verdict never contradicts the interval beside it).  Each pair also
+gets its minimum detectable change: the smallest change it would show with 80% power,
+so that "no difference" says how large a difference could hide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from .. import stats
+from ..schema import UNIT_INSTRUCTIONS
+from ..series import Series
+from ..stats import ALPHA, CONFIDENCE, StatsError
+from .categories import Category, amount, higher_word, label, lower_word
+
+EXACT = "exact"
+LEVELS = "levels"
+SAMPLES = "samples"
+
+# Exact figures closer than this (relative) are the same figure: below what a double
+# holding an instruction count per operation represents after its arithmetic.
+EXACT_RELATIVE = 1e-9
+
+# The levels of variation a verdict can see.
+SEEN_SAMPLES, SEEN_PROCESSES, SEEN_RUNS = "samples", "processes", "runs"
+
+
+@dataclass(frozen=True)
+class RunNoise:
+    """A machine's run-to-run noise of one benchmark: the variance of a run's log figure
+    beyond what the run's own samples and processes show, with its degrees of freedom."""
+
+    var: float
+    df: float
+    runs: int
+    source: str            # where it comes from, for the verdict's words
+
+    @property
+    def cv(self) -> float:
+        """As a coefficient of variation of the run's figure (about sqrt(var))."""
+        return math.sqrt(self.var)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One benchmark on two sides, and what is known about its run-to-run noise."""
+
+    name: str
+    base: Series
+    new: Series
+    noise: RunNoise | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The verdict on one pair: its category, the figures behind it, and what it saw."""
+
+    name: str
+    unit: str
+    base: Series
+    new: Series
+    category: Category
+    method: str = ""                    # EXACT, LEVELS, SAMPLES; "" when unjudged
+    median_a: float | None = None
+    median_b: float | None = None
+    ratio: float | None = None          # median_b / median_a (None: a base of 0)
+    ratio_low: float | None = None      # None for exact figures
+    ratio_high: float | None = None
+    confidence: float = CONFIDENCE
+    p: float | None = None              # None for exact figures: never a p-value
+    p_adjusted: float | None = None
+    alpha: float = ALPHA
+    detectable: float | None = None     # minimum detectable change (fraction); 0: exact
+    sees: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    noise: RunNoise | None = None
+    processes: tuple[int, int] = (1, 1)
+    note: str | None = None
+    error: str | None = None
+
+    @property
+    def delta(self) -> float | None:
+        if self.median_a is None or self.median_b is None:
+            return None
+        return self.median_b - self.median_a
+
+    @property
+    def percent(self) -> float | None:
+        return None if self.ratio is None else (self.ratio - 1.0) * 100.0
+
+    @property
+    def n_a(self) -> int:
+        return len(self.base.samples)
+
+    @property
+    def n_b(self) -> int:
+        return len(self.new.samples)
+
+    @property
+    def separate_runs(self) -> bool:
+        return separate(self.base, self.new)
+
+    @property
+    def exact(self) -> bool:
+        return self.method == EXACT
+
+
+def separate(a: Series, b: Series) -> bool:
+    """Two series from two different runs (processes of their own), not one run's."""
+    return a.run is not None and b.run is not None and a.run != b.run
+
+
+def is_exact(a: Series, b: Series) -> bool:
+    """Exact data: lab instruction counts, or two sides that are each a constant."""
+    if UNIT_INSTRUCTIONS in (a.unit, b.unit):
+        return True
+    return bool(a.samples) and bool(b.samples) and min(a.samples) == max(a.samples) \
+        and min(b.samples) == max(b.samples)
+
+
+def judge(pairs: Sequence[Pair], *, alpha: float = ALPHA,
+          confidence: float = CONFIDENCE) -> list[Judgement]:
+    """The verdicts on every pair of one table (Holm across its timings), in order."""
+    found: list[Judgement] = []
+    for pair in pairs:
+        try:
+            found.append(_measure(pair, alpha, confidence))
+        except StatsError as exc:
+            found.append(Judgement(pair.name, _unit(pair), pair.base, pair.new,
+                                   Category.UNJUDGED, alpha=alpha, confidence=confidence,
+                                   error=str(exc)))
+    tested = [i for i, j in enumerate(found) if j.p is not None]
+    for i, q in zip(tested, stats.holm([found[i].p for i in tested]),  # type: ignore[misc]
+                    strict=True):
+        found[i] = _decide(replace(found[i], p_adjusted=q))
+    return found
+
+
+def _unit(pair: Pair) -> str:
+    return pair.base.unit or pair.new.unit
+
+
+def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
+    a, b = pair.base, pair.new
+    unit = _unit(pair)
+    for s in (a, b):
+        check_values(s)
+    k = (a.process_count, b.process_count)
+    common = dict(name=pair.name, unit=unit, base=a, new=b, alpha=alpha,
+                  confidence=confidence, processes=k)
+    if is_exact(a, b):
+        ma, mb = stats.median(a.samples), stats.median(b.samples)
+        same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
+        category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
+                                                     Category.LOWER)
+        return Judgement(**common, category=category, method=EXACT,  # type: ignore[arg-type]
+                         median_a=ma, median_b=mb,
+                         ratio=(mb / ma) if ma > 0 else (1.0 if same else None),
+                         detectable=0.0, sees=("exact",))
+    apart = separate(a, b)
+    if k[0] >= 2 and k[1] >= 2:
+        la = stats.process_level(a.by_process())
+        lb = stats.process_level(b.by_process())
+        noise = pair.noise if apart else None
+        t = stats.level_test(la, lb, run_var=noise.var if noise else 0.0,
+                             run_df=noise.df if noise else math.inf, confidence=confidence)
+        sees: tuple[str, ...] = (SEEN_SAMPLES, SEEN_PROCESSES) + ((SEEN_RUNS,) if noise else ())
+        misses = (SEEN_RUNS,) if apart and noise is None else ()
+        return Judgement(**common, category=Category.SAME, method=LEVELS,  # type: ignore[arg-type]
+                         median_a=math.exp(la.log), median_b=math.exp(lb.log), ratio=t.ratio,
+                         ratio_low=t.ratio_low, ratio_high=t.ratio_high, p=t.p,
+                         detectable=stats.detectable(t.se, t.df, alpha=alpha) - 1.0,
+                         sees=sees, misses=misses, noise=noise)
+    test = stats.sample_test(a.samples, b.samples, alpha=alpha, confidence=confidence)
+    se = stats.log_se_of_interval(test.ratio_low, test.ratio_high, confidence) \
+        if test.ratio_low > 0 else 0.0
+    missed: tuple[str, ...] = (SEEN_PROCESSES, SEEN_RUNS) if apart else ()
+    return Judgement(**common, category=Category.SAME, method=SAMPLES,  # type: ignore[arg-type]
+                     median_a=test.median_a, median_b=test.median_b, ratio=test.ratio,
+                     ratio_low=test.ratio_low, ratio_high=test.ratio_high, p=test.p,
+                     detectable=stats.detectable(se, math.inf, alpha=alpha) - 1.0,
+                     sees=(SEEN_SAMPLES,), misses=missed,
+                     note="both sides constant: the samples do not vary" if test.constant
+                     else None)
+
+
+def check_values(s: Series) -> None:
+    """Refuse what no verdict can take, before any figure (a plain number that is not
+    finite or is negative: a harness capture's samples are checked by the schema)."""
+    for i, x in enumerate(s.samples, start=1):
+        if not math.isfinite(x):
+            raise StatsError(f"{s.source}: value {i} is {x} (not a finite number)")
+        if x < 0:
+            raise StatsError(f"{s.source}: value {i} is negative ({x:g}); the verdict takes "
+                             "times or counts")
+
+
+def _decide(j: Judgement) -> Judgement:
+    """A timing's category: a difference is shown only when the adjusted p is below alpha
+    AND the ratio's interval excludes 1; a note says when the two disagree."""
+    assert j.p_adjusted is not None and j.ratio_low is not None and j.ratio_high is not None
+    test = j.p_adjusted < j.alpha
+    interval = j.ratio_low > 1.0 or j.ratio_high < 1.0
+    note = j.note
+    if test and interval:
+        category = Category.HIGHER if (j.ratio or 1.0) > 1.0 else Category.LOWER
+    else:
+        category = Category.SAME
+        if test:
+            note = (f"p < {j.alpha:g} but the ratio's CI includes 1: no difference in the "
+                    "medians shown")
+    return replace(j, category=category, note=note)
+
+
+# --- the gate (kcross check) ------------------------------------------------------------------
+
+def gate(j: Judgement, tolerance: float) -> Category:
+    """The category of a row of ``kcross check`` at ``tolerance`` (0.05: +5%).
+
+    Exact figures: REGRESSION when higher by more than the tolerance.  Timings that see
+    every level between them (one run's benchmarks, or two runs with the machine's
+    run-to-run noise known): REGRESSION when shown higher AND the ratio's interval lies
+    above 1 + tolerance.  Two separate runs whose run-to-run noise is not known: the
+    test cannot see it, so the gate goes by the tolerance alone: REGRESSION when the
+    interval (of what it can see) lies above 1 + tolerance.
+    """
+    if j.category is Category.UNJUDGED:
+        return j.category
+    limit = 1.0 + tolerance
+    if j.exact:
+        higher = j.category is Category.HIGHER
+        beyond = j.ratio is None or j.ratio > limit
+        return Category.REGRESSION if higher and beyond else j.category
+    assert j.ratio_low is not None
+    if SEEN_RUNS in j.misses:
+        return Category.REGRESSION if j.ratio_low > limit else j.category
+    if j.category is Category.HIGHER and j.ratio_low > limit:
+        return Category.REGRESSION
+    return j.category
+
+
+# --- words ---------------------------------------------------------------------------------
+
+def signed(value: float, digits: int = 1) -> str:
+    return f"{value:+.{digits}f}"
+
+
+def percent_text(ratio: float | None) -> str:
+    return "" if ratio is None else f"{signed((ratio - 1.0) * 100.0)}%"
+
+
+def exact_change(j: Judgement) -> str:
+    """``+124.6 instructions (+36.0%)``: an exact difference, in the unit's amount."""
+    delta = j.delta or 0.0
+    digits = 1 if abs(delta) >= 0.05 else max(1, 1 - int(math.floor(math.log10(abs(delta))))) \
+        if delta else 1
+    what = amount(j.unit)
+    pct = percent_text(j.ratio)
+    return f"{signed(delta, digits)}{' ' + what if what else ''}" + (f" ({pct})" if pct else "")
+
+
+def words(j: Judgement, tolerance: float | None = None) -> str:
+    """The verdict in words, as a table's verdict cell shows it (the gate's, with a
+    tolerance)."""
+    category = gate(j, tolerance) if tolerance is not None else j.category
+    if category is Category.UNJUDGED:
+        return j.error or "not judged"
+    if category is Category.IDENTICAL:
+        return "identical"
+    if j.exact:
+        text = exact_change(j)
+        if category is Category.REGRESSION:
+            return f"{text}: beyond {signed(tolerance * 100, 0)}%"  # type: ignore[operator]
+        return text
+    pct = percent_text(j.ratio)
+    if category is Category.REGRESSION:
+        return f"{pct} {higher_word(j.unit)}, beyond {signed(tolerance * 100, 0)}%"  # type: ignore[operator]
+    if category is Category.SAME:
+        return "~"
+    word = higher_word(j.unit) if category is Category.HIGHER else lower_word(j.unit)
+    if tolerance is not None and category is Category.HIGHER:
+        return (f"{pct} {word}, not shown beyond {signed(tolerance * 100, 0)}% (CI from "
+                f"{percent_text(j.ratio_low)})")
+    return f"{pct} {word}"
+
+
+def detectable_text(j: Judgement) -> str:
+    """The minimum detectable change of a pair: ``±2.1%``, ``exact`` or a dash."""
+    if j.exact:
+        return "exact"
+    if j.detectable is None:
+        return "–"
+    return f"±{j.detectable * 100:.1f}%"
+
+
+def sees_text(j: Judgement) -> str:
+    """What a verdict could see: ``samples, 8+8 processes, runs (7 earlier runs)``."""
+    if j.exact:
+        return "exact counts, by value"
+    if not j.method:
+        return "–"
+    parts = ["samples"]
+    if SEEN_PROCESSES in j.sees:
+        parts.append(f"{j.processes[0]}+{j.processes[1]} processes")
+    if SEEN_RUNS in j.sees and j.noise is not None:
+        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source})")
+    text = ", ".join(parts)
+    if j.misses:
+        text += "; cannot see " + " or ".join(
+            {SEEN_PROCESSES: "process-to-process", SEEN_RUNS: "run-to-run"}[m]
+            for m in j.misses) + " variation"
+    return text
+
+
+def seeing_lines(judgements: Sequence[Judgement]) -> list[str]:
+    """One line per kind of verdict in a table: what it saw and could not see, and what
+    would let it see more."""
+    kinds: dict[str, list[str]] = {}
+    for j in judgements:
+        if j.method:
+            kinds.setdefault(sees_text(j), []).append(j.name)
+    lines = []
+    for text, names in kinds.items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        lines.append(f"{len(names)} judged on {text}: {shown}")
+    if any(SEEN_RUNS in j.misses for j in judgements):
+        lines.append("run-to-run variation is measured by repeating runs of one machine: "
+                     "'kcross aa BENCH', or keep storing runs (every run of a machine adds to "
+                     "its history); until then 'kcross check' gates on its tolerance alone")
+    if any(j.method == SAMPLES and SEEN_PROCESSES in j.misses for j in judgements):
+        lines.append("one process per side: 'kcross run --processes K' gives each run the "
+                     "process level")
+    return lines
+
+
+def geomean(judgements: Sequence[Judgement]) -> float | None:
+    """The geometric mean of the judged pairs' ratios (None when there is none)."""
+    ratios = [j.ratio for j in judgements
+              if j.category is not Category.UNJUDGED and j.ratio is not None and j.ratio > 0]
+    if not ratios:
+        return None
+    try:
+        return stats.geomean(ratios)
+    except StatsError:
+        return None
+
+
+def verdict_label(j: Judgement, tolerance: float | None = None) -> str:
+    """The short label of a row's category (``slower``, ``identical``, ``regression``)."""
+    category = gate(j, tolerance) if tolerance is not None else j.category
+    return label(category, j.unit)
+
+
+# --- paired rounds (kcross ab, aa's blocks, crosscheck) ------------------------------------
+
+@dataclass(frozen=True)
+class PairedVerdict:
+    """B against A over interleaved rounds: the median of the per-round ratios b/a with its
+    distribution-free CI; a difference when the CI excludes 1 (a sign test on the rounds)."""
+
+    paired: stats.Paired
+    unit: str
+    category: Category
+
+    @property
+    def changed(self) -> bool:
+        return self.category.changed
+
+
+def judge_paired(a: Sequence[float], b: Sequence[float], unit: str,
+                 confidence: float = CONFIDENCE) -> PairedVerdict:
+    """The paired verdict; :class:`StatsError` when the rounds cannot give one."""
+    p = stats.paired_ratio(a, b, confidence)
+    category = Category.SAME
+    if p.ci.low > 1.0:
+        category = Category.HIGHER
+    elif p.ci.high < 1.0:
+        category = Category.LOWER
+    return PairedVerdict(p, unit, category)
+
+
+def paired_words(v: PairedVerdict, b: str = "B", a: str = "A") -> str:
+    """'B is 5.7% faster than A (the CI excludes 1)', or that no difference is shown."""
+    ratio = v.paired.median
+    if v.category is Category.SAME:
+        return "no difference shown (the CI includes 1)"
+    if ratio < 1:
+        return f"{b} is {1 - ratio:.1%} {lower_word(v.unit)} than {a} (the CI excludes 1)"
+    return f"{b} is {ratio - 1:.1%} {higher_word(v.unit)} than {a} (the CI excludes 1)"

@@ -1,0 +1,253 @@
+"""The sides of a comparison: where the samples come from.
+
+A *side* is one argument of ``kcross compare`` or ``kcross check``: a stored run, a
+harness JSON-lines capture, a plain file of numbers or standard input, optionally
+narrowed to one benchmark or one column (``SOURCE:SELECTOR``).  Reading them is decided
+once, here; pairing and judging them is :mod:`kcross.judge`'s.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import SchemaError, UserError
+from .schema import dig
+from .series import Series, series_of_results
+
+if TYPE_CHECKING:  # the store loads SQLAlchemy: only when a run is named
+    from .store import Store
+
+JSON_SUFFIXES = (".json", ".jsonl")
+
+
+# --- sides -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Side:
+    """One argument: its label, the series it gave, and whether it names one benchmark."""
+
+    label: str
+    series: tuple[Series, ...]
+    single: bool                              # a number file, or SOURCE:BENCH picking one
+    fingerprint: Mapping[str, Any] | None = None
+
+
+def parse_numbers(text: str, name: str, column: int = 1, delimiters: str = " \t") -> list[float]:
+    """A column of numbers as ministat reads it.
+
+    Each line is split at any of ``delimiters``; a field starting with ``#`` ends the
+    line (a comment); a line without field ``column`` (blank, comment, too short) is
+    skipped, as ministat skips it; the field must be a whole number (``12``, ``1.5e3``),
+    else the line is refused with its number.
+    """
+    values = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = []
+        for token in _split(line, delimiters):
+            if token.startswith("#"):
+                break
+            fields.append(token)
+        if len(fields) < column:
+            continue
+        token = fields[column - 1]
+        try:
+            values.append(float(token))
+        except ValueError:
+            raise UserError(f"{name} line {lineno}: {token[:40]!r} is not a number") from None
+    return values
+
+
+def _split(line: str, delimiters: str) -> list[str]:
+    tokens: list[str] = []
+    current: list[str] = []
+    for ch in line:
+        if ch in delimiters:
+            if current:
+                tokens.append("".join(current))
+                current = []
+        else:
+            current.append(ch)
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def _is_json(path: Path) -> bool:
+    if path.suffix in JSON_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return head.lstrip()[:1] == b"{"
+
+
+def _stdin_is_json() -> bool:
+    buffer = sys.stdin.buffer
+    peek = getattr(buffer, "peek", None)
+    head = peek(64) if peek is not None else b""
+    return head.lstrip()[:1] == b"{"
+
+
+def _select(series: Sequence[Series], selector: str, label: str) -> list[Series]:
+    """The series whose suite/name or name matches ``selector`` (a name or an fnmatch glob)."""
+    picked = [s for s in series
+              if fnmatch.fnmatchcase(s.name, selector)
+              or fnmatch.fnmatchcase(s.name.split("/", 1)[-1], selector)]
+    if not picked:
+        names = ", ".join(s.name for s in series[:6]) + (", ..." if len(series) > 6 else "")
+        raise UserError(f"{label}: no benchmark matches {selector!r} (it has {names or 'none'})")
+    return picked
+
+
+def _split_selector(arg: str) -> tuple[str, str | None]:
+    """``SOURCE[:SELECTOR]``: an existing path is a file even if it contains ':'."""
+    if arg == "-" or Path(arg).exists():
+        return arg, None
+    if ":" in arg:
+        source, selector = arg.rsplit(":", 1)
+        if selector:
+            return source, selector
+    return arg, None
+
+
+def load_side(arg: str, open_store: Callable[[], Store], *,
+              bench: str | None = None) -> Side:
+    """Read one argument of ``kcross compare`` (see ``kcross compare --help`` for the forms)."""
+    source, selector = _split_selector(arg)
+    if source == "-":
+        if _stdin_is_json():
+            return _capture_side(Path("-"), "stdin", selector, bench)
+        return _numbers_side(sys.stdin.read(), "stdin", selector)
+    path = Path(source)
+    if path.exists():
+        if path.is_dir():
+            raise UserError(f"{source} is a directory, not a file of numbers or a capture")
+        if _is_json(path):
+            return _capture_side(path, source, selector, bench)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise UserError(f"cannot read {source}: {why}") from None
+        return _numbers_side(text, source, selector)
+    return _run_side(source, open_store, selector, bench)
+
+
+def _numbers_side(text: str, name: str, selector: str | None) -> Side:
+    column = 1
+    if selector is not None:
+        if not selector.isdigit() or int(selector) < 1:
+            raise UserError(f"{name}:{selector}: after ':' a file of numbers takes a column "
+                            "number (1 is the first)")
+        column = int(selector)
+    values = parse_numbers(text, name, column)
+    if not values:
+        raise UserError(f"{name}: no numbers" + (f" in column {column}" if column > 1 else ""))
+    label = name if selector is None else f"{name}:{selector}"
+    return Side(label=label, single=True,
+                series=(Series(source=label, name=label, unit="", samples=tuple(values)),))
+
+
+@dataclass(frozen=True)
+class Records:
+    """A run's records as a comparison reads them, from a capture or from the store."""
+
+    label: str                          # "base.jsonl", "stdin", "run 12", "latest~1 (run 11)"
+    run: str                            # the run itself: "run 11", or the capture's label
+    fingerprint: Mapping[str, Any]
+    results: Sequence[Mapping[str, Any]]
+    when: str | None                    # when it started, as shown
+    state: str                          # "complete", "interrupted (no end record)", ...
+
+
+def read_capture(path: Path, name: str) -> Records:
+    """A file (or ``-``) of ``kcross-harness run --json`` output, checked as an import is."""
+    from .importer import read_stream
+
+    stream, _ = read_stream(path)
+    assert stream.fingerprint is not None
+    when = dig(stream.fingerprint, "host", "time")
+    return Records(label=name, run=name, fingerprint=stream.fingerprint, results=stream.results,
+                   when=str(when) if when else None,
+                   state="complete" if stream.complete else "interrupted (no end record)")
+
+
+def read_run(ref: str, open_store: Callable[[], Store]) -> Records:
+    """A stored run, by any reference ``Store.load_run`` takes."""
+    try:
+        stored = open_store().load_run(ref)
+    except UserError as exc:
+        raise UserError(f"{ref!r} is neither an existing file nor a stored run: {exc}") from None
+    return Records(label=f"run {stored.id}" if ref.isdigit() else f"{ref} (run {stored.id})",
+                   run=f"run {stored.id}", fingerprint=stored.fingerprint, results=stored.results,
+                   when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+                   state=stored.state or stored.status)
+
+
+def read_records(ref: str, open_store: Callable[[], Store]) -> Records:
+    """A capture (an existing file, or ``-``) or else a stored run: the one rule for telling
+    them apart, shared by compare and check.  A file that is not a capture is refused."""
+    if ref == "-" or Path(ref).exists():
+        path = Path(ref)
+        if path.is_dir():
+            raise UserError(f"{ref} is a directory, not a capture")
+        if ref != "-" and not _is_json(path):
+            raise UserError(f"{ref} is not a capture of 'kcross-harness run --json' output")
+        return read_capture(path, "stdin" if ref == "-" else ref)
+    if "/" in ref or ref.endswith(JSON_SUFFIXES):  # meant as a file: say that first
+        raise UserError(f"no file {ref} (and a stored run is named by an id, 'latest', "
+                        "'latest~N', 'latest@HOST' or a tag)")
+    return read_run(ref, open_store)
+
+
+def _capture_side(path: Path, name: str, selector: str | None, bench: str | None) -> Side:
+    return _results_side(read_capture(path, name), selector, bench)
+
+
+def _run_side(ref: str, open_store: Callable[[], Store], selector: str | None,
+              bench: str | None) -> Side:
+    return _results_side(read_run(ref, open_store), selector, bench)
+
+
+def _results_side(found: Records, selector: str | None, bench: str | None) -> Side:
+    label, fingerprint = found.label, found.fingerprint
+    series = series_of_results(label, fingerprint, found.results, run=found.run)
+    if not series:
+        raise UserError(f"{label}: no benchmark with figures (none finished ok)")
+    if selector is not None:
+        series = _select(series, selector, label)
+        label = f"{label}:{selector}"
+        series = [_relabel(s, label) for s in series]
+    elif bench is not None:
+        series = _select(series, bench, label)
+    return Side(label=label, series=tuple(series), fingerprint=fingerprint,
+                single=selector is not None and len(series) == 1)
+
+
+def _relabel(s: Series, source: str) -> Series:
+    from dataclasses import replace
+
+    return replace(s, source=source)
+
+
+def load_sides(args: Sequence[str], open_store: Callable[[], Store], *,
+               bench: str | None = None) -> list[Side]:
+    """Every side, refusing stdin twice and an unreadable capture with one line."""
+    if sum(1 for a in args if _split_selector(a)[0] == "-") > 1:
+        raise UserError("standard input (-) can be only one side")
+    sides = []
+    for arg in args:
+        try:
+            sides.append(load_side(arg, open_store, bench=bench))
+        except SchemaError as exc:  # names the file and line already
+            raise UserError(str(exc)) from None
+    return sides
+
+

@@ -1,0 +1,166 @@
+"""The views of ``kcross history``: one table per benchmark, the machine's run-to-run
+noise under it, and the plot (matplotlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..history import Point, Row, Trend
+from ..judge.categories import STYLE
+from ..judge.verdict import detectable_text, words
+from ..stats import ALPHA, MedianCI, StatsError
+from .marks import ascii_text
+
+PLOT_FORMATS = ("svg", "png")
+
+
+def _pct(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.1f}%"
+
+
+def cells(row: Row, unit: str | None) -> list[str]:
+    """A row's cells, plain text; ``unit`` None: the values carry their own unit."""
+    from ..render import format_value
+
+    p = row.point
+    own = p.unit if unit is None else None
+
+    def value(x: float) -> str:
+        return format_value(x, p.unit) + (f" {own}" if own else "")
+
+    median = value(p.median) if p.median is not None else "-"
+    ci = p.ci
+    ci_text = "-" if ci is None else (str(ci) if isinstance(ci, StatsError) else
+                                      f"{format_value(ci.low, p.unit)}-"
+                                      f"{format_value(ci.high, p.unit)}")
+    change, p_text, detectable = "-", "-", "-"
+    j = row.change
+    if j is not None and j.error is None:
+        if j.ratio is not None and j.ratio_low is not None and j.ratio_high is not None:
+            change = f"{_pct(j.ratio)} ({_pct(j.ratio_low)} {_pct(j.ratio_high)})"
+        else:
+            change = words(j)
+        p_text = "-" if j.p_adjusted is None else (
+            "<0.001" if j.p_adjusted < 0.001 else f"{j.p_adjusted:.3f}")
+        detectable = detectable_text(j)
+    elif j is not None:
+        change = str(j.error)
+    against = f"run {row.previous.run_id}" if row.previous is not None else "-"
+    return [str(p.run_id), p.started_at.strftime("%Y-%m-%d %H:%M"), p.host_label, p.kernel,
+            median, ci_text, against, change, p_text, detectable, row.verdict, row.note or ""]
+
+
+def headers(t: Trend) -> tuple[list[str], str | None]:
+    unit = t.units[0] if len(t.units) == 1 else None
+    unit_text = f" {unit}" if unit else ""
+    return (["run", "started (UTC)", "machine", "kernel", f"median{unit_text}", "95% CI",
+             "vs", "change (95% CI)", "p", "detectable", "verdict", "note"], unit)
+
+
+def table(t: Trend, *, ascii_only: bool) -> Any:
+    """One rich table per benchmark: ASCII borders and no colour for a log or a mail."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    names, unit = headers(t)
+    parts: list[Any] = []
+    for bench in t.names:
+        out = Table(box=box.ASCII if ascii_only else box.HEAVY_HEAD,
+                    header_style="" if ascii_only else "bold")
+        for i, name in enumerate(names):
+            out.add_column(name, justify="right" if i in (0, 4, 8, 9) else "left")
+        for row in t.rows:
+            if row.point.name != bench:
+                continue
+            texts = [ascii_text(t) for t in cells(row, unit)] if ascii_only else cells(row, unit)
+            category = row.category
+            style = "" if ascii_only or category is None else STYLE.get(category, "")
+            out.add_row(*(Text(x, style=style if i == 10 else "") for i, x in enumerate(texts)))
+        parts += [Text(bench, style="" if ascii_only else "bold"), out]
+        parts += [Text(line) for line in noise_lines(t, bench)]
+    return Group(*parts)
+
+
+def noise_lines(t: Trend, bench: str) -> list[str]:
+    """The run-to-run noise of ``bench`` on each machine shown: what a change must exceed."""
+    lines = []
+    for n in t.noise:
+        if n.name != bench:
+            continue
+        where = f"{n.hostname} {n.machine[:8]}"
+        if n.noise is None:
+            lines.append(f"run-to-run noise on {where}: not known ({n.runs} run(s); it needs "
+                         "3 runs of one configuration: 'kcross aa BENCH' measures it)")
+        else:
+            lines.append(f"run-to-run noise on {where}: {n.noise.cv:.2%} of the median beyond "
+                         f"each run's own noise, from {n.noise.runs} runs ({n.noise.df:g} "
+                         "degrees of freedom)")
+    return lines
+
+
+def legend(t: Trend) -> str:
+    return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
+            f"of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
+            f"machine's run-to-run noise included where known); p: Holm-adjusted across the "
+            f"{t.compared} change(s) shown, a difference shown when p < {ALPHA:g} and the CI "
+            "excludes 1; exact counts by value; detectable: the smallest change shown with "
+            "80% power")
+
+
+def check_plot_path(path: Path) -> str:
+    """The plot's format from its suffix; :class:`UserError` before any work if unsupported."""
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in PLOT_FORMATS:
+        raise UserError(f"--plot {path}: the file must end in .svg or .png")
+    if not path.parent.is_dir():
+        raise UserError(f"--plot {path}: no directory {path.parent}")
+    return fmt
+
+
+def plot(t: Trend, path: Path) -> None:
+    """Median with its CI as error bars over time: one panel per benchmark (and unit), one
+    line per host."""
+    fmt = check_plot_path(path)
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.figure import Figure
+
+    panels: dict[tuple[str, str], dict[tuple[str, ...], list[Point]]] = {}
+    for row in t.rows:
+        p = row.point
+        if p.series is not None:
+            panels.setdefault((p.name, p.unit), {}).setdefault(p.host_key, []).append(p)
+    if not panels:
+        raise UserError(f"nothing to plot: no run of {t.pattern!r} shown has figures")
+    hostnames = {key[0] for lines in panels.values() for key in lines}
+    hosts = {key for lines in panels.values() for key in lines}
+    fig = Figure(figsize=(9, 2.6 * len(panels) + 0.6), layout="constrained")
+    axes = fig.subplots(len(panels), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, ((name, unit), lines) in zip(axes, panels.items(), strict=True):
+        for key, pts in lines.items():
+            x = [p.started_at.replace(tzinfo=None) for p in pts]
+            y = [float(p.median) for p in pts]  # type: ignore[arg-type]
+            low, high = [], []
+            for p, m in zip(pts, y, strict=True):
+                ci = p.ci
+                low.append(m - ci.low if isinstance(ci, MedianCI) else 0.0)
+                high.append(ci.high - m if isinstance(ci, MedianCI) else 0.0)
+            label = key[0] if len(hostnames) == len(hosts) else " ".join(key[:3])
+            ax.errorbar(x, y, yerr=[low, high], marker="o", markersize=4, capsize=3,
+                        linewidth=1.2, label=label)
+        ax.set_title(name, fontsize="medium", loc="left")
+        ax.set_ylabel(f"median {unit}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", title="host", title_fontsize="small")
+    locator = AutoDateLocator()
+    axes[-1].xaxis.set_major_locator(locator)
+    axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    fig.suptitle(f"kcross history: {t.pattern} (median, 95% CI)")
+    try:
+        fig.savefig(path, format=fmt, dpi=120)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
