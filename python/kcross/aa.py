@@ -37,7 +37,7 @@ from . import harness, stats
 from .errors import UserError
 from .importer import stream_of
 from .judge.categories import Category
-from .judge.noise import CALIBRATION, run_point
+from .judge.noise import CALIBRATION, RunPoint, estimate_pooled, run_point
 from .judge.verdict import Pair, RunNoise, gate, judge, judge_paired
 from .processes import combine
 from .series import Series, series_of_results
@@ -143,9 +143,6 @@ def check_options(o: Options) -> None:
     if o.rounds < 3:
         raise UserError(f"--rounds {o.rounds}: at least 3 (the run-to-run noise of a round "
                         "is estimated from the others)")
-    if o.block_rounds > o.rounds:
-        raise UserError(f"--rounds {o.rounds} makes no block of {o.block_rounds} rounds "
-                        f"(--block-rounds): give at least {o.block_rounds}")
     if o.block_rounds < stats.min_samples_for():
         raise UserError(f"--block-rounds {o.block_rounds}: too few for a 95% CI of the median "
                         f"ratio (need {stats.min_samples_for()})")
@@ -193,6 +190,7 @@ def run(command: Sequence[str], options: Options, *, store: Callable[[], Store] 
         name = label
         if store is not None:
             done = import_stream(store, records, command=["aa", options.bench], source="aa",
+                                 force=True,  # a new measurement, even if identical
                                  name=f"aa {label}")
             name = f"run {done.run_id}"
             stored.append(name)
@@ -227,24 +225,19 @@ def _relabel(s: Series, run: str) -> Series:
 def noise_without(pairs: Sequence[RoundPair], name: str, skip: int | None) -> RunNoise | None:
     """The run-to-run noise of ``name`` from the rounds other than ``skip``, pooled within
     each copy (a planted difference between the copies is not noise)."""
-    logs: list[list[float]] = [[], []]
-    within: list[list[float]] = [[], []]
+    groups: list[list[RunPoint]] = [[], []]
     for p in pairs:
         if p.number == skip:
             continue
         for i, run_ in enumerate((p.a, p.b)):
             try:
-                point = run_point(run_.series[name])
+                groups[i].append(run_point(run_.series[name]))
             except (StatsError, KeyError):
                 continue
-            logs[i].append(point.log)
-            within[i].append(point.var)
     try:
-        var, df = stats.between_runs_pooled(list(zip(logs, within, strict=True)))
+        return estimate_pooled(groups, CALIBRATION)
     except StatsError:
         return None
-    runs = sum(len(x) for x in logs)
-    return RunNoise(var=var, df=df, runs=runs, source=CALIBRATION)
 
 
 def evaluate(result: Result) -> None:

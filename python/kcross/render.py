@@ -346,10 +346,9 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
 
 def _has_ci(summary: Summary) -> bool:
     try:
-        summary.ci
+        return summary.ci is not None
     except StatsError:
         return False
-    return True
 
 
 def fmt_field(value: Any) -> str:

@@ -14,11 +14,12 @@ import pytest
 from conftest import Kcross, assert_one_line_error, fake_capture, isolated_env
 from kcross import sides as compare
 from kcross import stats
-from kcross.judge import pairing
-from kcross.judge.comparison import compare as build, overhead_notes
-from kcross.views import benchstat as benchstat_view
 from kcross.errors import UserError
+from kcross.judge import pairing
+from kcross.judge.comparison import compare as build
+from kcross.judge.comparison import overhead_notes
 from kcross.series import Series
+from kcross.views import benchstat as benchstat_view
 
 SLOWER = ("syscall/getppid-inline", "syscall/stat-root")
 

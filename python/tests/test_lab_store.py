@@ -16,6 +16,7 @@ import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, query
 from kcross import importer, render
 from kcross.errors import SchemaError, UserError
+from kcross.judge.machine import identity as machine_identity
 from kcross.schema import (
     IMPORT_VERSIONS,
     UNIT_INSTRUCTIONS,
@@ -25,7 +26,6 @@ from kcross.schema import (
 )
 from kcross.stats import summarize_record
 from kcross.store import DuplicateImport, Store, resolve
-from kcross.judge.machine import identity as machine_identity
 from rich.console import Console
 
 EMULATED = "emulated (QEMU TCG, icount): instruction counts, not time"

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from kcross import sides as compare
 from kcross import stats
-from kcross.views import ministat_report
 from kcross.errors import UserError
+from kcross.views import ministat_report
 
 MINISTAT = shutil.which("ministat")
 needs_ministat = pytest.mark.skipif(MINISTAT is None, reason="ministat is not installed "

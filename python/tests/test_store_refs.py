@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcross.store import migrations
 import sqlalchemy as sa
 from conftest import Kcross, assert_one_line_error, captured, query
 from kcross.errors import UserError

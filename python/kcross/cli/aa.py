@@ -120,15 +120,16 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
     """The benchmarks GLOB names that can run here; one line naming close ones if none."""
     from .. import harness
+    from ..history import matches
 
     records = harness.collect(command, ["list", "--json"], env=env)
     names = [f"{r['suite']}/{r['name']}" for r in records]
-    matched = harness.collect(command, ["list", "--json", "--bench", glob], env=env)
-    available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]
+    matched = [r for r, n in zip(records, names, strict=True) if matches(glob, n)]
     if not matched:
         close = difflib.get_close_matches(glob, names + [n.split("/", 1)[1] for n in names], n=3)
         raise UserError(f"no benchmark {glob!r}" + (f" (closest: {', '.join(close)})" if close
                                                    else " (see 'kcross list')"))
+    available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]
     if not available:
         first = matched[0]
         raise UserError(f"{first['suite']}/{first['name']} cannot run here: "

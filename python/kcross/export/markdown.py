@@ -94,6 +94,7 @@ def _common(values: Sequence[str]) -> str | None:
 
 
 def _comparison(rows: Sequence[Judgement]) -> str:
+    from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, TIMING_RULE
     from ..judge.verdict import detectable_text, words
     from ..render import format_value
     from ..stats import StatsError, median
@@ -138,10 +139,8 @@ def _comparison(rows: Sequence[Judgement]) -> str:
             label = "geomean" if len(pairs) == 1 else f"geomean ({b} → {n})"
             body.append([cell(label), "", "", f"{g:.3f}", "", "", ""])
     text = table(header, "lrrrrlr", body)
-    return text + "\n`~`: no difference shown (timings: p Holm-adjusted across the table, a " \
-                  "difference shown when p < 0.05 and the CI excludes 1; exact counts: by " \
-                  "value); ratio = median new / median base; detectable: the smallest change " \
-                  "shown with 80% power\n"
+    return text + f"\n`~`: no difference shown ({TIMING_RULE}; {EXACT_RULE}); ratio = median " \
+                  f"new / median base; {DETECTABLE_RULE}\n"
 
 
 def _series(data: ExportData) -> str:

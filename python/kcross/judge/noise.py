@@ -73,6 +73,17 @@ def estimate(points: Sequence[RunPoint], source: str) -> RunNoise:
     return RunNoise(var=var, df=df, runs=len(points), source=source)
 
 
+def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str) -> RunNoise:
+    """The run-to-run noise from groups of runs that may differ by a constant (two copies of
+    one benchmark, one with a planted change): each run about its own group's mean."""
+    runs = sum(len(g) for g in groups)
+    if runs < MIN_RUNS:
+        raise StatsError(f"{runs} run(s): the run-to-run noise needs {MIN_RUNS}")
+    var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
+                                         for g in groups])
+    return RunNoise(var=var, df=df, runs=runs, source=source)
+
+
 def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
               exclude: Iterable[str] = (), source: str = HISTORY) -> dict[str, RunNoise]:
     """The noise of each benchmark named, from series of separate runs (run label ->

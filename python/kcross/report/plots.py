@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..judge.categories import Category
 from ..schema import UNIT_INSTRUCTIONS
 from ..stats import StatsError, Summary
 
@@ -186,7 +187,7 @@ def forest(comparison: Comparison) -> str | None:
         for i, row in enumerate(rows):
             v = row.value
             assert v is not None
-            c = {"slower": SLOWER, "faster": FASTER}.get(row.verdict_class, SAME)
+            c = {Category.HIGHER: SLOWER, Category.LOWER: FASTER}.get(v.category, SAME)
             ratio = v.ratio if v.ratio is not None else 1.0
             low = v.ratio_low if v.ratio_low is not None else ratio    # exact: a point
             high = v.ratio_high if v.ratio_high is not None else ratio

@@ -6,10 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..gate import Outcome, Row
-from ..judge.categories import STYLE, Category, label
+from ..judge.categories import (
+    DETECTABLE_RULE,
+    EXACT_RULE,
+    STYLE,
+    TIMING_RULE,
+    Category,
+    higher_word,
+    label,
+)
 from ..judge.verdict import EXACT, SEEN_RUNS, detectable_text, sees_text, words
 from ..render import format_value
-from ..schema import UNIT_INSTRUCTIONS
 from ..stats import median
 from .marks import ascii_text
 
@@ -66,11 +73,8 @@ def title(outcome: Outcome) -> str:
 def legend(outcome: Outcome) -> list[str]:
     """What the columns mean, what the verdicts saw, and the notes: one line each."""
     tested = sum(j.p is not None for j in outcome.judgements)
-    more = "more instructions" if outcome.unit == UNIT_INSTRUCTIONS else "slower"
-    lines = [f"ratio = current/base median (>1: {more}); p = Holm-adjusted across {tested} "
-             f"timing(s), a difference shown when p < {outcome.alpha:g} and the CI excludes 1; "
-             "exact counts are compared by value (no p); detectable = the smallest change "
-             "shown with 80% power",
+    lines = [f"ratio = current/base median (>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
+             f"({tested} test(s)); {EXACT_RULE}; {DETECTABLE_RULE}",
              f"regression: beyond +{outcome.max_regression * 100:g}% (exact counts: by value; "
              "timings: the CI's low end above it)"]
     kinds: dict[str, int] = {}

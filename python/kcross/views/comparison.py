@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, TIMING_RULE
 from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT, Judgement, detectable_text, seeing_lines, words
 from .marks import mark
@@ -55,11 +56,10 @@ def legend(comparison: Comparison) -> str:
     exact = sum(1 for j in comparison.judgements if j.method == EXACT)
     parts = [f"median [95% CI]{unit}; ratio of medians new/base [95% CI]"]
     if tests:
-        parts.append(f"timings: p Holm-adjusted over the {tests} test(s) of this table, a "
-                     "difference shown when p < 0.05 and the CI excludes 1, ~ none shown")
+        parts.append(f"{TIMING_RULE} ({tests} test(s))")
     if exact:
-        parts.append("exact counts: compared by value, identical below 1e-9 of the figure")
-    parts.append("detectable: the smallest change this comparison shows with 80% power")
+        parts.append(EXACT_RULE)
+    parts.append(DETECTABLE_RULE)
     return "; ".join(parts)
 
 

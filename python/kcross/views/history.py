@@ -8,9 +8,9 @@ from typing import Any
 
 from ..errors import UserError
 from ..history import Point, Row, Trend
-from ..judge.categories import STYLE
+from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
 from ..judge.verdict import detectable_text, words
-from ..stats import ALPHA, MedianCI, StatsError
+from ..stats import MedianCI, StatsError
 from .marks import ascii_text
 
 PLOT_FORMATS = ("svg", "png")
@@ -105,10 +105,8 @@ def noise_lines(t: Trend, bench: str) -> list[str]:
 def legend(t: Trend) -> str:
     return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
             f"of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
-            f"machine's run-to-run noise included where known); p: Holm-adjusted across the "
-            f"{t.compared} change(s) shown, a difference shown when p < {ALPHA:g} and the CI "
-            "excludes 1; exact counts by value; detectable: the smallest change shown with "
-            "80% power")
+            f"machine's run-to-run noise included where known); {TIMING_RULE} "
+            f"({t.compared} change(s) shown); {EXACT_RULE}; {DETECTABLE_RULE}")
 
 
 def check_plot_path(path: Path) -> str:
