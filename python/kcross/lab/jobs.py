@@ -41,7 +41,7 @@ from kcross.lab.session import UNIT, Counted, count
 def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
                    err: Console) -> Kernel:
     if path is None:
-        return fetch(arch_name, refresh=refresh)
+        return fetch(arch_name, refresh=refresh, say=lambda line: err.print(Text(f"kcross lab: {line}")))
     kernel = Kernel.from_file(path, arch_name)
     found = kconfig.find(kernel)
     if found is None:
