@@ -529,11 +529,20 @@ def _arch_lock(adir: Path) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------
 # apt
 
-def _tool(name: str, package: str) -> str:
+# The programs a fetch runs, and their Debian packages.
+FETCH_TOOLS = {"apt-get": "apt", "apt-cache": "apt", "dpkg": "dpkg"}
+
+
+def missing_tools() -> list[tuple[str, str]]:
+    """The programs a fetch needs that this host lacks: (program, Debian package)."""
+    return [(name, package) for name, package in FETCH_TOOLS.items() if shutil.which(name) is None]
+
+
+def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise LabError(f"{name} not found: the lab fetches Debian's kernel package with it "
-                       f"(install {package}, or pass --kernel PATH)")
+                       f"(install {FETCH_TOOLS[name]}, or pass --kernel PATH)")
     return path
 
 
@@ -711,9 +720,7 @@ def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version
 def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None,
                    refresh: bool, etc: Path, tell: Callable[[str], None]) -> Kernel:
     """The registry's current kernel for ``arch``, from the cache when a usable entry has it."""
-    apt_get = _tool("apt-get", "apt")
-    apt_cache = _tool("apt-cache", "apt")
-    dpkg = _tool("dpkg", "dpkg")
+    apt_get, apt_cache, dpkg = (_tool(name) for name in FETCH_TOOLS)
     source = pick_source(host_sources(etc), etc)
     adir = cache_root(cache_dir) / arch
     try:

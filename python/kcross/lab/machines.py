@@ -159,14 +159,23 @@ class Guest:
         extra = " ".join(self.append.split())   # one space between words: it is guest state
         return f"console={self.arch.console} {BASE_APPEND}" + (f" {extra}" if extra else "")
 
+    def _machine_argv(self) -> list[str]:
+        return [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
+                "-m", self.memory, "-smp", str(self.vcpus)]
+
+    def _mode_argv(self) -> list[str]:
+        return [*(COUNTING_ARGS if self.mode == "counting" else CORRECTNESS_ARGS), *self.extra]
+
     def argv(self, initrd: Path) -> list[str]:
         """The QEMU command line that boots this guest with ``initrd``."""
-        argv = [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
-                "-m", self.memory, "-smp", str(self.vcpus), "-nographic", "-no-reboot",
+        return [*self._machine_argv(), "-nographic", "-no-reboot",
                 "-nic", "none",   # no network in the guest (q35 and virt would add one)
-                "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline()]
-        if self.mode == "counting":
-            argv += COUNTING_ARGS
-        else:
-            argv += CORRECTNESS_ARGS
-        return argv + list(self.extra)
+                "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline(),
+                *self._mode_argv()]
+
+    def check_argv(self) -> list[str]:
+        """A QEMU command line that sets this guest's machine up without a kernel, paused
+        (-S), its monitor on standard input: QEMU checks the machine, its options and the
+        CPU model as for a boot, and ends at the monitor's ``quit``."""
+        return [*self._machine_argv(), "-display", "none", "-serial", "none", "-nic", "none",
+                "-S", "-monitor", "stdio", *self._mode_argv()]
