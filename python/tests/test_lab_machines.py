@@ -1,17 +1,20 @@
 """The lab's machines, boots and kernel-configuration check (kcross.lab.machines, .boot,
-.kconfig), without QEMU: a fake qemu-system program on PATH plays each failure."""
+.kconfig), without QEMU: a fake qemu-system program on PATH plays each failure (the real
+one, when installed, only sets each machine up paused for the configuration check)."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import stat
 from pathlib import Path
 
 import pytest
 from kcross.errors import GuestError, LabError, UserError
+from kcross.lab import boot as boot_module
 from kcross.lab import kconfig, machines
-from kcross.lab.boot import boot
+from kcross.lab.boot import boot, check_configuration
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 
@@ -105,6 +108,50 @@ def test_timeout_quotes_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(GuestError, match=r"did not power off within 1 s .* last console lines: "
                        r"Kernel panic - not syncing: VFS"):
         boot(guest(), tmp_path / "i", timeout=1)
+
+
+# ---------------------------------------------------------------- QEMU's check, before any boot
+
+def test_the_configuration_check_runs_no_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, f'echo "$@" > {tmp_path}/argv; read line; '
+              f'echo "$line" > {tmp_path}/said')
+    g = guest(machine_opts=("cap-cfpc=broken",), cpu="power8")
+    check_configuration(g)
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv[:4] == ["-M", "pseries,x-vof=on,cap-cfpc=broken", "-cpu", "power8"]
+    assert "-S" in argv and argv[argv.index("-monitor") + 1] == "stdio"
+    assert not {"-kernel", "-initrd", "-append"} & set(argv)
+    assert "-icount" in argv    # the mode's own options: QEMU checks those too
+    assert (tmp_path / "said").read_text() == "quit\n"
+
+
+def test_a_refused_configuration_is_qemus_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo \"qemu-system-ppc64: warning: TCG doesn't support "
+              "requested feature, cap-cfpc=workaround\" >&2; echo \"qemu-system-ppc64: unable to "
+              "find CPU model 'power99'\" >&2; exit 1")
+    with pytest.raises(LabError, match=r"^qemu-system-ppc64 refused the configuration \(exited 1\): "
+                       r"qemu-system-ppc64: unable to find CPU model 'power99'$"):
+        check_configuration(guest(cpu="power99"))
+
+
+def test_a_qemu_that_does_not_quit_is_left_to_the_boot(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "exec sleep 60")
+    monkeypatch.setattr(boot_module, "CHECK_TIMEOUT", 0.5)
+    check_configuration(guest())
+
+
+@pytest.mark.parametrize("arch", machines.ARCHES)
+@pytest.mark.parametrize("mode", machines.MODES)
+def test_real_qemu_takes_every_default_machine(arch: str, mode: str) -> None:
+    """The check's command line against the real QEMU: each arch's machine, in each mode,
+    is taken; an unknown CPU model is not."""
+    facts = machines.arch(arch)
+    if not shutil.which(facts.qemu):
+        pytest.skip(f"no {facts.qemu} (apt-get install {facts.qemu_package})")
+    check_configuration(guest(arch, mode=mode))
+    with pytest.raises(LabError, match=r"refused the configuration \(exited 1\): .*no-such-cpu"):
+        check_configuration(guest(arch, mode=mode, cpu="no-such-cpu"))
 
 
 # ---------------------------------------------------------------- kernel configuration

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import harnesses
 import pytest
 from kcross.errors import LabError, UserError
 from kcross.lab import correctness
@@ -45,6 +48,8 @@ from kcross.lab.payload import (
     build_payload,
     find_source,
     guest_tests,
+    harness_suites,
+    syscall_mechanisms,
 )
 from labs import lab_kernel
 
@@ -275,6 +280,67 @@ def test_installed_without_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         monkeypatch.setattr(payload, "_built_from", lambda gone=gone: gone)
         with pytest.raises(UserError, match="installed without them: give --source DIR"):
             find_source()
+
+
+# ---------------------------------------------------------------- what the guest harness accepts
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_mechanisms_and_suites_are_read_from_the_tree(tmp_path: Path) -> None:
+    """Whatever the C says, in its order: nothing about them is known on the Python side."""
+    tree = _tree(tmp_path / "src", {
+        "include/kcross/arch/ppc64le.h": '#define KC_SYSMECH_NATIVE_NAME "one"\t/* x */\n'
+                                         '#define KC_SYSMECH_ALT_NAME    "two"\n',
+        "include/kcross/arch/x86_64.h": '#define KC_SYSMECH_NATIVE_NAME "three"\n',
+        "src/syscall.c": 'static const char *n[] = {\n\t[KC_SYSMECH_LIBC] = "via-libc",\n};\n',
+        "harness/registry.c": "static const struct kh_suite *const suites[] = {\n"
+                              "\t&kh_suite_b,\n\t&kh_suite_a,\n};\n",
+        "harness/bench/a.c": 'const struct kh_suite kh_suite_a = { "first-a", benches, 0 };\n',
+        "harness/bench/b.c": 'const struct kh_suite kh_suite_b = { "b", benches, KH_X };\n',
+    })
+    assert syscall_mechanisms("ppc64le", tree) == ("via-libc", "one", "two")
+    assert syscall_mechanisms("x86_64", tree) == ("via-libc", "three")
+    assert syscall_mechanisms("aarch64", tree) is None        # the tree does not say
+    assert harness_suites(tree) == ("b", "first-a")
+    (tree / "harness" / "bench" / "a.c").write_text("")        # listed, never named
+    assert harness_suites(tree) is None
+    assert syscall_mechanisms("ppc64le", tmp_path) is None and harness_suites(tmp_path) is None
+
+
+def _harnesses() -> list[tuple[str, list[str]]]:
+    """(arch, command) of every real harness this run has: the native one and the cross
+    ones ./check passes (each emulator is qemu-ARCH)."""
+    found = []
+    command, _ = harnesses.native()
+    if command is not None:
+        found.append((os.uname().machine, command))
+    for emulator in harnesses.cross():
+        command, _ = harnesses.under_qemu(emulator)
+        if command is not None:
+            found.append((emulator.removeprefix("qemu-"), command))
+    return found
+
+
+def test_mechanisms_and_suites_are_the_real_harness_ones() -> None:
+    """What the lab reads from this tree is what a harness built from it takes: its usage
+    names KCROSS_SYSCALL's mechanisms, its refusal of an unknown suite lists the suites."""
+    found = [(a, c) for a, c in _harnesses() if a in ARCHES]
+    if not found:
+        pytest.skip("no real harness (set KCROSS_TEST_REAL_HARNESS; ./check passes the cross ones)")
+    for arch, command in found:
+        usage = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+        (names,) = re.findall(r"KCROSS_SYSCALL=(\S+) forces", usage.stdout + usage.stderr)
+        assert syscall_mechanisms(arch, REPO) is not None
+        assert sorted(syscall_mechanisms(arch, REPO) or ()) == sorted(set(names.split("|")) - {"auto"}), arch
+        refused = subprocess.run([*command, "run", "--suite", "no-such-suite"], capture_output=True,
+                                 text=True, timeout=120)
+        (listed,) = re.findall(r"unknown suite 'no-such-suite' \(suites: ([^)]*)\)", refused.stderr)
+        assert harness_suites(REPO) == tuple(listed.split(", ")), arch
 
 
 def _path_with(tmp_path: Path, *programs: str) -> str:
