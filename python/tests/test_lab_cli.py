@@ -83,15 +83,15 @@ def test_every_missing_program_is_named_in_one_line(kcross, db_path: Path,  # ty
                                                 "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, "
                           "powerpc64le-linux-gnu-gcc, cmake, ninja, apt-get, apt-cache, dpkg "
-                          "(apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu cmake "
-                          "ninja-build apt dpkg)")
+                          "(apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu "
+                          "libc6-dev-ppc64el-cross cmake ninja-build apt dpkg)")
     assert not db_path.exists() and not (tmp_path / "cache").exists()
     # With a kernel file of its own, the lab fetches nothing: apt is not needed.
     proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
                   extra_env={"PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     line = assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, ", after_progress=True)
-    assert line.endswith("ninja (apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu cmake "
-                         "ninja-build)")
+    assert line.endswith("ninja (apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu "
+                         "libc6-dev-ppc64el-cross cmake ninja-build)")
 
 
 @pytest.mark.parametrize("option, value, message", [
@@ -151,7 +151,8 @@ def test_missing_cross_compiler_names_the_package(kcross, db_path: Path,  # type
                   extra_env={"PATH": str(bindir), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     # Refused before any kernel is fetched or anything built: one line, nothing else.
     assert_one_line_error(proc, 2, "kcross lab ppc64le needs powerpc64le-linux-gnu-gcc (apt-get "
-                          "install gcc-powerpc64le-linux-gnu)", after_progress=True)
+                          "install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross)",
+                          after_progress=True)
     assert not db_path.exists() and not (tmp_path / "cache").exists()
 
 

@@ -225,3 +225,17 @@ def test_cancel_all_stops_running_guests_and_refuses_new_ones(
             boot(guest(), tmp_path / "i", timeout=120)
     finally:
         allow_boots()
+
+
+def test_the_readme_installs_what_each_lab_needs() -> None:
+    """README's one apt-get line per lab (under "Two commands", for an x86-64 host, where
+    x86-64's compiler and C library are build-essential's) names this module's packages."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    lines = {line.rsplit("#", 1)[1].strip(): line.split("#")[0].split()
+             for line in readme.splitlines() if line.startswith("    apt-get install qemu-system-")}
+    expected = {}
+    for name in machines.ARCHES:
+        a = machines.arch(name)
+        compilers = [] if name == "x86_64" else [a.cross_package, a.cross_libc_package]
+        expected[name] = ["apt-get", "install", a.qemu_package, *compilers]
+    assert lines == expected

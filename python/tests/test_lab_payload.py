@@ -49,6 +49,7 @@ from kcross.lab.payload import (
     find_source,
     guest_tests,
     harness_suites,
+    missing_tools,
     syscall_mechanisms,
 )
 from labs import lab_kernel
@@ -359,9 +360,10 @@ def _path_with(tmp_path: Path, *programs: str) -> str:
 
 
 @pytest.mark.parametrize("arch, package", [
-    ("ppc64le", "gcc-powerpc64le-linux-gnu"),
-    ("aarch64", "gcc-aarch64-linux-gnu"),
-    ("x86_64", "gcc" if os.uname().machine == "x86_64" else "gcc-x86-64-linux-gnu"),
+    ("ppc64le", "gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"),
+    ("aarch64", "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"),
+    ("x86_64", "gcc libc6-dev" if os.uname().machine == "x86_64"
+     else "gcc-x86-64-linux-gnu libc6-dev-amd64-cross"),
 ])
 def test_no_cross_compiler_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                              arch: str, package: str) -> None:
@@ -374,6 +376,23 @@ def test_no_cross_compiler_names_the_package(monkeypatch: pytest.MonkeyPatch, tm
     assert str(caught.value) == (f"building the {arch} guest programs needs {gcc}-linux-gnu-gcc "
                                  f"(apt-get install {package})")
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_compiler_without_its_c_library_names_the_package(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """gcc-*-linux-gnu installed without its Recommends (--no-install-recommends): no
+    libc.a to link the static guest programs with."""
+    bin_dir = Path(_path_with(tmp_path, "cmake", "ninja", "make"))
+    gcc = bin_dir / "powerpc64le-linux-gnu-gcc"
+    gcc.write_text('#!/bin/sh\n[ "$1" = -print-file-name=libc.a ] && echo libc.a\n')
+    gcc.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(LabError, match=r"^building the ppc64le guest programs needs libc\.a for "
+                                       r"powerpc64le-linux-gnu-gcc \(apt-get install "
+                                       r"libc6-dev-ppc64el-cross\)$"):
+        build_payload("ppc64le", source=REPO, cache_dir=tmp_path / "cache")
+    gcc.write_text('#!/bin/sh\necho /usr/powerpc64le-linux-gnu/lib/libc.a\n')   # found
+    assert missing_tools("ppc64le") == []
 
 
 def test_no_cmake_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -334,15 +334,16 @@ def _check_store(args: argparse.Namespace) -> None:
 def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
     """Every program this host lacks for the lab, named in one line with the packages."""
     from kcross.lab import kernel as debian
-    from kcross.lab.payload import missing_tools
+    from kcross.lab.payload import missing_tools, needs
 
-    missing = [] if shutil.which(probe.arch.qemu) else [(probe.arch.qemu, probe.arch.qemu_package)]
+    missing: list[tuple[str, tuple[str, ...]]] = []
+    if not shutil.which(probe.arch.qemu):
+        missing.append((probe.arch.qemu, (probe.arch.qemu_package,)))
     missing += missing_tools(args.arch)
     if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
         missing += debian.missing_tools()
     if missing:
-        raise LabError(f"kcross lab {args.arch} needs {', '.join(p for p, _ in missing)} "
-                       f"(apt-get install {' '.join(dict.fromkeys(pkg for _, pkg in missing))})")
+        raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
 
 def _stop_on_signals() -> None:

@@ -533,9 +533,9 @@ def _arch_lock(adir: Path) -> Iterator[None]:
 FETCH_TOOLS = {"apt-get": "apt", "apt-cache": "apt", "dpkg": "dpkg"}
 
 
-def missing_tools() -> list[tuple[str, str]]:
-    """The programs a fetch needs that this host lacks: (program, Debian package)."""
-    return [(name, package) for name, package in FETCH_TOOLS.items() if shutil.which(name) is None]
+def missing_tools() -> list[tuple[str, tuple[str, ...]]]:
+    """The programs a fetch needs that this host lacks: (program, its Debian packages)."""
+    return [(name, (package,)) for name, package in FETCH_TOOLS.items() if shutil.which(name) is None]
 
 
 def _tool(name: str) -> str:

@@ -57,6 +57,7 @@ class Arch:
     toolchain: str          # cmake/toolchain-<toolchain>.cmake builds the guest programs
     cross_gcc: str
     cross_package: str
+    cross_libc_package: str   # the C library the static guest programs link (libc.a)
     extra: tuple[str, ...] = ()   # further QEMU options this machine needs
     # Kernel options this machine needs beyond kconfig.COMMON (its console, its platform).
     kconfig: tuple[tuple[str, str], ...] = ()
@@ -82,16 +83,16 @@ def tcg_cpu(model: str) -> str:
 _ARCHES: dict[str, Arch] = {
     "ppc64le": Arch("ppc64le", "qemu-system-ppc64", "qemu-system-ppc", "pseries,x-vof=on",
                     "power9", "hvc0", "powerpc64le", "powerpc64le-linux-gnu-gcc",
-                    "gcc-powerpc64le-linux-gnu", ("-vga", "none"),
+                    "gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross", ("-vga", "none"),
                     (("CONFIG_PPC_PSERIES", "the pseries platform"),
                      ("CONFIG_HVC_CONSOLE", "the hvc0 console"))),
     "aarch64": Arch("aarch64", "qemu-system-aarch64", "qemu-system-arm", "virt",
                     "max,pauth-impdef=on", "ttyAMA0", "aarch64", "aarch64-linux-gnu-gcc",
-                    "gcc-aarch64-linux-gnu", (),
+                    "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross", (),
                     (("CONFIG_SERIAL_AMBA_PL011_CONSOLE", "the ttyAMA0 console"),)),
     "x86_64": Arch("x86_64", "qemu-system-x86_64", "qemu-system-x86", "q35",
                    tcg_cpu("Skylake-Client-v1"), "ttyS0", "x86_64",
-                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", (),
+                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross", (),
                    (("CONFIG_SERIAL_8250_CONSOLE", "the ttyS0 console"),)),
 }
 assert tuple(_ARCHES) == ARCHES

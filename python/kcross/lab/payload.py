@@ -184,22 +184,48 @@ def harness_suites(src: Path) -> tuple[str, ...] | None:
 
 # ---------------------------------------------------------------- tools
 
-def _compiler_package(name: str) -> str:
-    """The Debian package that provides ``name``'s cross compiler on this host."""
+def _compiler_packages(name: str) -> tuple[str, str]:
+    """The Debian packages of ``name``'s cross compiler and of the C library it links
+    statically, on this host."""
     facts = lab_arch(name)
-    # On a host of the same arch, Debian's own gcc package provides <triplet>-gcc.
-    return "gcc" if os.uname().machine == name else facts.cross_package
+    # On a host of the same arch, Debian's own gcc and libc6-dev provide them.
+    if os.uname().machine == name:
+        return "gcc", "libc6-dev"
+    return facts.cross_package, facts.cross_libc_package
 
 
-def missing_tools(name: str) -> list[tuple[str, str]]:
-    """What this host lacks to build ``name``'s guest programs: (program, Debian package)."""
+def _lacks_libc(gcc: str) -> bool:
+    """Whether ``gcc`` says it has no libc.a to link with (it prints the bare name); a
+    compiler that does not answer is left for the build to judge."""
+    try:
+        proc = subprocess.run([gcc, "-print-file-name=libc.a"], capture_output=True, text=True,
+                              timeout=60, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == "libc.a"
+
+
+def missing_tools(name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """What this host lacks to build ``name``'s guest programs: (what, its Debian packages)."""
     facts = lab_arch(name)
-    missing = [(program, package) for program, package in
-               ((facts.cross_gcc, _compiler_package(name)), ("cmake", "cmake"))
-               if shutil.which(program) is None]
+    gcc_package, libc_package = _compiler_packages(name)
+    missing: list[tuple[str, tuple[str, ...]]] = []
+    gcc = shutil.which(facts.cross_gcc)
+    if gcc is None:
+        missing.append((facts.cross_gcc, (gcc_package, libc_package)))
+    elif _lacks_libc(gcc):
+        missing.append((f"libc.a for {facts.cross_gcc}", (libc_package,)))
+    if shutil.which("cmake") is None:
+        missing.append(("cmake", ("cmake",)))
     if not shutil.which("ninja") and not shutil.which("make"):
-        missing.append(("ninja", "ninja-build"))
+        missing.append(("ninja", ("ninja-build",)))
     return missing
+
+
+def needs(missing: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """``missing`` (what, its packages) as "A, B (apt-get install PACKAGES)"."""
+    packages = dict.fromkeys(pkg for _, pkgs in missing for pkg in pkgs)
+    return f"{', '.join(what for what, _ in missing)} (apt-get install {' '.join(packages)})"
 
 
 def check_tools(name: str) -> tuple[str, str]:
@@ -207,9 +233,7 @@ def check_tools(name: str) -> tuple[str, str]:
     and the packages)."""
     missing = missing_tools(name)
     if missing:
-        raise LabError(f"building the {name} guest programs needs "
-                       f"{', '.join(p for p, _ in missing)} (apt-get install "
-                       f"{' '.join(dict.fromkeys(pkg for _, pkg in missing))})")
+        raise LabError(f"building the {name} guest programs needs {needs(missing)}")
     cmake, gcc = shutil.which("cmake"), shutil.which(lab_arch(name).cross_gcc)
     assert cmake is not None and gcc is not None
     return cmake, gcc
