@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kcross.cli.options import say
 from kcross.errors import (
     EXIT_BROKEN,
     EXIT_CHECK_FAILED,
@@ -50,13 +51,13 @@ from kcross.lab.session import UNIT, Counted, count
 def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
                    err: Console) -> Kernel:
     if path is None:
-        return fetch(arch_name, refresh=refresh, say=lambda line: err.print(Text(f"kcross lab: {line}")))
+        return fetch(arch_name, refresh=refresh, say=lambda line: say(err, f"kcross lab: {line}"))
     kernel = Kernel.from_file(path, arch_name)
     found = kconfig.find(kernel)
     if found is None:
-        err.print(Text(f"kcross lab: no configuration found for {path} (config-*, the build "
+        say(err, f"kcross lab: no configuration found for {path} (config-*, the build "
                        "tree's .config, CONFIG_IKCONFIG): cannot check CONFIG_RSEQ and the "
-                       "console before booting"))
+                       "console before booting")
         return kernel
     options, where = found
     lacking = kconfig.missing(options, arch_name)
@@ -69,7 +70,7 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
 def build(arch_name: str, source: Path, err: Console) -> Payload:
     from kcross.lab.payload import build_payload
 
-    err.print(Text(f"kcross lab: building kcross for {arch_name} (static)..."))
+    say(err, f"kcross lab: building kcross for {arch_name} (static)...")
     return build_payload(arch_name, source=source)
 
 
@@ -103,7 +104,7 @@ def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) 
             # Counting is deterministic: the same kernel, machine and payload give the
             # same records, already stored.
             stored.append(f"{exc.run_id} (identical, already stored)")
-    err.print(Text("kcross lab: stored as run " + ", ".join(stored)))
+    say(err, "kcross lab: stored as run " + ", ".join(stored))
 
 
 # ---------------------------------------------------------------- modes
@@ -119,8 +120,8 @@ def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payl
            variant: str | None, err: Console, env: dict[str, str] | None = None,
            suites: Sequence[str] | None = None) -> Counted:
     chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
-    err.print(Text(f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
-                   f"{_describe(kernel)}{', ' + variant if variant else ''})..."))
+    say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
+                   f"{_describe(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else chosen, bench=args.bench,
                  env=env, timeout=args.timeout)
@@ -259,8 +260,8 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     from kcross.lab.correctness import evidence, run_tests, summary
 
     guest = _guest(args, kernel, "correctness")
-    err.print(Text(f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
-                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests..."))
+    say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
+                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
     outcomes = run_tests(payload, guest, timeout=args.timeout)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
                   f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
