@@ -443,7 +443,7 @@ def damage(kernel: Kernel) -> str | None:
     """None when a cached kernel file is the package's (the size and SHA-256 recorded when it
     was extracted); else what is wrong with it, in a few words."""
     if kernel.sha256 is None or kernel.size is None:
-        return "no record of the package's file to check it against (cached by an older kcross)"
+        return "no record of the package's file to check it against: cached by an older kcross"
     try:
         size = kernel.path.stat().st_size
         if size != kernel.size:
