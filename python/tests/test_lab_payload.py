@@ -45,6 +45,7 @@ from kcross.lab.payload import (
     STRESS_SCALE,
     GuestTest,
     Payload,
+    build_dir_for,
     build_payload,
     find_source,
     guest_tests,
@@ -349,7 +350,7 @@ def _path_with(tmp_path: Path, *programs: str) -> str:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name in programs:
-        if name in ("cmake", "ninja", "make"):
+        if name in ("cmake", "ctest", "ninja", "make"):
             real = shutil.which(name)
             if real:
                 (bin_dir / name).symlink_to(real)
@@ -426,12 +427,44 @@ def test_failed_build_names_its_log(monkeypatch: pytest.MonkeyPatch, tmp_path: P
                                           "powerpc64le-linux-gnu-gcc"))
     with pytest.raises(LabError) as caught:
         build_payload("ppc64le", source=source, cache_dir=tmp_path / "cache")
-    log = tmp_path / "cache" / "build-ppc64le" / "kcross-lab-build.log"
+    log = build_dir_for("ppc64le", source, tmp_path / "cache") / "kcross-lab-build.log"
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith("configuring the ppc64le guest programs failed (exit 1): CMake Error")
     assert message.endswith(f"; log: {log}")
     assert "no way" in log.read_text()
+
+
+def _minimal_tree(root: Path) -> Path:
+    """A source tree whose 'build' only writes the two programs a payload must have."""
+    return _tree(root, {
+        "lab/init.c": "", "cmake/toolchain-powerpc64le.cmake": "",
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(minimal NONE)\n"
+                          "file(WRITE ${CMAKE_BINARY_DIR}/kcross-harness \"h\")\n"
+                          "file(WRITE ${CMAKE_BINARY_DIR}/kcross-lab-init \"i\")\n"
+                          "enable_testing()\n"})
+
+
+def test_two_source_trees_never_share_a_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two labs from two checkouts (at once, or one after the other) each keep their own
+    build: one never wipes the other's guest programs, built or in use."""
+    if not shutil.which("cmake"):
+        pytest.skip("no cmake (apt-get install cmake)")
+    monkeypatch.setenv("PATH", _path_with(tmp_path, "cmake", "ctest", "ninja", "make",
+                                          "powerpc64le-linux-gnu-gcc"))
+    cache = tmp_path / "cache"
+    first = build_payload("ppc64le", source=_minimal_tree(tmp_path / "one"), cache_dir=cache)
+    second = build_payload("ppc64le", source=_minimal_tree(tmp_path / "two"), cache_dir=cache)
+    assert first.build_dir != second.build_dir
+    assert first.init.read_text() == "i" and first.harness.read_text() == "h"
+    _minimal_tree(tmp_path / "three")
+    (tmp_path / "three" / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\n"
+                                                       "project(broken NONE)\nmessage(FATAL_ERROR no)\n")
+    with pytest.raises(LabError):
+        build_payload("ppc64le", source=tmp_path / "three", cache_dir=cache)
+    assert first.init.is_file() and second.init.is_file()
+    again = build_payload("ppc64le", source=tmp_path / "one", cache_dir=cache)
+    assert again.build_dir == first.build_dir
 
 
 # ---------------------------------------------------------------- the suite in real kernels

@@ -22,6 +22,7 @@ minute, and the whole correctness run must stay within a few minutes of host tim
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -342,9 +343,12 @@ def guest_tests(ctest_json: Mapping[str, Any], build_dir: Path,
 
 # ---------------------------------------------------------------- the build
 
-def build_dir_for(name: str, cache_dir: Path | str | None = None) -> Path:
-    """Where :func:`build_payload` builds ``name``'s payload."""
-    return cache_root(cache_dir) / f"build-{name}"
+def build_dir_for(name: str, source_dir: Path, cache_dir: Path | str | None = None) -> Path:
+    """Where :func:`build_payload` builds ``name``'s payload from ``source_dir``: one build
+    dir per arch and source tree, so that a lab run from another checkout (at the same time,
+    or in between) never wipes or rebuilds the guest programs of this one."""
+    tree = hashlib.sha256(str(Path(source_dir).resolve()).encode()).hexdigest()[:12]
+    return cache_root(cache_dir) / f"build-{name}-{tree}"
 
 
 def _first_error(log: str) -> str:
@@ -397,11 +401,11 @@ def _toolchain(arch: str, src: Path) -> Path:
 def build_payload(arch: str, *, source: Path | None = None,
                   cache_dir: Path | None = None) -> Payload:
     """Configure and build the kcross sources for ``arch`` (static, cross) into
-    ``<cache>/build-<arch>`` (incremental) and list the tests the guest can run."""
+    ``<cache>/build-<arch>-<source tree>`` (incremental) and list the tests the guest can run."""
     src = find_source(source)
     cmake, _ = check_tools(arch)
     toolchain = _toolchain(arch, src)
-    build = build_dir_for(arch, cache_dir)
+    build = build_dir_for(arch, src, cache_dir)
     generator = _generator()
     try:
         build.parent.mkdir(parents=True, exist_ok=True)
@@ -409,7 +413,7 @@ def build_payload(arch: str, *, source: Path | None = None,
     except OSError as e:
         raise LabError(f"cannot create the build dir {build}: {e.strerror}") from None
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)    # one build per arch and cache at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)    # one build per build dir at a time
         return _build(arch, src, toolchain, build, cmake, generator)
 
 
