@@ -39,14 +39,78 @@ def ppc64le_elf(path: Path) -> Path:
     (["x86_64", "--mitigations", "--cpu", "EPYC-v1"], "--mitigations sets the CPU model"),
     (["ppc64le", "--machine-opt", "cap-cfpc"], "machine option 'cap-cfpc' is not KEY=VALUE"),
     (["ppc64le", "--kernel", "/nonexistent/vmlinux"], "/nonexistent/vmlinux: no such kernel file"),
+    (["ppc64le", "--source", "/no/such/dir"], "--source /no/such/dir: no such directory"),
+    (["ppc64le", "--compare", "sc", "sv"],
+     "--compare sc sv: ppc64le has no syscall mechanism 'sv' (it has: libc, sc, scv)"),
+    (["aarch64", "--compare", "svc", "scv"], "aarch64 has no syscall mechanism 'scv' (it has: libc, svc)"),
+    (["x86_64", "--compare", "auto", "syscall"], "x86_64 has no syscall mechanism 'auto'"),
+    (["ppc64le", "--compare", "scv", "scv"], "--compare scv scv: the same mechanism twice"),
+    (["ppc64le", "--suite", "syscall,ctxsv"], "--suite syscall,ctxsv: no suite 'ctxsv' (suites: syscall, "),
+    (["ppc64le", "--suite", "syscall,"], "give suite names separated by commas"),
 ])
 @pytest.mark.parametrize("qemu", ["installed", "absent"])
 def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list[str],  # type: ignore[no-untyped-def]
                                message: str, qemu: str) -> None:
-    """The user's mistakes are named first, whatever this machine lacks (QEMU here)."""
+    """The user's mistakes are named first, whatever this machine lacks (QEMU here), and
+    before anything is fetched or built (the cache stays empty)."""
     extra = {"PATH": str(tmp_path)} if qemu == "absent" else {}
     assert_one_line_error(kcross("lab", *args, extra_env=extra), 2, message)
     assert not db_path.exists()
+    assert not (tmp_path / "home" / ".cache").exists()
+
+
+@pytest.mark.parametrize("qemu", ["installed", "absent"])
+def test_an_unusable_database_is_refused_first(kcross, db_path: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                               qemu: str) -> None:
+    """As `kcross run` does: the store is checked before any download, build or boot (their
+    results would be thrown away); nothing is created."""
+    extra = {"PATH": str(tmp_path / "empty")} if qemu == "absent" else {}
+    assert_one_line_error(kcross("lab", "ppc64le", "--db", str(tmp_path), extra_env=extra), 2,
+                          f"{tmp_path} is a directory, not a database file")
+    assert not (tmp_path / "home" / ".cache").exists()
+    # Nothing is stored without counting: --no-store and the correctness mode use no database.
+    for args in (["--no-store"], ["--mode", "correctness"]):
+        proc = kcross("lab", "ppc64le", "--db", str(tmp_path), *args,
+                      extra_env={"PATH": str(tmp_path / "empty")})
+        assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, ")
+
+
+def test_every_missing_program_is_named_in_one_line(kcross, db_path: Path,  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    """QEMU, the cross compiler, cmake, a build tool and (no kernel cached) apt: all at once,
+    with one apt-get line, before anything is fetched or built."""
+    proc = kcross("lab", "ppc64le", extra_env={"PATH": str(tmp_path),
+                                                "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, "
+                          "powerpc64le-linux-gnu-gcc, cmake, ninja, apt-get, apt-cache, dpkg "
+                          "(apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu "
+                          "libc6-dev-ppc64el-cross cmake ninja-build apt dpkg)")
+    assert not db_path.exists() and not (tmp_path / "cache").exists()
+    # With a kernel file of its own, the lab fetches nothing: apt is not needed.
+    proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
+                  extra_env={"PATH": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    line = assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, ", after_progress=True)
+    assert line.endswith("ninja (apt-get install qemu-system-ppc gcc-powerpc64le-linux-gnu "
+                         "libc6-dev-ppc64el-cross cmake ninja-build)")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--cpu", "power99", "unable to find CPU model 'power99'"),
+    ("--machine-opt", "cap-cfpc=bogus", 'Invalid capability mode "bogus" for cap-cfpc'),
+    ("--machine-opt", "cap-bogus=on", "cap-bogus' not found"),
+])
+def test_qemu_refuses_the_users_cpu_or_machine_options_before_any_build(  # type: ignore[no-untyped-def]
+        kcross, db_path: Path, tmp_path: Path, payload_buildable: None, option: str, value: str,
+        message: str) -> None:
+    if not shutil.which("qemu-system-ppc64"):
+        pytest.skip("no qemu-system-ppc64 (apt-get install qemu-system-ppc)")
+    proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")), option, value,
+                  extra_env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=120)
+    line = assert_one_line_error(proc, 2, "qemu-system-ppc64 refused the configuration (exited 1): ",
+                                 after_progress=True)
+    assert message in line
+    assert "building" not in proc.stderr
+    assert not db_path.exists() and not (tmp_path / "cache").exists()
 
 
 def test_not_a_kernel(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -86,14 +150,9 @@ def test_missing_cross_compiler_names_the_package(kcross, db_path: Path,  # type
                   "--source", str(Path(__file__).resolve().parents[2]),
                   extra_env={"PATH": str(bindir), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     # Refused before any kernel is fetched or anything built: one line, nothing else.
-    assert_one_line_error(proc, 2, "gcc-powerpc64le-linux-gnu", after_progress=True)
-    assert not db_path.exists() and not (tmp_path / "cache").exists()
-
-
-def test_missing_qemu_names_the_package(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    proc = kcross("lab", "ppc64le", extra_env={"PATH": str(tmp_path),
-                                                "XDG_CACHE_HOME": str(tmp_path / "cache")})
-    assert_one_line_error(proc, 2, "no qemu-system-ppc64 on PATH (apt-get install qemu-system-ppc)")
+    assert_one_line_error(proc, 2, "kcross lab ppc64le needs powerpc64le-linux-gnu-gcc (apt-get "
+                          "install gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross)",
+                          after_progress=True)
     assert not db_path.exists() and not (tmp_path / "cache").exists()
 
 

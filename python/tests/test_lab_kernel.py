@@ -5,6 +5,7 @@ the kernel file checks and the one-line errors, without network; and one real fe
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -305,14 +306,19 @@ def test_from_file_missing_or_directory_is_one_line(tmp_path: Path) -> None:
 # the cache, and fetch against fake apt tools
 
 
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def fake_entry(cache: Path, arch: str, version: str, *, meta: bool = True) -> Path:
     name = "vmlinux-6.1.0-99-powerpc64le" if arch == "ppc64le" else "vmlinuz-6.1.0-99-x"
     entry = cache / arch / version
-    write(entry / "boot" / name, PPC64LE_ELF)
+    kernel = write(entry / "boot" / name, PPC64LE_ELF)
     if meta:
         (entry / "kernel.json").write_text(json.dumps({
             "arch": arch, "package": f"linux-image-{version}", "version": version,
-            "kernel": f"boot/{name}"}))
+            "kernel": f"boot/{name}", "kernel_sha256": sha256_of(kernel),
+            "kernel_size": len(PPC64LE_ELF), "deb_sha256": "ab" * 32}))
     return entry
 
 
@@ -380,7 +386,8 @@ echo "apt-cache $*" >> "$FAKE_LOG"
 case "$3" in
   linux-image-powerpc64le) printf 'Package: linux-image-powerpc64le\\nVersion: 6.1.999-1\\n'
     printf 'Depends: linux-image-6.1.0-99-powerpc64le (= 6.1.999-1)\\nDescription: x\\n more\\n\\n' ;;
-  linux-image-6.1.0-99-powerpc64le) printf 'Package: %s\\nVersion: 6.1.999-1\\n\\n' "$3" ;;
+  linux-image-6.1.0-99-powerpc64le) printf 'Package: %s\\nVersion: 6.1.999-1\\nSHA256: %s\\n\\n' "$3" \\
+    "${FAKE_INDEX_SHA256:-$(sha256sum "$FAKE_DEB" | cut -d' ' -f1)}" ;;
   *) echo "E: No packages found" >&2; exit 100 ;;
 esac
 """
@@ -408,7 +415,7 @@ def fake_apt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]
     for name, text in (("apt-get", FAKE_APT_GET), ("apt-cache", FAKE_APT_CACHE)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
-    for name in ("dpkg", "dpkg-deb", "tar", "sh", "sed", "cp", "touch", "rm"):
+    for name in ("dpkg", "dpkg-deb", "tar", "sh", "sed", "cp", "touch", "rm", "sha256sum", "cut"):
         real = shutil.which(name)
         if real:
             (bin_dir / name).symlink_to(real)
@@ -517,6 +524,103 @@ def test_no_bookworm_source_through_fetch(fake_apt: dict[str, Path]) -> None:
     (fake_apt["etc"] / "sources.list.d" / "debian.sources").unlink()
     with pytest.raises(LabError, match=r"^no 'bookworm main' entry in this machine's apt sources"):
         K.fetch("ppc64le", cache_dir=fake_apt["cache"], etc_apt=fake_apt["etc"])
+
+
+# ---------------------------------------------------------------------------------------
+# a damaged cache entry: never booted, never stored under the package's name
+
+
+def damage(path: Path, how: str) -> None:
+    """Cut a cached kernel file in half, cut its tail, or change a byte (same size)."""
+    data = path.read_bytes()
+    if how == "half":
+        path.write_bytes(data[:len(data) // 2])
+    elif how == "tail":
+        path.write_bytes(data[:-1])
+    else:
+        path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+
+
+DAMAGES = ["half", "tail", "changed"]
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_cached_kernel_is_fetched_again(how: str, fake_apt: dict[str, Path]) -> None:
+    cache = fake_apt["cache"]
+    k = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"])
+    whole = k.path.read_bytes()
+    damage(k.path, how)
+    assert K.cached("ppc64le", cache_dir=cache) is None
+    fake_apt["log"].unlink()
+    again = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"])
+    assert again.path == k.path and again.path.read_bytes() == whole
+    assert "apt-get -q download linux-image-6.1.0-99-powerpc64le=6.1.999-1" in \
+        fake_apt["log"].read_text().splitlines()
+    assert sorted(p.name for p in (cache / "ppc64le").iterdir()) == [".lock", "6.1.999-1", "apt"]
+    assert K.cached("ppc64le", cache_dir=cache) == again
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_refresh_replaces_a_damaged_entry(how: str, fake_apt: dict[str, Path]) -> None:
+    cache = fake_apt["cache"]
+    k = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"])
+    whole = k.path.read_bytes()
+    damage(k.path, how)
+    again = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"], refresh=True)
+    assert again.path.read_bytes() == whole
+    assert K.cached("ppc64le", cache_dir=cache) == again
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_cached_kernel_without_the_registry_is_refused(
+        how: str, fake_apt: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = fake_apt["cache"]
+    k = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"])
+    damage(k.path, how)
+    monkeypatch.setenv("FAKE_UPDATE_FAIL", "1")
+    for refresh in (False, True):
+        with pytest.raises(LabError) as e:
+            K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"], refresh=refresh)
+        msg = str(e.value)
+        assert "\n" not in msg
+        if not refresh:
+            assert msg.startswith(f"the cached ppc64le kernel linux-image-6.1.0-99-powerpc64le "
+                                  f"6.1.999-1 is not the package's file ({k.path}: ")
+            assert ("SHA-256" if how == "changed" else "bytes where the package's file has") in msg
+            assert msg.endswith("; 'kcross lab ppc64le --refresh' replaces it")
+        assert "cannot reach the package registry" in msg
+
+
+def test_an_entry_without_a_record_is_fetched_again(fake_apt: dict[str, Path]) -> None:
+    """An entry cached before kcross recorded the package's file cannot be checked."""
+    cache = fake_apt["cache"]
+    k = K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"])
+    meta = cache / "ppc64le" / "6.1.999-1" / "kernel.json"
+    record = json.loads(meta.read_text())
+    for key in ("kernel_sha256", "kernel_size", "deb_sha256"):
+        del record[key]
+    meta.write_text(json.dumps(record))
+    assert K.cached("ppc64le", cache_dir=cache) is None
+    assert K.fetch("ppc64le", cache_dir=cache, etc_apt=fake_apt["etc"]) == k
+    assert json.loads(meta.read_text())["kernel_sha256"] == sha256_of(k.path)
+
+
+def test_the_record_is_the_package_file_and_the_index_deb(fake_apt: dict[str, Path]) -> None:
+    k = K.fetch("ppc64le", cache_dir=fake_apt["cache"], etc_apt=fake_apt["etc"])
+    record = json.loads((k.path.parents[1] / "kernel.json").read_text())
+    assert record["kernel_sha256"] == sha256_of(k.path) == k.sha256
+    assert record["kernel_size"] == len(PPC64LE_ELF) == k.size
+    assert record["deb_sha256"] == sha256_of(Path(os.environ["FAKE_DEB"]))
+
+
+def test_a_download_that_is_not_the_index_deb_is_refused(fake_apt: dict[str, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_INDEX_SHA256", "0" * 64)
+    with pytest.raises(LabError, match=r"^the downloaded linux-image-6\.1\.0-99-powerpc64le_6\.1\.999-1_"
+                                       r"ppc64el\.deb is not the one the registry's index names "
+                                       r"\(SHA-256 [0-9a-f]{64}, the index has 0{64}\)$"):
+        K.fetch("ppc64le", cache_dir=fake_apt["cache"], etc_apt=fake_apt["etc"])
+    assert K.cached("ppc64le", cache_dir=fake_apt["cache"]) is None
 
 
 def test_errors_are_kcross_errors() -> None:

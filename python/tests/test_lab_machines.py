@@ -1,17 +1,20 @@
 """The lab's machines, boots and kernel-configuration check (kcross.lab.machines, .boot,
-.kconfig), without QEMU: a fake qemu-system program on PATH plays each failure."""
+.kconfig), without QEMU: a fake qemu-system program on PATH plays each failure (the real
+one, when installed, only sets each machine up paused for the configuration check)."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import stat
 from pathlib import Path
 
 import pytest
 from kcross.errors import GuestError, LabError, UserError
+from kcross.lab import boot as boot_module
 from kcross.lab import kconfig, machines
-from kcross.lab.boot import boot
+from kcross.lab.boot import boot, check_configuration
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 
@@ -107,6 +110,50 @@ def test_timeout_quotes_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         boot(guest(), tmp_path / "i", timeout=1)
 
 
+# ---------------------------------------------------------------- QEMU's check, before any boot
+
+def test_the_configuration_check_runs_no_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, f'echo "$@" > {tmp_path}/argv; read line; '
+              f'echo "$line" > {tmp_path}/said')
+    g = guest(machine_opts=("cap-cfpc=broken",), cpu="power8")
+    check_configuration(g)
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv[:4] == ["-M", "pseries,x-vof=on,cap-cfpc=broken", "-cpu", "power8"]
+    assert "-S" in argv and argv[argv.index("-monitor") + 1] == "stdio"
+    assert not {"-kernel", "-initrd", "-append"} & set(argv)
+    assert "-icount" in argv    # the mode's own options: QEMU checks those too
+    assert (tmp_path / "said").read_text() == "quit\n"
+
+
+def test_a_refused_configuration_is_qemus_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "echo \"qemu-system-ppc64: warning: TCG doesn't support "
+              "requested feature, cap-cfpc=workaround\" >&2; echo \"qemu-system-ppc64: unable to "
+              "find CPU model 'power99'\" >&2; exit 1")
+    with pytest.raises(LabError, match=r"^qemu-system-ppc64 refused the configuration \(exited 1\): "
+                       r"qemu-system-ppc64: unable to find CPU model 'power99'$"):
+        check_configuration(guest(cpu="power99"))
+
+
+def test_a_qemu_that_does_not_quit_is_left_to_the_boot(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_qemu(tmp_path, monkeypatch, "exec sleep 60")
+    monkeypatch.setattr(boot_module, "CHECK_TIMEOUT", 0.5)
+    check_configuration(guest())
+
+
+@pytest.mark.parametrize("arch", machines.ARCHES)
+@pytest.mark.parametrize("mode", machines.MODES)
+def test_real_qemu_takes_every_default_machine(arch: str, mode: str) -> None:
+    """The check's command line against the real QEMU: each arch's machine, in each mode,
+    is taken; an unknown CPU model is not."""
+    facts = machines.arch(arch)
+    if not shutil.which(facts.qemu):
+        pytest.skip(f"no {facts.qemu} (apt-get install {facts.qemu_package})")
+    check_configuration(guest(arch, mode=mode))
+    with pytest.raises(LabError, match=r"refused the configuration \(exited 1\): .*no-such-cpu"):
+        check_configuration(guest(arch, mode=mode, cpu="no-such-cpu"))
+
+
 # ---------------------------------------------------------------- kernel configuration
 
 def test_missing_options_are_named() -> None:
@@ -178,3 +225,17 @@ def test_cancel_all_stops_running_guests_and_refuses_new_ones(
             boot(guest(), tmp_path / "i", timeout=120)
     finally:
         allow_boots()
+
+
+def test_the_readme_installs_what_each_lab_needs() -> None:
+    """README's one apt-get line per lab (under "Two commands", for an x86-64 host, where
+    x86-64's compiler and C library are build-essential's) names this module's packages."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    lines = {line.rsplit("#", 1)[1].strip(): line.split("#")[0].split()
+             for line in readme.splitlines() if line.startswith("    apt-get install qemu-system-")}
+    expected = {}
+    for name in machines.ARCHES:
+        a = machines.arch(name)
+        compilers = [] if name == "x86_64" else [a.cross_package, a.cross_libc_package]
+        expected[name] = ["apt-get", "install", a.qemu_package, *compilers]
+    assert lines == expected

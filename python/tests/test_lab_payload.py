@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import harnesses
 import pytest
 from kcross.errors import LabError, UserError
 from kcross.lab import correctness
@@ -42,9 +45,13 @@ from kcross.lab.payload import (
     STRESS_SCALE,
     GuestTest,
     Payload,
+    build_dir_for,
     build_payload,
     find_source,
     guest_tests,
+    harness_suites,
+    missing_tools,
+    syscall_mechanisms,
 )
 from labs import lab_kernel
 
@@ -277,12 +284,73 @@ def test_installed_without_sources(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
             find_source()
 
 
+# ---------------------------------------------------------------- what the guest harness accepts
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_mechanisms_and_suites_are_read_from_the_tree(tmp_path: Path) -> None:
+    """Whatever the C says, in its order: nothing about them is known on the Python side."""
+    tree = _tree(tmp_path / "src", {
+        "include/kcross/arch/ppc64le.h": '#define KC_SYSMECH_NATIVE_NAME "one"\t/* x */\n'
+                                         '#define KC_SYSMECH_ALT_NAME    "two"\n',
+        "include/kcross/arch/x86_64.h": '#define KC_SYSMECH_NATIVE_NAME "three"\n',
+        "src/syscall.c": 'static const char *n[] = {\n\t[KC_SYSMECH_LIBC] = "via-libc",\n};\n',
+        "harness/registry.c": "static const struct kh_suite *const suites[] = {\n"
+                              "\t&kh_suite_b,\n\t&kh_suite_a,\n};\n",
+        "harness/bench/a.c": 'const struct kh_suite kh_suite_a = { "first-a", benches, 0 };\n',
+        "harness/bench/b.c": 'const struct kh_suite kh_suite_b = { "b", benches, KH_X };\n',
+    })
+    assert syscall_mechanisms("ppc64le", tree) == ("via-libc", "one", "two")
+    assert syscall_mechanisms("x86_64", tree) == ("via-libc", "three")
+    assert syscall_mechanisms("aarch64", tree) is None        # the tree does not say
+    assert harness_suites(tree) == ("b", "first-a")
+    (tree / "harness" / "bench" / "a.c").write_text("")        # listed, never named
+    assert harness_suites(tree) is None
+    assert syscall_mechanisms("ppc64le", tmp_path) is None and harness_suites(tmp_path) is None
+
+
+def _harnesses() -> list[tuple[str, list[str]]]:
+    """(arch, command) of every real harness this run has: the native one and the cross
+    ones ./check passes (each emulator is qemu-ARCH)."""
+    found = []
+    command, _ = harnesses.native()
+    if command is not None:
+        found.append((os.uname().machine, command))
+    for emulator in harnesses.cross():
+        command, _ = harnesses.under_qemu(emulator)
+        if command is not None:
+            found.append((emulator.removeprefix("qemu-"), command))
+    return found
+
+
+def test_mechanisms_and_suites_are_the_real_harness_ones() -> None:
+    """What the lab reads from this tree is what a harness built from it takes: its usage
+    names KCROSS_SYSCALL's mechanisms, its refusal of an unknown suite lists the suites."""
+    found = [(a, c) for a, c in _harnesses() if a in ARCHES]
+    if not found:
+        pytest.skip("no real harness (set KCROSS_TEST_REAL_HARNESS; ./check passes the cross ones)")
+    for arch, command in found:
+        usage = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+        (names,) = re.findall(r"KCROSS_SYSCALL=(\S+) forces", usage.stdout + usage.stderr)
+        assert syscall_mechanisms(arch, REPO) is not None
+        assert sorted(syscall_mechanisms(arch, REPO) or ()) == sorted(set(names.split("|")) - {"auto"}), arch
+        refused = subprocess.run([*command, "run", "--suite", "no-such-suite"], capture_output=True,
+                                 text=True, timeout=120)
+        (listed,) = re.findall(r"unknown suite 'no-such-suite' \(suites: ([^)]*)\)", refused.stderr)
+        assert harness_suites(REPO) == tuple(listed.split(", ")), arch
+
+
 def _path_with(tmp_path: Path, *programs: str) -> str:
     """A PATH dir holding only ``programs`` (the real cmake, or stubs for compilers)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name in programs:
-        if name in ("cmake", "ninja", "make"):
+        if name in ("cmake", "ctest", "ninja", "make"):
             real = shutil.which(name)
             if real:
                 (bin_dir / name).symlink_to(real)
@@ -293,26 +361,45 @@ def _path_with(tmp_path: Path, *programs: str) -> str:
 
 
 @pytest.mark.parametrize("arch, package", [
-    ("ppc64le", "gcc-powerpc64le-linux-gnu"),
-    ("aarch64", "gcc-aarch64-linux-gnu"),
-    ("x86_64", "gcc" if os.uname().machine == "x86_64" else "gcc-x86-64-linux-gnu"),
+    ("ppc64le", "gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"),
+    ("aarch64", "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"),
+    ("x86_64", "gcc libc6-dev" if os.uname().machine == "x86_64"
+     else "gcc-x86-64-linux-gnu libc6-dev-amd64-cross"),
 ])
 def test_no_cross_compiler_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                              arch: str, package: str) -> None:
     if not shutil.which("cmake"):
         pytest.skip("no cmake (apt-get install cmake)")
-    monkeypatch.setenv("PATH", _path_with(tmp_path, "cmake"))
+    monkeypatch.setenv("PATH", _path_with(tmp_path, "cmake", "ninja", "make"))
     with pytest.raises(LabError) as caught:
         build_payload(arch, source=REPO, cache_dir=tmp_path / "cache")
     gcc = {"ppc64le": "powerpc64le", "aarch64": "aarch64", "x86_64": "x86_64"}[arch]
-    assert str(caught.value) == (f"no {gcc}-linux-gnu-gcc on PATH to build the {arch} guest "
-                                 f"programs (apt-get install {package})")
+    assert str(caught.value) == (f"building the {arch} guest programs needs {gcc}-linux-gnu-gcc "
+                                 f"(apt-get install {package})")
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_compiler_without_its_c_library_names_the_package(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """gcc-*-linux-gnu installed without its Recommends (--no-install-recommends): no
+    libc.a to link the static guest programs with."""
+    bin_dir = Path(_path_with(tmp_path, "cmake", "ninja", "make"))
+    gcc = bin_dir / "powerpc64le-linux-gnu-gcc"
+    gcc.write_text('#!/bin/sh\n[ "$1" = -print-file-name=libc.a ] && echo libc.a\n')
+    gcc.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(LabError, match=r"^building the ppc64le guest programs needs libc\.a for "
+                                       r"powerpc64le-linux-gnu-gcc \(apt-get install "
+                                       r"libc6-dev-ppc64el-cross\)$"):
+        build_payload("ppc64le", source=REPO, cache_dir=tmp_path / "cache")
+    gcc.write_text('#!/bin/sh\necho /usr/powerpc64le-linux-gnu/lib/libc.a\n')   # found
+    assert missing_tools("ppc64le") == []
 
 
 def test_no_cmake_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", _path_with(tmp_path, "powerpc64le-linux-gnu-gcc"))
-    with pytest.raises(LabError, match=r"^no cmake on PATH .*\(apt-get install cmake\)$"):
+    with pytest.raises(LabError, match=r"^building the ppc64le guest programs needs cmake, ninja "
+                                      r"\(apt-get install cmake ninja-build\)$"):
         build_payload("ppc64le", source=REPO, cache_dir=tmp_path / "cache")
 
 
@@ -320,7 +407,8 @@ def test_no_build_tool_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_pa
     if not shutil.which("cmake"):
         pytest.skip("no cmake (apt-get install cmake)")
     monkeypatch.setenv("PATH", _path_with(tmp_path, "cmake", "powerpc64le-linux-gnu-gcc"))
-    with pytest.raises(LabError, match=r"^no ninja or make on PATH .*\(apt-get install ninja-build\)$"):
+    with pytest.raises(LabError, match=r"^building the ppc64le guest programs needs ninja "
+                                      r"\(apt-get install ninja-build\)$"):
         build_payload("ppc64le", source=REPO, cache_dir=tmp_path / "cache")
 
 
@@ -339,12 +427,44 @@ def test_failed_build_names_its_log(monkeypatch: pytest.MonkeyPatch, tmp_path: P
                                           "powerpc64le-linux-gnu-gcc"))
     with pytest.raises(LabError) as caught:
         build_payload("ppc64le", source=source, cache_dir=tmp_path / "cache")
-    log = tmp_path / "cache" / "build-ppc64le" / "kcross-lab-build.log"
+    log = build_dir_for("ppc64le", source, tmp_path / "cache") / "kcross-lab-build.log"
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith("configuring the ppc64le guest programs failed (exit 1): CMake Error")
     assert message.endswith(f"; log: {log}")
     assert "no way" in log.read_text()
+
+
+def _minimal_tree(root: Path) -> Path:
+    """A source tree whose 'build' only writes the two programs a payload must have."""
+    return _tree(root, {
+        "lab/init.c": "", "cmake/toolchain-powerpc64le.cmake": "",
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(minimal NONE)\n"
+                          "file(WRITE ${CMAKE_BINARY_DIR}/kcross-harness \"h\")\n"
+                          "file(WRITE ${CMAKE_BINARY_DIR}/kcross-lab-init \"i\")\n"
+                          "enable_testing()\n"})
+
+
+def test_two_source_trees_never_share_a_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two labs from two checkouts (at once, or one after the other) each keep their own
+    build: one never wipes the other's guest programs, built or in use."""
+    if not shutil.which("cmake"):
+        pytest.skip("no cmake (apt-get install cmake)")
+    monkeypatch.setenv("PATH", _path_with(tmp_path, "cmake", "ctest", "ninja", "make",
+                                          "powerpc64le-linux-gnu-gcc"))
+    cache = tmp_path / "cache"
+    first = build_payload("ppc64le", source=_minimal_tree(tmp_path / "one"), cache_dir=cache)
+    second = build_payload("ppc64le", source=_minimal_tree(tmp_path / "two"), cache_dir=cache)
+    assert first.build_dir != second.build_dir
+    assert first.init.read_text() == "i" and first.harness.read_text() == "h"
+    _minimal_tree(tmp_path / "three")
+    (tmp_path / "three" / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\n"
+                                                       "project(broken NONE)\nmessage(FATAL_ERROR no)\n")
+    with pytest.raises(LabError):
+        build_payload("ppc64le", source=tmp_path / "three", cache_dir=cache)
+    assert first.init.is_file() and second.init.is_file()
+    again = build_payload("ppc64le", source=tmp_path / "one", cache_dir=cache)
+    assert again.build_dir == first.build_dir
 
 
 # ---------------------------------------------------------------- the suite in real kernels

@@ -9,12 +9,13 @@ data/capture-lab-console.  The real-boot tests at the end need the kernels and Q
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from kcross.errors import HarnessError, UserError
+from kcross.errors import HarnessError, LabError, UserError
 from kcross.lab import machines
 from kcross.lab.initramfs import CommandResult, ConsoleError, parse_console
 from kcross.lab.kernel import Kernel
@@ -42,6 +43,20 @@ def group(tmp_path: Path) -> dict:
     kernel_file.write_bytes(b"not really")
     kernel = Kernel("ppc64le", kernel_file, package="linux-image-x", version="1", source="debian")
     return lab_group(Guest(machines.arch("ppc64le"), kernel_file), kernel, None)
+
+
+def test_a_package_kernel_that_is_not_the_package_file_is_never_named_so(tmp_path: Path) -> None:
+    """A cache entry's kernel changed after its check: refused, not stored as the package's."""
+    kernel_file = tmp_path / "vmlinux"
+    kernel_file.write_bytes(b"the package's kernel")
+    kernel = Kernel("ppc64le", kernel_file, package="linux-image-x", version="1", source="debian",
+                    sha256=hashlib.sha256(b"the package's kernel").hexdigest(), size=20)
+    guest = Guest(machines.arch("ppc64le"), kernel_file)
+    assert lab_group(guest, kernel, None)["kernel"]["sha256"] == kernel.sha256
+    kernel_file.write_bytes(b"the package's kerne")   # its tail cut
+    with pytest.raises(LabError, match=r"vmlinux changed while the lab ran \(its SHA-256 is no "
+                                       r"longer linux-image-x 1's\): not stored under that name$"):
+        lab_group(guest, kernel, None)
 
 
 def median(stream, name: str) -> float:  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kcross.errors import GuestError, Interrupted, LabError
+from kcross.errors import GuestError, Interrupted, LabError, signal_name
 from kcross.lab.initramfs import CommandResult, FileSpec, build_initramfs, parse_console
 from kcross.lab.machines import Guest
 
@@ -31,11 +31,39 @@ HARMLESS_WARNINGS = ("TCG doesn't support requested feature",)
 TAIL_LINES = 5
 
 
+CHECK_TIMEOUT = 60.0   # seconds for QEMU to set a paused machine up and quit
+
+
 def qemu_path(guest: Guest) -> str:
     found = shutil.which(guest.arch.qemu)
     if found is None:
         raise LabError(f"no {guest.arch.qemu} on PATH (apt-get install {guest.arch.qemu_package})")
     return found
+
+
+def _refused(guest: Guest, how: str, detail: str) -> LabError:
+    return LabError(f"{guest.arch.qemu} refused the configuration ({how}): {detail}")
+
+
+def check_configuration(guest: Guest) -> None:
+    """QEMU sets ``guest``'s machine up, paused, and quits (machines.Guest.check_argv): a
+    CPU model, machine option or value it does not take is refused now (LabError, QEMU's
+    own message), before any kernel is fetched or anything built.  A QEMU that neither
+    refuses nor quits in time is left for the boot to judge."""
+    argv = guest.check_argv()
+    argv[0] = qemu_path(guest)
+    try:
+        proc = subprocess.run(argv, input=b"quit\n", capture_output=True, timeout=CHECK_TIMEOUT,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return
+    except OSError as e:
+        raise LabError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+    if proc.returncode != 0:
+        said = _meaningful(proc.stderr.decode(errors="replace"))
+        how = (f"was killed by {signal_name(-proc.returncode)}" if proc.returncode < 0
+               else f"exited {proc.returncode}")
+        raise _refused(guest, how, said[0] if said else "no message")
 
 
 def _meaningful(stderr: str) -> list[str]:
@@ -118,11 +146,11 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
         said = _meaningful(stderr)
-        how = (f"was killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
+        how = (f"was killed by {signal_name(-proc.returncode)}" if proc.returncode < 0
                else f"exited {proc.returncode}")
         detail = said[0] if said else f"last console lines: {_tail(console)}"
         if elapsed < 5 and not console.strip():
-            raise LabError(f"{guest.arch.qemu} refused the configuration ({how}): {detail}")
+            raise _refused(guest, how, detail)
         raise GuestError(f"{guest.arch.qemu} {how} after {elapsed:.0f} s: {detail}")
     return console
 

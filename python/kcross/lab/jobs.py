@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kcross.errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, KcrossError, UserError
+from kcross.cli.options import say
+from kcross.errors import (
+    EXIT_BROKEN,
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    Interrupted,
+    KcrossError,
+    LabError,
+    UserError,
+)
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
@@ -41,13 +51,13 @@ from kcross.lab.session import UNIT, Counted, count
 def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
                    err: Console) -> Kernel:
     if path is None:
-        return fetch(arch_name, refresh=refresh)
+        return fetch(arch_name, refresh=refresh, say=lambda line: say(err, f"kcross lab: {line}"))
     kernel = Kernel.from_file(path, arch_name)
     found = kconfig.find(kernel)
     if found is None:
-        err.print(Text(f"kcross lab: no configuration found for {path} (config-*, the build "
+        say(err, f"kcross lab: no configuration found for {path} (config-*, the build "
                        "tree's .config, CONFIG_IKCONFIG): cannot check CONFIG_RSEQ and the "
-                       "console before booting"))
+                       "console before booting")
         return kernel
     options, where = found
     lacking = kconfig.missing(options, arch_name)
@@ -57,10 +67,10 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
     return kernel
 
 
-def build(arch_name: str, source: Path | None, err: Console) -> Payload:
+def build(arch_name: str, source: Path, err: Console) -> Payload:
     from kcross.lab.payload import build_payload
 
-    err.print(Text(f"kcross lab: building kcross for {arch_name} (static)..."))
+    say(err, f"kcross lab: building kcross for {arch_name} (static)...")
     return build_payload(arch_name, source=source)
 
 
@@ -94,7 +104,7 @@ def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) 
             # Counting is deterministic: the same kernel, machine and payload give the
             # same records, already stored.
             stored.append(f"{exc.run_id} (identical, already stored)")
-    err.print(Text("kcross lab: stored as run " + ", ".join(stored)))
+    say(err, "kcross lab: stored as run " + ", ".join(stored))
 
 
 # ---------------------------------------------------------------- modes
@@ -110,8 +120,8 @@ def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payl
            variant: str | None, err: Console, env: dict[str, str] | None = None,
            suites: Sequence[str] | None = None) -> Counted:
     chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
-    err.print(Text(f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
-                   f"{_describe(kernel)}{', ' + variant if variant else ''})..."))
+    say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
+                   f"{_describe(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else chosen, bench=args.bench,
                  env=env, timeout=args.timeout)
@@ -250,8 +260,8 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     from kcross.lab.correctness import evidence, run_tests, summary
 
     guest = _guest(args, kernel, "correctness")
-    err.print(Text(f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
-                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests..."))
+    say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
+                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
     outcomes = run_tests(payload, guest, timeout=args.timeout)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
                   f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
@@ -286,6 +296,55 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
     if not args.timeout > 0:
         raise UserError(f"--timeout {args.timeout:g}: give a positive number of seconds")
+    if args.compare and args.compare[0] == args.compare[1]:
+        raise UserError(f"--compare {args.compare[0]} {args.compare[1]}: the same mechanism "
+                        "twice; give two different ones")
+    if args.suite is not None and not all(args.suite.split(",")):
+        raise UserError(f"--suite {args.suite!r}: give suite names separated by commas")
+
+
+def _check_guest_names(args: argparse.Namespace, src: Path) -> None:
+    """--compare's mechanisms and --suite's suites, as the guest harness built from ``src``
+    knows them (kcross.lab.payload reads them from the tree)."""
+    from kcross.lab.payload import harness_suites, syscall_mechanisms
+
+    offered = syscall_mechanisms(args.arch, src) if args.compare else None
+    if offered is not None:
+        for name in args.compare:
+            if name not in offered:
+                raise UserError(f"--compare {' '.join(args.compare)}: {args.arch} has no "
+                                f"syscall mechanism {name!r} (it has: {', '.join(offered)})")
+    suites = harness_suites(src) if args.suite else None
+    if suites is not None:
+        for name in args.suite.split(","):
+            if name not in suites:
+                raise UserError(f"--suite {args.suite}: no suite {name!r} (suites: "
+                                f"{', '.join(suites)})")
+
+
+def _check_store(args: argparse.Namespace) -> None:
+    """The database counting runs are stored in, checked as `kcross run` checks it (nothing
+    created): a run refused there would be thrown away after its boots."""
+    if args.no_store or args.mode == "correctness":
+        return
+    from kcross.store import Store, resolve
+
+    Store.open(resolve(args.db), write=True, lazy=True)
+
+
+def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
+    """Every program this host lacks for the lab, named in one line with the packages."""
+    from kcross.lab import kernel as debian
+    from kcross.lab.payload import missing_tools, needs
+
+    missing: list[tuple[str, tuple[str, ...]]] = []
+    if not shutil.which(probe.arch.qemu):
+        missing.append((probe.arch.qemu, (probe.arch.qemu_package,)))
+    missing += missing_tools(args.arch)
+    if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
+        missing += debian.missing_tools()
+    if missing:
+        raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
 
 def _stop_on_signals() -> None:
@@ -300,22 +359,30 @@ def _stop_on_signals() -> None:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from kcross.lab.boot import qemu_path
-    from kcross.lab.payload import check_tools
+    from kcross.lab.boot import check_configuration
+    from kcross.lab.payload import source_tree
 
     arch(args.arch)   # an unknown arch: one line, before anything is fetched or built
     _check_options(args)
-    # Everything that can be refused is refused before anything is fetched or built: bad
-    # machine options, the user's kernel files, then a missing QEMU or cross compiler.
-    probe = _guest(args, Kernel(args.arch, Path("/")), "counting")
+    # Everything that can be refused is refused before anything is fetched, built or
+    # booted: the user's input first (machine options, the source tree and the names its
+    # guest harness knows, the database, the kernel files), then what this host lacks
+    # (all of it in one line), then QEMU's own verdict on the user's CPU model and
+    # machine options.
+    probe = _guest(args, Kernel(args.arch, Path("/")),
+                   "correctness" if args.mode == "correctness" else "counting")
+    src = source_tree(args.arch, args.source)
+    _check_guest_names(args, src)
+    _check_store(args)
     own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
     if args.against:
         resolve_kernel(args.arch, args.against, refresh=False, err=err)
-    qemu_path(probe)
-    check_tools(args.arch)
+    _check_programs(args, probe)
+    if args.cpu or args.machine_opt:
+        check_configuration(probe)
     _stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
-    payload = build(args.arch, args.source, err)
+    payload = build(args.arch, src, err)
     status = EXIT_OK
     if args.mode in ("correctness", "both"):
         status = max(status, correctness(args, kernel, payload, out, err))

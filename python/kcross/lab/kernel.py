@@ -12,6 +12,11 @@ kept.
 Cache: ``${XDG_CACHE_HOME:-~/.cache}/kcross/lab/<arch>/<package version>/``.  Once an arch
 has an entry, ``fetch`` uses the newest one without touching the network (the lab's counts
 depend on the kernel: it must not change under the user); ``refresh=True`` asks the mirror.
+An entry's ``kernel.json`` records what the package's kernel file is (its size and SHA-256,
+taken at extraction from the .deb whose SHA-256 is the one in the index APT verified, also
+recorded); every use checks the file against that record.  An entry that fails the check
+(cut, changed, or cached before there were records) is never booted: ``fetch`` downloads
+the package again and replaces it, or, without the registry, refuses it in one line.
 
 ``Kernel.from_file(path, arch)`` checks a user's own kernel (``--kernel PATH``).
 """
@@ -20,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -29,7 +36,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +98,10 @@ class Kernel:
     package: str | None = None   # Debian binary package, e.g. linux-image-6.1.0-40-powerpc64le
     version: str | None = None   # its package version, e.g. 6.1.153-1
     source: str = "debian"       # "debian" or "file"
+    # What the package's kernel file is, recorded when it was extracted (cache entries):
+    # the file must still be that to be booted or stored under the package's name.
+    sha256: str | None = None
+    size: int | None = None
 
     @property
     def config(self) -> Path | None:
@@ -413,22 +424,59 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return base / "kcross" / "lab"
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file (hex), computed once per file state (path, size, mtime)."""
+    st = path.stat()
+    return _sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.cache
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def damage(kernel: Kernel) -> str | None:
+    """None when a cached kernel file is the package's (the size and SHA-256 recorded when it
+    was extracted); else what is wrong with it, in a few words."""
+    if kernel.sha256 is None or kernel.size is None:
+        return "no record of the package's file to check it against: cached by an older kcross"
+    try:
+        size = kernel.path.stat().st_size
+        if size != kernel.size:
+            return f"{size} bytes where the package's file has {kernel.size}: cut or changed"
+        if file_sha256(kernel.path) != kernel.sha256:
+            return "its SHA-256 is not the package's file's: changed"
+    except OSError as e:
+        return f"cannot read it: {e.strerror or e}"
+    return None
+
+
 def _load_entry(entry: Path, arch: str) -> Kernel | None:
-    """The kernel of a complete cache entry, or None (incomplete, foreign or damaged)."""
+    """The kernel of a complete cache entry, or None (incomplete or foreign); not checked
+    against its record (:func:`damage`)."""
     try:
         meta = json.loads((entry / META).read_text())
         path = entry / meta["kernel"]
         if meta["arch"] != arch or not path.is_file() or path.resolve().parent != (entry / "boot").resolve():
             return None
+        sha256, size = meta.get("kernel_sha256"), meta.get("kernel_size")
         return Kernel(arch=arch, path=path, package=str(meta["package"]), version=str(meta["version"]),
-                      source="debian")
-    except (OSError, ValueError, KeyError, TypeError):
+                      source="debian", sha256=sha256 if isinstance(sha256, str) else None,
+                      size=size if isinstance(size, int) else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
-def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
-           version: str | None = None) -> Kernel | None:
-    """The cached kernel of that version, or (no version) the newest cached one; None if none."""
+def _usable(k: Kernel | None) -> Kernel | None:
+    return k if k is not None and damage(k) is None else None
+
+
+def _newest(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None) -> Kernel | None:
+    """The complete cache entry of that version, or (no version) the newest one, unchecked."""
     check_arch(arch)
     adir = cache_root(cache_dir) / arch
     if version is not None:
@@ -443,6 +491,13 @@ def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
     if not found:
         return None
     return max(found, key=lambda k: _version_key(k.version or ""))
+
+
+def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
+           version: str | None = None) -> Kernel | None:
+    """The cached kernel of that version, or (no version) the newest cached one, when its
+    file is the package's (:func:`damage`); None if none is, or the newest is not."""
+    return _usable(_newest(arch, cache_dir, version))
 
 
 def _version_key(v: str) -> tuple[tuple[int, object], ...]:
@@ -474,11 +529,20 @@ def _arch_lock(adir: Path) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------
 # apt
 
-def _tool(name: str, package: str) -> str:
+# The programs a fetch runs, and their Debian packages.
+FETCH_TOOLS = {"apt-get": "apt", "apt-cache": "apt", "dpkg": "dpkg"}
+
+
+def missing_tools() -> list[tuple[str, tuple[str, ...]]]:
+    """The programs a fetch needs that this host lacks: (program, its Debian packages)."""
+    return [(name, (package,)) for name, package in FETCH_TOOLS.items() if shutil.which(name) is None]
+
+
+def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise LabError(f"{name} not found: the lab fetches Debian's kernel package with it "
-                       f"(install {package}, or pass --kernel PATH)")
+                       f"(install {FETCH_TOOLS[name]}, or pass --kernel PATH)")
     return path
 
 
@@ -532,8 +596,9 @@ def _show(apt_cache: str, conf: Path, package: str) -> dict[str, str]:
     return fields
 
 
-def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str]:
-    """(package, version) of the kernel image the metapackage ``linux-image-<flavour>`` depends on."""
+def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str, str]:
+    """(package, version, the .deb's SHA-256 in the index) of the kernel image the metapackage
+    ``linux-image-<flavour>`` depends on."""
     fl = flavour(arch)
     meta = f"linux-image-{fl}"
     depends = _show(apt_cache, conf, meta).get("Depends", "")
@@ -541,10 +606,13 @@ def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str]:
     for alternative in depends.split(","):
         name = alternative.split("|")[0].split("(")[0].strip().split(":")[0]
         if pattern.match(name):
-            version = _show(apt_cache, conf, name).get("Version", "")
+            fields = _show(apt_cache, conf, name)
+            version, sha256 = fields.get("Version", ""), fields.get("SHA256", "").lower()
             if not version:
                 raise LabError(f"the registry's {name} has no Version field")
-            return name, version
+            if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+                raise LabError(f"the registry's {name} {version} has no SHA256 field in its index")
+            return name, version, sha256
     raise LabError(f"{meta} depends on no versioned kernel image package (Depends: {depends or 'none'})")
 
 
@@ -554,8 +622,10 @@ def _check_version(version: str) -> None:
 
 
 def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: str,
-                         package: str, version: str) -> Kernel:
-    """Download ``package=version``, extract its ``boot/`` into a temp dir, rename it into place."""
+                         package: str, version: str, deb_sha256: str) -> Kernel:
+    """Download ``package=version`` (the .deb the index names: ``deb_sha256``), extract its
+    ``boot/`` into a temp dir, record what its kernel file is, rename it into place (in place
+    of an entry of that version that is not usable).  Called with the arch's lock held."""
     _check_version(version)
     final = adir / version
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=adir))
@@ -566,6 +636,10 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
         debs = sorted(dl.glob("*.deb"))
         if r.returncode != 0 or len(debs) != 1:
             raise LabError(f"apt-get download {package}={version} failed: {_last_message(r.stderr)}")
+        got = file_sha256(debs[0])
+        if got != deb_sha256:
+            raise LabError(f"the downloaded {debs[0].name} is not the one the registry's index names "
+                           f"(SHA-256 {got}, the index has {deb_sha256})")
         tree = tmp / "tree"
         try:
             x = subprocess.run([dpkg, "-x", str(debs[0]), str(tree)], capture_output=True, text=True,
@@ -591,19 +665,19 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
             raise LabError(f"{package} {version}: boot/{kernel.name} is not a {arch} kernel QEMU boots "
                            f"({problem})")
         meta = {"arch": arch, "package": package, "version": version, "source": "debian",
-                "kernel": f"boot/{kernel.name}", "deb": debs[0].name, "deb_size": debs[0].stat().st_size,
+                "kernel": f"boot/{kernel.name}", "kernel_sha256": file_sha256(kernel),
+                "kernel_size": kernel.stat().st_size, "deb": debs[0].name,
+                "deb_size": debs[0].stat().st_size, "deb_sha256": got,
                 "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (entry / META).write_text(json.dumps(meta, indent=2) + "\n")
-        try:
-            os.rename(entry, final)
-        except OSError:
-            if _load_entry(final, arch) is None:  # not a concurrent fetch's complete entry
-                raise
+        if os.path.lexists(final):   # an entry of this version that is not usable: replaced
+            os.rename(final, tmp / "replaced")
+        os.rename(entry, final)
     except OSError as e:
         raise LabError(f"cannot write the lab's kernel cache in {adir}: {e.strerror or e}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    k = _load_entry(final, arch)
+    k = _usable(_load_entry(final, arch))
     if k is None:
         raise LabError(f"the kernel cache entry {final} is incomplete after fetching it")
     return k
@@ -613,22 +687,40 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
 # fetch
 
 def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version: str | None = None,
-          refresh: bool = False, etc_apt: str | os.PathLike[str] = "/etc/apt") -> Kernel:
+          refresh: bool = False, etc_apt: str | os.PathLike[str] = "/etc/apt",
+          say: Callable[[str], None] | None = None) -> Kernel:
     """Debian bookworm's kernel for ``arch`` (ppc64le, aarch64, x86_64), from the cache when there.
 
     ``version`` (a package version, e.g. ``6.1.153-1``) asks for that one: from the cache, else
     from the mirror when it is the mirror's current one.  Without it, the newest cached kernel,
-    else (or with ``refresh``) the mirror's current one.  Failures are LabError/UserError (one line).
+    else (or with ``refresh``) the mirror's current one.  A cached kernel whose file is not the
+    package's (:func:`damage`) is fetched again, and replaced.  Failures are LabError/UserError
+    (one line).  ``say`` is told, in a line, what takes time: a download, and why.
     """
     check_arch(arch)
-    if not refresh:
-        k = cached(arch, cache_dir=cache_dir, version=version)
-        if k is not None:
-            return k
-    apt_get = _tool("apt-get", "apt")
-    apt_cache = _tool("apt-cache", "apt")
-    dpkg = _tool("dpkg", "dpkg")
-    etc = Path(etc_apt)
+    tell = say or (lambda _line: None)
+    if refresh:
+        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
+    k = _newest(arch, cache_dir, version)
+    if k is None:
+        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
+    wrong = damage(k)
+    if wrong is None:
+        return k
+    tell(f"the cached {arch} kernel {k.package} {k.version} is not the package's file ({wrong}): "
+         "fetching it again")
+    try:
+        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
+    except LabError as e:
+        raise LabError(f"the cached {arch} kernel {k.package} {k.version} is not the package's file "
+                       f"({k.path}: {wrong}) and fetching it again failed: {e}; "
+                       f"'kcross lab {arch} --refresh' replaces it") from None
+
+
+def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None,
+                   refresh: bool, etc: Path, tell: Callable[[str], None]) -> Kernel:
+    """The registry's current kernel for ``arch``, from the cache when a usable entry has it."""
+    apt_get, apt_cache, dpkg = (_tool(name) for name in FETCH_TOOLS)
     source = pick_source(host_sources(etc), etc)
     adir = cache_root(cache_dir) / arch
     try:
@@ -646,11 +738,12 @@ def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version
         keyring = resolve_keyring(source, apt_dir)
         conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings())
         update(apt_get, conf, apt_dir, source)
-        package, current = resolve(apt_cache, conf, arch)
+        package, current, deb_sha256 = resolve(apt_cache, conf, arch)
         if version is not None and version != current:
             raise LabError(f"kernel package version {version} for {arch} is not cached and the registry's "
                            f"{SUITE} {COMPONENT} has {current} ({package})")
-        k = _load_entry(adir / current, arch)
+        k = _usable(_load_entry(adir / current, arch))
         if k is not None:
             return k
-        return download_and_extract(apt_get, dpkg, conf, adir, arch, package, current)
+        tell(f"downloading Debian's {arch} kernel {package} {current} from {source.uri}...")
+        return download_and_extract(apt_get, dpkg, conf, adir, arch, package, current, deb_sha256)

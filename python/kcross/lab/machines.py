@@ -57,6 +57,7 @@ class Arch:
     toolchain: str          # cmake/toolchain-<toolchain>.cmake builds the guest programs
     cross_gcc: str
     cross_package: str
+    cross_libc_package: str   # the C library the static guest programs link (libc.a)
     extra: tuple[str, ...] = ()   # further QEMU options this machine needs
     # Kernel options this machine needs beyond kconfig.COMMON (its console, its platform).
     kconfig: tuple[tuple[str, str], ...] = ()
@@ -82,16 +83,16 @@ def tcg_cpu(model: str) -> str:
 _ARCHES: dict[str, Arch] = {
     "ppc64le": Arch("ppc64le", "qemu-system-ppc64", "qemu-system-ppc", "pseries,x-vof=on",
                     "power9", "hvc0", "powerpc64le", "powerpc64le-linux-gnu-gcc",
-                    "gcc-powerpc64le-linux-gnu", ("-vga", "none"),
+                    "gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross", ("-vga", "none"),
                     (("CONFIG_PPC_PSERIES", "the pseries platform"),
                      ("CONFIG_HVC_CONSOLE", "the hvc0 console"))),
     "aarch64": Arch("aarch64", "qemu-system-aarch64", "qemu-system-arm", "virt",
                     "max,pauth-impdef=on", "ttyAMA0", "aarch64", "aarch64-linux-gnu-gcc",
-                    "gcc-aarch64-linux-gnu", (),
+                    "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross", (),
                     (("CONFIG_SERIAL_AMBA_PL011_CONSOLE", "the ttyAMA0 console"),)),
     "x86_64": Arch("x86_64", "qemu-system-x86_64", "qemu-system-x86", "q35",
                    tcg_cpu("Skylake-Client-v1"), "ttyS0", "x86_64",
-                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", (),
+                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross", (),
                    (("CONFIG_SERIAL_8250_CONSOLE", "the ttyS0 console"),)),
 }
 assert tuple(_ARCHES) == ARCHES
@@ -159,14 +160,23 @@ class Guest:
         extra = " ".join(self.append.split())   # one space between words: it is guest state
         return f"console={self.arch.console} {BASE_APPEND}" + (f" {extra}" if extra else "")
 
+    def _machine_argv(self) -> list[str]:
+        return [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
+                "-m", self.memory, "-smp", str(self.vcpus)]
+
+    def _mode_argv(self) -> list[str]:
+        return [*(COUNTING_ARGS if self.mode == "counting" else CORRECTNESS_ARGS), *self.extra]
+
     def argv(self, initrd: Path) -> list[str]:
         """The QEMU command line that boots this guest with ``initrd``."""
-        argv = [self.arch.qemu, "-M", self.machine, "-cpu", self.cpu_model, *self.arch.extra,
-                "-m", self.memory, "-smp", str(self.vcpus), "-nographic", "-no-reboot",
+        return [*self._machine_argv(), "-nographic", "-no-reboot",
                 "-nic", "none",   # no network in the guest (q35 and virt would add one)
-                "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline()]
-        if self.mode == "counting":
-            argv += COUNTING_ARGS
-        else:
-            argv += CORRECTNESS_ARGS
-        return argv + list(self.extra)
+                "-kernel", str(self.kernel), "-initrd", str(initrd), "-append", self.cmdline(),
+                *self._mode_argv()]
+
+    def check_argv(self) -> list[str]:
+        """A QEMU command line that sets this guest's machine up without a kernel, paused
+        (-S), its monitor on standard input: QEMU checks the machine, its options and the
+        CPU model as for a boot, and ends at the monitor's ``quit``."""
+        return [*self._machine_argv(), "-display", "none", "-serial", "none", "-nic", "none",
+                "-S", "-monitor", "stdio", *self._mode_argv()]

@@ -22,6 +22,7 @@ minute, and the whole correctness run must stay within a few minutes of host tim
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -139,35 +140,108 @@ def _built_from() -> Path | None:
     return Path(text.strip()) if text.strip() else None
 
 
+# ---------------------------------------------------------------- what the guest harness accepts
+#
+# Read from the source tree the guest programs are built from (its C is their one owner),
+# so that the lab refuses a name the guest would refuse before anything is fetched or built.
+# None when the tree does not say in the expected form (then the guest harness judges).
+
+_SYSMECH = re.compile(r'^#define\s+KC_SYSMECH_(NATIVE|ALT)_NAME\s+"([^"]+)"', re.MULTILINE)
+_SYSMECH_LIBC = re.compile(r'\[KC_SYSMECH_LIBC\]\s*=\s*"([^"]+)"')
+_SUITE_DEFINED = re.compile(r'const\s+struct\s+kh_suite\s+(kh_suite_\w+)\s*=\s*\{\s*"([^"]+)"')
+_SUITE_LISTED = re.compile(r"&(kh_suite_\w+)")
+
+
+def syscall_mechanisms(name: str, src: Path) -> tuple[str, ...] | None:
+    """The syscall mechanisms KCROSS_SYSCALL can force in ``name``'s guest harness: "libc"
+    (src/syscall.c), the arch's instruction and its alternative if any
+    (include/kcross/arch/<arch>.h: KC_SYSMECH_NATIVE_NAME, KC_SYSMECH_ALT_NAME)."""
+    try:
+        header = (src / "include" / "kcross" / "arch" / f"{lab_arch(name).name}.h").read_text()
+        generic = (src / "src" / "syscall.c").read_text()
+    except OSError:
+        return None
+    names = dict(_SYSMECH.findall(header))
+    libc = _SYSMECH_LIBC.search(generic)
+    if "NATIVE" not in names or libc is None:
+        return None
+    return (libc[1], names["NATIVE"], *([names["ALT"]] if "ALT" in names else []))
+
+
+def harness_suites(src: Path) -> tuple[str, ...] | None:
+    """The harness's suites in its registry's order: harness/registry.c lists them,
+    harness/bench/*.c names them."""
+    try:
+        registry = (src / "harness" / "registry.c").read_text()
+        named = {m[1]: m[2] for f in sorted((src / "harness" / "bench").glob("*.c"))
+                 for m in _SUITE_DEFINED.finditer(f.read_text())}
+    except OSError:
+        return None
+    suites = [named.get(ident) for ident in _SUITE_LISTED.findall(registry)]
+    if not suites or any(s is None for s in suites):
+        return None
+    return tuple(s for s in suites if s is not None)
+
+
 # ---------------------------------------------------------------- tools
 
-def _compiler_package(name: str) -> str:
-    """The Debian package that provides ``name``'s cross compiler on this host."""
+def _compiler_packages(name: str) -> tuple[str, str]:
+    """The Debian packages of ``name``'s cross compiler and of the C library it links
+    statically, on this host."""
     facts = lab_arch(name)
-    # On a host of the same arch, Debian's own gcc package provides <triplet>-gcc.
-    return "gcc" if os.uname().machine == name else facts.cross_package
+    # On a host of the same arch, Debian's own gcc and libc6-dev provide them.
+    if os.uname().machine == name:
+        return "gcc", "libc6-dev"
+    return facts.cross_package, facts.cross_libc_package
+
+
+def _lacks_libc(gcc: str) -> bool:
+    """Whether ``gcc`` says it has no libc.a to link with (it prints the bare name); a
+    compiler that does not answer is left for the build to judge."""
+    try:
+        proc = subprocess.run([gcc, "-print-file-name=libc.a"], capture_output=True, text=True,
+                              timeout=60, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == "libc.a"
+
+
+def missing_tools(name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """What this host lacks to build ``name``'s guest programs: (what, its Debian packages)."""
+    facts = lab_arch(name)
+    gcc_package, libc_package = _compiler_packages(name)
+    missing: list[tuple[str, tuple[str, ...]]] = []
+    gcc = shutil.which(facts.cross_gcc)
+    if gcc is None:
+        missing.append((facts.cross_gcc, (gcc_package, libc_package)))
+    elif _lacks_libc(gcc):
+        missing.append((f"libc.a for {facts.cross_gcc}", (libc_package,)))
+    if shutil.which("cmake") is None:
+        missing.append(("cmake", ("cmake",)))
+    if not shutil.which("ninja") and not shutil.which("make"):
+        missing.append(("ninja", ("ninja-build",)))
+    return missing
+
+
+def needs(missing: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """``missing`` (what, its packages) as "A, B (apt-get install PACKAGES)"."""
+    packages = dict.fromkeys(pkg for _, pkgs in missing for pkg in pkgs)
+    return f"{', '.join(what for what, _ in missing)} (apt-get install {' '.join(packages)})"
 
 
 def check_tools(name: str) -> tuple[str, str]:
-    """cmake and the arch's cross compiler, found on PATH (LabError naming the package)."""
-    facts = lab_arch(name)
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise LabError("no cmake on PATH to build the lab's guest programs (apt-get install cmake)")
-    gcc = shutil.which(facts.cross_gcc)
-    if gcc is None:
-        raise LabError(f"no {facts.cross_gcc} on PATH to build the {name} guest programs "
-                       f"(apt-get install {_compiler_package(name)})")
+    """cmake and the arch's cross compiler, found on PATH (LabError naming what is missing
+    and the packages)."""
+    missing = missing_tools(name)
+    if missing:
+        raise LabError(f"building the {name} guest programs needs {needs(missing)}")
+    cmake, gcc = shutil.which("cmake"), shutil.which(lab_arch(name).cross_gcc)
+    assert cmake is not None and gcc is not None
     return cmake, gcc
 
 
 def _generator() -> str:
-    if shutil.which("ninja"):
-        return "Ninja"
-    if shutil.which("make"):
-        return "Unix Makefiles"
-    raise LabError("no ninja or make on PATH to build the lab's guest programs "
-                   "(apt-get install ninja-build)")
+    return "Ninja" if shutil.which("ninja") else "Unix Makefiles"   # check_tools found one
 
 
 # ---------------------------------------------------------------- ctest's test list
@@ -269,9 +343,12 @@ def guest_tests(ctest_json: Mapping[str, Any], build_dir: Path,
 
 # ---------------------------------------------------------------- the build
 
-def build_dir_for(name: str, cache_dir: Path | str | None = None) -> Path:
-    """Where :func:`build_payload` builds ``name``'s payload."""
-    return cache_root(cache_dir) / f"build-{name}"
+def build_dir_for(name: str, source_dir: Path, cache_dir: Path | str | None = None) -> Path:
+    """Where :func:`build_payload` builds ``name``'s payload from ``source_dir``: one build
+    dir per arch and source tree, so that a lab run from another checkout (at the same time,
+    or in between) never wipes or rebuilds the guest programs of this one."""
+    tree = hashlib.sha256(str(Path(source_dir).resolve()).encode()).hexdigest()[:12]
+    return cache_root(cache_dir) / f"build-{name}-{tree}"
 
 
 def _first_error(log: str) -> str:
@@ -305,18 +382,30 @@ def _run_logged(argv: list[str], log: Path, what: str, name: str, cwd: Path | No
     return proc.stdout
 
 
-def build_payload(arch: str, *, source: Path | None = None,
-                  cache_dir: Path | None = None) -> Payload:
-    """Configure and build the kcross sources for ``arch`` (static, cross) into
-    ``<cache>/build-<arch>`` (incremental) and list the tests the guest can run."""
-    facts = lab_arch(arch)
+def source_tree(arch: str, source: Path | str | None = None) -> Path:
+    """The source tree (:func:`find_source`) with ``arch``'s toolchain file; UserError (one
+    line) when it has none."""
     src = find_source(source)
-    cmake, _ = check_tools(arch)
-    toolchain = src / "cmake" / f"toolchain-{facts.toolchain}.cmake"
+    _toolchain(arch, src)
+    return src
+
+
+def _toolchain(arch: str, src: Path) -> Path:
+    toolchain = src / "cmake" / f"toolchain-{lab_arch(arch).toolchain}.cmake"
     if not toolchain.is_file():
         raise UserError(f"{src}: no {toolchain.relative_to(src)} (not a kcross source tree "
                         "with lab support?)")
-    build = build_dir_for(arch, cache_dir)
+    return toolchain
+
+
+def build_payload(arch: str, *, source: Path | None = None,
+                  cache_dir: Path | None = None) -> Payload:
+    """Configure and build the kcross sources for ``arch`` (static, cross) into
+    ``<cache>/build-<arch>-<source tree>`` (incremental) and list the tests the guest can run."""
+    src = find_source(source)
+    cmake, _ = check_tools(arch)
+    toolchain = _toolchain(arch, src)
+    build = build_dir_for(arch, src, cache_dir)
     generator = _generator()
     try:
         build.parent.mkdir(parents=True, exist_ok=True)
@@ -324,7 +413,7 @@ def build_payload(arch: str, *, source: Path | None = None,
     except OSError as e:
         raise LabError(f"cannot create the build dir {build}: {e.strerror}") from None
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)    # one build per arch and cache at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)    # one build per build dir at a time
         return _build(arch, src, toolchain, build, cmake, generator)
 
 

@@ -12,7 +12,6 @@ deterministic, so a few short ones suffice (COUNTING_OPTIONS).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -24,10 +23,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kcross.errors import HarnessError, SchemaError, UserError
+from kcross.errors import HarnessError, LabError, SchemaError, UserError
 from kcross.lab.boot import run_plan
 from kcross.lab.initramfs import CommandResult, ConsoleError, plan_command
-from kcross.lab.kernel import Kernel
+from kcross.lab.kernel import Kernel, file_sha256
 from kcross.lab.machines import COUNTING_ICOUNT, COUNTING_SEED, DEFAULT_SUITES, Guest
 from kcross.lab.payload import GUEST_HARNESS, Payload
 from kcross.schema import LIVE_VERSIONS, RunStream, parse_line
@@ -73,20 +72,18 @@ class Counted:
         return None
 
 
-@cache
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def kernel_identity(kernel: Kernel) -> dict[str, Any]:
-    st = kernel.path.stat()
+    """fingerprint.lab.kernel: what was booted.  A kernel named as a package's (a cache
+    entry) must still be the package's file (LabError otherwise: never stored under its name)."""
+    try:
+        sha256 = file_sha256(kernel.path)
+    except OSError as e:
+        raise LabError(f"cannot read the kernel {kernel.path}: {e.strerror or e}") from None
+    if kernel.sha256 is not None and sha256 != kernel.sha256:
+        raise LabError(f"the kernel {kernel.path} changed while the lab ran (its SHA-256 is no "
+                       f"longer {kernel.package} {kernel.version}'s): not stored under that name")
     return {"source": kernel.source, "package": kernel.package, "version": kernel.version,
-            "path": str(kernel.path), "sha256": _sha256(str(kernel.path), st.st_size,
-                                                        st.st_mtime_ns)}
+            "path": str(kernel.path), "sha256": sha256}
 
 
 @cache
