@@ -27,9 +27,13 @@ def run(tmp_path: Path, shift: dict[str, float] | None = None,
     (result,) = parse_console(CONSOLE)
     stream, records, _ = lab_records(result, lab_group(guest, kernel, None), "console")
     stream = copy.deepcopy(stream)
+    hz = stream.fingerprint["timer"]["hz"]
     for r in stream.results:
         if r["status"] == "ok" and shift and r["name"] in shift:
+            # the figure and the guest clock's ticks it comes from (exact counts are judged
+            # in ticks: kcross.judge.verdict.exact_medians)
             r["samples"] = [x + shift[r["name"]] for x in r["samples"]]
+            r["ticks"] = [t + shift[r["name"]] * hz / 1e9 for t in r["ticks"]]
     if vulns:
         stream.fingerprint["vulnerabilities"].update(vulns)
     return Counted(guest=guest, kernel=kernel, variant=None, stream=stream)

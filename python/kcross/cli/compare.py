@@ -65,7 +65,7 @@ exit status: 0 compared (whatever the verdict); 2 bad input: unreadable file, un
 HELP = "compare runs, benchmarks or files of numbers (is B different from A?)"
 DESCRIPTION = ("Compare two or more sides benchmark by benchmark: medians with their CIs, "
                "the ratio, and a verdict.")
-PARENTS = ("db",)
+PARENTS = ("db", "json")
 
 
 def arguments(p: argparse.ArgumentParser, common: Any) -> None:
@@ -104,13 +104,15 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         # some.  Pairing refuses sides in different units before any warning is printed.
         result = compare(loaded, noise=history_noise(
             opened.reading_or_none(), [s for side in loaded for s in side.series])) \
-            if exports or args.format != "ministat" else None
+            if exports or args.json or args.format != "ministat" else None
     ministat = None
     if args.format == "ministat":
         from ..views.ministat_report import ministat_text
 
         ministat = ministat_text(loaded, float(args.confidence))
     _warn_differences(loaded, args.strict, err)
+    if args.json:   # the comparison record (docs/result-format.md), as --export json - writes
+        exports = [*exports, ("json", export.STDOUT)]
     if exports:
         assert result is not None
         data = export.ExportData(series=[s for side in loaded for s in side.series],

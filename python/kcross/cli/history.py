@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .options import stores
+from .options import print_json, stores
 
 EPILOG = """\
 Each stored run holding the benchmark is one row, oldest first: its median with
@@ -39,7 +39,7 @@ def _positive(text: str) -> int:
 HELP = "one benchmark's trend over the stored runs (table, plot)"
 DESCRIPTION = ("The trend of one benchmark over the stored runs: its median with CI,\nand "
                "the change against the previous run of the same host.")
-PARENTS = ("db",)
+PARENTS = ("db", "json")
 
 
 def arguments(p: argparse.ArgumentParser, common: Any) -> None:
@@ -63,6 +63,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         view.check_plot_path(args.plot)  # refused before anything is read
     with stores(args.db) as opened:
         t = history.trend(opened.reading(), args.bench, machine=args.machine, last=args.last)
+    if args.json:
+        print_json(view.json_records(t))
+        if args.plot is not None:
+            view.plot(t, args.plot)
+        return 0
     ascii_only = not out.is_terminal
     out.print(view.table(t, ascii_only=ascii_only))
     out.print(Text(view.legend(t)), soft_wrap=True)

@@ -26,7 +26,7 @@ EPILOG = (
     "configuration and cached (~/.cache/kcross/lab); --kernel boots your own.\n"
     "The guest programs are built from the kcross source tree (--source, $KCROSS_SOURCE, or "
     "the checkout kcross runs from) with ARCH's cross compiler.")
-PARENTS = ("db",)
+PARENTS = ("db", "json")
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:

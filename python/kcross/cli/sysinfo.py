@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rich.console import Console
 
 from ..errors import SchemaError, UserError
-from .options import CPU_RANGE, Common, number, print_json, sysroot
+from .options import CPU_RANGE, Common, number, print_json, stores, sysroot
 
 HELP = "describe this machine as kcross sees it"
 DESCRIPTION = ("Describe this machine as kcross sees it (the harness's fingerprint); with "
                "--check, whether it is tuned for measuring.")
-PARENTS = ("harness", "json")
+PARENTS = ("db", "harness", "json")
 EPILOG = """\
 --check looks at the measuring CPU's frequency governor and turbo, a busy SMT
 sibling, its isolation (isolcpus, nohz_full, rcu_nocbs) and load, ASLR,
 transparent huge pages, the NMI watchdog, the IRQs arriving on it, perf
-counters and whether this is a VM. Load and IRQs are sampled over 100 ms.
+counters and whether this is a VM. Load and IRQs are sampled over 100 ms. It also
+says what the store (--db) knows of this configuration's run-to-run noise: the spread
+of its repeated runs beyond each run's own noise, which a verdict between two separate
+runs must include ('kcross aa' measures it).
 States: ok; warn (moves or disturbs the figures; the row says what to do); info
 (worth knowing, nothing to fix for timing); unknown (the machine does not say).
 It reads /proc and /sys only: it never changes the system.
@@ -52,6 +56,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
         cpu = readiness.measuring_cpu(args.cpu)
         findings = readiness.run_checks(sysroot(), cpu, fingerprint=records[0])
+        findings.append(_noise_finding(args.db, records[0]))
         if args.json:
             print_json([readiness.as_json(findings, cpu)])
         else:
@@ -62,3 +67,39 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         out.print(render.sysinfo(records[0]))
     return 0
+
+
+# A machine whose runs differ by more than this (the median over its benchmarks) is worth a
+# warning: a change must be several times larger to be shown between two separate runs.
+NOISY_CV = 0.02
+
+
+def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
+    """What the store knows of this configuration's run-to-run noise."""
+    from .. import readiness
+    from ..judge.noise import MIN_RUNS, of_machine
+    from ..stats import median
+
+    todo = (f"'kcross aa BENCH' (or store {MIN_RUNS} or more runs of this configuration): "
+            "compare and check then include it")
+    with stores(db) as opened:
+        store = opened.reading_or_none()
+        if store is None:
+            return readiness.Finding("run-to-run noise", readiness.INFO,
+                                     "not known: no store yet", todo)
+        noise, runs = of_machine(store, fingerprint)
+    if not noise:
+        return readiness.Finding("run-to-run noise", readiness.INFO,
+                                 f"not known: {runs} stored run(s) of this configuration",
+                                 todo)
+    cvs = sorted((n.cv, name) for name, n in noise.items())
+    typical = median([cv for cv, _ in cvs])
+    worst, name = cvs[-1]
+    seen = (f"{typical:.2%} of the median (typical of {len(cvs)} benchmarks, from up to "
+            f"{runs} runs); largest {worst:.2%} ({name})")
+    if typical > NOISY_CV:
+        return readiness.Finding("run-to-run noise", readiness.WARN, seen,
+                                 "two separate runs differ by this much with nothing changed: "
+                                 "decide small changes with 'kcross ab' (interleaved rounds)",
+                                 short=f"runs differ by {typical:.1%}")
+    return readiness.Finding("run-to-run noise", readiness.INFO, seen, "")

@@ -137,3 +137,12 @@ class History:
         if fingerprint is None:
             return {}
         return of_series(self.runs_of(identity(fingerprint)), names, exclude)
+
+
+def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:
+    """The run-to-run noise of every benchmark the store's runs of this machine
+    configuration hold, and how many such runs there are (the last HISTORY_RUNS)."""
+    history = History(store)
+    runs = history.runs_of(identity(fingerprint))
+    names = list(dict.fromkeys(n for series in runs.values() for n in series))
+    return of_series(runs, names), len(runs)

@@ -5,7 +5,8 @@ Three methods, chosen per pair from what the data are (docs/result-format.md, "V
 - **exact** (lab instruction counts, unit instructions/op, and any two sides whose
   samples are each a constant): the figures are compared by value, never given a
   p-value: identical when they differ by less than 1e-9 of their size (below what the
-  figures represent), else higher or lower by the difference;
+  figures represent), else higher or lower by the difference.  Lab counts are compared
+  in the guest clock's ticks converted with one rate (:func:`exact_medians`);
 - **levels** (timings of several harness processes per side, ``kcross run
   --processes``): the log ratio of the sides' medians with Student's t over the
   processes' medians; between two separate runs the machine's run-to-run noise of the
@@ -139,6 +140,42 @@ def is_exact(a: Series, b: Series) -> bool:
         and min(b.samples) == max(b.samples)
 
 
+def _ticks_median(s: Series) -> float | None:
+    """A lab figure in the guest clock's own ticks per operation, by the statistics rule:
+    exact (whole ticks over whole iterations), where the figure in ns carries the boot's
+    timer calibration."""
+    record = s.record
+    if record is None or record.get("schema") != 2:
+        return None
+    ticks, overhead = record.get("ticks"), record.get("overhead")
+    if not ticks or len(ticks) != len(record.get("samples") or ()) \
+            or not isinstance(overhead, dict) or not overhead.get("ticks"):
+        return None
+    try:
+        return stats.summarize(ticks, overhead["ticks"]).median
+    except StatsError:
+        return None
+
+
+def _timer_hz(s: Series) -> float | None:
+    timer = (s.fingerprint or {}).get("timer")
+    hz = timer.get("hz") if isinstance(timer, dict) else None
+    return float(hz) if isinstance(hz, (int, float)) and hz > 0 else None
+
+
+def exact_medians(a: Series, b: Series) -> tuple[float, float]:
+    """The two figures an exact comparison compares.  Lab counts are compared in the guest
+    clock's ticks, both converted with one rate (the base's): two boots calibrate their
+    timer a little differently (about 1e-7 here), which would otherwise move every figure
+    of one side by that much and call an unchanged count changed.  Other exact data (two
+    constants): their medians as they are."""
+    if UNIT_INSTRUCTIONS in (a.unit, b.unit):
+        ta, tb, hz = _ticks_median(a), _ticks_median(b), _timer_hz(a) or _timer_hz(b)
+        if ta is not None and tb is not None and hz is not None:
+            return ta * 1e9 / hz, tb * 1e9 / hz
+    return stats.median(a.samples), stats.median(b.samples)
+
+
 def judge(pairs: Sequence[Pair], *, alpha: float = ALPHA,
           confidence: float = CONFIDENCE) -> list[Judgement]:
     """The verdicts on every pair of one table (Holm across its timings), in order."""
@@ -170,7 +207,7 @@ def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
     common = dict(name=pair.name, unit=unit, base=a, new=b, alpha=alpha,
                   confidence=confidence, processes=k)
     if is_exact(a, b):
-        ma, mb = stats.median(a.samples), stats.median(b.samples)
+        ma, mb = exact_medians(a, b)
         same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
         category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
                                                      Category.LOWER)
@@ -270,14 +307,22 @@ def percent_text(ratio: float | None) -> str:
     return "" if ratio is None else f"{signed((ratio - 1.0) * 100.0)}%"
 
 
+def _digits(value: float) -> int:
+    """Decimals that show a small figure with two significant digits (one for 0.05 up)."""
+    if value == 0 or abs(value) >= 0.05:
+        return 1
+    return max(1, 1 - int(math.floor(math.log10(abs(value)))))
+
+
 def exact_change(j: Judgement) -> str:
-    """``+124.6 instructions (+36.0%)``: an exact difference, in the unit's amount."""
+    """``+124.6 instructions (+36.0%)``, ``+0.0051 instructions (+0.00079%)``: an exact
+    difference in the unit's amount, small ones to two significant digits."""
     delta = j.delta or 0.0
-    digits = 1 if abs(delta) >= 0.05 else max(1, 1 - int(math.floor(math.log10(abs(delta))))) \
-        if delta else 1
     what = amount(j.unit)
-    pct = percent_text(j.ratio)
-    return f"{signed(delta, digits)}{' ' + what if what else ''}" + (f" ({pct})" if pct else "")
+    pct = "" if j.ratio is None else \
+        f"{signed((j.ratio - 1) * 100, _digits((j.ratio - 1) * 100))}%"
+    return f"{signed(delta, _digits(delta))}{' ' + what if what else ''}" + \
+        (f" ({pct})" if pct else "")
 
 
 def words(j: Judgement, tolerance: float | None = None) -> str:

@@ -166,6 +166,10 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
                                f"KCROSS_SYSCALL={m}", err, env={"KCROSS_SYSCALL": m})
             for m in (a, b)])
         _raise_first(runs)
+        if args.json:
+            _json(runs, (a, b))
+            store_runs(args, runs, err)
+            return _status(runs)
         out.print(compare_table(runs[0], runs[1], a, b))
         out.print(Text("KCROSS_SYSCALL moves only the paths through the run-time selected "
                        "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
@@ -179,6 +183,10 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
             lambda k=k, v=v: _count(args, _guest(args, k, "counting"), k, payload, v, err)  # type: ignore[misc]
             for k, v in ((kernel, "kernel A"), (other, "kernel B"))])
         _raise_first(runs)
+        if args.json:
+            _json(runs, ("A", "B"))
+            store_runs(args, runs, err)
+            return _status(runs)
         out.print(compare_table(runs[0], runs[1], "A", "B"))
         out.print(Text(f"A: {_describe(kernel)}\nB: {_describe(other)}"))
         store_runs(args, runs, err)
@@ -186,6 +194,10 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
     if args.mitigations:
         return mitigations(args, kernel, payload, out, err)
     run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
+    if args.json:
+        _json([run])
+        store_runs(args, [run], err)
+        return _status([run])
     out.print(render.results_table(run.stream.results,
                                    title=f"{args.arch}: instructions per operation "
                                    f"(counting mode, {run.guest.cpu_model}, "
@@ -193,6 +205,21 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
     out.print(render.run_footer(run.stream.fingerprint or {}, run.stream.results))
     store_runs(args, [run], err)
     return _status([run])
+
+
+def _json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
+    """--json: each run's records (the lab run stream, as 'kcross show --json' writes a
+    stored one), then, for two runs, the comparison record of B against A."""
+    from kcross.cli.options import print_json
+    from kcross.export.json_lines import comparison_record
+    from kcross.lab.report import judged
+
+    for run in runs:
+        stream = run.stream
+        print_json([r for r in (stream.fingerprint, stream.plan, *stream.results, stream.end)
+                    if r is not None])
+    if len(runs) == 2 and labels:
+        print_json([comparison_record(list(judged(runs[0], runs[1], *labels).values()))])
 
 
 def _raise_first(results: Sequence[Any]) -> None:

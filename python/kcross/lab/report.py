@@ -27,13 +27,13 @@ def fmt(value: float | None) -> str:
 def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
            ) -> dict[str, Judgement]:
     """Each benchmark both runs have figures for, B judged against A by kcross.judge (lab
-    counts: exact, by value), by name."""
+    counts: exact, by value), by suite/name."""
     from kcross.judge.verdict import Pair, judge
     from kcross.series import series_of_results
 
-    sa = {s.name.split("/", 1)[1]: s for s in series_of_results(
+    sa = {s.name: s for s in series_of_results(
         label_a, a.stream.fingerprint, a.stream.results, run=f"{label_a} ({id(a)})")}
-    sb = {s.name.split("/", 1)[1]: s for s in series_of_results(
+    sb = {s.name: s for s in series_of_results(
         label_b, b.stream.fingerprint, b.stream.results, run=f"{label_b} ({id(b)})")}
     names = [n for n in sa if n in sb]
     return dict(zip(names, judge([Pair(n, sa[n], sb[n]) for n in names]), strict=True))
@@ -50,7 +50,7 @@ def delta_text(j: Judgement | None) -> str:
 
 def _reason(c: Counted, name: str) -> str:
     for r in c.stream.results:
-        if r["name"] == name and r["status"] != "ok":
+        if f"{r['suite']}/{r['name']}" == name and r["status"] != "ok":
             return f"{r['status']}: {r['reason']}"
     return ""
 
@@ -68,19 +68,22 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
     table.add_column(label_b, justify="right")
     table.add_column(f"{label_b} − {label_a}", justify="right")
     table.add_column("change", justify="right")
-    for name in rows_by_name((a, b)):
+    names = rows_by_name((a, b))
+    bare = [n.split("/", 1)[1] for n in names]
+    for name, short in zip(names, bare, strict=True):
+        shown = name if bare.count(short) > 1 else short   # a name in two suites: both
         x, y = a.median(name), b.median(name)
         j = verdicts.get(name)
         if x is None or y is None or j is None:
             why = _reason(a, name) or _reason(b, name) or "not measured"
-            table.add_row(Text(name), fmt(x), fmt(y), "—", Text(why[:60]))
+            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(why[:60]))
             continue
         if j.error is not None:
-            table.add_row(Text(name), fmt(x), fmt(y), "—", Text(j.error[:60]))
+            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(j.error[:60]))
             continue
         pct = "0" if j.category is Category.IDENTICAL else \
-            ("—" if j.ratio is None else f"{(j.ratio - 1) * 100:+.1f}%")
-        table.add_row(Text(name), fmt(x), fmt(y), delta_text(j), pct)
+            ("—" if j.ratio is None else exact_change(j).split("(")[-1].rstrip(")"))
+        table.add_row(Text(shown), fmt(x), fmt(y), delta_text(j), pct)
     return table
 
 
@@ -126,7 +129,7 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
                      rows: Sequence[MitigationRow]) -> Table:
     """Each variant against the baseline: the null syscall's count and its change, the
     range of changes over every syscall-suite path, and what the kernel says changed."""
-    paths = [r["name"] for r in base.stream.results if r["suite"] == "syscall"]
+    paths = [f"syscall/{r['name']}" for r in base.stream.results if r["suite"] == "syscall"]
     table = Table(title=f"{arch} mitigations against {baseline_name} "
                   f"({KEY_BENCH} {fmt(base.median(KEY_BENCH))} instructions/op)",
                   title_justify="left", caption=INCIDENTAL, caption_justify="left")
@@ -144,7 +147,7 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         moved = [verdicts[n] for n in paths if n in verdicts]
         deltas = [j.delta for j in moved if j.delta is not None]
         key = row.run.median(KEY_BENCH)
-        key_judgement = verdicts.get(KEY_BENCH)
+        key_judgement = verdicts.get(f"syscall/{KEY_BENCH}")
         if not deltas:
             span = "—"
         elif all(j.category is Category.IDENTICAL for j in moved):

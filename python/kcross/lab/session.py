@@ -60,11 +60,13 @@ class Counted:
     finished_at: datetime | None = None
 
     def median(self, name: str) -> float | None:
-        """Instructions/op of benchmark ``name`` by the statistics rule; None if not ok."""
+        """Instructions/op of benchmark ``name`` (suite/name, or a name alone: the first
+        suite's) by the statistics rule; None if not ok."""
         from kcross.stats import StatsError, summarize_record
 
         for record in self.stream.results:
-            if record["name"] == name and record["status"] == "ok":
+            if name in (record["name"], f"{record['suite']}/{record['name']}") \
+                    and record["status"] == "ok":
                 try:
                     return summarize_record(record).median
                 except StatsError:
@@ -221,10 +223,11 @@ def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None
 
 
 def rows_by_name(counted: Iterable[Counted]) -> list[str]:
-    """Benchmark names in the order the first run has them, then any others."""
+    """Benchmarks (suite/name) in the order the first run has them, then any others."""
     names: list[str] = []
     for c in counted:
         for r in c.stream.results:
-            if r["name"] not in names:
-                names.append(r["name"])
+            name = f"{r['suite']}/{r['name']}"
+            if name not in names:
+                names.append(name)
     return names

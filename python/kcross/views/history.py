@@ -102,6 +102,35 @@ def noise_lines(t: Trend, bench: str) -> list[str]:
     return lines
 
 
+def json_records(t: Trend) -> list[dict[str, Any]]:
+    """``kcross history --json``: one object per point, then one per machine's noise."""
+    found: list[dict[str, Any]] = []
+    for row in t.rows:
+        p, j = row.point, row.change
+        ci = p.ci
+        entry: dict[str, Any] = {
+            "type": "history", "benchmark": p.name, "run": p.run_id,
+            "started_at": p.started_at.isoformat(), "hostname": p.hostname,
+            "machine": p.machine, "kernel": p.kernel, "unit": p.unit, "status": p.status,
+            "median": p.median, "ci_low": ci.low if isinstance(ci, MedianCI) else None,
+            "ci_high": ci.high if isinstance(ci, MedianCI) else None,
+            "against": row.previous.run_id if row.previous is not None else None,
+            "verdict": row.verdict, "note": row.note}
+        if j is not None and j.error is None:
+            entry["change"] = {
+                "category": j.category.value, "method": j.method, "ratio": j.ratio,
+                "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "p": j.p,
+                "p_adjusted": j.p_adjusted, "detectable": j.detectable,
+                "sees": list(j.sees), "misses": list(j.misses)}
+        found.append(entry)
+    for n in t.noise:
+        found.append({"type": "run-to-run noise", "benchmark": n.name, "hostname": n.hostname,
+                      "machine": n.machine, "runs": n.runs,
+                      "cv": n.noise.cv if n.noise else None,
+                      "df": n.noise.df if n.noise else None})
+    return found
+
+
 def legend(t: Trend) -> str:
     return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
             f"of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
