@@ -400,8 +400,12 @@ def test_cli_check_exit_status_table_and_json(tmp_path: Path, kcross: Kcross) ->
     (line,) = proc.stdout.splitlines()
     doc = json.loads(line)
     assert (doc["type"], doc["cpu"], doc["warnings"]) == ("readiness", 3, 0)
-    assert {f["state"] for f in doc["findings"]} == {"ok"}
+    machine = [f for f in doc["findings"] if f["name"] != "run-to-run noise"]
+    assert {f["state"] for f in machine} == {"ok"}
     assert set(doc["findings"][0]) == {"name", "state", "seen", "todo", "short"}
+    (noise,) = [f for f in doc["findings"] if f["name"] == "run-to-run noise"]
+    assert noise["state"] == "info" and noise["seen"] == "not known: no store yet"
+    assert "kcross aa" in noise["todo"]
 
     untuned = make_tree(tmp_path / "untuned", {**TUNED, "/proc/sys/kernel/nmi_watchdog": "1"})
     proc = kcross("sysinfo", "--check", "--cpu", "3", "--json", "--harness", metal,

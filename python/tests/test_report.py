@@ -39,6 +39,8 @@ def _scale(rec: dict[str, Any], factor: float) -> None:
     overhead decision and the corrected median scale alike."""
     rec["samples"] = [x * factor for x in rec["samples"]]
     rec["overhead"]["samples"] = [x * factor for x in rec["overhead"]["samples"]]
+    rec["ticks"] = [x * factor for x in rec["ticks"]]       # a lab's counts: judged in ticks
+    rec["overhead"]["ticks"] = [x * factor for x in rec["overhead"]["ticks"]]
 
 
 def _planted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from conftest import Kcross, assert_one_line_error, assert_schema_is_tables_py, query, sha256
 from kcross.store import migrations
@@ -104,3 +106,60 @@ def test_migrations_produce_the_tables_the_code_queries(tmp_path: Path) -> None:
         assert migrations.current_version(conn, "m.db") == migrations.LATEST
         assert_schema_is_tables_py(conn, engine.dialect)
     engine.dispose()
+
+
+def test_a_schema_3_store_upgrades_to_4_and_loses_nothing(kcross: Kcross,
+                                                           tmp_path: Path) -> None:
+    """data/store-schema3.db was written by kcross at schema 3 (two runs of the fake harness,
+    one tagged, and an imported lab run).  Upgraded by the next write, every stored row and
+    figure is as it was, each result is process 0, and the runs read back record for record."""
+    import shutil
+    import sqlite3
+
+    from conftest import PYTHON_DIR
+
+    db = tmp_path / "old.db"
+    shutil.copy(PYTHON_DIR / "tests" / "data" / "store-schema3.db", db)
+
+    def rows() -> dict[str, list[tuple]]:
+        conn = sqlite3.connect(db)
+        try:
+            return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+                    for table in ("machines", "runs", "tags")} | {
+                "results": conn.execute(
+                    "SELECT id, run_id, seq, suite, name, status, reason, median_ns, ci_low_ns, "
+                    "ci_high_ns, ci_confidence, min_ns, n, record FROM results ORDER BY id"
+                ).fetchall()}
+        finally:
+            conn.close()
+
+    before = rows()
+    assert query(db, "SELECT version FROM kcross_schema") == [(3,)]
+    shown_before = kcross("show", "1", "--db", str(db))
+    assert shown_before.returncode == 2 and "upgraded to 4" in shown_before.stderr
+    assert kcross("tag", "latest", "after", "--db", str(db)).returncode == 0   # a write
+    assert query(db, "SELECT version FROM kcross_schema") == [(4,)]
+    after = rows()
+    assert after["results"] == before["results"] and after["machines"] == before["machines"]
+    assert after["runs"] == before["runs"]
+    assert set(after["tags"]) - set(before["tags"]) == {t for t in after["tags"] if t[0] == "after"}
+    assert query(db, "SELECT DISTINCT process FROM results") == [(0,)]
+    # the unique key is (run, suite, name, process): a second process of a result is welcome
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("INSERT INTO results (run_id, seq, suite, name, status, n, record, process)"
+                     " SELECT run_id, seq + 1000, suite, name, status, n, record, 1 FROM results"
+                     " WHERE id = (SELECT min(id) FROM results)")
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute("INSERT INTO results (run_id, seq, suite, name, status, n, record,"
+                         " process) SELECT run_id, seq, suite, name, status, n, record, 0 "
+                         "FROM results WHERE id = (SELECT min(id) FROM results)")
+    finally:
+        conn.rollback()
+        conn.close()
+    for run in ("1", "2", "3"):
+        proc = kcross("show", run, "--db", str(db), "--json")
+        assert proc.returncode == 0, proc.stderr
+        records = [json.loads(line) for line in proc.stdout.splitlines()]
+        stored = [json.loads(r[-1]) for r in before["results"] if str(r[1]) == run]
+        assert [r for r in records if r["type"] == "result"] == stored
