@@ -20,11 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import fnmatch
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import outfile
 from .errors import UserError
 from .schema import dig, unit_of
 from .series import Series, bench_name, series_of_results
@@ -296,12 +298,11 @@ def legend(t: Trend) -> str:
 
 
 def check_plot_path(path: Path) -> str:
-    """The plot's format from its suffix; :class:`UserError` before any work if unsupported."""
+    """The plot's format from its suffix; :class:`UserError` before any work if unsupported
+    (where the file may go is kcross.outfile's rule)."""
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in PLOT_FORMATS:
         raise UserError(f"--plot {path}: the file must end in .svg or .png")
-    if not path.parent.is_dir():
-        raise UserError(f"--plot {path}: no directory {path.parent}")
     return fmt
 
 
@@ -343,8 +344,7 @@ def plot(t: Trend, path: Path) -> None:
     axes[-1].xaxis.set_major_locator(locator)
     axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
     fig.suptitle(f"kcross history: {t.pattern} (median, 95% CI)")
-    try:
-        fig.savefig(path, format=fmt, dpi=120)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format=fmt, dpi=120)
+    outfile.write(path, drawn.getvalue(), "--plot")
 

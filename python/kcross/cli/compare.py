@@ -86,7 +86,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                         "--help')")
     from .. import export
 
-    exports = export.requested(args)  # checked before anything is read
+    exports = export.requested(args, reads=args.sides)  # checked before anything is read
     with stores(args.db, hint=" (a SIDE that is not an existing file is a run reference)") \
             as opened:
         sides = compare.load_sides(args.sides, opened.reading, bench=args.bench)

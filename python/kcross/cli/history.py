@@ -56,10 +56,11 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import history
+    from .. import history, outfile
 
-    if args.plot is not None:
-        history.check_plot_path(args.plot)  # refused before anything is read
+    if args.plot is not None:  # refused before anything is read
+        history.check_plot_path(args.plot)
+        outfile.check(args.plot, "--plot", db=args.db)
     with stores(args.db) as opened:
         t = history.trend(opened.reading(), args.bench, machine=args.machine, last=args.last)
     ascii_only = not out.is_terminal

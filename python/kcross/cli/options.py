@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import EXIT_USAGE, UserError
+from ..errors import ECHO_MAX, EXIT_USAGE, UserError, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,9 +30,6 @@ DEFAULT_SAMPLES, QUICK_SAMPLES, SAMPLES_RANGE = 201, 11, (3, 100_000)
 DEFAULT_WARMUP_MS, QUICK_WARMUP_MS, WARMUP_MS_RANGE = 200, 20, (0, 100_000)
 DEFAULT_MIN_BATCH_MS, MIN_BATCH_MS_RANGE = 2, (0.01, 10_000)
 CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
-
-# The longest piece of user input an error line repeats (a 10,000-character tag is cut).
-ECHO_MAX = 60
 
 EXIT_CODES = """\
 exit status:
@@ -63,13 +60,6 @@ environment:
   KCROSS_TEST_SYSROOT  a directory holding a copy of /proc and /sys that the
                     readiness checks read instead of the machine's (for tests)
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
-
-
-def shown(text: str, limit: int = ECHO_MAX) -> str:
-    """User input as an error line repeats it: quoted, and cut when it is long."""
-    if len(text) <= limit:
-        return repr(text)
-    return repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 class Parser(argparse.ArgumentParser):
