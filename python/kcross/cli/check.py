@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .. import numtext
+from ..errors import shown
 from .options import stores
 
 DESCRIPTION = """\
@@ -61,12 +62,10 @@ MISSING_POLICIES = ("warn", "fail")
 
 
 def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 1000, not {text!r}")
+    value = numtext.decimal(text, 0, 1000)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 1000, not "
+                                         f"{shown(text)}")
     return value
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .. import numtext
+from ..errors import shown
 from .options import stores
 
 EPILOG = """\
@@ -27,12 +30,10 @@ examples:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not {text!r}")
+    value = numtext.whole(text, 1, math.inf)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
+                                         f"{shown(text)}")
     return value
 
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .. import numtext
 from ..errors import ECHO_MAX, EXIT_USAGE, UserError, shown
 
 if TYPE_CHECKING:
@@ -73,17 +74,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def number(lo: float, hi: float, *, whole: bool) -> Callable[[str], float]:
-    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``)."""
+    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``), as
+    kcross.numtext reads it: ASCII digits only."""
     kind = "whole number" if whole else "number"
 
     def convert(text: str) -> float:
-        value: float = float("nan")
-        if not whole or (text.isascii() and text.strip().lstrip("+-").isdigit()):
-            try:
-                value = int(text) if whole else float(text)
-            except ValueError:
-                pass
-        if not lo <= value <= hi:  # also refuses nan
+        value = numtext.whole(text, lo, hi) if whole else numtext.decimal(text, lo, hi)
+        if value is None:
             raise argparse.ArgumentTypeError(f"must be a {kind} from {lo:g} to {hi:g}, "
                                              f"not {shown(text)}")
         return value
