@@ -29,6 +29,9 @@ handling); their progress lines are relayed live prefixed with the host,
 their tables (or JSON lines) printed whole per host as each finishes, and
 the exit status is the worst of theirs.  A host that fails (unreachable, key
 refused, wrong architecture, harness crash) is one line; the others still land.
+One host given twice (the same user@host:port as ``ssh -G`` resolves it: an
+alias, ``-o HostName=...``, the defaults spelt out) is refused before anything
+connects: both runs would measure on one machine at once.
 
 A harness given as a ``.py`` file (the tests' stand-in, see
 :func:`kcross.harness.locate`) is copied alike and run with the remote's
@@ -137,15 +140,17 @@ def parse_host(text: str) -> Host:
     return Host(user=parts.username or None, host=host, port=port)
 
 
-def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str]) -> list[str]:
+def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str],
+                flags: Sequence[str] = ()) -> list[str]:
     """The ``ssh`` argv that runs ``remote`` (words joined by ssh, read by the remote shell).
 
     ``setsid`` puts ssh in a session of its own, so a Ctrl-C at the terminal
     reaches kcross only, which then stops ssh itself: the run is marked
     interrupted and the remote directory removed in order, never raced.
+    ``flags`` go to ssh itself (``-G``).
     """
     argv = ["setsid"] if shutil.which("setsid") else []
-    argv.append("ssh")
+    argv += ["ssh", *flags]
     for option in (*options, *SSH_DEFAULTS):
         argv += ["-o", option]
     if host.port is not None:
@@ -153,6 +158,41 @@ def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str]) -> li
     if host.user:
         argv += ["-l", host.user]
     return [*argv, "--", host.host, *remote]
+
+
+def destination(host: Host, options: Sequence[str]) -> tuple[str, str, int]:
+    """Where ssh would log in for ``host``: (user, hostname, port) after the user's ssh
+    configuration and ``-o`` options (``ssh -G``: an alias, ``HostName``, ``User`` and
+    ``Port`` resolved, nothing connected to); from the URL alone (the local user, port 22)
+    when ``ssh -G`` cannot say."""
+    try:
+        proc = subprocess.run(ssh_command(host, options, [], flags=["-G"]),
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=CONNECT_TIMEOUT_S)
+        said = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+        if proc.returncode == 0 and {"user", "hostname", "port"} <= said.keys():
+            return said["user"], said["hostname"].lower(), int(said["port"])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    import getpass
+
+    return host.user or getpass.getuser(), host.host.lower(), host.port or 22
+
+
+def refuse_the_same_host_twice(hosts: Sequence[Host], options: Sequence[str]) -> None:
+    """Two ``--remote`` that log in to the same user@host:port would measure on one machine
+    at overlapping times, on the same pinned CPU, and store both: one line instead."""
+    seen: dict[tuple[str, str, int], Host] = {}
+    for host in hosts if len(hosts) > 1 else ():
+        where = destination(host, options)
+        first = seen.setdefault(where, host)
+        if first is not host:
+            user, hostname, port = where
+            same = "given twice" if first == host else \
+                f"and --remote {first.url} are the same host"
+            raise UserError(f"--remote {host.url} {same} ({user}@{hostname}:{port}): both "
+                            "runs would measure on it at once, on the same pinned CPU; give "
+                            "each host once")
 
 
 def _last_line(text: str) -> str:
@@ -560,6 +600,7 @@ def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[s
     if len(hosts) > 1 and getattr(args, "tag", None) is not None:
         raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
                         "RUN NAME' for the others)")
+    refuse_the_same_host_twice(hosts, args.ssh_option or [])
     binary = inspect_binary(harness.locate(args.harness))
     if shutil.which("ssh") is None:
         raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
