@@ -130,11 +130,6 @@ class Measured:
         return self.raw_median if raw else self.median
 
 
-def default_cpu() -> int:
-    """The highest CPU kcross may run on: the harness's own default, fixed for every round."""
-    return max(os.sched_getaffinity(0))
-
-
 def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
     """The records of one harness command for this side; a refusal names the side."""
     try:

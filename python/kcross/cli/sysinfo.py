@@ -50,7 +50,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.check:
         from .. import readiness
 
-        cpu = readiness.measuring_cpu(args.cpu)
+        cpu = readiness.measuring_cpu(args.cpu, sysroot())
         findings = readiness.run_checks(sysroot(), cpu, fingerprint=records[0])
         if args.json:
             print_json([readiness.as_json(findings, cpu)])
