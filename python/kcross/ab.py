@@ -33,8 +33,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import harness, stats
-from .errors import EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError
+from . import errors, harness, stats
+from .errors import (
+    ECHO_MAX,
+    EXIT_CHECK_FAILED,
+    HarnessError,
+    KcrossError,
+    SchemaError,
+    UserError,
+    clipped,
+)
 from .schema import UNIT_NS, dig
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
@@ -51,7 +59,7 @@ def parse_setting(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` (an empty VALUE means unset, as the harness reads it)."""
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier():
-        raise UserError(f"setting {text!r}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
+        raise UserError(f"setting {errors.shown(text)}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
     return name, value
 
 
@@ -71,8 +79,8 @@ class Side:
 
     @property
     def where(self) -> str:
-        """How messages name this side."""
-        return f"side {self.label}" if len(self.label) == 1 else self.label
+        """How messages name this side (a benchmark as given, cut when long)."""
+        return f"side {self.label}" if len(self.label) == 1 else clipped(self.label, ECHO_MAX)
 
     def environ(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -135,7 +143,7 @@ def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
     try:
         return harness.collect(side.harness, args, env=side.environ())
     except UserError as exc:
-        settings = f" ({side.settings_text})" if side.settings else ""
+        settings = f" ({clipped(side.settings_text, ECHO_MAX)})" if side.settings else ""
         raise UserError(f"{side.where}{settings}: {exc}") from None
 
 
@@ -159,8 +167,8 @@ def prepare(side: Side) -> Ready:
     for name, _ in side.settings:
         if name not in forced:
             reads = ", ".join(sorted(forced)) or "none"
-            raise UserError(f"{side.where}: {name} is not a setting {side.harness_shown} reads "
-                            f"(it reads {reads})")
+            raise UserError(f"{side.where}: {clipped(name, ECHO_MAX)} is not a setting "
+                            f"{side.harness_shown} reads (it reads {reads})")
     benches = [r for r in _collect(side, ["list", "--json", "--bench", side.bench])
                if r.get("type") == "bench"]
     names = [f"{b.get('suite')}/{b.get('name')}" for b in benches]

@@ -18,8 +18,10 @@ EXIT_INTERRUPTED = 130    # the shell's status for "terminated by SIGINT"
 EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. `| head`)
 
 
-# The longest piece of user input an error line repeats (a 10,000-character tag is cut).
+# The longest piece of user input an error line repeats (a 10,000-character tag is cut),
+# and of a path or URL (cut only beyond any sensible length).
 ECHO_MAX = 60
+PATH_ECHO_MAX = 240
 
 
 def shown(text: str, limit: int = ECHO_MAX) -> str:
@@ -27,6 +29,14 @@ def shown(text: str, limit: int = ECHO_MAX) -> str:
     if len(text) <= limit:
         return repr(text)
     return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def clipped(text: str, limit: int = PATH_ECHO_MAX) -> str:
+    """Text an error line repeats as it is (a path, a URL, another program's message): cut
+    when it is long."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... ({len(text)} characters)"
 
 
 def exit_for_signal(signum: int) -> int:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import outfile
+from . import errors, outfile
 from .errors import UserError
 from .schema import dig, unit_of
 from .series import Series, bench_name, series_of_results
@@ -172,7 +172,7 @@ def points(store: Store, pattern: str) -> list[Point]:
                                                                     for n in known}), n=3)
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
-        raise UserError(f"no stored run has a benchmark matching {pattern!r}{hint}")
+        raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
     return found
 
 
@@ -188,8 +188,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                                                       every[i].machine)]
         if not shown:
             hosts = sorted({p.host_label for p in every})
-            raise UserError(f"no stored run of {pattern!r} on machine {machine!r} (a hostname "
-                            f"or a machine hash prefix of 4+ digits; stored: {', '.join(hosts)})")
+            raise UserError(f"no stored run of {errors.shown(pattern)} on machine "
+                            f"{errors.shown(machine)} (a hostname or a machine hash prefix of "
+                            f"4+ digits; stored: {', '.join(hosts)})")
     if last is not None:
         keep = set(list(dict.fromkeys(every[i].run_id for i in shown))[-last:])
         shown = [i for i in shown if every[i].run_id in keep]
@@ -319,7 +320,8 @@ def plot(t: Trend, path: Path) -> None:
         if p.series is not None:
             panels.setdefault((p.name, p.unit), {}).setdefault(p.host_key, []).append(p)
     if not panels:
-        raise UserError(f"nothing to plot: no run of {t.pattern!r} shown has figures")
+        raise UserError(f"nothing to plot: no run of {errors.shown(t.pattern)} shown has "
+                        "figures")
     hostnames = {key[0] for lines in panels.values() for key in lines}
     hosts = {key for lines in panels.values() for key in lines}
     fig = Figure(figsize=(9, 2.6 * len(panels) + 0.6), layout="constrained")

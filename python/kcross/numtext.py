@@ -27,9 +27,10 @@ def whole(text: str, lo: float, hi: float, *, signed: bool = True) -> int | None
     text = text.strip()
     if not (_WHOLE if signed else _UNSIGNED).fullmatch(text):
         return None
-    if len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > _MAX_DIGITS:
         return None
-    value = int(text)
+    value = -int(digits) if text.startswith("-") else int(digits)
     return value if lo <= value <= hi else None
 
 

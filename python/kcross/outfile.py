@@ -31,17 +31,15 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .errors import OutputError, UserError, shown
+from .errors import PATH_ECHO_MAX, OutputError, UserError, shown
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # What SQLite keeps beside a database file while it writes (rollback journal, WAL).
 _SIDECARS = ("-journal", "-wal", "-shm")
-# A path is cut in a message only when it is longer than any sensible one.
-_PATH_SHOWN = 240
 
 
 def _named(path: str | Path) -> str:
-    return shown(str(path), _PATH_SHOWN)
+    return shown(str(path), PATH_ECHO_MAX)
 
 
 def check(path: str | Path, what: str, *, db: str | None,

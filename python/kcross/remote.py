@@ -62,6 +62,7 @@ from rich.console import Console
 
 from .errors import (
     EXIT_USAGE,
+    PATH_ECHO_MAX,
     HarnessError,
     Interrupted,
     KcrossError,
@@ -69,6 +70,7 @@ from .errors import (
     StoreError,
     UserError,
     exit_for_signal,
+    shown,
 )
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
@@ -87,6 +89,7 @@ SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
 # run passes them on by inheritance, a remote one explicitly.
 HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL")
 TMP_PREFIX = "kcross-remote."
+HOST_MAX = 253  # the longest DNS name
 
 
 class RemoteError(KcrossError):
@@ -118,8 +121,9 @@ class Host:
 
 def parse_host(text: str) -> Host:
     """``ssh://[user@]host[:port]`` (IPv6 in brackets); one line on anything else."""
+    said = f"--remote {shown(text, PATH_ECHO_MAX)}"
     if not text.startswith(SCHEME):
-        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT]")
+        raise UserError(f"{said}: expected ssh://[USER@]HOST[:PORT]")
     parts = urlsplit(text)
     if parts.password is not None:
         raise UserError(f"--remote {SCHEME}...: a password in the URL is refused (ssh runs "
@@ -127,15 +131,17 @@ def parse_host(text: str) -> Host:
     try:
         port = parts.port
     except ValueError:
-        raise UserError(f"--remote {text!r}: the port must be a number from 1 to "
-                        "65535") from None
+        raise UserError(f"{said}: the port must be a number from 1 to 65535") from None
     if port == 0:
-        raise UserError(f"--remote {text!r}: the port must be a number from 1 to 65535")
+        raise UserError(f"{said}: the port must be a number from 1 to 65535")
     host = parts.hostname
     if not host or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT] (no path)")
+        raise UserError(f"{said}: expected ssh://[USER@]HOST[:PORT] (no path)")
     if host.startswith("-") or (parts.username or "").startswith("-"):
-        raise UserError(f"--remote {text!r}: a host or user may not start with '-'")
+        raise UserError(f"{said}: a host or user may not start with '-'")
+    if len(host) > HOST_MAX or len(parts.username or "") > HOST_MAX:
+        raise UserError(f"{said}: a host name has at most {HOST_MAX} characters (and a user "
+                        "name no more)")
     # urlsplit lowercases the host; the user name is case-sensitive and kept.
     return Host(user=parts.username or None, host=host, port=port)
 

@@ -111,3 +111,55 @@ def test_a_bad_columns_variable_is_ignored(kcross: Kcross, stored_db: Path) -> N
     for columns in ("", "abc", "\u0661\u0660\u0660", "0"):
         proc = kcross("runs", "--db", str(stored_db), extra_env={"COLUMNS": columns})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+LONG = "a" * 10_000
+DIGITS = "1" * 10_000
+
+
+# (arguments, what the one line says, whether the command takes the test's --db)
+ECHOING = [
+    (["tag", "latest", LONG], "a tag has at most 64 characters", True),
+    (["tag", "--delete", LONG], "no tag", True),
+    (["run", "--tag", LONG], "a tag has at most 64 characters", True),
+    (["show", LONG], "run must be a run id", True),
+    (["delete", LONG], "run must be a run id", True),
+    (["show", "latest@" + LONG], "no machine", True),
+    (["show", "latest~" + DIGITS], "N in latest~N is a whole number", True),
+    (["run", "--quick", "--bench", LONG], "no benchmark matches", True),   # the harness's line
+    (["run", "--quick", "--suite", LONG], "unknown suite", True),
+    (["compare", LONG, "latest"], "is neither an existing file nor a stored run", True),
+    (["compare", "latest", "latest:" + LONG], "no benchmark matches", True),
+    (["check", "--baseline", LONG + ".jsonl"], "no file", True),
+    (["history", LONG], "no stored run has a benchmark matching", True),
+    (["history", "getcpu-vdso", "--machine", LONG], "no stored run of", True),
+    (["report", "-o", "/nonexistent/" + LONG], "File name too long", True),
+    (["history", "getcpu-vdso", "--plot", LONG + ".svg"], "File name too long", True),
+    (["show", "--export", LONG, "x"], "unknown export format", True),
+    (["show", "--export", "json", LONG], "File name too long", True),
+    (["import", "/nonexistent/" + LONG], "cannot read", True),
+    (["push", LONG], "File name too long", True),
+    (["runs", "--db", "/nonexistent/" + LONG], "File name too long", False),
+    (["runs", "--db", "sqlite://" + LONG + "/x"], "which an SQLite URL cannot have", False),
+    (["runs", "--db", "postgresql://" + LONG], "is no host name", False),  # was a traceback
+    (["run", "--remote", "ssh://" + LONG], "a host name has at most 253 characters", True),
+    (["run", "--remote", LONG], "expected ssh://", True),
+    (["list", "--harness", "/x/" + LONG], "is not a file", False),
+    (["ab", "--env-a", LONG + "=1", "getppid-inline", "getppid-inline"], "is not a setting",
+     False),
+    (["ab", "--env-a", "KCROSS_SYSCALL=" + LONG, "getppid-inline", "getppid-inline"],
+     "KCROSS_SYSCALL=", False),
+    (["aa", LONG], "no benchmark matches", False),
+]
+
+
+@pytest.mark.parametrize("args, message, db", ECHOING,
+                         ids=[" ".join(a[:60] for a in case[0])[:60] for case in ECHOING])
+def test_no_error_line_repeats_10000_characters(kcross: Kcross, stored_db: Path,
+                                                args: list[str], message: str,
+                                                db: bool) -> None:
+    """Every error that repeats user input cuts it (errors.shown, errors.clipped)."""
+    line = assert_one_line_error(kcross(*args, *(["--db", str(stored_db)] if db else [])),
+                                 contains=message)
+    assert len(line) < 600, line[:300]
+    assert "(10" in line and "characters)" in line   # says how long it was

@@ -127,7 +127,7 @@ def test_mark_and_delete_errors_are_one_line(kcross: Kcross, stored_db: Path,
     assert_one_line_error(kcross("mark", "1", "failed", *db), contains="already complete")
     assert_one_line_error(kcross("delete", "424242", *db), contains="no run 424242")
     assert_one_line_error(kcross("mark", "99999999999999999999999", "failed", *db),
-                          contains="no run '99999999999999999999999'")
+                          contains="no run 99999999999999999999999")
     assert_one_line_error(kcross("delete", "abc", *db), contains="no run or tag 'abc'")
     assert_one_line_error(kcross("mark", "1", "complete", *db), contains="invalid choice")
     empty = tmp_path / "none.db"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import numtext
-from ..errors import ECHO_MAX, EXIT_USAGE, UserError, shown
+from ..errors import ECHO_MAX, EXIT_USAGE, UserError, clipped, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,8 +67,7 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports mistakes in one line (no usage dump) and exits 2."""
 
     def error(self, message: str) -> NoReturn:
-        if len(message) > 4 * ECHO_MAX:  # an argument of 10,000 characters is not repeated
-            message = message[:4 * ECHO_MAX] + "..."
+        message = clipped(message, 4 * ECHO_MAX)  # not an argument of 10,000 characters
         sys.stderr.write(f"kcross: error: {message} (see '{self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import OutputClosed, UserError
+from ..errors import OutputClosed, UserError, shown
 
 if TYPE_CHECKING:  # types only: the store would load SQLAlchemy, stats numpy
     from ..series import Series
@@ -127,7 +127,7 @@ class Exporter(Protocol):
 def exporter(fmt: str) -> Exporter:
     """The exporter of format ``fmt``; :class:`UserError` naming the formats for another."""
     if fmt not in FORMATS:
-        raise UserError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+        raise UserError(f"unknown export format {shown(fmt)} (formats: {', '.join(FORMATS)})")
     module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[fmt][0]}")
     return module
 

@@ -46,7 +46,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import NoSuchModuleError, SQLAlchemyError
 
-from ..errors import StoreError
+from ..errors import StoreError, clipped
 from . import migrations
 from .location import Target
 
@@ -191,10 +191,11 @@ def check_writable(target: Target) -> None:
         if parent == parent.parent:
             break
         parent = parent.parent
+    name, where = clipped(str(path)), clipped(str(parent))
     if not parent.is_dir():
-        raise StoreError(f"cannot create {path}: {parent} is not a directory")
+        raise StoreError(f"cannot create {name}: {where} is not a directory")
     if not os.access(parent, os.W_OK):
-        raise StoreError(f"cannot create {path}: directory {parent} is not writable")
+        raise StoreError(f"cannot create {name}: directory {where} is not writable")
 
 
 def _check_version(engine: sa.Engine, target: Target) -> None:
@@ -236,25 +237,26 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
 
 def _check_file(path: Path, *, write: bool) -> bool:
     """Refuse unusable paths before SQLite sees them; return whether the file exists."""
+    name = clipped(str(path))
     try:
         st = path.stat()
     except FileNotFoundError:
         return False
     except OSError as exc:
-        raise StoreError(f"{path}: {exc.strerror}") from None
+        raise StoreError(f"{name}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory, not a database file")
+        raise StoreError(f"{name} is a directory, not a database file")
     if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{path} is not a regular file")
+        raise StoreError(f"{name} is not a regular file")
     try:
         with open(path, "rb") as fh:
             header = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+        raise StoreError(f"cannot read {name}: {exc.strerror}") from None
     if header and header != _SQLITE_MAGIC:
-        raise StoreError(f"{path} is not an SQLite database (left unchanged)")
+        raise StoreError(f"{name} is not an SQLite database (left unchanged)")
     if write and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
-        raise StoreError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
+        raise StoreError(f"{name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
                          "choose a writable database with --db")
     return True
 
@@ -279,7 +281,7 @@ def _roll_back_hot_journal(target: Target, path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise StoreError(f"cannot read {journal}, the journal of {target.display}: "
+        raise StoreError(f"cannot read the journal of {target.display}: "
                          f"{exc.strerror or exc}") from None
     if header != _JOURNAL_MAGIC or _writer_at_work(path):
         return  # no transaction to roll back, or one still being written
@@ -321,13 +323,14 @@ def _writer_at_work(path: Path) -> bool:
 
 
 def _make_parent(path: Path) -> None:
+    name, where = clipped(str(path)), clipped(str(path.parent))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create directory {path.parent} for the database: "
+        raise StoreError(f"cannot create directory {where} for the database: "
                          f"{exc.strerror or exc}") from None
     if not os.access(path.parent, os.W_OK):
-        raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
+        raise StoreError(f"cannot create {name}: directory {where} is not writable")
 
 
 def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:

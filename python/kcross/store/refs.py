@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .. import numtext
-from ..errors import UserError, shown
+from ..errors import ECHO_MAX, UserError, clipped, shown
 
 LATEST = "latest"
 TAG_MAX = 64  # tags.name's width
@@ -52,15 +52,15 @@ def parse_ref(ref: str | int) -> RunRef:
     if text.isascii() and text.isdigit():  # not '0_1' nor '١', which int() takes as 1
         run_id = numtext.whole(text, 1, RUN_ID_MAX, signed=False)
         if run_id is None:
-            raise UserError(f"no run {shown(text)}: a run id is a whole number from 1 to "
-                            f"{RUN_ID_MAX}")
+            raise UserError(f"no run {clipped(text, ECHO_MAX)}: a run id is a whole number "
+                            f"from 1 to {RUN_ID_MAX}")
         return RunRef(text=text, run_id=run_id)
     latest = _LATEST.fullmatch(text)
     if latest is not None:
         back = numtext.whole(latest["back"] or "0", 0, RUN_ID_MAX, signed=False)
         if back is None:
-            raise UserError(f"no run {shown(text)}: N in latest~N is a whole number from 0 "
-                            f"to {RUN_ID_MAX}")
+            raise UserError(f"no run {clipped(text, ECHO_MAX)}: N in latest~N is a whole "
+                            f"number from 0 to {RUN_ID_MAX}")
         return RunRef(text=text, back=back, host=latest["host"])
     if _TAG.fullmatch(text) and len(text) <= TAG_MAX:
         return RunRef(text=text, tag=text)
