@@ -37,10 +37,12 @@ exit status:
   0    every benchmark ok or skipped
   1    a benchmark failed its own check (a result: the run is complete and stored,
        the table shows the failed row and its reason)
-  2    bad input: options, files, database (one line on stderr)
+  2    bad input: options, files, database (one line on stderr); an output path
+       refused before any work (a directory, the store itself, any database)
   3    the harness failed (crashed, wrote garbage, could not write its output),
        kcross could not write its output (a file, a report, a plot, standard
-       output), or a module it needs cannot be imported
+       output: a full disk, an I/O error), or a module it needs cannot be
+       imported
   130  interrupted by SIGINT (Ctrl-C); 143 SIGTERM, 129 SIGHUP: results so far are
        kept, the run is marked interrupted
   141  standard output closed by its reader (e.g. `kcross run --json | head`)"""
