@@ -65,8 +65,7 @@ def _check(target: Path, what: str, *, store: Path | None = None,
             raise UserError(f"{label}: directory {_named(parent)} does not exist")
         if st is not None and not os.access(target, os.W_OK):
             raise UserError(f"{label}: permission denied")
-        if (st is None or stat.S_ISREG(st.st_mode)) and \
-                not os.access(parent, os.W_OK | os.X_OK):
+        if not _written_into(target, st) and not os.access(parent, os.W_OK | os.X_OK):
             # a new or regular file is written through a temporary file beside it
             raise UserError(f"{label}: permission denied (directory {_named(parent)})")
         if store is not None:
@@ -102,13 +101,22 @@ def write_all(files: Iterable[tuple[str | Path, str | bytes]], what: str) -> Non
                               f"{exc.strerror or exc}") from None
 
 
-def _write(path: Path, data: bytes) -> None:
-    real = Path(os.path.realpath(path))  # a symlink's target is written, not replaced
-    st = _stat(real)
+def _written_into(path: Path, st: os.stat_result | None) -> bool:
+    """Whether ``path`` is written into rather than replaced: anything but a regular file
+    (/dev/full, a FIFO), and a name for a descriptor already open (/dev/stdout, /dev/fd/N,
+    /proc/self/fd/N: replacing what it leads to would leave the descriptor unwritten)."""
     if st is not None and not stat.S_ISREG(st.st_mode):
-        with real.open("wb") as f:   # /dev/stdout, /dev/full, a FIFO: written into
+        return True
+    return os.path.abspath(path).startswith(("/dev/", "/proc/"))
+
+
+def _write(path: Path, data: bytes) -> None:
+    st = _stat(path)
+    if _written_into(path, st):
+        with path.open("wb") as f:
             f.write(data)
         return
+    real = Path(os.path.realpath(path))  # a symlink's target is replaced, not the link
     if st is not None:
         mode = stat.S_IMODE(st.st_mode)
     else:

@@ -222,3 +222,19 @@ def test_a_write_that_fails_is_status_3_and_keeps_the_old_file(
     proc = kcross(*args, file_size_limit=FULL)
     assert_one_line_error(proc, 3, "cannot write it: File too large")
     assert {p.name: sha256(p) for p in out.parent.iterdir()} == before  # no temporary file
+
+
+# (Not /dev/stdout itself here: code that replaces the regular file a name leads to, as
+# the report's writer did, replaces the symlink /dev/stdout when it runs as root.)
+@pytest.mark.parametrize("name", ["/proc/self/fd/1", "/dev/fd/1"])
+def test_a_name_for_standard_output_is_written_into(kcross: Kcross, stored_db: Path,
+                                                     name: str) -> None:
+    """Standard output redirected to a file (here: the test's), named by a path: written
+    into, not replaced through a temporary file (the descriptor would stay empty)."""
+    proc = kcross("report", "--db", str(stored_db), "-o", name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("<!DOCTYPE html>")
+    # an export beside the table: onto standard error
+    proc = kcross("show", "--db", str(stored_db), "--export", "csv", name[:-1] + "2")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("run,run_source,benchmark,") and "getcpu-vdso" in proc.stdout
