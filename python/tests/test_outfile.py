@@ -134,11 +134,17 @@ def test_compare_does_not_write_over_a_side_it_reads(kcross: Kcross, tmp_path: P
     assert a.read_text() == "1\n2\n3\n4\n5\n6\n"
 
 
-def test_a_postgresql_store_has_no_file_to_protect(kcross: Kcross, tmp_path: Path) -> None:
-    """Nothing to compare with: a URL is no file (and nothing is opened to check it)."""
-    proc = kcross("report", "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none",
-                  "-o", str(tmp_path / "r.html"))
-    assert proc.returncode == 2 and "that is the store" not in proc.stderr
+def test_a_postgresql_store_has_no_file_to_protect(kcross: Kcross, pg_schema: str,
+                                                  tmp_path: Path) -> None:
+    """Nothing to compare with (a URL is no file): the writers work as with a file store."""
+    assert kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", pg_schema,
+                  "--export", "csv", str(tmp_path / "run.csv")).returncode == 0
+    for args in (["report", "-o", str(tmp_path / "r.html")],
+                 ["show", "--export", "json", str(tmp_path / "run.json")],
+                 ["history", "getcpu-vdso", "--plot", str(tmp_path / "t.svg")]):
+        proc = kcross(*args, "--db", pg_schema)
+        assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in tmp_path.iterdir()} >= {"run.csv", "r.html", "run.json", "t.svg"}
 
 
 # --- a write that fails: exit status 3 ------------------------------------------------------
