@@ -22,8 +22,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import harness, stats
-from .errors import EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError
+from . import errors, harness, stats
+from .errors import (
+    ECHO_MAX,
+    EXIT_CHECK_FAILED,
+    HarnessError,
+    KcrossError,
+    SchemaError,
+    UserError,
+    clipped,
+)
 from .judge.verdict import PairedVerdict, judge_paired, paired_words
 from .schema import UNIT_NS, dig
 
@@ -41,7 +49,7 @@ def parse_setting(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` (an empty VALUE means unset, as the harness reads it)."""
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier():
-        raise UserError(f"setting {text!r}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
+        raise UserError(f"setting {errors.shown(text)}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
     return name, value
 
 
@@ -61,8 +69,8 @@ class Side:
 
     @property
     def where(self) -> str:
-        """How messages name this side."""
-        return f"side {self.label}" if len(self.label) == 1 else self.label
+        """How messages name this side (a benchmark as given, cut when long)."""
+        return f"side {self.label}" if len(self.label) == 1 else clipped(self.label, ECHO_MAX)
 
     def environ(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -120,17 +128,12 @@ class Measured:
         return self.raw_median if raw else self.median
 
 
-def default_cpu() -> int:
-    """The highest CPU kcross may run on: the harness's own default, fixed for every round."""
-    return max(os.sched_getaffinity(0))
-
-
 def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
     """The records of one harness command for this side; a refusal names the side."""
     try:
         return harness.collect(side.harness, args, env=side.environ())
     except UserError as exc:
-        settings = f" ({side.settings_text})" if side.settings else ""
+        settings = f" ({clipped(side.settings_text, ECHO_MAX)})" if side.settings else ""
         raise UserError(f"{side.where}{settings}: {exc}") from None
 
 
@@ -154,8 +157,8 @@ def prepare(side: Side) -> Ready:
     for name, _ in side.settings:
         if name not in forced:
             reads = ", ".join(sorted(forced)) or "none"
-            raise UserError(f"{side.where}: {name} is not a setting {side.harness_shown} reads "
-                            f"(it reads {reads})")
+            raise UserError(f"{side.where}: {clipped(name, ECHO_MAX)} is not a setting "
+                            f"{side.harness_shown} reads (it reads {reads})")
     benches = [r for r in _collect(side, ["list", "--json", "--bench", side.bench])
                if r.get("type") == "bench"]
     names = [f"{b.get('suite')}/{b.get('name')}" for b in benches]

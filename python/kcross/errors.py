@@ -18,6 +18,27 @@ EXIT_INTERRUPTED = 130    # the shell's status for "terminated by SIGINT"
 EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. `| head`)
 
 
+# The longest piece of user input an error line repeats (a 10,000-character tag is cut),
+# and of a path or URL (cut only beyond any sensible length).
+ECHO_MAX = 60
+PATH_ECHO_MAX = 240
+
+
+def shown(text: str, limit: int = ECHO_MAX) -> str:
+    """User input as an error line repeats it: quoted, and cut when it is long."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def clipped(text: str, limit: int = PATH_ECHO_MAX) -> str:
+    """Text an error line repeats as it is (a path, a URL, another program's message): cut
+    when it is long."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... ({len(text)} characters)"
+
+
 def exit_for_signal(signum: int) -> int:
     """The status a shell reports for a job ended by ``signum`` (SIGINT: 130, SIGTERM: 143)."""
     return 128 + signum
@@ -60,7 +81,9 @@ class StoreError(KcrossError):
 
 
 class OutputError(KcrossError):
-    """kcross's own standard output cannot be written (``> /dev/full``, I/O error)."""
+    """kcross's output could not be written: standard output (``> /dev/full``, an I/O
+    error) or a file it was writing (a report, an export, a plot: a full disk).  A path
+    refused before any work (a directory, the store itself) is a :class:`UserError`."""
 
     exit_code = EXIT_BROKEN
 

@@ -27,7 +27,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import HarnessError, Interrupted, SchemaError, UserError, signal_name
+from .errors import (
+    ECHO_MAX,
+    HarnessError,
+    Interrupted,
+    SchemaError,
+    UserError,
+    clipped,
+    signal_name,
+)
 from .schema import parse_line
 
 HARNESS_NAME = "kcross-harness"
@@ -85,12 +93,16 @@ def locate(option: str | None = None) -> list[str]:
 
 def _command_for(path: Path, origin: str) -> list[str]:
     path = path.expanduser()
-    if not path.is_file():
-        raise UserError(f"{origin}: {path} is not a file")
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long
+        is_file = False
+    if not is_file:
+        raise UserError(f"{origin}: {clipped(str(path))} is not a file")
     if path.suffix == ".py":
         return [sys.executable, str(path)]
     if not os.access(path, os.X_OK):
-        raise UserError(f"{origin}: {path} is not executable")
+        raise UserError(f"{origin}: {clipped(str(path))} is not executable")
     return [str(path)]
 
 
@@ -208,7 +220,7 @@ class HarnessProcess:
             return
         last = self.stderr_lines[-1] if self.stderr_lines else ""
         prefix = f"{HARNESS_NAME}: "
-        last = last.removeprefix(prefix)
+        last = clipped(last.removeprefix(prefix), 4 * ECHO_MAX)  # it may repeat a GLOB
         if rc == 2 and lines == 0:
             raise UserError(last or f"{HARNESS_NAME} rejected its arguments (exit status 2)")
         if rc < 0:

@@ -23,6 +23,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import errors
 from .errors import UserError
 from .judge.categories import Category
 from .judge.machine import host as host_key
@@ -180,7 +181,7 @@ def points(store: Store, pattern: str) -> list[Point]:
                                                                     for n in known}), n=3)
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
-        raise UserError(f"no stored run has a benchmark matching {pattern!r}{hint}")
+        raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
     return found
 
 
@@ -196,8 +197,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                                                       every[i].machine)]
         if not shown:
             hosts = sorted({p.host_label for p in every})
-            raise UserError(f"no stored run of {pattern!r} on machine {machine!r} (a hostname "
-                            f"or a machine hash prefix of 4+ digits; stored: {', '.join(hosts)})")
+            raise UserError(f"no stored run of {errors.shown(pattern)} on machine "
+                            f"{errors.shown(machine)} (a hostname or a machine hash prefix of "
+                            f"4+ digits; stored: {', '.join(hosts)})")
     if last is not None:
         keep = set(list(dict.fromkeys(every[i].run_id for i in shown))[-last:])
         shown = [i for i in shown if every[i].run_id in keep]

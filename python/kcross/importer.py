@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SchemaError, UserError
+from .errors import SchemaError, UserError, clipped
 from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line, validate
 from .store import DuplicateImport, Store, run_times
 
@@ -44,7 +44,7 @@ class Imported:
 
 def read_stream(path: Path) -> tuple[RunStream, int | None]:
     """Validate a capture; return it and the number of a cut-off last line, if any."""
-    name = "stdin" if str(path) == "-" else str(path)
+    name = "stdin" if str(path) == "-" else clipped(str(path))
     try:
         data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
     except OSError as exc:
@@ -91,7 +91,7 @@ def import_file(store_factory: Callable[[], Store], path: Path, *,
     is refused unless ``force``.
     """
     stream, partial = read_stream(path)
-    name = "stdin" if str(path) == "-" else str(path)
+    name = "stdin" if str(path) == "-" else clipped(str(path))
     assert stream.fingerprint is not None  # read_stream refuses captures without one
     try:
         run_times(stream.fingerprint, stream.end)  # dates the database can hold

@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import UserError
+
 OK, WARN, INFO, UNKNOWN = "ok", "warn", "info", "unknown"
 STATES = (OK, WARN, INFO, UNKNOWN)
 
@@ -590,11 +592,32 @@ CHECKS: tuple[Check, ...] = (check_governor, check_turbo, check_smt_sibling, che
 RUN_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not check_perf)
 
 
-def measuring_cpu(requested: int | None = None) -> int:
-    """The CPU the harness pins to: ``--cpu C``, else the highest one this process may use."""
-    if requested is not None:
-        return requested
-    return max(os.sched_getaffinity(0))
+def allowed_cpus(root: Path | str = "/") -> set[int]:
+    """The CPUs this process may run on: its affinity (under a test's tree, the tree's
+    /proc/self/status ``Cpus_allowed_list`` when it has one)."""
+    if Path(root) != Path("/"):
+        status = Machine(Path(root), 0).read("proc/self/status") or ""
+        for line in status.splitlines():
+            key, _, value = line.partition(":")
+            if key == "Cpus_allowed_list" and parse_cpu_list(value):
+                return parse_cpu_list(value)
+    return set(os.sched_getaffinity(0))
+
+
+def measuring_cpu(requested: int | None = None, root: Path | str = "/") -> int:
+    """The CPU the harness pins to: ``--cpu C``, else the highest one this process may use.
+
+    The harness's own rule (harness/threads.c: a CPU of the affinity it started with),
+    applied before anything starts by every command that picks a measuring CPU (run,
+    sysinfo --check, ab, aa, crosscheck): :class:`UserError` for one it may not use.
+    """
+    allowed = allowed_cpus(root)
+    if requested is None:
+        return max(allowed)
+    if requested not in allowed:
+        raise UserError(f"cannot pin to CPU {requested}: not in this process's allowed CPUs "
+                        f"({format_cpu_list(allowed)})")
+    return requested
 
 
 def run_checks(root: Path | str = "/", cpu: int | None = None,
@@ -606,7 +629,7 @@ def run_checks(root: Path | str = "/", cpu: int | None = None,
     ``unknown`` instead of stopping the others."""
     root = Path(root)
     window = sample(root, seconds, sleep) if seconds is not None else None
-    machine = Machine(root, measuring_cpu(cpu), fingerprint, window)
+    machine = Machine(root, measuring_cpu(cpu, root), fingerprint, window)
     findings = []
     for check in checks:
         try:

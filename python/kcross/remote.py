@@ -29,6 +29,9 @@ handling); their progress lines are relayed live prefixed with the host,
 their tables (or JSON lines) printed whole per host as each finishes, and
 the exit status is the worst of theirs.  A host that fails (unreachable, key
 refused, wrong architecture, harness crash) is one line; the others still land.
+One host given twice (the same user@host:port as ``ssh -G`` resolves it: an
+alias, ``-o HostName=...``, the defaults spelt out) is refused before anything
+connects: both runs would measure on one machine at once.
 
 A harness given as a ``.py`` file (the tests' stand-in, see
 :func:`kcross.harness.locate`) is copied alike and run with the remote's
@@ -59,6 +62,7 @@ from rich.console import Console
 
 from .errors import (
     EXIT_USAGE,
+    PATH_ECHO_MAX,
     HarnessError,
     Interrupted,
     KcrossError,
@@ -66,6 +70,7 @@ from .errors import (
     StoreError,
     UserError,
     exit_for_signal,
+    shown,
 )
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
@@ -84,6 +89,7 @@ SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
 # run passes them on by inheritance, a remote one explicitly.
 HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL")
 TMP_PREFIX = "kcross-remote."
+HOST_MAX = 253  # the longest DNS name
 
 
 class RemoteError(KcrossError):
@@ -115,8 +121,9 @@ class Host:
 
 def parse_host(text: str) -> Host:
     """``ssh://[user@]host[:port]`` (IPv6 in brackets); one line on anything else."""
+    said = f"--remote {shown(text, PATH_ECHO_MAX)}"
     if not text.startswith(SCHEME):
-        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT]")
+        raise UserError(f"{said}: expected ssh://[USER@]HOST[:PORT]")
     parts = urlsplit(text)
     if parts.password is not None:
         raise UserError(f"--remote {SCHEME}...: a password in the URL is refused (ssh runs "
@@ -124,28 +131,32 @@ def parse_host(text: str) -> Host:
     try:
         port = parts.port
     except ValueError:
-        raise UserError(f"--remote {text!r}: the port must be a number from 1 to "
-                        "65535") from None
+        raise UserError(f"{said}: the port must be a number from 1 to 65535") from None
     if port == 0:
-        raise UserError(f"--remote {text!r}: the port must be a number from 1 to 65535")
+        raise UserError(f"{said}: the port must be a number from 1 to 65535")
     host = parts.hostname
     if not host or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise UserError(f"--remote {text!r}: expected ssh://[USER@]HOST[:PORT] (no path)")
+        raise UserError(f"{said}: expected ssh://[USER@]HOST[:PORT] (no path)")
     if host.startswith("-") or (parts.username or "").startswith("-"):
-        raise UserError(f"--remote {text!r}: a host or user may not start with '-'")
+        raise UserError(f"{said}: a host or user may not start with '-'")
+    if len(host) > HOST_MAX or len(parts.username or "") > HOST_MAX:
+        raise UserError(f"{said}: a host name has at most {HOST_MAX} characters (and a user "
+                        "name no more)")
     # urlsplit lowercases the host; the user name is case-sensitive and kept.
     return Host(user=parts.username or None, host=host, port=port)
 
 
-def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str]) -> list[str]:
+def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str],
+                flags: Sequence[str] = ()) -> list[str]:
     """The ``ssh`` argv that runs ``remote`` (words joined by ssh, read by the remote shell).
 
     ``setsid`` puts ssh in a session of its own, so a Ctrl-C at the terminal
     reaches kcross only, which then stops ssh itself: the run is marked
     interrupted and the remote directory removed in order, never raced.
+    ``flags`` go to ssh itself (``-G``).
     """
     argv = ["setsid"] if shutil.which("setsid") else []
-    argv.append("ssh")
+    argv += ["ssh", *flags]
     for option in (*options, *SSH_DEFAULTS):
         argv += ["-o", option]
     if host.port is not None:
@@ -153,6 +164,41 @@ def ssh_command(host: Host, options: Sequence[str], remote: Sequence[str]) -> li
     if host.user:
         argv += ["-l", host.user]
     return [*argv, "--", host.host, *remote]
+
+
+def destination(host: Host, options: Sequence[str]) -> tuple[str, str, int]:
+    """Where ssh would log in for ``host``: (user, hostname, port) after the user's ssh
+    configuration and ``-o`` options (``ssh -G``: an alias, ``HostName``, ``User`` and
+    ``Port`` resolved, nothing connected to); from the URL alone (the local user, port 22)
+    when ``ssh -G`` cannot say."""
+    try:
+        proc = subprocess.run(ssh_command(host, options, [], flags=["-G"]),
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=CONNECT_TIMEOUT_S)
+        said = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+        if proc.returncode == 0 and {"user", "hostname", "port"} <= said.keys():
+            return said["user"], said["hostname"].lower(), int(said["port"])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    import getpass
+
+    return host.user or getpass.getuser(), host.host.lower(), host.port or 22
+
+
+def refuse_the_same_host_twice(hosts: Sequence[Host], options: Sequence[str]) -> None:
+    """Two ``--remote`` that log in to the same user@host:port would measure on one machine
+    at overlapping times, on the same pinned CPU, and store both: one line instead."""
+    seen: dict[tuple[str, str, int], Host] = {}
+    for host in hosts if len(hosts) > 1 else ():
+        where = destination(host, options)
+        first = seen.setdefault(where, host)
+        if first is not host:
+            user, hostname, port = where
+            same = "given twice" if first == host else \
+                f"and --remote {first.url} are the same host"
+            raise UserError(f"--remote {host.url} {same} ({user}@{hostname}:{port}): both "
+                            "runs would measure on it at once, on the same pinned CPU; give "
+                            "each host once")
 
 
 def _last_line(text: str) -> str:
@@ -560,6 +606,7 @@ def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[s
     if len(hosts) > 1 and getattr(args, "tag", None) is not None:
         raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
                         "RUN NAME' for the others)")
+    refuse_the_same_host_twice(hosts, args.ssh_option or [])
     binary = inspect_binary(harness.locate(args.harness))
     if shutil.which("ssh") is None:
         raise RemoteError("ssh not found: install the OpenSSH client (Debian: "

@@ -9,13 +9,15 @@ once, here; pairing and judging them is :mod:`kcross.judge`'s.
 from __future__ import annotations
 
 import fnmatch
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import SchemaError, UserError
+from . import numtext
+from .errors import SchemaError, UserError, shown
 from .schema import dig
 from .series import Series, series_of_results
 
@@ -102,13 +104,22 @@ def _select(series: Sequence[Series], selector: str, label: str) -> list[Series]
               or fnmatch.fnmatchcase(s.name.split("/", 1)[-1], selector)]
     if not picked:
         names = ", ".join(s.name for s in series[:6]) + (", ..." if len(series) > 6 else "")
-        raise UserError(f"{label}: no benchmark matches {selector!r} (it has {names or 'none'})")
+        raise UserError(f"{label}: no benchmark matches {shown(selector)} (it has "
+                        f"{names or 'none'})")
     return picked
+
+
+def _exists(arg: str) -> bool:
+    """Whether ``arg`` names an existing file (a name too long for one names none)."""
+    try:
+        return Path(arg).exists()
+    except OSError:
+        return False
 
 
 def _split_selector(arg: str) -> tuple[str, str | None]:
     """``SOURCE[:SELECTOR]``: an existing path is a file even if it contains ':'."""
-    if arg == "-" or Path(arg).exists():
+    if arg == "-" or _exists(arg):
         return arg, None
     if ":" in arg:
         source, selector = arg.rsplit(":", 1)
@@ -126,7 +137,7 @@ def load_side(arg: str, open_store: Callable[[], Store], *,
             return _capture_side(Path("-"), "stdin", selector, bench)
         return _numbers_side(sys.stdin.read(), "stdin", selector)
     path = Path(source)
-    if path.exists():
+    if _exists(source):
         if path.is_dir():
             raise UserError(f"{source} is a directory, not a file of numbers or a capture")
         if _is_json(path):
@@ -143,10 +154,11 @@ def load_side(arg: str, open_store: Callable[[], Store], *,
 def _numbers_side(text: str, name: str, selector: str | None) -> Side:
     column = 1
     if selector is not None:
-        if not selector.isdigit() or int(selector) < 1:
-            raise UserError(f"{name}:{selector}: after ':' a file of numbers takes a column "
-                            "number (1 is the first)")
-        column = int(selector)
+        found = numtext.whole(selector, 1, math.inf, signed=False)  # not '²' nor '١'
+        if found is None:
+            raise UserError(f"{name}:{shown(selector)}: after ':' a file of numbers takes a "
+                            "column number (1 is the first)")
+        column = found
     values = parse_numbers(text, name, column)
     if not values:
         raise UserError(f"{name}: no numbers" + (f" in column {column}" if column > 1 else ""))
@@ -184,7 +196,8 @@ def read_run(ref: str, open_store: Callable[[], Store]) -> Records:
     try:
         stored = open_store().load_run(ref)
     except UserError as exc:
-        raise UserError(f"{ref!r} is neither an existing file nor a stored run: {exc}") from None
+        raise UserError(f"{shown(ref)} is neither an existing file nor a stored run: {exc}") \
+            from None
     return Records(label=f"run {stored.id}" if ref.isdigit() else f"{ref} (run {stored.id})",
                    run=f"run {stored.id}", fingerprint=stored.fingerprint, results=stored.results,
                    when=stored.started_at.strftime("%Y-%m-%d %H:%M UTC"),
@@ -194,7 +207,7 @@ def read_run(ref: str, open_store: Callable[[], Store]) -> Records:
 def read_records(ref: str, open_store: Callable[[], Store]) -> Records:
     """A capture (an existing file, or ``-``) or else a stored run: the one rule for telling
     them apart, shared by compare and check.  A file that is not a capture is refused."""
-    if ref == "-" or Path(ref).exists():
+    if ref == "-" or _exists(ref):
         path = Path(ref)
         if path.is_dir():
             raise UserError(f"{ref} is a directory, not a capture")
@@ -202,7 +215,7 @@ def read_records(ref: str, open_store: Callable[[], Store]) -> Records:
             raise UserError(f"{ref} is not a capture of 'kcross-harness run --json' output")
         return read_capture(path, "stdin" if ref == "-" else ref)
     if "/" in ref or ref.endswith(JSON_SUFFIXES):  # meant as a file: say that first
-        raise UserError(f"no file {ref} (and a stored run is named by an id, 'latest', "
+        raise UserError(f"no file {shown(ref)} (and a stored run is named by an id, 'latest', "
                         "'latest~N', 'latest@HOST' or a tag)")
     return read_run(ref, open_store)
 

@@ -85,6 +85,16 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "xdg" / "kcross" / "kcross.db"
 
 
+def _limit_file_size(limit: int | None) -> None:
+    """In a child about to run kcross: files it writes may grow to ``limit`` bytes, so that
+    a longer write fails (EFBIG) as on a full disk.  (Python ignores SIGXFSZ, the signal
+    that would otherwise end the process.)"""
+    if limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
 def _forked_kcross(args: list[str], environ: dict[str, str],
                    timeout: float) -> subprocess.CompletedProcess:
     """Run ``kcross ARGS`` in a forked child of the test process.
@@ -138,14 +148,19 @@ def _forked_kcross(args: list[str], environ: dict[str, str],
 
 @pytest.fixture
 def kcross(env: dict[str, str]) -> Kcross:
-    """Run ``kcross ARGS`` as a separate process; keyword ``extra_env`` adds variables."""
+    """Run ``kcross ARGS`` as a separate process; keyword ``extra_env`` adds variables,
+    ``file_size_limit`` makes a write of a file beyond that many bytes fail, as on a full
+    disk (kcross then runs in its own interpreter, its output captured through pipes,
+    which the limit does not concern)."""
 
     def run(*args: str, extra_env: dict[str, str] | None = None,
-            timeout: float = 30) -> subprocess.CompletedProcess:
+            timeout: float = 30, file_size_limit: int | None = None
+            ) -> subprocess.CompletedProcess:
         environ = {**env, **(extra_env or {})}
-        if os.environ.get("KCROSS_TEST_EXEC"):
+        if os.environ.get("KCROSS_TEST_EXEC") or file_size_limit is not None:
             return subprocess.run([sys.executable, "-m", "kcross", *args], env=environ,
-                                  capture_output=True, text=True, timeout=timeout)
+                                  capture_output=True, text=True, timeout=timeout,
+                                  preexec_fn=lambda: _limit_file_size(file_size_limit))
         return _forked_kcross(list(args), environ, timeout)
 
     return run

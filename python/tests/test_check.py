@@ -305,7 +305,7 @@ def test_different_machines_are_named(kcross: Kcross, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--baseline", "nosuch.jsonl"], "no file nosuch.jsonl"),
+    (["--baseline", "nosuch.jsonl"], "no file 'nosuch.jsonl'"),
     (["--baseline", "7"], "no run 7 in"),
     (["--baseline", "1", "9"], "no run 9 in"),
     (["--baseline", "1", "--max-regression", "-3"], "must be a percentage from 0 to 1000"),

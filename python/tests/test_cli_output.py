@@ -40,11 +40,14 @@ def the_run(db: Path) -> tuple[str, int, str | None]:
 
 
 @pytest.mark.parametrize("args", [["runs"], ["list"], ["show"], ["sysinfo"], ["show", "--json"],
-                                  ["list", "--json"]], ids=" ".join)
+                                  ["list", "--json"], ["report", "-o", "-"],
+                                  ["show", "--export", "csv", "-"], ["compare", "1", "1"],
+                                  ["history", "getcpu-vdso"]], ids=" ".join)
 def test_stdout_on_dev_full_is_one_line(env: dict[str, str], stored_db: Path,
                                         args: list[str]) -> None:
     with open("/dev/full", "w") as full:
-        proc = run_to(env, full, *args, "--db", str(stored_db)) if args[0] in ("runs", "show") \
+        proc = run_to(env, full, *args, "--db", str(stored_db)) \
+            if args[0] in ("runs", "show", "report", "compare", "history") \
             else run_to(env, full, *args)
     assert_one_line_error(proc, code=3, contains="cannot write to standard output: "
                                                  "No space left on device")

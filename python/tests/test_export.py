@@ -103,12 +103,12 @@ def test_write_to_stdout_and_to_several_files(tmp_path: Path,
     assert capsys.readouterr().out == text_of("csv", data)
     with pytest.raises(UserError, match="one per series.*give a FILE name"):
         export.write("ministat", "-", data)
-    with pytest.raises(OutputError, match="cannot write csv export /dev/full"):
+    with pytest.raises(OutputError, match="--export csv '/dev/full': cannot write it"):
         export.write("csv", "/dev/full", data)
     with pytest.raises(UserError, match="does not exist"):
-        export.check_path("csv", tmp_path / "no" / "x.csv")
+        export.check_path("csv", tmp_path / "no" / "x.csv", db=str(tmp_path / "k.db"))
     with pytest.raises(UserError, match="is a directory"):
-        export.check_path("csv", tmp_path)
+        export.check_path("csv", tmp_path, db=str(tmp_path / "k.db"))
 
 
 # --- json: the result format -------------------------------------------------------------
@@ -424,7 +424,7 @@ def test_show_export_to_stdout_replaces_the_table(kcross: Any, stored_db: Path) 
 
 @pytest.mark.parametrize("args, message", [
     (["--export", "xml", "f"], "unknown export format 'xml'"),
-    (["--export", "csv", "/no/such/dir/f"], "directory /no/such/dir does not exist"),
+    (["--export", "csv", "/no/such/dir/f"], "directory '/no/such/dir' does not exist"),
     (["--export", "csv", "-", "--json"], "both write to standard output"),
     (["--export", "csv", "-", "--export", "json", "-"], "both write to standard output"),
     (["--export", "ministat", "-"], "give a FILE name"),
@@ -445,7 +445,8 @@ def test_unwritable_export_after_a_run_says_the_run_is_stored(kcross: Any,
                                                               tmp_path: Path) -> None:
     proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db",
                   str(tmp_path / "k.db"), "--export", "csv", "/dev/full")
-    line = assert_one_line_error(proc, 3, "cannot write csv export /dev/full", after_progress=True)
+    line = assert_one_line_error(proc, 3, "--export csv '/dev/full': cannot write it",
+                                 after_progress=True)
     assert line.endswith("run 1 is stored (see 'kcross show 1')")
 
 

@@ -167,7 +167,7 @@ def test_plot_svg_and_png(kcross: Kcross, db: str, tmp_path: Path) -> None:
     (["nosuch"], "no stored run has a benchmark matching 'nosuch'"),
     (["getppid-inlin"], "(closest: getppid-inline"),
     ([QUIET, "--plot", "trend.pdf"], "--plot trend.pdf: the file must end in .svg or .png"),
-    ([QUIET, "--plot", "/nonexistent/dir/t.svg"], "no directory /nonexistent/dir"),
+    ([QUIET, "--plot", "/nonexistent/dir/t.svg"], "directory '/nonexistent/dir' does not exist"),
     ([QUIET, "--last", "0"], "must be a whole number of runs, 1 or more"),
     ([QUIET, "--machine", "zz"], "on machine 'zz'"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross
+from conftest import DATA, Kcross, assert_one_line_error
 from kcross import readiness as r
+from kcross.errors import UserError
 
 CPU = 3        # the measuring CPU of the fake machine (8 CPUs, SMT pairs n and n+4)
 SIBLING = 7
@@ -67,6 +68,7 @@ TUNED: dict[str, str] = {
     "/proc/stat": stat_text({}),
     "/proc/interrupts": interrupts_text({}),
     "/proc/1/comm": "systemd",
+    "/proc/self/status": "Name:\tkcross\nCpus_allowed:\tff\nCpus_allowed_list:\t0-7\n",
 }
 IDLE_AFTER = {"/proc/stat": stat_text({c: (1, 99, 0) for c in range(8)}),
               "/proc/interrupts": interrupts_text({"LOC": 25})}
@@ -143,7 +145,8 @@ WARNS: list[tuple[str, dict[str, str | None], dict[str, str], str, str]] = [
         {"45": 40, "46": 3, "LOC": 25, "RES": 2})}, "IRQs on CPU 3 430/s",
      "echo 0-2,4-7 | sudo tee /proc/irq/45/smp_affinity_list"),
     ("perf counters", {"/proc/sys/kernel/perf_event_paranoid": "3", "/proc/self/status":
-                       "Name:\tpython3\nCapEff:\t0000000000000000\n"}, {},
+                       "Name:\tpython3\nCpus_allowed_list:\t0-7\n"
+                       "CapEff:\t0000000000000000\n"}, {},
      "perf counters not permitted", "sudo sysctl -w kernel.perf_event_paranoid=1"),
     ("virtual machine", {"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor\n"}, {},
      "in a VM", "run on bare metal"),
@@ -237,7 +240,8 @@ def test_perf_from_the_harness_fingerprint(tmp_path: Path) -> None:
     assert "kernel.perf_event_paranoid=1" in denied.todo
     # without a fingerprint: the sysctl, and the process's capabilities
     privileged = check(tmp_path / "4", {"/proc/sys/kernel/perf_event_paranoid": "2",
-                                        "/proc/self/status": "CapEff:\t000001ffffffffff\n"})
+                                        "/proc/self/status": "Cpus_allowed_list:\t0-7\n"
+                                                             "CapEff:\t000001ffffffffff\n"})
     assert privileged["perf counters"].state == r.OK
 
 
@@ -339,9 +343,33 @@ def test_parsers() -> None:
     assert parsed["16"][1] == {0: 3, 1: 4}
 
 
-def test_measuring_cpu_is_the_harness_default() -> None:
-    assert r.measuring_cpu(5) == 5
-    assert r.measuring_cpu() == max(os.sched_getaffinity(0))
+def test_measuring_cpu_is_the_harness_default(tmp_path: Path) -> None:
+    allowed = os.sched_getaffinity(0)
+    assert r.measuring_cpu() == max(allowed) and r.allowed_cpus() == allowed
+    assert r.measuring_cpu(min(allowed)) == min(allowed)
+    with pytest.raises(UserError, match="cannot pin to CPU 1023: not in this process's "
+                                        "allowed CPUs"):
+        r.measuring_cpu(1023)
+    tree = make_tree(tmp_path, TUNED)  # a test's tree says which CPUs are allowed
+    assert r.allowed_cpus(tree) == set(range(8)) and r.measuring_cpu(root=tree) == 7
+    assert r.measuring_cpu(3, tree) == 3
+    with pytest.raises(UserError, match=r"cannot pin to CPU 8: .* allowed CPUs \(0-7\)"):
+        r.measuring_cpu(8, tree)
+
+
+@pytest.mark.parametrize("command", [
+    ["sysinfo", "--check"], ["run", "--quick"], ["run", "--quick", "--no-check"],
+    ["ab", "getppid-inline", "getppid-call"], ["aa", "getppid-inline"],
+    ["crosscheck", "--check", "syscall"],
+])
+def test_one_rule_for_the_measuring_cpu(kcross: Kcross, db_path: Path,
+                                        command: list[str]) -> None:
+    """`sysinfo --check --cpu 1023` reported on a CPU that does not exist while `run --cpu
+    1023` refused it: now every command refuses it alike, before anything runs."""
+    line = assert_one_line_error(kcross(*command, "--cpu", "1023"), 2,
+                                 "cannot pin to CPU 1023: not in this process's allowed CPUs")
+    assert line.endswith(f"({r.format_cpu_list(os.sched_getaffinity(0))})")
+    assert not db_path.exists()
 
 
 def test_on_this_machine() -> None:

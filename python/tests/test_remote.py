@@ -79,6 +79,11 @@ class Sshd:
         return f"ssh://{USER}@127.0.0.1:{self.port}"
 
     @property
+    def other_url(self) -> str:
+        """The same sshd on another loopback address: another host to ssh."""
+        return f"ssh://127.0.0.2:{self.port}"
+
+    @property
     def options(self) -> list[str]:
         """kcross arguments that make ssh use the test's key and trust the test's host key."""
         return ["-o", f"IdentityFile={self.key}", "-o", "IdentitiesOnly=yes",
@@ -114,6 +119,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
         config.write_text(f"""\
 Port {port}
 ListenAddress 127.0.0.1
+ListenAddress 127.0.0.2
 HostKey {root / 'host_key'}
 PidFile {root / 'sshd.pid'}
 AuthorizedKeysFile {root / 'authorized_keys'}
@@ -342,6 +348,25 @@ def test_remote_run_lands_with_the_remote_fingerprint(sshd: Sshd, env: dict[str,
     assert " · remote · " in _kcross(env, "show", "there").stdout
 
 
+@pytest.mark.parametrize("remotes", [
+    ["ssh://lab1", "ssh://lab1"],
+    ["ssh://lab1", "ssh://LAB1"],                                  # host names ignore case
+    [f"ssh://{USER}@lab1:22", "ssh://lab1"],                      # the defaults spelt out
+    ["ssh://lab2", "ssh://lab1:22", "ssh://lab1"],
+    ["ssh://lab1", "ssh://127.0.0.9", "-o", "HostName=127.0.0.9"],  # resolved as ssh would
+    ["ssh://lab1:2222", "ssh://lab1", "-o", "Port=2222"],
+])
+def test_the_same_host_twice_is_refused_before_anything(env: dict[str, str],
+                                                        remotes: list[str]) -> None:
+    """Twice the same user@host:port measured on one machine at overlapping times, on the
+    same pinned CPU, and stored both; now one line, before anything connects."""
+    argv = [a for r in remotes for a in (["--remote", r] if r.startswith("ssh:") else [r])]
+    proc = _kcross(env, "run", *argv, "--quick")
+    line = assert_one_line_error(proc, 2, "both runs would measure on it at once")
+    assert "the same host (" in line or "given twice (" in line
+    assert not Path(env["KCROSS_DB"]).exists()
+
+
 def test_tag_with_several_hosts_is_refused(env: dict[str, str]) -> None:
     proc = _kcross(env, "run", "--remote", "ssh://a", "--remote", "ssh://b", "--tag", "x")
     assert_one_line_error(proc, 2, "--tag names one run")
@@ -352,7 +377,7 @@ def test_two_hosts_at_once_give_two_runs(sshd: Sshd, env: dict[str, str],
                                          tmp_path: Path) -> None:
     notes = tmp_path / "notes.jsonl"
     harness = _stand_in(tmp_path / "stand_in.py", notes)
-    second = f"ssh://127.0.0.1:{sshd.port}"  # the same sshd, named another way
+    second = sshd.other_url
     proc = _kcross(env, "run", "--remote", sshd.url, "--remote", second, *sshd.options,
                    "--harness", str(harness), "--quick")
     assert proc.returncode == 0, proc.stderr
@@ -513,7 +538,7 @@ def test_two_hosts_into_postgresql(sshd: Sshd, env: dict[str, str], tmp_path: Pa
 
     harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
     env["KCROSS_DB"] = pg_schema
-    second = f"ssh://127.0.0.1:{sshd.port}"
+    second = sshd.other_url
     proc = _kcross(env, "run", "--remote", sshd.url, "--remote", second, *sshd.options,
                    "--harness", str(harness), "--quick")
     assert proc.returncode == 0, proc.stderr
@@ -533,7 +558,7 @@ def test_two_hosts_into_postgresql(sshd: Sshd, env: dict[str, str], tmp_path: Pa
 def test_ctrl_c_with_two_hosts_stops_both(sshd: Sshd, env: dict[str, str],
                                           tmp_path: Path) -> None:
     harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl", mode="hang")
-    second = f"ssh://127.0.0.1:{sshd.port}"
+    second = sshd.other_url
     db = Path(env["KCROSS_DB"])
     with _started(env, "run", "--remote", sshd.url, "--remote", second, *sshd.options,
                   "--harness", str(harness)) as proc:

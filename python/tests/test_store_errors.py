@@ -33,9 +33,13 @@ def _edited(capture: str, tmp_path: Path, *, fingerprint: dict | None = None,
 # --- tracebacks -----------------------------------------------------------------------
 
 def test_huge_run_id_is_not_found(kcross: Kcross, stored_db: Path) -> None:
-    for ref in ("99999999999999999999999", "2147483648", "-1", "0"):
+    for ref in ("99999999999999999999999", "2147483648", "0"):
         assert_one_line_error(kcross("show", ref, "--db", str(stored_db)),
-                              contains=f"no run {ref} in")
+                              contains=f"no run {ref}: a run id is a whole number from 1 to "
+                                       "2147483647")
+    assert_one_line_error(kcross("show", "-1", "--db", str(stored_db)),
+                          contains="run must be a run id, 'latest', 'latest~N', 'latest@HOST' "
+                                   "or a tag, not '-1'")
 
 
 def test_sqlite_url_with_two_slashes_is_explained(kcross: Kcross, tmp_path: Path) -> None:

@@ -81,6 +81,49 @@ def test_ref_grammar() -> None:
             check_tag_name(bad)
 
 
+# Text that int() takes but that is not a run id: underscores, signs, other scripts' digits
+# (Arabic-Indic, Devanagari, fullwidth), superscripts.
+NOT_IDS = ("0_1", "1_0", "+1", "\u0661", "\u0967", "\uff11", "\u00b9", "latest~0_1",
+           "latest~\u0661", "latest~+1")
+
+
+def test_ref_numbers_are_ascii_digits_within_range() -> None:
+    for bad in NOT_IDS:
+        with pytest.raises(UserError, match="run must be a run id, 'latest'"):
+            parse_ref(bad)
+    assert parse_ref("007").run_id == 7 and parse_ref("latest~007").back == 7
+    assert parse_ref("2147483647").run_id == 2**31 - 1
+    assert parse_ref("latest~2147483647").back == 2**31 - 1
+    for bad in ("2147483648", "99999999999999999999", "0", "9" * 10_000, "0" * 5000 + "1" * 11):
+        with pytest.raises(UserError, match="a run id is a whole number from 1 to 2147483647"):
+            parse_ref(bad)
+    for bad in ("latest~2147483648", "latest~99999999999999999999", "latest~" + "9" * 10_000,
+                "latest~99999999999999999999@host"):
+        with pytest.raises(UserError, match="N in latest~N is a whole number from 0 to 2147483647"):
+            parse_ref(bad)
+
+
+def test_hostile_refs_on_the_command_line(kcross: Kcross, store_url: str) -> None:
+    """`kcross delete 0_1` deleted run 1; `latest~99999999999999999999` and `latest~<10,000
+    digits>` ended in tracebacks (SQLite's integer overflow, Python's digit limit)."""
+    fill(store_url, ("alpha", 1))
+    db = ["--db", store_url]
+    for ref in NOT_IDS:
+        for command in ("delete", "show"):
+            assert_one_line_error(kcross(command, ref, *db), 2, "run must be a run id")
+    assert [r.id for r in opened(store_url).list_runs()] == [1]   # run 1 is still there
+    for ref, message in (("latest~99999999999999999999", "N in latest~N is a whole number"),
+                         ("latest~" + "9" * 10_000, "N in latest~N is a whole number"),
+                         ("9" * 10_000, "a run id is a whole number"),
+                         ("latest~2147483647", "no run latest~2147483647 in"),
+                         ("0" * 10_000 + "7", "no run 7 in")):
+        for command in ("show", "delete", "tag"):
+            args = [command, ref, "x"] if command == "tag" else [command, ref]
+            line = assert_one_line_error(kcross(*args, *db), 2, message)
+            assert len(line) < 300, line
+    assert [r.id for r in opened(store_url).list_runs()] == [1]
+
+
 def test_latest_back_and_per_host(store_url: str) -> None:
     a, b, c = fill(store_url, ("alpha", 1), ("beta", 2), ("alpha", 3))
     store = opened(store_url)
@@ -99,7 +142,7 @@ def test_latest_back_and_per_host(store_url: str) -> None:
         with pytest.raises(UserError, match=r"2 run\(s\) of host alpha stored, so "
                                             "latest~1@alpha is the oldest"):
             store.load_run("latest~2@alpha")
-        with pytest.raises(UserError, match="no machine 'gamma' in .*: no hostname is 'gamma' "
+        with pytest.raises(UserError, match="no machine 'gamma' in .*: no hostname is that "
                                             "and no machine hash starts with it"):
             store.load_run("latest@gamma")
         with pytest.raises(UserError, match="no run 99 in"):

@@ -24,7 +24,7 @@ from typing import Any, NoReturn, TextIO
 
 from rich.console import Console
 
-from .. import __version__
+from .. import __version__, numtext
 from ..errors import (
     EXIT_BROKEN,
     EXIT_INTERRUPTED,
@@ -90,7 +90,9 @@ def _consoles() -> tuple[Console, Console]:
     """stdout for results, stderr for progress and messages; wide plain tables when piped."""
     out = Console()
     if not out.is_terminal:
-        out = _PlainConsole(width=int(os.environ.get("COLUMNS", "200")), color_system=None)
+        # The shell's COLUMNS when it is a width (rich ignores anything else too)
+        width = numtext.whole(os.environ.get("COLUMNS", ""), 1, 100_000, signed=False)
+        out = _PlainConsole(width=width or 200, color_system=None)
     return out, Console(stderr=True)
 
 

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from ..errors import UserError
-from .options import CPU_RANGE, MIN_BATCH_MS_RANGE, SAMPLES_RANGE, WARMUP_MS_RANGE, number, say
+from .options import (
+    CPU_RANGE,
+    MIN_BATCH_MS_RANGE,
+    SAMPLES_RANGE,
+    WARMUP_MS_RANGE,
+    number,
+    say,
+    sysroot,
+)
 
 if TYPE_CHECKING:
     from ..ab import Ready, Side
@@ -57,10 +65,10 @@ def make_side(label: str, bench: str, settings: tuple[tuple[str, str], ...],
 
 
 def harness_options(args: argparse.Namespace) -> Any:
-    from ..ab import RunOptions, default_cpu
+    from ..ab import RunOptions
+    from ..readiness import measuring_cpu
 
-    return RunOptions(samples=int(args.samples),
-                      cpu=int(args.cpu) if args.cpu is not None else default_cpu(),
+    return RunOptions(samples=int(args.samples), cpu=measuring_cpu(args.cpu, sysroot()),
                       warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms)
 
 

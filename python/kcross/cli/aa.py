@@ -27,6 +27,7 @@ from .options import (
     Common,
     number,
     stores,
+    sysroot,
 )
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     with harness.stop_signals_held():
         from .. import aa
-        from ..ab import default_cpu
+        from ..readiness import measuring_cpu
         from ..stats import median
 
     command = harness.locate(args.harness)
@@ -153,7 +154,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.plant is not None and len(names) != 1:
         raise UserError(f"--plant slows one benchmark; {args.bench!r} names {len(names)} "
                         f"({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})")
-    cpu = int(args.cpu) if args.cpu is not None else default_cpu()
+    cpu = measuring_cpu(args.cpu, sysroot())
     options = aa.Options(bench=args.bench, processes=int(args.processes),
                          samples=int(args.samples), rounds=int(args.rounds),
                          block_rounds=int(args.block_rounds), cpu=cpu,

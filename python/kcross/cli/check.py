@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .. import numtext
+from ..errors import shown
 from ..judge.categories import MISSING_POLICIES
 from .options import print_json, stores
 
@@ -60,12 +61,10 @@ DEFAULT_MAX_REGRESSION = 5.0  # percent
 
 
 def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 1000, not {text!r}")
+    value = numtext.decimal(text, 0, 1000)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 1000, not "
+                                         f"{shown(text)}")
     return value
 
 

@@ -95,7 +95,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(args.sides) < 2:
         raise UserError("compare needs at least two sides: A B [C...] (see 'kcross compare "
                         "--help')")
-    exports = export.requested(args)  # checked before anything is read
+    exports = export.requested(args, reads=args.sides)  # checked before anything is read
     with stores(args.db, hint=" (a SIDE that is not an existing file is a run reference)") \
             as opened:
         loaded = sides.load_sides(args.sides, opened.reading, bench=args.bench)

@@ -15,7 +15,7 @@ from ._rounds import (
     line,
     write_json,
 )
-from .options import CPU_RANGE, SAMPLES_RANGE, Common, number
+from .options import CPU_RANGE, SAMPLES_RANGE, Common, number, sysroot
 
 if TYPE_CHECKING:
     from ..crosscheck import CheckResult
@@ -72,12 +72,12 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import harness
 
     with harness.stop_signals_held():
-        from .. import ab
+        from .. import ab, readiness
         from .. import crosscheck as cc
 
+    cpu = readiness.measuring_cpu(args.cpu, sysroot())  # the user's mistake first
     command = harness.locate(args.harness)
     cc.require_tools()
-    cpu = int(args.cpu) if args.cpu is not None else ab.default_cpu()
     samples = int(args.samples) if args.samples is not None else None
     chosen = cc.checks(args.check, threaded=args.threaded, pipe_loops=int(args.loops),
                        syscall_loops=int(args.syscall_loops) if args.syscall_loops else None)

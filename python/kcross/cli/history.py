@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from .. import numtext
+from ..errors import shown
 from .options import print_json, stores
 
 EPILOG = """\
@@ -27,12 +30,10 @@ examples:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not {text!r}")
+    value = numtext.whole(text, 1, math.inf)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
+                                         f"{shown(text)}")
     return value
 
 
@@ -56,11 +57,12 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import history
+    from .. import history, outfile
     from ..views import history as view
 
-    if args.plot is not None:
-        view.check_plot_path(args.plot)  # refused before anything is read
+    if args.plot is not None:  # refused before anything is read
+        view.check_plot_path(args.plot)
+        outfile.check(args.plot, "--plot", db=args.db)
     with stores(args.db) as opened:
         t = history.trend(opened.reading(), args.bench, machine=args.machine, last=args.last)
     if args.json:

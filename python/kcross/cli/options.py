@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import EXIT_USAGE, UserError
+from .. import numtext
+from ..errors import ECHO_MAX, EXIT_USAGE, UserError, clipped, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,18 +36,17 @@ CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
 DEFAULT_PROCESSES, PROCESSES_RANGE = 8, (1, 100)
 PROCESS_SAMPLES, PROCESS_WARMUP_MS = 21, 20
 
-# The longest piece of user input an error line repeats (a 10,000-character tag is cut).
-ECHO_MAX = 60
-
 EXIT_CODES = """\
 exit status:
   0    every benchmark ok or skipped
   1    a benchmark failed its own check (a result: the run is complete and stored,
        the table shows the failed row and its reason)
-  2    bad input: options, files, database (one line on stderr)
+  2    bad input: options, files, database (one line on stderr); an output path
+       refused before any work (a directory, the store itself, any database)
   3    the harness failed (crashed, wrote garbage, could not write its output),
        kcross could not write its output (a file, a report, a plot, standard
-       output), or a module it needs cannot be imported
+       output: a full disk, an I/O error), or a module it needs cannot be
+       imported
   130  interrupted by SIGINT (Ctrl-C); 143 SIGTERM, 129 SIGHUP: results so far are
        kept, the run is marked interrupted
   141  standard output closed by its reader (e.g. `kcross run --json | head`)"""
@@ -69,35 +69,23 @@ environment:
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
 
 
-def shown(text: str, limit: int = ECHO_MAX) -> str:
-    """User input as an error line repeats it: quoted, and cut when it is long."""
-    if len(text) <= limit:
-        return repr(text)
-    return repr(text[:limit]) + f"... ({len(text)} characters)"
-
-
 class Parser(argparse.ArgumentParser):
     """argparse that reports mistakes in one line (no usage dump) and exits 2."""
 
     def error(self, message: str) -> NoReturn:
-        if len(message) > 4 * ECHO_MAX:  # an argument of 10,000 characters is not repeated
-            message = message[:4 * ECHO_MAX] + "..."
+        message = clipped(message, 4 * ECHO_MAX)  # not an argument of 10,000 characters
         sys.stderr.write(f"kcross: error: {message} (see '{self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
 
 
 def number(lo: float, hi: float, *, whole: bool) -> Callable[[str], float]:
-    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``)."""
+    """An argparse type: a number in [lo, hi] (whole numbers only if ``whole``), as
+    kcross.numtext reads it: ASCII digits only."""
     kind = "whole number" if whole else "number"
 
     def convert(text: str) -> float:
-        value: float = float("nan")
-        if not whole or (text.isascii() and text.strip().lstrip("+-").isdigit()):
-            try:
-                value = int(text) if whole else float(text)
-            except ValueError:
-                pass
-        if not lo <= value <= hi:  # also refuses nan
+        value = numtext.whole(text, lo, hi) if whole else numtext.decimal(text, lo, hi)
+        if value is None:
             raise argparse.ArgumentTypeError(f"must be a {kind} from {lo:g} to {hi:g}, "
                                              f"not {shown(text)}")
         return value

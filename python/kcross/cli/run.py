@@ -172,6 +172,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             store.close()
     if args.ssh_option:
         raise KcrossError("--ssh-option is for runs with --remote")
+    from ..readiness import measuring_cpu
+
+    measuring_cpu(args.cpu, sysroot())  # a CPU this process may run on (the harness's rule)
     check = not args.no_check
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json, tag=args.tag,

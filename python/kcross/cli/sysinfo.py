@@ -54,7 +54,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.check:
         from .. import readiness
 
-        cpu = readiness.measuring_cpu(args.cpu)
+        cpu = readiness.measuring_cpu(args.cpu, sysroot())
         findings = readiness.run_checks(sysroot(), cpu, fingerprint=records[0])
         findings.append(_noise_finding(args.db, records[0]))
         if args.json:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import OutputClosed, OutputError, UserError
+from ..errors import OutputClosed, UserError, shown
 
 if TYPE_CHECKING:  # types only: the store would load SQLAlchemy, stats numpy
     from ..judge.verdict import Judgement
@@ -104,7 +104,7 @@ class Exporter(Protocol):
 def exporter(fmt: str) -> Exporter:
     """The exporter of format ``fmt``; :class:`UserError` naming the formats for another."""
     if fmt not in FORMATS:
-        raise UserError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+        raise UserError(f"unknown export format {shown(fmt)} (formats: {', '.join(FORMATS)})")
     module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[fmt][0]}")
     return module
 
@@ -118,12 +118,14 @@ def add_option(parser: argparse.ArgumentParser, when: str) -> None:
                              f"instead of the table); may be given several times. {formats}")
 
 
-def requested(args: argparse.Namespace) -> list[tuple[str, str]]:
+def requested(args: argparse.Namespace, *,
+              reads: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The ``--export FORMAT FILE`` pairs, checked before any work is done: known formats,
-    FILEs that can be created, at most one of them (and not ``--json`` too) on stdout."""
+    FILEs that may be written (kcross.outfile: not the store ``args.db`` names, nor a file
+    in ``reads``), at most one of them (and not ``--json`` too) on stdout."""
     pairs = [(fmt, path) for fmt, path in getattr(args, "export", None) or []]
     for fmt, path in pairs:
-        check_path(fmt, path)
+        check_path(fmt, path, db=getattr(args, "db", None), reads=reads)
     to_stdout = [fmt for fmt, path in pairs if path == STDOUT]
     if len(to_stdout) > 1:
         raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
@@ -134,19 +136,17 @@ def requested(args: argparse.Namespace) -> list[tuple[str, str]]:
     return pairs
 
 
-def check_path(fmt: str, path: str | Path) -> None:
+def check_path(fmt: str, path: str | Path, *, db: str | None,
+               reads: Sequence[str] = ()) -> None:
     """Refuse, before any work is done, an export that could not be written: an unknown
-    format, or a FILE in a directory that does not exist.  (The file itself is written
-    only at the end, e.g. when a run finishes.)"""
+    format, or a FILE kcross.outfile refuses (a directory, in a missing directory, the
+    store ``db`` names...).  (The file itself is written only at the end, e.g. when a run
+    finishes.)"""
+    from .. import outfile
+
     exporter(fmt)
-    if str(path) == STDOUT:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise UserError(f"--export {fmt} {path}: is a directory, not a file")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"--export {fmt} {path}: directory {parent} does not exist")
+    if str(path) != STDOUT:
+        outfile.check(path, f"--export {fmt}", db=db, reads=reads)
 
 
 def write(fmt: str, path: str | Path, data: ExportData) -> list[str]:
@@ -155,10 +155,13 @@ def write(fmt: str, path: str | Path, data: ExportData) -> list[str]:
 
     A format that writes several files (ministat with several series) names them
     from ``path`` and lists them on stderr, one ``kcross: wrote FILE: WHAT`` line
-    each; it cannot write them to standard output.  Errors: :class:`UserError`
-    (exit 2) for an unknown format or data the format cannot hold,
+    each; it cannot write them to standard output.  Every file is checked (kcross.outfile)
+    before the first is written.  Errors: :class:`UserError` (exit 2) for an unknown
+    format, data the format cannot hold or a file that must not be written,
     :class:`OutputError` (exit 3) when a file cannot be written.
     """
+    from .. import outfile
+
     outputs = exporter(fmt).render(data)
     name = str(path)
     several = len(outputs) != 1 or outputs[0].part is not None
@@ -179,16 +182,11 @@ def write(fmt: str, path: str | Path, data: ExportData) -> list[str]:
     if clash:  # two parts that sanitize alike: number them instead
         files = [(_part_path(base, f"{i}-{out.part}"), out) for i, (_, out) in
                  enumerate(files, start=1)]
-    written = []
-    for file, out in files:
-        try:
-            file.write_text(out.text, encoding="utf-8")
-        except OSError as exc:
-            raise OutputError(f"cannot write {fmt} export {file}: {exc.strerror or exc}") from None
-        written.append(str(file))
-        if several:
+    outfile.write_all([(file, out.text) for file, out in files], f"--export {fmt}")
+    if several:
+        for file, out in files:
             sys.stderr.write(f"kcross: wrote {file}: {out.label}\n")
-    return written
+    return [str(file) for file, _ in files]
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")

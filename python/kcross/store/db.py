@@ -4,8 +4,12 @@ A database that cannot be used must produce one clear line and stay exactly
 as it was: a file without write permission is refused for writing (even for
 root, who could write it anyway), a file that is not SQLite or fails SQLite's
 ``quick_check`` is refused, and the check runs over a read-only connection
-before any read-write connection is opened.  Servers (PostgreSQL) get the same
-treatment for connection and driver failures.
+before any read-write connection is opened.  The one exception comes first: a
+rollback journal that a writer killed mid-transaction left behind (a "hot
+journal") is played back by SQLite through a read-write connection, since no
+read-only connection may read the file until then (the database is not damaged:
+the journal holds its pages as they were before the transaction).  Servers
+(PostgreSQL) get the same treatment for connection and driver failures.
 
 Several kcross processes may write to one database at once (eight ``kcross
 run`` in parallel on one machine, or many machines on one server):
@@ -29,9 +33,11 @@ run`` in parallel on one machine, or many machines on one server):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
 import stat
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -40,11 +46,17 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import NoSuchModuleError, SQLAlchemyError
 
-from ..errors import StoreError
+from ..errors import StoreError, clipped
 from . import migrations
 from .location import Target
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# A rollback journal's header starts with these 8 bytes (zeroed once its transaction is
+# over, in the journal modes that keep the file); SQLite's file format, "The Rollback
+# Journal".
+_JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+# SQLite's unix locks are POSIX locks on bytes from 1 GiB on: PENDING, then RESERVED.
+_RESERVED_BYTE = 0x40000000 + 1
 BUSY_TIMEOUT_S = 10
 # Any constant: it only has to be the same for every kcross process.
 _PG_MIGRATION_LOCK = 0x6B63726F7373  # "kcross"
@@ -165,6 +177,7 @@ def check_writable(target: Target) -> None:
         return
     path = target.path
     if _check_file(path, write=True):
+        _roll_back_hot_journal(target, path)
         engine = _sqlite_engine(path, read_only=True)
         try:
             _quick_check(engine, target)
@@ -178,10 +191,11 @@ def check_writable(target: Target) -> None:
         if parent == parent.parent:
             break
         parent = parent.parent
+    name, where = clipped(str(path)), clipped(str(parent))
     if not parent.is_dir():
-        raise StoreError(f"cannot create {path}: {parent} is not a directory")
+        raise StoreError(f"cannot create {name}: {where} is not a directory")
     if not os.access(parent, os.W_OK):
-        raise StoreError(f"cannot create {path}: directory {parent} is not writable")
+        raise StoreError(f"cannot create {name}: directory {where} is not writable")
 
 
 def _check_version(engine: sa.Engine, target: Target) -> None:
@@ -204,6 +218,7 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
             return None
         _make_parent(path)
     else:
+        _roll_back_hot_journal(target, path)
         # Inspect through a read-only connection first: a corrupt, foreign or
         # too-new file must be refused without ever being opened for writing.
         ro = _sqlite_engine(path, read_only=True)
@@ -222,37 +237,100 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
 
 def _check_file(path: Path, *, write: bool) -> bool:
     """Refuse unusable paths before SQLite sees them; return whether the file exists."""
+    name = clipped(str(path))
     try:
         st = path.stat()
     except FileNotFoundError:
         return False
     except OSError as exc:
-        raise StoreError(f"{path}: {exc.strerror}") from None
+        raise StoreError(f"{name}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory, not a database file")
+        raise StoreError(f"{name} is a directory, not a database file")
     if not stat.S_ISREG(st.st_mode):
-        raise StoreError(f"{path} is not a regular file")
+        raise StoreError(f"{name} is not a regular file")
     try:
         with open(path, "rb") as fh:
             header = fh.read(len(_SQLITE_MAGIC))
     except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+        raise StoreError(f"cannot read {name}: {exc.strerror}") from None
     if header and header != _SQLITE_MAGIC:
-        raise StoreError(f"{path} is not an SQLite database (left unchanged)")
+        raise StoreError(f"{name} is not an SQLite database (left unchanged)")
     if write and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
-        raise StoreError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
+        raise StoreError(f"{name} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); "
                          "choose a writable database with --db")
     return True
 
 
+def _roll_back_hot_journal(target: Target, path: Path) -> None:
+    """Let SQLite roll back a transaction that a writer left half done (a "hot journal").
+
+    A writer killed mid-transaction (SIGKILL, a SIGTERM kcross does not catch, a power
+    loss) leaves its rollback journal beside the database: the pages as they were before
+    the transaction.  The database is not damaged, but until the journal is played back
+    SQLite refuses every read-only connection ("attempt to write a readonly database"),
+    and kcross inspects a database read-only first.  So, before that: when the journal
+    may be hot in SQLite's sense (it exists, is not empty, its header is not zeroed, and
+    no process holds the database's RESERVED lock, i.e. no writer is at work), one
+    ordinary read through a read-write connection makes SQLite check it itself and roll it
+    back.  A database this user may not write is refused in one line saying so.
+    """
+    journal = Path(f"{path}-journal")
+    try:
+        with open(journal, "rb") as fh:
+            header = fh.read(len(_JOURNAL_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read the journal of {target.display}: "
+                         f"{exc.strerror or exc}") from None
+    if header != _JOURNAL_MAGIC or _writer_at_work(path):
+        return  # no transaction to roll back, or one still being written
+    st = path.stat()
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK) \
+            or not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StoreError(f"{target.display} has a hot journal ({journal.name}): a writer "
+                         "stopped mid-transaction, and SQLite must roll that back before the "
+                         "database can be read, which needs write access to the file and its "
+                         "directory; this user has none: run kcross once as a user who may "
+                         "write it (the runs stored before are intact)")
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise StoreError(busy_message(target)) from None
+        raise StoreError(f"{target.display}: rolling back the transaction its hot journal "
+                         f"({journal.name}) holds failed: {first_line(exc)}") from None
+    finally:
+        conn.close()
+
+
+def _writer_at_work(path: Path) -> bool:
+    """Whether a process holds the database's RESERVED lock (SQLite's unix locking: a
+    POSIX write lock on one byte), i.e. a writer is in a transaction right now."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        probe = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, _RESERVED_BYTE, 1, 0)
+        found = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return struct.unpack("hhqqi", found)[0] != fcntl.F_UNLCK
+
+
 def _make_parent(path: Path) -> None:
+    name, where = clipped(str(path)), clipped(str(path.parent))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create directory {path.parent} for the database: "
+        raise StoreError(f"cannot create directory {where} for the database: "
                          f"{exc.strerror or exc}") from None
     if not os.access(path.parent, os.W_OK):
-        raise StoreError(f"cannot create {path}: directory {path.parent} is not writable")
+        raise StoreError(f"cannot create {name}: directory {where} is not writable")
 
 
 def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:

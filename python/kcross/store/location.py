@@ -15,7 +15,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.exc import ArgumentError
 
-from ..errors import UserError
+from ..errors import ECHO_MAX, PATH_ECHO_MAX, UserError, clipped, shown
 
 ENV_VAR = "KCROSS_DB"
 
@@ -38,10 +38,11 @@ class Target:
 
     @property
     def display(self) -> str:
-        """How to name the database in messages (never shows a password)."""
+        """How to name the database in messages (never shows a password; cut when longer
+        than any sensible path or URL)."""
         if self.path is not None:
-            return str(self.path)
-        return self.url.render_as_string(hide_password=True)
+            return clipped(str(self.path))
+        return clipped(self.url.render_as_string(hide_password=True))
 
 
 def default_path() -> Path:
@@ -61,18 +62,23 @@ def resolve(option: str | None = None) -> Target:
     try:
         url = sa.make_url(spec)
     except ArgumentError:
-        raise UserError(f"invalid database URL {spec!r}") from None
+        raise UserError(f"invalid database URL {shown(spec, PATH_ECHO_MAX)}") from None
     if url.get_backend_name() == "sqlite":
         if url.host:
+            file = clipped(f"{url.host}{'/' + url.database if url.database else ''}", ECHO_MAX)
             raise UserError(
-                f"{spec!r} names a host ({url.host!r}), which an SQLite URL cannot have: "
-                f"for the file {url.host}{'/' + url.database if url.database else ''} write "
-                f"sqlite:///{url.host}{'/' + url.database if url.database else ''} "
+                f"{shown(spec, ECHO_MAX)} names a host ({shown(url.host, ECHO_MAX)}), which an "
+                f"SQLite URL cannot have: for the file {file} write sqlite:///{file} "
                 "(three slashes, relative) or sqlite:////abs/path (four), or just the path")
         database = url.database or ""
         if database in ("", ":memory:") or database.startswith("file:"):
             return Target(url=url, path=None)
         return _file_target(Path(database))
+    host = url.host or ""
+    if len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
+        # what DNS cannot hold (the resolver's idna codec would fail with a traceback)
+        raise UserError(f"database URL {shown(spec, ECHO_MAX)}: {shown(host, ECHO_MAX)} is no "
+                        "host name (at most 253 characters, 63 between dots)")
     return Target(url=url, path=None)
 
 

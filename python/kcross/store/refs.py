@@ -18,10 +18,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import UserError
+from .. import numtext
+from ..errors import ECHO_MAX, UserError, clipped, shown
 
 LATEST = "latest"
 TAG_MAX = 64  # tags.name's width
+# Run ids are INTEGER columns: 32-bit on PostgreSQL.  No run has a larger id, and no
+# latest~N reaches further back.
+RUN_ID_MAX = 2**31 - 1
 _TAG = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 _LATEST = re.compile(r"latest(?:~(?P<back>[0-9]+))?(?:@(?P<host>[^\s@~]+))?")
 # A prefix of a machine hash (hex SHA-256) short enough to type, long enough to mean something.
@@ -42,28 +46,36 @@ class RunRef:
 
 
 def parse_ref(ref: str | int) -> RunRef:
-    """Parse a RUN argument; a string that can be none of the forms is a :class:`UserError`."""
+    """Parse a RUN argument; a string that can be none of the forms is a :class:`UserError`,
+    and so is a run id or an N out of range (1 to RUN_ID_MAX, 0 to RUN_ID_MAX)."""
     text = str(ref).strip()
-    try:
-        return RunRef(text=text, run_id=int(text))
-    except ValueError:
-        pass
+    if text.isascii() and text.isdigit():  # not '0_1' nor '١', which int() takes as 1
+        run_id = numtext.whole(text, 1, RUN_ID_MAX, signed=False)
+        if run_id is None:
+            raise UserError(f"no run {clipped(text, ECHO_MAX)}: a run id is a whole number "
+                            f"from 1 to {RUN_ID_MAX}")
+        return RunRef(text=text, run_id=run_id)
     latest = _LATEST.fullmatch(text)
     if latest is not None:
-        return RunRef(text=text, back=int(latest["back"] or 0), host=latest["host"])
+        back = numtext.whole(latest["back"] or "0", 0, RUN_ID_MAX, signed=False)
+        if back is None:
+            raise UserError(f"no run {clipped(text, ECHO_MAX)}: N in latest~N is a whole "
+                            f"number from 0 to {RUN_ID_MAX}")
+        return RunRef(text=text, back=back, host=latest["host"])
     if _TAG.fullmatch(text) and len(text) <= TAG_MAX:
         return RunRef(text=text, tag=text)
-    raise UserError(f"run must be {REF_FORMS}, not {text!r}")
+    raise UserError(f"run must be {REF_FORMS}, not {shown(text)}")
 
 
 def check_tag_name(name: str) -> str:
     """A name a tag may have, or a :class:`UserError` saying why not."""
     if name == LATEST or _LATEST.fullmatch(name):
-        raise UserError(f"{name!r} cannot be a tag: it already means a run "
+        raise UserError(f"{shown(name)} cannot be a tag: it already means a run "
                         "('latest', 'latest~N', 'latest@HOST')")
     if not _TAG.fullmatch(name):
         raise UserError(f"a tag starts with a letter and holds only letters, digits, '.', "
-                        f"'_' and '-', not {name!r}")
+                        f"'_' and '-', not {shown(name)}")
     if len(name) > TAG_MAX:
-        raise UserError(f"a tag has at most {TAG_MAX} characters, {name!r} has {len(name)}")
+        raise UserError(f"a tag has at most {TAG_MAX} characters, {shown(name)} has "
+                        f"{len(name)}")
     return name

@@ -19,7 +19,7 @@ from typing import Any, overload
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..errors import SchemaError, StoreError, UserError
+from ..errors import SchemaError, StoreError, UserError, shown
 from ..judge.machine import identity as machine_identity
 from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of, validate
 from ..schema import dig as _get
@@ -36,8 +36,6 @@ MARK_STATUSES = ("failed", "interrupted")
 # A running run's heartbeat, also while no result arrives (--interleave reports
 # all results at the end): well inside liveness.STALE_AFTER.
 HEARTBEAT_EVERY_S = 60.0
-# Run ids are INTEGER columns: 32-bit on PostgreSQL.  Larger numbers name no run.
-_MAX_ID = 2**31 - 1
 
 RUN_SOURCES = ("run", "import", "lab", "remote", "aa")  # runs.source: how the run came in
 
@@ -529,7 +527,8 @@ class Store:
             run_id = conn.execute(sa.select(t.tags.c.run_id)
                                   .where(t.tags.c.name == name)).scalar_one_or_none()
             if run_id is None:
-                raise UserError(f"no tag {name!r} in {self.target.display} (see 'kcross tag')")
+                raise UserError(f"no tag {shown(name)} in {self.target.display} (see "
+                                "'kcross tag')")
             conn.execute(sa.delete(t.tags).where(t.tags.c.name == name))
         return int(run_id)
 
@@ -550,19 +549,17 @@ class Store:
     def _resolve(self, conn: sa.Connection, ref: str | int) -> int:
         parsed = parse_ref(ref)
         display = self.target.display
-        if parsed.run_id is not None:
-            found = None
-            if 1 <= parsed.run_id <= _MAX_ID:  # larger numbers name no run (32-bit ids)
-                found = conn.execute(sa.select(t.runs.c.id)
-                                     .where(t.runs.c.id == parsed.run_id)).scalar_one_or_none()
+        if parsed.run_id is not None:  # within the ids' range (refs.RUN_ID_MAX)
+            found = conn.execute(sa.select(t.runs.c.id)
+                                 .where(t.runs.c.id == parsed.run_id)).scalar_one_or_none()
             if found is None:
-                raise UserError(f"no run {parsed.text} in {display} (see 'kcross runs')")
+                raise UserError(f"no run {parsed.run_id} in {display} (see 'kcross runs')")
             return int(found)
         if parsed.tag is not None:
             found = conn.execute(sa.select(t.tags.c.run_id)
                                  .where(t.tags.c.name == parsed.tag)).scalar_one_or_none()
             if found is None:
-                raise UserError(f"no run or tag {parsed.tag!r} in {display} (a RUN is "
+                raise UserError(f"no run or tag {shown(parsed.tag)} in {display} (a RUN is "
                                 f"{REF_FORMS}; see 'kcross runs')")
             return int(found)
         assert parsed.back is not None
@@ -579,8 +576,9 @@ class Store:
             if not count:
                 raise UserError(f"no runs{of} stored in {display}")
             at = f"@{parsed.host}" if parsed.host is not None else ""
-            raise UserError(f"no run {parsed.text} in {display}: {count} run(s){of} stored, "
-                            f"so latest~{count - 1}{at} is the oldest (see 'kcross runs')")
+            raise UserError(f"no run latest~{parsed.back}{at} in {display}: {count} run(s){of} "
+                            f"stored, so latest~{count - 1}{at} is the oldest (see 'kcross "
+                            "runs')")
         return int(found)
 
     def _machines_named(self, conn: sa.Connection, host: str) -> tuple[list[int], str]:
@@ -602,14 +600,14 @@ class Store:
                 return [rows[0].id], f" of machine {prefix}"
             if rows:
                 width = max(HASH_SHOWN, _common_prefix([r.fingerprint_hash for r in rows]) + 1)
-                shown = ", ".join(f"{r.fingerprint_hash[:width]} ({r.hostname or '?'})"
-                                  for r in rows[:8])
+                listed = ", ".join(f"{r.fingerprint_hash[:width]} ({r.hostname or '?'})"
+                                   for r in rows[:8])
                 more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
                 raise UserError(f"latest@{host} is ambiguous in {self.target.display}: "
                                 f"{len(rows)} machines' hashes start with {prefix}: "
-                                f"{shown}{more}; give more of the hash")
-        raise UserError(f"no machine {host!r} in {self.target.display}: no hostname is "
-                        f"{host!r} and no machine hash starts with it (see 'kcross runs')")
+                                f"{listed}{more}; give more of the hash")
+        raise UserError(f"no machine {shown(host)} in {self.target.display}: no hostname is "
+                        "that and no machine hash starts with it (see 'kcross runs')")
 
 
     def list_runs(self) -> list[RunSummary]:

@@ -3,10 +3,12 @@ noise under it, and the plot (matplotlib)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from .. import outfile
+from ..errors import UserError, shown
 from ..history import Point, Row, Trend
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
 from ..judge.verdict import detectable_text, words
@@ -143,8 +145,6 @@ def check_plot_path(path: Path) -> str:
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in PLOT_FORMATS:
         raise UserError(f"--plot {path}: the file must end in .svg or .png")
-    if not path.parent.is_dir():
-        raise UserError(f"--plot {path}: no directory {path.parent}")
     return fmt
 
 
@@ -161,7 +161,7 @@ def plot(t: Trend, path: Path) -> None:
         if p.series is not None:
             panels.setdefault((p.name, p.unit), {}).setdefault(p.host_key, []).append(p)
     if not panels:
-        raise UserError(f"nothing to plot: no run of {t.pattern!r} shown has figures")
+        raise UserError(f"nothing to plot: no run of {shown(t.pattern)} shown has figures")
     hostnames = {key[0] for lines in panels.values() for key in lines}
     hosts = {key for lines in panels.values() for key in lines}
     fig = Figure(figsize=(9, 2.6 * len(panels) + 0.6), layout="constrained")
@@ -186,8 +186,7 @@ def plot(t: Trend, path: Path) -> None:
     axes[-1].xaxis.set_major_locator(locator)
     axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
     fig.suptitle(f"kcross history: {t.pattern} (median, 95% CI)")
-    try:
-        fig.savefig(path, format=fmt, dpi=120)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format=fmt, dpi=120)
+    outfile.write(path, drawn.getvalue(), "--plot")
 
