@@ -185,7 +185,7 @@ def test_settings_reach_every_run(kcross: Kcross, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["nosuch"], "no benchmark 'nosuch'"),
+    (["nosuch"], "no benchmark matches 'nosuch'"),
     (["getppid-inline", "--rounds", "2"], "--rounds: must be a whole number from 3"),
     (["getppid-inline", "--block-rounds", "5"], "--block-rounds: must be a whole number from 6"),
     (["getppid-*", "--plant", "5"], "--plant slows one benchmark"),

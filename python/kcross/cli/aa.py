@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import UserError
+from ..errors import UserError, shown
 from ._rounds import line, settings, write_json
 from .options import (
     CPU_RANGE,
@@ -128,8 +128,8 @@ def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]
     matched = [r for r, n in zip(records, names, strict=True) if matches(glob, n)]
     if not matched:
         close = difflib.get_close_matches(glob, names + [n.split("/", 1)[1] for n in names], n=3)
-        raise UserError(f"no benchmark {glob!r}" + (f" (closest: {', '.join(close)})" if close
-                                                   else " (see 'kcross list')"))
+        raise UserError(f"no benchmark matches {shown(glob)}" + (
+            f" (closest: {', '.join(close)})" if close else " (see 'kcross list')"))
     available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]
     if not available:
         first = matched[0]

@@ -50,12 +50,21 @@ _RC: dict[Any, Any] = {
 }
 
 
+
+def quiet_matplotlib() -> None:
+    """matplotlib's own warnings (a font cache it could not save on a full disk) would be a
+    second line beside kcross's one: kcross reports what fails, matplotlib keeps quiet."""
+    import logging
+
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)
+
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
 @contextmanager
 def _figure(height: float, ncols: int = 1) -> Iterator[tuple[Figure, list[Axes]]]:
+    quiet_matplotlib()
     import matplotlib
     from matplotlib.figure import Figure
 
