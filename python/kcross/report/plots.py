@@ -58,6 +58,7 @@ def quiet_matplotlib() -> None:
 
     logging.getLogger("matplotlib").setLevel(logging.ERROR)
 
+
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
