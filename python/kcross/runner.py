@@ -58,6 +58,7 @@ class RunRequest:
     json_output: bool
     source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
     print_table: bool = True  # False: an export takes standard output
+    wide: bool = False  # the full table (kcross run --wide)
     on_end: Callable[[int], None] | None = None  # called with the run id once it is marked
     # Called just before the harness starts (kcross's readiness checks); the line it returns
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
@@ -227,8 +228,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
     failed = int(end["failed"]) or sum(r["status"] == "failed" for r in stream.results)
     if request.print_table and not request.json_output:
         try:
-            out.print(render.results_table(stream.results, title=f"run {run_id}"))
-            out.print(render.run_footer(stream.fingerprint, stream.results))
+            render.print_run(out, stream.results, stream.fingerprint, title=f"run {run_id}",
+                             wide=request.wide, run_id=run_id)
             out.print(f"run {run_id}: {end['ok']} ok, {end['skipped']} skipped, "
                       f"{end['failed']} failed in {end['elapsed_s']:.1f} s; stored in "
                       f"{store.target.display}", highlight=False, markup=False)

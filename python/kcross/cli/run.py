@@ -25,6 +25,7 @@ from .options import (
     export_option,
     number,
     sysroot,
+    wide_option,
 )
 
 # The harness's suites, in its registry's order (harness/registry.c; a test checks this
@@ -90,6 +91,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                         "never stops the run)")
     p.add_argument("--tag", metavar="NAME",
                    help="tag the run NAME once it is stored complete (see 'kcross tag')")
+    wide_option(p)
 
 
 def write_exports(pairs: list[tuple[str, str]], run: Any) -> None:
@@ -135,7 +137,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                 from None
 
     delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
-                                "on_end": export_run if exports else None}
+                                "wide": args.wide, "on_end": export_run if exports else None}
     if args.remote:
         from ..remote import cmd_run_remote
         if exports and len(args.remote) > 1:

@@ -21,6 +21,7 @@ from ..render import (
     SHORT_EVENT,
     SW_EVENTS,
     counters_measured,
+    counters_unavailable,
     fmt_field,
     format_value,
     lab_lines,
@@ -155,10 +156,8 @@ def _mitigations(fp: dict[str, Any]) -> str:
 def _counters_measured(view: RunView) -> tuple[str, str]:
     """The counters the run's results carry, and those unavailable with their reasons."""
     opened, gone = counters_measured(view.fingerprint, view.results)
-    by_reason: dict[str, list[str]] = {}
-    for event, reason in sorted(gone.items()):
-        by_reason.setdefault(reason, []).append(event)
-    unavailable = "; ".join(f"{', '.join(events)}: {reason}" for reason, events in by_reason.items())
+    unavailable = "; ".join(f"{', '.join(events)}: {reason}"
+                            for events, reason in counters_unavailable(gone))
     return ", ".join(sorted(opened)) or "none", unavailable or "none"
 
 
