@@ -559,25 +559,32 @@ def machine_summary(run: RunSummary) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary]) -> Table:
+    """One row per run.  A lab run shows its guest's arch and its variant (``kcross lab
+    --mitigations`` stores one run per mitigation); the variant and tags columns appear
+    only when a run has one."""
     from .store.refs import HASH_SHOWN  # loaded already: the runs came from the store
 
     table = Table(header_style="bold")
-    tagged = any(run.tags for run in runs)
+    shown_if = {"tags": any(run.tags for run in runs),
+                "variant": any(run.variant for run in runs)}
     for name, justify in (("id", "right"), ("tags", "left"), ("started (UTC)", "left"),
-                          ("status", "left"), ("source", "left"), ("unit", "left"),
+                          ("status", "left"), ("source", "left"), ("arch", "left"),
+                          ("variant", "left"), ("unit", "left"),
                           ("machine hash", "left"), ("machine", "left"),
                           ("benchmarks", "right")):
-        if name != "tags" or tagged:
+        if shown_if.get(name, True):
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
-        tags = [Text(" ".join(run.tags), style="bold")] if tagged else []
+        tags = [Text(" ".join(run.tags), style="bold")] if shown_if["tags"] else []
+        variant = [fmt_field(run.variant)] if shown_if["variant"] else []
         # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
         _add_row(table, str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
-                      Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
-                      run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
+                 Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
+                 fmt_field(run.arch), *variant,
+                 Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
+                 run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
     return table
 
 

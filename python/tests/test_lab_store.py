@@ -340,6 +340,36 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
     assert " import " in line and " instructions/op " in line and "emulated" in line
 
 
+def test_runs_tell_mitigation_variants_apart(kcross: Kcross, tmp_path: Path) -> None:
+    """`kcross lab --mitigations` stores one lab run per variant, all of one machine and
+    unit: `kcross runs` (and --json) names each run's arch and variant."""
+    db = tmp_path / "k.db"
+    variants = ["intel", "intel + nopti", "intel + mitigations=off"]
+    for variant in variants:
+        records = lab_records(variant=variant, append=variant.partition(" + ")[2])
+        records[0]["arch"] = "ppc64le"
+        importer.import_stream(factory(db), records, command=["lab", "ppc64le"])
+    importer.import_stream(factory(db), copy.deepcopy(captured()), command=["import"],
+                           source="import")
+    proc = kcross("runs", "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    header = next(x for x in proc.stdout.splitlines() if "started (UTC)" in x)
+    heads = [c.strip() for c in header.strip("|").split("|")]
+    assert heads[heads.index("source") + 1:heads.index("source") + 4] == ["arch", "variant", "unit"]
+    for run_id, variant in enumerate(variants, 1):
+        (line,) = run_rows(proc.stdout, run_id)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[heads.index("arch")] == "ppc64le"
+        assert cells[heads.index("variant")] == variant
+    (native,) = run_rows(proc.stdout, 4)
+    cells = [c.strip() for c in native.strip("|").split("|")]
+    assert (cells[heads.index("arch")], cells[heads.index("variant")]) == \
+        (captured()[0]["arch"], "–")
+    listed = [json.loads(x) for x in kcross("runs", "--json", "--db", str(db)).stdout.splitlines()]
+    assert {r["id"]: (r["arch"], r["variant"]) for r in listed} == \
+        {4: (captured()[0]["arch"], None), **{i: ("ppc64le", v) for i, v in enumerate(variants, 1)}}
+
+
 def test_import_of_a_mixed_file_is_one_line(kcross: Kcross, tmp_path: Path) -> None:
     records = lab_records()
     results_of(records)[1]["unit"] = "ns/op"
@@ -356,6 +386,7 @@ def test_wall_clock_runs_still_say_ns(kcross: Kcross, stored_db: Path) -> None:
     assert "ns/op (median)" in kcross("show", "--wide", "--db", str(stored_db)).stdout
     runs = kcross("runs", "--db", str(stored_db)).stdout
     assert " ns/op " in runs and "instructions/op" not in runs
+    assert "variant" not in runs  # no lab run: no variant column
 
 
 def _text(*renderables: Any) -> str:
