@@ -327,7 +327,7 @@ def _flags_line(results: Sequence[dict[str, Any]], details: str) -> str | None:
 
 def _not_ok_lines(results: Sequence[dict[str, Any]], details: str) -> list[str]:
     """Each failed benchmark with its reason; the skipped ones counted (why: ``details``)."""
-    lines = [f"failed {rec['suite']}/{rec['name']}: {rec['reason']}"
+    lines = [f"{rec['suite']}/{rec['name']} failed: {rec['reason']}"
              for rec in results if rec["status"] == "failed"]
     skipped = sum(rec["status"] == "skipped" for rec in results)
     if skipped:
