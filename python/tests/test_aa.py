@@ -265,6 +265,9 @@ def test_settings_reach_every_run(kcross: Kcross, tmp_path: Path) -> None:
     (["getppid-inline", "--rounds", "7", "--block-rounds", "8"],
      "--rounds 7 makes no block of 8 rounds"),
     (["getppid-*"], "'getppid-*' matches 7 benchmarks"),
+    (["nosuch"], "kcross: error: unknown benchmark 'nosuch' (see 'kcross list')"),
+    (["percpu/add-rsec"], "kcross: error: unknown benchmark 'percpu/add-rsec' (closest: "
+     "percpu/add-rseq"),
     (["getppid-inline", "--env", "KCROSS_VDSO=yes"], "KCROSS_VDSO=yes"),
 ])
 def test_bad_input(kcross: Kcross, tmp_path: Path, args: list[str], message: str) -> None:

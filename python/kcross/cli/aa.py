@@ -10,6 +10,7 @@ from rich.console import Console
 
 from ._rounds import (
     ROUNDS_RANGE,
+    check_known,
     ci_text,
     describe,
     fmt,
@@ -80,6 +81,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     ab.check_aa_samples(int(args.samples))
     ab.check_aa_rounds(rounds, block_rounds)
     side = make_side(args.bench, args.bench, settings(args.env), args.harness)
+    check_known(side)
     options = harness_options(args)
     ready = ab.prepare(side)
     blocks = rounds // block_rounds
