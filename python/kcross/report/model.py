@@ -309,7 +309,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
     cells: dict[str, str] = {}
     summary = view.summaries.get(bench_name(rec))
     error = None
-    flags = [f"{f.get('flag')}: {f.get('detail')}" for f in rec.get("flags") or []]
+    flags = [str(f.get("flag")) for f in rec.get("flags") or []]   # details: the Warnings
     if isinstance(summary, Summary):
         med = format_value(summary.median, own)
         cells["median"] = med + (OVERHEAD_MARK if summary.overhead.subtracted else "")
