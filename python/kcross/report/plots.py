@@ -204,12 +204,12 @@ def percent_change(ratio: float) -> str:
 def forest_reach(spans: Sequence[tuple[float, float, float]]) -> float:
     """The half-width (in log ratio) of a forest plot of rows whose CI and median ratio are
     ``spans`` (low, median, high; logs): see :data:`FOREST_REACH`."""
-    import numpy as np
+    from ..stats import quantile
 
     low, high = (math.log(x) for x in FOREST_REACH)
     medians = [abs(m) for _, m, _ in spans if abs(m) <= math.log(FOREST_OUTLIER)]
     extents = [max(map(abs, span)) for span in spans]
-    wanted = max([*medians, float(np.quantile(extents, 0.9)) if extents else 0.0]) * 1.1
+    wanted = max([*medians, quantile(extents, 0.9) if extents else 0.0]) * 1.1
     return min(max(wanted, low), high)
 
 
