@@ -599,19 +599,24 @@ def bench_table(benches: Sequence[dict[str, Any]]) -> Table:
     return table
 
 
+FITS = 120  # columns: the default run table and its footer lines are never wider
+
+
 def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: dict[str, Any],
               *, title: str, wide: bool = False, run_id: int | None = None,
               unit: str | None = None) -> None:
     """A run's table and footer, as ``kcross run`` and ``kcross show`` print it.
 
-    Without ``wide`` the table fits the console (120 columns hold it); ``wide`` prints the
-    full table at its natural width, however wide (for ``less -S``), never squeezed.
+    Without ``wide`` the table and the footer's lines fit :data:`FITS` columns (or the
+    console, if narrower), piped too; ``wide`` prints the full table at its natural width,
+    however wide (for ``less -S``), never squeezed, and the footer's details.
     """
     table = results_table(results, title=title, unit=unit, wide=wide)
+    width = console.width if wide else min(console.width, FITS)
     if wide:
         natural = Measurement.get(console, console.options.update_width(1 << 16), table).maximum
         if natural > console.width:
             table.width = natural
-    console.print(table, crop=not wide)
+    console.print(table, crop=not wide, width=None if wide else width)
     details = SHOW_WIDE if run_id is None else f"kcross show {run_id} --wide"
-    console.print(run_footer(fingerprint, results, wide=wide, details=details))
+    console.print(run_footer(fingerprint, results, wide=wide, details=details), width=width)

@@ -99,3 +99,17 @@ def test_unavailable_counters_fold_into_one_line() -> None:
     assert line == f"counters: none; hardware, software unavailable: {NOT_PERMITTED}"
     wide = _text(render.run_footer(fingerprint, results, wide=True), width=1000)
     assert wide.count(NOT_PERMITTED) == 1 + len(render.SW_ALL)  # the hardware line, each other
+
+
+def test_footer_fits_120_columns_on_a_wide_console() -> None:
+    """A lab run's footer (its kernel, command line, mitigations) on a console of 250
+    columns (a pipe: COLUMNS unset is 200): the default lines wrap at 120."""
+    from test_lab_store import lab_records, results_of
+
+    records = lab_records(variant="intel + mitigations=off", append="mitigations=off")
+    with open(os.devnull, "w") as devnull:
+        console = Console(width=250, record=True, color_system=None, file=devnull)
+        render.print_run(console, results_of(records), records[0], title="lab")
+    lines = console.export_text().splitlines()
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
+    assert any(line.startswith("guest kernel: ") for line in lines)
