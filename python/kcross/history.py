@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -136,6 +137,13 @@ def matches(pattern: str, name: str) -> bool:
         fnmatch.fnmatchcase(name.partition("/")[2], pattern)
 
 
+def closest_names(pattern: str, names: Iterable[str]) -> list[str]:
+    """The three names (``suite/name`` or bare) closest to a ``pattern`` that named none."""
+    known = set(names)
+    return difflib.get_close_matches(pattern, sorted(known | {n.partition("/")[2] for n in known}),
+                                     n=3)
+
+
 def _machine_matches(spec: str, hostname: str, machine: str) -> bool:
     return spec == hostname or (len(spec) >= 4 and machine.startswith(spec.lower()))
 
@@ -177,8 +185,7 @@ def points(store: Store, pattern: str) -> list[Point]:
                                kernel=str(dig(fp, "kernel", "release") or "?"), unit=unit,
                                series=with_figures.get(name), status=status))
     if not any(matches(pattern, n) for n in known):
-        close = difflib.get_close_matches(pattern, sorted(known | {n.partition("/")[2]
-                                                                    for n in known}), n=3)
+        close = closest_names(pattern, known)
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
         raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")

@@ -451,7 +451,7 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
     """One host, in this process: the same run as a local one, over ssh.
 
     ``delivery``: the RunRequest fields for where results go besides the store
-    (``print_table``, ``on_end``: the exports).
+    (``print_table``, ``wide``, ``on_end``: the exports).
     """
     from .runner import RunRequest, run
 

@@ -8,10 +8,13 @@ instead of showing a number or leaving it blank.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
+from rich import box
+from rich.console import Console, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -49,22 +52,42 @@ def format_value(value: float, unit: str) -> str:
     return format_ns(value)
 
 
+# The run table's lines: no vertical rules (its columns are separated by spaces, which
+# leaves 120 columns room for the figures), one rule of dashes under the header.  ASCII,
+# so that a piped table and a terminal's look the same.
+RULED = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+
+
 def _add_row(table: Table, *cells: str | Text) -> None:
     """Add a row whose plain strings are literal text: names and reasons may contain '['."""
     table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
 
 
-def _error(message: str) -> Text:
-    return Text(message, style="yellow")
+def _error(message: str, wide: bool = True) -> Text:
+    """Why a cell has no figure; folded into lines of 20 characters unless ``wide`` (the
+    columns of figures are never wrapped: this keeps the table in its width)."""
+    return Text(message if wide else textwrap.fill(message, 20), style="yellow")
 
 
 SW_EVENTS = (("context-switches", "csw"), ("cpu-migrations", "mig"), ("page-faults", "pf"))
+SW_ALL = ("task-clock", *(event for event, _ in SW_EVENTS))
+
+
+def _per_op(value: float) -> str:
+    """A count per operation: ``812.2``, ``0``, and a rare event as ``3.5e-5`` (a context
+    switch every 28,000 operations), never rounded to zero."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 0.01:
+        return f"{value:.4g}"
+    mantissa, _, exponent = f"{value:.2g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
 def _counters_cell(record: dict[str, Any]) -> str:
-    """Per-op hardware counters that could be opened (``cyc:k 812``), then the
-    totals of the disturbance-related software counters over all samples
-    (``csw 3 mig 0 pf 0``): per op those would print as zero."""
+    """Every counter that could be opened, per operation (the header says so): the
+    hardware ones (``cyc:k 812``), then the disturbance-related software ones
+    (``csw 3.5e-5 mig 0 pf 0``).  The totals over all samples stay in the JSON."""
     parts = []
     for event in HW_EVENTS:
         counter = record["counters"].get(event)
@@ -72,11 +95,11 @@ def _counters_cell(record: dict[str, Any]) -> str:
             continue
         base, _, mode = event.partition(":")
         star = "*" if counter.get("scaled") else ""
-        parts.append(f"{SHORT_EVENT.get(base, base)}:{mode} {counter['per_op']:.4g}{star}")
+        parts.append(f"{SHORT_EVENT.get(base, base)}:{mode} {_per_op(counter['per_op'])}{star}")
     for event, short in SW_EVENTS:
         counter = record["counters"].get(event)
-        if counter is not None and counter.get("total") is not None:
-            parts.append(f"{short} {counter['total']}")
+        if counter is not None and counter.get("per_op") is not None:
+            parts.append(f"{short} {_per_op(counter['per_op'])}")
     return " ".join(parts) or DASH
 
 
@@ -86,20 +109,31 @@ def switches_per_op(record: dict[str, Any]) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def _per_switch_cell(record: dict[str, Any], median: float, unit: str) -> str:
-    """The median per switch, with what it was divided by and what the kernel counted:
-    ``3,807 (op ÷ 2; counted 2.01)``."""
+def _per_switch_cell(record: dict[str, Any], median: float, unit: str, wide: bool) -> str:
+    """The median per switch; ``wide``: with what it was divided by and what the kernel
+    counted, ``3,807 (op ÷ 2; counted 2.01)`` (a disagreement is flagged counts-mismatch)."""
     declared = switches_per_op(record)
     if declared is None:
         return DASH
+    value = format_value(median / declared, unit)
+    if not wide:
+        return value
     counted = record.get("switches_counted_per_op")
     seen = f"counted {counted:.3g}" if isinstance(counted, (int, float)) else "not counted"
-    return f"{format_value(median / declared, unit)} (op ÷ {declared:g}; {seen})"
+    return f"{value} (op ÷ {declared:g}; {seen})"
+
+
+def _percent(value: float) -> str:
+    """A signed percentage with three significant digits at most: -0.4%, +25.6%, +4689%."""
+    return f"{value:+.0f}%" if abs(value) >= 100 else f"{value:+.1f}%"
 
 
 def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
-                  unit: str | None = None) -> Table:
-    """One row per benchmark: median, CI of the median (±% of it), min, spread, N...
+                  unit: str | None = None, *, wide: bool = False) -> Table:
+    """One row per benchmark: median, CI of the median (±% of it), spread, N, disturbed
+    samples, status with the harness's flags (⚑); ``wide`` adds the minimum and the
+    counters per op, and the reasons of skipped and failed rows (which :func:`run_footer`
+    lists otherwise).  Without ``wide`` the table fits 120 columns.
 
     The median column names the unit (``median ns/op``, ``median instructions/op``):
     ``unit``, else the results' own.  A result in another unit (only in a database
@@ -109,48 +143,55 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
     """
     unit = unit or unit_of(None, results)
     with_switches = any(switches_per_op(rec) for rec in results)
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(title=title, title_justify="left", header_style="bold", box=RULED,
+                  show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+
+    def figure(header: str) -> None:  # a column of figures: never wrapped
+        table.add_column(header, justify="right", no_wrap=True)
+
     table.add_column("benchmark", no_wrap=True)
+    figure(f"median {unit}\n(per op: round trip)" if wide and with_switches else f"median\n{unit}")
     if with_switches:
-        table.add_column(f"median {unit} (per op: round trip)", justify="right")
-        table.add_column(f"per switch ({unit.split('/')[0]}/switch)", justify="right")
-    else:
-        table.add_column(f"median {unit}", justify="right")
-    table.add_column("CI95 of median", justify="right")
-    table.add_column("min", justify="right")
-    table.add_column("spread", justify="right")
-    table.add_column("N", justify="right")
-    table.add_column("disturbed", justify="right")
-    table.add_column("counters/op")
-    table.add_column("status")
+        figure(f"per switch\n({unit.split('/')[0]}/switch)" if wide else "per\nswitch")
+    figure("CI95 of\nmedian")
+    if wide:
+        figure("min")
+    figure("spread")
+    figure("N")
+    figure("disturbed")
+    if wide:
+        table.add_column("counters/op", no_wrap=True)
+    table.add_column("status", no_wrap=wide)
+    switch_dash = [DASH] * with_switches
     for rec in results:
         label = f"{rec['suite']}/{rec['name']}"
         if rec["status"] != "ok":
             style = "dim" if rec["status"] == "skipped" else "red"
-            _add_row(table, label, *([DASH] * with_switches), DASH, DASH, DASH, DASH,
-                     str(len(rec["samples"])), DASH, DASH,
-                     Text(f"{rec['status']}: {rec['reason']}", style=style))
+            status = f"{rec['status']}: {rec['reason']}" if wide else rec["status"]
+            _add_row(table, label, DASH, *switch_dash, DASH, *([DASH] * wide), DASH,
+                     str(len(rec["samples"])), DASH, *([DASH] * wide), Text(status, style=style))
             continue
         samples = rec["samples"]
         disturbed = str(len(rec["disturbed"])) if rec["disturbed"] else "0"
+        counters = [_counters_cell(rec)] if wide else []
         try:
             summary = summarize_record(rec)
         except StatsError as exc:
-            _add_row(table, label, _error(str(exc)), *([DASH] * with_switches), DASH, DASH, DASH,
-                     str(len(samples)), disturbed, _counters_cell(rec), "ok")
+            _add_row(table, label, _error(str(exc), wide), *switch_dash, DASH, *([DASH] * wide), DASH,
+                     str(len(samples)), disturbed, *counters, "ok")
             continue
         try:
             ci = summary.ci
             med = summary.median
             lo = (ci.low - med) / med * 100 if med else 0.0
             hi = (ci.high - med) / med * 100 if med else 0.0
-            ci_cell: str | Text = f"{lo:+.1f}% {hi:+.1f}%"
+            ci_cell: str | Text = f"{_percent(lo)} {_percent(hi)}"
         except StatsError as exc:
-            ci_cell = _error(str(exc))
+            ci_cell = _error(str(exc), wide)
         try:
             spread_cell: str | Text = f"{summary.spread:.1%}"
         except StatsError as exc:
-            spread_cell = _error(str(exc))
+            spread_cell = _error(str(exc), wide)
         own = rec.get("unit") or UNIT_NS
         suffix = "" if own == unit else f" {own}"
         median_cell = format_value(summary.median, own)
@@ -160,10 +201,10 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
         flags = [f.get("flag", "?") for f in rec.get("flags") or []]
         status = Text("ok" + "".join(f" ⚑{name}" for name in flags),
                       style="yellow" if flags else "")
-        switch_cells = [_per_switch_cell(rec, summary.median, own)] if with_switches else []
-        _add_row(table, label, median_cell, *switch_cells, ci_cell,
-                 format_value(summary.min, own) + suffix, spread_cell,
-                 str(summary.n), disturbed, _counters_cell(rec), status)
+        switch_cells = [_per_switch_cell(rec, summary.median, own, wide)] if with_switches else []
+        minimum = [format_value(summary.min, own) + suffix] if wide else []
+        _add_row(table, label, median_cell, *switch_cells, ci_cell, *minimum, spread_cell,
+                 str(summary.n), disturbed, *counters, status)
     return table
 
 
@@ -212,6 +253,48 @@ def counters_measured(fingerprint: Mapping[str, Any], results: Sequence[Mapping[
     return opened, {e: r for e, r in missing.items() if e not in opened}
 
 
+def counters_unavailable(missing: Mapping[str, str]) -> list[tuple[list[str], str]]:
+    """The unavailable counters grouped by their reason, each reason once:
+    ``[(["cycles:k", ...], "not permitted (...)"), ...]``."""
+    by_reason: dict[str, list[str]] = {}
+    for event, reason in sorted(missing.items()):
+        by_reason.setdefault(reason, []).append(event)
+    return [(events, reason) for reason, events in by_reason.items()]
+
+
+def _in_vm(fingerprint: Mapping[str, Any]) -> str | None:
+    """The hypervisor that makes missing hardware counters normal, or None."""
+    if isinstance(fingerprint.get("lab"), dict):
+        return None   # the lab set the guest's counters aside itself, and its reason says why
+    if _get(fingerprint, "virtualization", "hypervisor_flag"):
+        return str(_get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor")
+    return None
+
+
+def _named(events: Iterable[str]) -> str:
+    """Events for people: a whole group as its name (``hardware``, ``software``)."""
+    rest = set(events)
+    names = []
+    for group, members in (("hardware", HW_EVENTS), ("software", SW_ALL)):
+        if rest.issuperset(members):
+            names.append(group)
+            rest.difference_update(members)
+    return _join([*names, *sorted(rest)])
+
+
+def _counters_line(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> str:
+    """One line: which counters were measured, which not, each reason once."""
+    opened, missing = counters_measured(fingerprint, results)
+    vm = _in_vm(fingerprint) if any(e in missing for e in HW_EVENTS) else None
+    line = f"counters: {_named(opened)}"
+    for events, reason in counters_unavailable(missing):
+        # only where hardware counters alone are missing: a reason that hit the software
+        # ones too (a permission) is not the hypervisor's
+        normal = " (normal in a VM)" if vm and set(events) <= set(HW_EVENTS) else ""
+        line += f"; {_named(events)} unavailable{normal}: {reason}"
+    return line
+
+
 def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> list[str]:
     """Which counters were measured; missing hardware counters are explained, not alarming."""
     opened, missing = counters_measured(fingerprint, results)
@@ -220,17 +303,36 @@ def _counters_text(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]
     if hw_missing:
         reasons = sorted({missing[e] for e in hw_missing})
         which = "all" if len(hw_missing) == len(HW_EVENTS) else _join(hw_missing)
-        line = f"hardware counters unavailable ({which}): " + "; ".join(reasons)
-        if isinstance(fingerprint.get("lab"), dict):
-            pass   # the lab set the guest's counters aside itself, and its reason says why
-        elif _get(fingerprint, "virtualization", "hypervisor_flag"):
-            vm = _get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor"
-            line += f" (normal under {vm}: most VMs expose no PMU)"
-        lines.append(line)
+        vm = _in_vm(fingerprint)
+        lines.append(f"hardware counters unavailable ({which}): " + "; ".join(reasons)
+                     + (f" (normal under {vm}: most VMs expose no PMU)" if vm else ""))
     other = sorted(e for e in missing if e not in HW_EVENTS)
     if other:
         lines.append("other counters unavailable: "
                      + "; ".join(f"{e}: {missing[e]}" for e in other))
+    return lines
+
+
+def _flags_line(results: Sequence[dict[str, Any]], details: str) -> str | None:
+    """One line: how many benchmarks each flag was raised on (what they saw: ``details``)."""
+    counts: dict[str, int] = {}
+    for rec in results:
+        for flag in rec.get("flags") or []:
+            counts[str(flag.get("flag"))] = counts.get(str(flag.get("flag")), 0) + 1
+    if not counts:
+        return None
+    listed = "; ".join(f"{flag} on {n} benchmark{'s' * (n != 1)}" for flag, n in counts.items())
+    return f"⚑ {listed} (what the harness saw: {details})"
+
+
+def _not_ok_lines(results: Sequence[dict[str, Any]], details: str) -> list[str]:
+    """Each failed benchmark with its reason; the skipped ones counted (why: ``details``)."""
+    lines = [f"{rec['suite']}/{rec['name']} failed: {rec['reason']}"
+             for rec in results if rec["status"] == "failed"]
+    skipped = sum(rec["status"] == "skipped" for rec in results)
+    if skipped:
+        lines.append(f"skipped: {skipped} benchmark{'s' * (skipped != 1)} this machine cannot "
+                     f"run (why: {details}, or kcross list)")
     return lines
 
 
@@ -246,7 +348,7 @@ def _summaries(results: Sequence[dict[str, Any]]) -> list[Summary]:
     return summaries
 
 
-def _overhead_text(summaries: Sequence[Summary], unit: str = UNIT_NS) -> str:
+def _overhead_text(summaries: Sequence[Summary], unit: str = UNIT_NS, wide: bool = True) -> str:
     """One line: the empty-loop cost range and where it was subtracted (each benchmark's
     decision follows the statistics rule; see kcross.stats)."""
     measured = [s.overhead for s in summaries if s.overhead.median is not None]
@@ -256,6 +358,9 @@ def _overhead_text(summaries: Sequence[Summary], unit: str = UNIT_NS) -> str:
     span = format_value(values[0], unit) if values[0] == values[-1] else \
         f"{format_value(values[0], unit)}–{format_value(values[-1], unit)}"
     subtracted = sum(1 for o in measured if o.subtracted)
+    if not wide:
+        return (f"{OVERHEAD_MARK} the empty loop ({span} {unit}) subtracted from {subtracted} of "
+                f"{len(measured)} medians (where over the noise, under half the median)")
     text = (f"overhead: empty loop {span} {unit} (median); subtracted ({OVERHEAD_MARK}) for "
             f"{subtracted} of {len(measured)} benchmarks, where it exceeded the benchmark's "
             "noise (IQR/2) and was less than half its median")
@@ -309,9 +414,15 @@ def lab_lines(fingerprint: dict[str, Any]) -> list[str]:
     return lines
 
 
-def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -> Group:
+SHOW_WIDE = "kcross show RUN --wide"
+
+
+def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *,
+               wide: bool = False, details: str = SHOW_WIDE) -> Group:
     """The context needed to read the numbers: emulation (a lab run), mechanism, timer,
-    counters, overhead, CI."""
+    counters, overhead, flags, CI.  Without ``wide`` each is one short line, and the
+    flags' details and the skipped benchmarks' reasons are left to ``details`` (the
+    command that shows them: ``kcross show 12 --wide``)."""
     sc = fingerprint.get("syscall") or {}
     mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")}) or [sc.get("mechanism")]
     mech = f"syscall mechanism: {_join(str(m) for m in mechs)}"
@@ -323,9 +434,18 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]]) -
     forced = {k: v for k, v in (fingerprint.get("forced") or {}).items() if v is not None}
     if forced:
         mech += "; forced by the environment: " + _join(f"{k}={v}" for k, v in forced.items())
-    lines = [*lab_lines(fingerprint), mech, f"timer: {timer_text(fingerprint)}",
-             *_counters_text(fingerprint, results),
-             _overhead_text(summaries, unit_of(fingerprint, results)), *_flags_text(results)]
+    lines = [*lab_lines(fingerprint), mech, f"timer: {timer_text(fingerprint)}"]
+    overhead = _overhead_text(summaries, unit_of(fingerprint, results), wide)
+    if wide:
+        lines += [*_counters_text(fingerprint, results), overhead, *_flags_text(results)]
+    else:
+        flags = _flags_line(results, details)
+        lines += [_counters_line(fingerprint, results), overhead,
+                  *([flags] if flags else []), *_not_ok_lines(results, details)]
+        declared = sorted({d for d in map(switches_per_op, results) if d is not None})
+        if declared:
+            lines.append(f"per switch: the median ÷ the context switches its op makes by design "
+                         f"({_join(f'{d:g}' for d in declared)}: the op is a round trip)")
     coverage = []
     for summary in summaries:
         try:
@@ -451,25 +571,32 @@ def machine_summary(run: RunSummary) -> str:
 
 
 def runs_table(runs: Sequence[RunSummary]) -> Table:
+    """One row per run.  A lab run shows its guest's arch and its variant (``kcross lab
+    --mitigations`` stores one run per mitigation); the variant and tags columns appear
+    only when a run has one."""
     from .store.refs import HASH_SHOWN  # loaded already: the runs came from the store
 
     table = Table(header_style="bold")
-    tagged = any(run.tags for run in runs)
+    shown_if = {"tags": any(run.tags for run in runs),
+                "variant": any(run.variant for run in runs)}
     for name, justify in (("id", "right"), ("tags", "left"), ("started (UTC)", "left"),
-                          ("status", "left"), ("source", "left"), ("unit", "left"),
+                          ("status", "left"), ("source", "left"), ("arch", "left"),
+                          ("variant", "left"), ("unit", "left"),
                           ("machine hash", "left"), ("machine", "left"),
                           ("benchmarks", "right")):
-        if name != "tags" or tagged:
+        if shown_if.get(name, True):
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
     styles = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
-        tags = [Text(" ".join(run.tags), style="bold")] if tagged else []
+        tags = [Text(" ".join(run.tags), style="bold")] if shown_if["tags"] else []
+        variant = [fmt_field(run.variant)] if shown_if["variant"] else []
         # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
         _add_row(table, str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
-                      Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
-                      run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
+                 Text(shown, style=styles.get(shown.split(" ")[0], "red")), run.source,
+                 fmt_field(run.arch), *variant,
+                 Text(run.unit, style="" if run.unit == UNIT_NS else "magenta"),
+                 run.machine_hash[:HASH_SHOWN], machine_summary(run), str(run.results))
     return table
 
 
@@ -482,3 +609,26 @@ def bench_table(benches: Sequence[dict[str, Any]]) -> Table:
             Text(f"no: {b['reason']}", style="yellow")
         _add_row(table, b["suite"], b["name"], b["summary"], avail)
     return table
+
+
+FITS = 120  # columns: the default run table and its footer lines are never wider
+
+
+def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: dict[str, Any],
+              *, title: str, wide: bool = False, run_id: int | None = None,
+              unit: str | None = None) -> None:
+    """A run's table and footer, as ``kcross run`` and ``kcross show`` print it.
+
+    Without ``wide`` the table and the footer's lines fit :data:`FITS` columns (or the
+    console, if narrower), piped too; ``wide`` prints the full table at its natural width,
+    however wide (for ``less -S``), never squeezed, and the footer's details.
+    """
+    table = results_table(results, title=title, unit=unit, wide=wide)
+    width = console.width if wide else min(console.width, FITS)
+    if wide:
+        natural = Measurement.get(console, console.options.update_width(1 << 16), table).maximum
+        if natural > console.width:
+            table.width = natural
+    console.print(table, crop=not wide, width=None if wide else width)
+    details = SHOW_WIDE if run_id is None else f"kcross show {run_id} --wide"
+    console.print(run_footer(fingerprint, results, wide=wide, details=details), width=width)

@@ -62,6 +62,7 @@ class RunRequest:
     json_output: bool
     source: str = "run"  # runs.source: "remote" when ``harness`` runs it over ssh
     print_table: bool = True  # False: an export takes standard output
+    wide: bool = False  # the full table (kcross run --wide)
     on_end: Callable[[int], None] | None = None  # called with the run id once it is marked
     # Called just before the harness starts (kcross's readiness checks); the line it returns
     # is printed on stderr once the harness has started, i.e. when its first record arrives.
@@ -279,8 +280,8 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
         counts = {s: sum(r["status"] == s for r in benchmarks) for s in ("ok", "skipped", "failed")}
         each = f" ({processes} processes each)" if processes > 1 else ""
         try:
-            out.print(render.results_table(benchmarks, title=f"run {run_id}"))
-            out.print(render.run_footer(stream.fingerprint, benchmarks))
+            render.print_run(out, benchmarks, stream.fingerprint, title=f"run {run_id}",
+                             wide=request.wide, run_id=run_id)
             out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
                       f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; stored in "
                       f"{store.target.display}", highlight=False, markup=False)

@@ -210,6 +210,28 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2,
     return lines[-1]
 
 
+def run_table(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The run table in ``text`` (kcross run/show): its column headers (a header's two lines
+    joined by a space) and its rows by benchmark, as cells, read by the columns the rule of
+    dashes under the header marks out."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if re.fullmatch(r"-+( -+)+ *", line))
+    spans = [m.span() for m in re.finditer(r"-+", lines[at])]
+
+    def cells(line: str) -> list[str]:
+        return [line[a:b].strip() for a, b in spans]
+
+    heads = [" ".join(filter(None, parts)) for parts in zip(*map(cells, lines[at - 2:at]),
+                                                             strict=True)]
+    rows = {}
+    for line in lines[at + 1:]:
+        row = cells(line)
+        if "/" not in row[0] or " " in row[0]:
+            break  # the footer
+        rows[row[0]] = row
+    return heads, rows
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error, captured, query
+from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table
 from kcross import importer, render
 from kcross.errors import SchemaError, UserError
 from kcross.judge.machine import identity as machine_identity
@@ -288,6 +288,11 @@ def test_a_runstream_is_accepted_and_checked_again(tmp_path: Path) -> None:
 
 # --- what the user sees -----------------------------------------------------------------
 
+def median_header(text: str) -> str:
+    """The run table's median header: ``median ns/op``."""
+    return next(head for head in run_table(text)[0] if head.startswith("median"))
+
+
 def run_rows(table: str, run_id: int) -> list[str]:
     """The rows of `kcross runs` output for one run id."""
     return [x for x in table.splitlines()
@@ -297,10 +302,10 @@ def run_rows(table: str, run_id: int) -> list[str]:
 def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
     db = tmp_path / "k.db"
     importer.import_stream(factory(db), lab_records(), command=["lab", "ppc64le"])
-    shown = kcross("show", "--db", str(db))
+    shown = kcross("show", "--wide", "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
-    assert "median instructions/op" in out and "median ns/op" not in out
+    assert median_header(out).startswith("median instructions/op")
     assert EMULATED in out
     assert "lab: qemu-system-ppc64 7.2.11 -M pseries,x-vof=on -cpu power9, smp 1" in out
     assert "linux-image-6.1.0-28-powerpc64le 6.1.119-1" in out
@@ -311,7 +316,7 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
             continue
         summary = summarize_record(rec)
         (row,) = [line for line in out.splitlines()
-                  if line.startswith("|") and f" {rec['suite']}/{rec['name']} " in line]
+                  if line.startswith(f"{rec['suite']}/{rec['name']} ")]
         mark = "†" if summary.overhead.subtracted else ""
         assert f" {summary.median:.1f}{mark} " in row, row
         assert f" {summary.min:.1f} " in row, row
@@ -335,6 +340,36 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
     assert " import " in line and " instructions/op " in line and "emulated" in line
 
 
+def test_runs_tell_mitigation_variants_apart(kcross: Kcross, tmp_path: Path) -> None:
+    """`kcross lab --mitigations` stores one lab run per variant, all of one machine and
+    unit: `kcross runs` (and --json) names each run's arch and variant."""
+    db = tmp_path / "k.db"
+    variants = ["intel", "intel + nopti", "intel + mitigations=off"]
+    for variant in variants:
+        records = lab_records(variant=variant, append=variant.partition(" + ")[2])
+        records[0]["arch"] = "ppc64le"
+        importer.import_stream(factory(db), records, command=["lab", "ppc64le"])
+    importer.import_stream(factory(db), copy.deepcopy(captured()), command=["import"],
+                           source="import")
+    proc = kcross("runs", "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    header = next(x for x in proc.stdout.splitlines() if "started (UTC)" in x)
+    heads = [c.strip() for c in header.strip("|").split("|")]
+    assert heads[heads.index("source") + 1:heads.index("source") + 4] == ["arch", "variant", "unit"]
+    for run_id, variant in enumerate(variants, 1):
+        (line,) = run_rows(proc.stdout, run_id)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[heads.index("arch")] == "ppc64le"
+        assert cells[heads.index("variant")] == variant
+    (native,) = run_rows(proc.stdout, 4)
+    cells = [c.strip() for c in native.strip("|").split("|")]
+    assert (cells[heads.index("arch")], cells[heads.index("variant")]) == \
+        (captured()[0]["arch"], "–")
+    listed = [json.loads(x) for x in kcross("runs", "--json", "--db", str(db)).stdout.splitlines()]
+    assert {r["id"]: (r["arch"], r["variant"]) for r in listed} == \
+        {4: (captured()[0]["arch"], None), **{i: ("ppc64le", v) for i, v in enumerate(variants, 1)}}
+
+
 def test_import_of_a_mixed_file_is_one_line(kcross: Kcross, tmp_path: Path) -> None:
     records = lab_records()
     results_of(records)[1]["unit"] = "ns/op"
@@ -347,9 +382,11 @@ def test_import_of_a_mixed_file_is_one_line(kcross: Kcross, tmp_path: Path) -> N
 
 def test_wall_clock_runs_still_say_ns(kcross: Kcross, stored_db: Path) -> None:
     out = kcross("show", "--db", str(stored_db)).stdout
-    assert "median ns/op" in out and "ns/op (median)" in out and "emulated" not in out
+    assert median_header(out) == "median ns/op" and "emulated" not in out
+    assert "ns/op (median)" in kcross("show", "--wide", "--db", str(stored_db)).stdout
     runs = kcross("runs", "--db", str(stored_db)).stdout
     assert " ns/op " in runs and "instructions/op" not in runs
+    assert "variant" not in runs  # no lab run: no variant column
 
 
 def _text(*renderables: Any) -> str:
@@ -363,20 +400,20 @@ def test_renderers_carry_the_unit() -> None:
     records = lab_records()
     results = results_of(records)
     text = _text(render.results_table(results), render.run_footer(records[0], results))
-    assert "median instructions/op" in text and EMULATED in text
+    assert median_header(text) == "median instructions/op" and EMULATED in text
     assert "most VMs expose no PMU" not in text   # the lab's own reason is enough
     assert render.format_value(346.0, UNIT_INSTRUCTIONS) == "346.0"
     assert render.format_value(12345.25, UNIT_INSTRUCTIONS) == "12345.2"
     assert render.format_value(1234.5, "ns/op") == render.format_ns(1234.5)
     # an empty lab table still names the unit it would hold
-    assert "median instructions/op" in _text(render.results_table([], unit=UNIT_INSTRUCTIONS))
+    assert median_header(_text(render.results_table([], unit=UNIT_INSTRUCTIONS))) == \
+        "median instructions/op"
     # a hand-edited database mixing units: every foreign cell names its unit
     mixed = copy.deepcopy(results)
     ok = [r for r in mixed if r["status"] == "ok"]
     ok[1]["unit"] = "ns/op"
-    text = _text(render.results_table(mixed))
-    (row,) = [x for x in text.splitlines()
-              if x.startswith("│") and f" {ok[1]['suite']}/{ok[1]['name']} " in x]
+    text = _text(render.results_table(mixed, wide=True))
+    (row,) = [x for x in text.splitlines() if x.startswith(f"{ok[1]['suite']}/{ok[1]['name']} ")]
     assert row.count("ns/op") == 2
 
 
@@ -417,4 +454,4 @@ def test_lab_run_on_postgres(pg_schema: str, kcross: Kcross) -> None:
     finally:
         store.close()
     out = kcross("show", "1", "--db", pg_schema).stdout
-    assert "median instructions/op" in out and EMULATED in out
+    assert median_header(out) == "median instructions/op" and EMULATED in out

@@ -89,7 +89,8 @@ def test_real_forced_failure_is_a_result(kcross: Kcross, db_path: Path) -> None:
     assert any(status == "ok" for status in rows.values())
     assert query(db_path, "SELECT status, error FROM runs") == [("complete", None)]
     row = next(line for line in proc.stdout.splitlines() if "syscall/getppid-inline" in line)
-    assert "failed: forced failure" in row
+    assert row.split()[-1] == "failed"  # the status; the reason below the table
+    assert "syscall/getppid-inline failed: forced failure" in proc.stdout
     assert "failed their check; run 1 is complete (exit status 1)" in proc.stderr
 
 

@@ -32,13 +32,21 @@ def test_flags_show_in_the_row_and_the_footer() -> None:
     for rec in results:
         rec["flags"] = []
     results[0]["flags"] = [{"flag": "batches-disagree", "detail": "6 sizing batches took 10 to 50 ns/op"}]
-    text = _text(render.results_table(results), render.run_footer(fingerprint, results))
     first = f"{results[0]['suite']}/{results[0]['name']}"
-    row = next(line for line in text.splitlines() if first in line and "ok" in line)
-    assert "⚑batches-disagree" in row
-    assert f"⚑ {first} batches-disagree: 6 sizing batches took 10 to 50 ns/op" in text
     second = f"{results[1]['suite']}/{results[1]['name']}"
-    assert "⚑" not in next(line for line in text.splitlines() if second in line)
+    for wide in (False, True):
+        text = _text(render.results_table(results, wide=wide),
+                     render.run_footer(fingerprint, results, wide=wide, details="kcross show 3 --wide"))
+        row = next(line for line in text.splitlines() if first in line and "ok" in line)
+        assert "⚑batches-disagree" in row
+        assert "⚑" not in next(line for line in text.splitlines() if second in line)
+        detail = f"⚑ {first} batches-disagree: 6 sizing batches took 10 to 50 ns/op"
+        if wide:  # each flag's detail in a line of its own
+            assert detail in text
+        else:     # one line: the flags and how many they were raised on; details: --wide
+            assert detail not in text
+            assert "⚑ batches-disagree on 1 benchmark (what the harness saw: kcross show 3 " \
+                   "--wide)" in text
 
 
 def test_forced_settings_show_in_the_footer() -> None:

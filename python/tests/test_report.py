@@ -476,5 +476,101 @@ def test_runs_by_tag_and_reference(tmp_path: Path, kcross: Kcross) -> None:
     proc = kcross("report", "before", "latest~0", "--db", db, "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     (runs,) = parse(out).tables["runs"]
-    assert [r[0] for r in runs[1:]] == ["run 1 base before", "run 2 after"]
+    assert runs[0][:3] == ["run", "compared", "tags"]
+    assert [r[:3] for r in runs[1:]] == [["run 1", "base", "before"], ["run 2", "vs run 1", "after"]]
     assert_one_line_error(kcross("report", "nosuch", "--db", db, "-o", str(out)), 2, "nosuch")
+
+
+def test_a_run_tagged_base_is_not_base_base(tmp_path: Path, kcross: Kcross) -> None:
+    """The base of the comparisons tagged "base": its role and its tag in columns of their
+    own (the run's cell said "run 1 base base")."""
+    db = str(tmp_path / "k.db")
+    for _ in range(2):
+        assert kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--db", db).returncode == 0
+    assert kcross("tag", "1", "base", "--db", db).returncode == 0
+    out = tmp_path / "r.html"
+    assert kcross("report", "base", "latest", "--db", db, "-o", str(out)).returncode == 0
+    parsed = parse(out)
+    (runs,) = parsed.tables["runs"]
+    assert [r[:3] for r in runs[1:]] == [["run 1", "base", "base"], ["run 2", "vs run 1", ""]]
+    assert not any("base base" in cell for row in runs for cell in row)
+
+
+def test_warnings_fold_below_the_content(page: Path) -> None:
+    """The harness's flags: one line at the top counting them, their details in a closed
+    <details> after every suite (a wall of lines above the fingerprint before)."""
+    flagged = [(r["suite"], r["name"], f) for r in captured() if r["type"] == "result"
+               for f in r.get("flags") or []]
+    assert flagged, "the capture should have a flagged result"
+    parsed = parse(page)
+    assert parsed.sections[-2:] == ["warnings", "method"]
+    text = page.read_text()
+    runs = text[text.index('<section id="runs">'):text.index('<section id="fingerprint">')]
+    details = [f["detail"] for _, _, f in flagged]
+    assert not any(d in runs for d in details)
+    flags = {f["flag"] for _, _, f in flagged}
+    # runs 1 and 2 hold the capture's flags; the lab runs none
+    assert re.search(rf"⚑ {2 * len(flagged)} warnings from the harness\s+\(", runs), runs
+    assert all(f"{flag}: " in runs for flag in flags)
+    warnings = text[text.index('<section id="warnings">'):text.index('<section id="method">')]
+    assert "<details>" in warnings and "<details open" not in warnings
+    assert all(d in warnings for d in details)
+    suite, name, flag = flagged[0]
+    rows = parsed.tables[f"suite-{suite}"][0]
+    row = next(r for r in rows if r[0] == name)
+    assert row[-1] == f"ok⚑ {flag['flag']}"   # the name only (after a <br>); the detail below
+
+
+def _forest(ratios: dict[str, tuple[float, float, float]]) -> str:
+    """The forest plot of rows name -> (CI low, ratio, CI high)."""
+    from types import SimpleNamespace
+
+    from kcross.report import model, plots
+
+    rows = [model.CompareRow(name, "", "", "", "", "", "~", "same",
+                             SimpleNamespace(ratio_low=lo, ratio=r, ratio_high=hi))  # type: ignore[arg-type]
+            for name, (lo, r, hi) in ratios.items()]
+    comparison = SimpleNamespace(rows=rows, anchor="cmp-1-2", base=SimpleNamespace(label="run 1"),
+                                 new=SimpleNamespace(label="run 2"))
+    svg = plots.forest(comparison)  # type: ignore[arg-type]
+    assert svg is not None
+    return svg
+
+
+def _reach(ratios: dict[str, tuple[float, float, float]]) -> float:
+    import math
+
+    from kcross.report import plots
+
+    return math.exp(plots.forest_reach([tuple(math.log(x) for x in v)  # type: ignore[misc]
+                                        for v in ratios.values()]))
+
+
+def test_forest_scale_is_the_rows_not_an_outlier() -> None:
+    """One benchmark 5x slower among 40 within 1%: the axis reaches the others' changes
+    (labelled in percent), and the outlier is clipped at the edge with its change written
+    there (before: a log axis from 0.2 to 5 squeezed the 40 rows onto the line at 1)."""
+    ratios = {f"s/b{i}": (0.99 + i / 4000, 1.0 + i / 4000, 1.01 + i / 4000) for i in range(40)}
+    ratios["s/slow"] = (4.8, 5.0, 5.2)
+    ratios["s/planted"] = (1.18, 1.2, 1.22)
+    svg = _forest(ratios)
+    labels = re.findall(r">([^<>]*%)<", svg)    # tick labels and the clipped row's change
+    assert "+400%" in labels and {"-10%", "+10%"} <= set(labels), labels
+    assert "1 row clipped at the edge" in svg
+    assert 1.2 < _reach(ratios) < 1.3           # the +20% row in view, the 5x one not
+    narrow = {f"s/b{i}": (0.999, 1.0 + i / 1000, 1.001 + i / 500) for i in range(10)}
+    assert {"-5%", "0", "+5%"} <= set(re.findall(r">([^<>]*%|0)<", _forest(narrow)))
+    assert _reach(narrow) == pytest.approx(1.05)          # never narrower than ±5%
+
+
+def test_log_axes_keep_their_labels_apart(page: Path) -> None:
+    """A strip plot over many decades (ns/op from a vDSO read to an int 0x80) labels the
+    powers of ten only: 1, 2 and 5 per decade ran together ("10,00020,00050,000")."""
+    text = page.read_text()
+    for section in re.findall(r'<section id="suite-[^"]+">.*?</section>', text, re.S):
+        for svg in re.findall(r"<svg.*?</svg>", section, re.S):
+            numbers = [float(x.replace(",", "")) for x in
+                       re.findall(r">([\d,]+(?:\.\d+)?)</text>", svg)]
+            if len(numbers) > 1:
+                ratios = [b / a for a, b in zip(numbers, numbers[1:], strict=False) if a > 0]
+                assert len(numbers) <= 9 or all(r >= 10 for r in ratios), numbers

@@ -46,12 +46,19 @@ def _switching(declared: float = 2, counted: float | None = 2.01) -> dict[str, A
 
 def test_per_switch_column_beside_per_op_round_trip() -> None:
     rec = _switching()
-    text = _text(render.results_table([rec]))
-    assert "(per op: round trip)" in text and "per switch (ns/switch)" in text
+    text = _text(render.results_table([rec], wide=True))
+    assert "(per op: round trip)" in text and "(ns/switch)" in text
     median = summarize_record(rec).median
     row = next(line for line in text.splitlines() if "ctxsw/pipe-test" in line)
     assert f"{render.format_ns(median / 2)} (op ÷ 2; counted 2.01)" in row
     assert render.format_ns(median) in row
+    # By default the column holds the figure; the footer says what it was divided by.
+    fingerprint = _records()[0]
+    text = _text(render.results_table([rec]), render.run_footer(fingerprint, [rec]))
+    row = next(line for line in text.splitlines() if "ctxsw/pipe-test" in line)
+    assert f" {render.format_ns(median / 2)} " in row and "op ÷" not in row
+    assert "per switch: the median ÷ the context switches its op makes by design (2: the op " \
+           "is a round trip)" in text
 
 
 def test_not_counted_and_no_declaration() -> None:
@@ -60,7 +67,7 @@ def test_not_counted_and_no_declaration() -> None:
     skipped = {**_ok_result(), "status": "skipped", "reason": "an across-CPU row needs two CPUs",
                "samples": [], "ticks": [], "overhead": None, "switches_per_op": None,
                "switches_counted_per_op": None}
-    text = _text(render.results_table([rec, plain, skipped]))
+    text = _text(render.results_table([rec, plain, skipped], wide=True))
     lines = text.splitlines()
     assert "(op ÷ 2; not counted)" in next(line for line in lines if "ctxsw/pipe-test" in line)
     plain_row = next(line for line in lines if f"{plain['suite']}/{plain['name']}" in line
@@ -74,8 +81,8 @@ def test_not_counted_and_no_declaration() -> None:
 def test_lab_unit_per_switch_in_instructions() -> None:
     rec = _switching()
     rec["unit"] = "instructions/op"
-    text = _text(render.results_table([rec]))
-    assert "per switch (instructions/switch)" in text
+    text = _text(render.results_table([rec], wide=True))
+    assert "(instructions/switch)" in text
 
 
 def test_schema_accepts_switches_and_the_flag() -> None:

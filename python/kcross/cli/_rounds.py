@@ -18,6 +18,7 @@ from .options import (
     WARMUP_MS_RANGE,
     number,
     say,
+    shown,
     sysroot,
 )
 
@@ -62,6 +63,28 @@ def make_side(label: str, bench: str, settings: tuple[tuple[str, str], ...],
     command = harness.locate(harness_option)
     return Side(label=label, bench=bench, harness=tuple(command), harness_shown=command[-1],
                 settings=settings)
+
+
+def check_known(*sides: Side) -> None:
+    """Each side's BENCH names a benchmark its harness has, or one line saying it is unknown
+    (with the closest names), before any other check: ``kcross ab nosuch`` is about the
+    name, not about A and B being the same."""
+    from .. import harness
+    from ..history import closest_names, matches
+
+    checked: set[tuple[str, tuple[str, ...]]] = set()
+    for side in sides:
+        if (side.bench, side.harness) in checked:
+            continue
+        checked.add((side.bench, side.harness))
+        names = [f"{r.get('suite')}/{r.get('name')}"
+                 for r in harness.collect(side.harness, ["list", "--json"])
+                 if r.get("type") == "bench"]
+        if not any(matches(side.bench, name) for name in names):
+            close = closest_names(side.bench, names)
+            where = f"{side.where}: " if len({s.bench for s in sides}) > 1 else ""
+            hint = f"closest: {', '.join(close)}" if close else "see 'kcross list'"
+            raise UserError(f"{where}unknown benchmark {shown(side.bench)} ({hint})")
 
 
 def harness_options(args: argparse.Namespace) -> Any:

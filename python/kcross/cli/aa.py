@@ -5,7 +5,6 @@ stored as the machine's history of run-to-run noise."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -121,13 +120,13 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
     """The benchmarks GLOB names that can run here; one line naming close ones if none."""
     from .. import harness
-    from ..history import matches
+    from ..history import closest_names, matches
 
     records = harness.collect(command, ["list", "--json"], env=env)
     names = [f"{r['suite']}/{r['name']}" for r in records]
     matched = [r for r, n in zip(records, names, strict=True) if matches(glob, n)]
     if not matched:
-        close = difflib.get_close_matches(glob, names + [n.split("/", 1)[1] for n in names], n=3)
+        close = closest_names(glob, names)
         raise UserError(f"no benchmark matches {shown(glob)}" + (
             f" (closest: {', '.join(close)})" if close else " (see 'kcross list')"))
     available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ..errors import UserError
 from ._rounds import (
+    check_known,
     ci_text,
     describe,
     fmt,
@@ -81,6 +82,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     bench_b = args.benches[-1]
     side_a = make_side("A", bench_a, settings(args.env_a), args.harness_a or args.harness)
     side_b = make_side("B", bench_b, settings(args.env_b), args.harness_b or args.harness)
+    check_known(side_a, side_b)
     ab.check_sides(side_a, side_b)
     options = harness_options(args)
     ready_a, ready_b = ab.prepare(side_a), ab.prepare(side_b)

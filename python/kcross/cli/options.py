@@ -132,6 +132,15 @@ class Common:
         return [self.groups[n] for n in names]
 
 
+def wide_option(parser: argparse.ArgumentParser) -> None:
+    """``--wide``: the run's full table (``kcross run`` and ``kcross show``)."""
+    parser.add_argument("--wide", action="store_true",
+                        help="the full table: also the minimum, the counters per op and the "
+                             "reasons of skipped benchmarks, and the footer's details (at its "
+                             "natural width: pipe it into 'less -S'); by default the table "
+                             "fits 120 columns")
+
+
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:
     """``--export FORMAT FILE`` (light: the exporters load when they write)."""
     from ..export import add_option

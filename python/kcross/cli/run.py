@@ -29,6 +29,7 @@ from .options import (
     export_option,
     number,
     sysroot,
+    wide_option,
 )
 
 # The harness's suites, in its registry's order (harness/registry.c; a test checks this
@@ -107,6 +108,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                         "never stops the run)")
     p.add_argument("--tag", metavar="NAME",
                    help="tag the run NAME once it is stored complete (see 'kcross tag')")
+    wide_option(p)
 
 
 def write_exports(pairs: list[tuple[str, str]], run: Any) -> None:
@@ -159,7 +161,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                 from None
 
     delivery: dict[str, Any] = {"print_table": all(path != export.STDOUT for _, path in exports),
-                                "on_end": export_run if exports else None,
+                                "wide": args.wide, "on_end": export_run if exports else None,
                                 "processes": processes}
     if args.remote:
         from ..remote import cmd_run_remote

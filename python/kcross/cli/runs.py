@@ -37,6 +37,7 @@ def _run_json(run: Any) -> dict[str, Any]:
     """One line of ``kcross runs --json``: what the table shows, as JSON values."""
     return {"id": run.id, "started_at": run.started_at.isoformat(), "status": run.status,
             "state": run.state or run.status, "live": run.live, "source": run.source,
+            "arch": run.arch, "variant": run.variant,
             "unit": run.unit, "hostname": run.hostname, "cpu_model": run.cpu_model,
             "kernel_release": run.kernel_release, "hypervisor": run.hypervisor,
             "results": run.results}

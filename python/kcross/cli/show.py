@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.text import Text
 
-from .options import Common, export_option, stores
+from .options import Common, export_option, stores, wide_option
 from .run import write_exports
 
 HELP = "show a stored run"
@@ -18,6 +18,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("run", nargs="?", default="latest", metavar="RUN",
                    help="run id or 'latest' (default)")
     export_option(p, "the run shown")
+    wide_option(p)
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -37,9 +38,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
-    benchmarks = merge_results(stored.results)   # one row per benchmark, its processes pooled
-    out.print(render.results_table(benchmarks, title=title))
-    out.print(render.run_footer(stored.fingerprint, benchmarks))
+    # one row per benchmark, its processes pooled
+    render.print_run(out, merge_results(stored.results), stored.fingerprint, title=title,
+                     wide=args.wide, run_id=stored.id)
     if stored.status != "complete":
         planned = len(stored.plan["benchmarks"]) if stored.plan else 0
         note = f"{stored.status}: {len(stored.results)} of {planned} benchmark(s) stored"

@@ -198,11 +198,9 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
         _json([run])
         store_runs(args, [run], err)
         return _status([run])
-    out.print(render.results_table(run.stream.results,
-                                   title=f"{args.arch}: instructions per operation "
-                                   f"(counting mode, {run.guest.cpu_model}, "
-                                   f"{_describe(kernel)})", unit=UNIT))
-    out.print(render.run_footer(run.stream.fingerprint or {}, run.stream.results))
+    render.print_run(out, run.stream.results, run.stream.fingerprint or {},
+                     title=f"{args.arch}: instructions per operation (counting mode, "
+                     f"{run.guest.cpu_model}, {_describe(kernel)})", unit=UNIT)
     store_runs(args, [run], err)
     return _status([run])
 

@@ -10,6 +10,7 @@ lays them out.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +22,16 @@ if TYPE_CHECKING:
     from ..store import StoredRun
 
 TEMPLATE = "report.html.j2"
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """A flag the harness raised on one result of one run."""
+
+    run: str
+    bench: str
+    flag: str
+    detail: str
 
 
 @dataclass
@@ -38,10 +49,17 @@ class Report:
     sweeps: list[tuple[str, str, list[model.Sweep]]]   # (suite, svg, sweeps)
     lab: model.LabTable | None
     max_points: int
-    notes: list[tuple[str, str]]                       # (run label, note) worth a reader's eye
+    notes: list[tuple[str, str]]                       # (run label, note): a run not complete
+    warnings: list[Flagged]                            # the harness's flags, in detail
+
+    @property
+    def warned(self) -> dict[str, int]:
+        """How many results each flag was raised on."""
+        return dict(Counter(w.flag for w in self.warnings))
 
 
 def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
+    """What the top of the page must say: a run that is not complete."""
     notes = []
     for view in views:
         run = view.run
@@ -49,11 +67,15 @@ def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
             planned = len(run.plan["benchmarks"]) if run.plan else 0
             text = f"{run.state or run.status}: {len(run.results)} of {planned} benchmark(s) stored"
             notes.append((view.label, text + (f" ({run.error})" if run.error else "")))
-        for rec in view.results:
-            for flag in rec.get("flags") or []:
-                notes.append((view.label, f"⚑ {rec['suite']}/{rec['name']} {flag.get('flag')}: "
-                                          f"{flag.get('detail')}"))
     return notes
+
+
+def _warnings(views: Sequence[model.RunView]) -> list[Flagged]:
+    """The harness's flags with their details: a section of their own below the content
+    (the page's top counts them; a suite's row names its flags)."""
+    return [Flagged(view.label, f"{rec['suite']}/{rec['name']}", str(flag.get("flag")),
+                    str(flag.get("detail")))
+            for view in views for rec in view.results for flag in rec.get("flags") or []]
 
 
 def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
@@ -94,7 +116,7 @@ def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
                   runs=views, facts=model.fingerprint_groups(views), suites=suites,
                   comparisons=comparisons, bases=list(dict.fromkeys(c.base for c in comparisons)),
                   sweeps=sweeps, lab=lab, max_points=plots.MAX_POINTS,
-                  notes=_notes(views))
+                  notes=_notes(views), warnings=_warnings(views))
 
 
 def render(report: Report) -> str:

@@ -21,6 +21,7 @@ from ..render import (
     SHORT_EVENT,
     SW_EVENTS,
     counters_measured,
+    counters_unavailable,
     fmt_field,
     format_value,
     lab_lines,
@@ -157,10 +158,8 @@ def _mitigations(fp: dict[str, Any]) -> str:
 def _counters_measured(view: RunView) -> tuple[str, str]:
     """The counters the run's results carry, and those unavailable with their reasons."""
     opened, gone = counters_measured(view.fingerprint, view.results)
-    by_reason: dict[str, list[str]] = {}
-    for event, reason in sorted(gone.items()):
-        by_reason.setdefault(reason, []).append(event)
-    unavailable = "; ".join(f"{', '.join(events)}: {reason}" for reason, events in by_reason.items())
+    unavailable = "; ".join(f"{', '.join(events)}: {reason}"
+                            for events, reason in counters_unavailable(gone))
     return ", ".join(sorted(opened)) or "none", unavailable or "none"
 
 
@@ -312,7 +311,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
     cells: dict[str, str] = {}
     summary = view.summaries.get(bench_name(rec))
     error = None
-    flags = [f"{f.get('flag')}: {f.get('detail')}" for f in rec.get("flags") or []]
+    flags = [str(f.get("flag")) for f in rec.get("flags") or []]   # details: the Warnings
     if isinstance(summary, Summary):
         med = format_value(summary.median, own)
         cells["median"] = med + (OVERHEAD_MARK if summary.overhead.subtracted else "")

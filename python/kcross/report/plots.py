@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -121,13 +122,18 @@ def _log_scale(values: Sequence[float]) -> bool:
 
 def _log_axis(ax: Axes, values: Sequence[float]) -> None:
     """A log x axis when the values span more than 30x: ticks at 1, 2 and 5 times the powers
-    of ten, labelled as plain numbers (a reader of ns/op wants 200, not 2x10^2)."""
+    of ten (over more than 3.5 decades at the powers only), labelled as plain numbers (a
+    reader of ns/op wants 200, not 2x10^2)."""
     if not _log_scale(values):
         return
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+    positive = [v for v in values if v > 0]
+    decades = math.log10(max(positive) / min(positive))
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    # 1, 2 and 5 per decade over a few decades; beyond, their labels would run together
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3.5
+                                          else (1.0,)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.6g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -186,43 +192,104 @@ def distribution(name: str, benches: Sequence[str], views: Sequence[RunView],
         return to_svg(fig, name)
 
 
+# The forest plot's axis is the log of the ratio of medians, symmetric about no change and
+# labelled as changes in percent.  It reaches every median ratio within 2x either way and
+# the CIs of nine rows in ten, at least 5% and at most 4x either way: one outlier no longer
+# squeezes every other row against the line at 1.  What runs beyond it is clipped at the
+# edge, with an arrow there, and a median ratio off the axis is written beside its arrow.
+FOREST_REACH = (1.05, 4.0)
+FOREST_OUTLIER = 2.0
+# Tick ratios, most important first: tiers are added while the ticks stay apart.
+_FOREST_TICKS = ((1.0,), (0.5, 2.0, 0.25, 4.0), (2 / 3, 1.5), (0.8, 1.25), (0.9, 1.1),
+                 (0.95, 1.05), (0.98, 1.02))
+
+
+def percent_change(ratio: float) -> str:
+    """A ratio of medians as the change it is: 1.25 -> "+25%", 0.8 -> "-20%", 1 -> "0"."""
+    change = (ratio - 1) * 100
+    if round(change, 1) == 0:
+        return "0"
+    return f"{change:+.0f}%" if abs(change) >= 9.5 else f"{change:+.2g}%"
+
+
+def forest_reach(spans: Sequence[tuple[float, float, float]]) -> float:
+    """The half-width (in log ratio) of a forest plot of rows whose CI and median ratio are
+    ``spans`` (low, median, high; logs): see :data:`FOREST_REACH`."""
+    from ..stats import quantile
+
+    low, high = (math.log(x) for x in FOREST_REACH)
+    medians = [abs(m) for _, m, _ in spans if abs(m) <= math.log(FOREST_OUTLIER)]
+    extents = [max(map(abs, span)) for span in spans]
+    wanted = max([*medians, quantile(extents, 0.9) if extents else 0.0]) * 1.1
+    return min(max(wanted, low), high)
+
+
+def _forest_ticks(reach: float) -> list[float]:
+    """Tick ratios on an axis of half-width ``reach``: a fifth of it apart at least."""
+    ticks: list[float] = []
+    for tier in _FOREST_TICKS:
+        more = sorted(ticks + [t for t in tier if abs(math.log(t)) <= reach * 1.06])
+        logs = [math.log(t) for t in more]
+        if any(b - a < reach / 5 for a, b in zip(logs, logs[1:], strict=False)):
+            break
+        ticks = more
+    return ticks
+
+
 def forest(comparison: Comparison) -> str | None:
-    """The ratio of medians (new / base) per benchmark with its CI, on a log axis around 1."""
+    """The change of each benchmark's median (new / base) with its CI, on a log-ratio axis
+    around no change, labelled in percent; rows beyond the axis's reach are clipped and
+    marked (:data:`FOREST_REACH`)."""
     rows = [r for r in comparison.rows if r.value is not None]
     if not rows:
         return None
+
+    def ln(x: float) -> float:
+        return math.log(max(x, 1e-12))
+
+    spans = []
+    for row in rows:
+        v = row.value
+        assert v is not None
+        ratio = v.ratio if v.ratio is not None else 1.0
+        spans.append((ln(v.ratio_low if v.ratio_low is not None else ratio), ln(ratio),  # exact:
+                      ln(v.ratio_high if v.ratio_high is not None else ratio)))   # a point
+    reach = forest_reach(spans)
     height = 0.9 + 0.22 * len(rows)
     with _figure(height) as (fig, (ax,)):
-        values = []
-        for i, row in enumerate(rows):
-            v = row.value
-            assert v is not None
-            c = {Category.HIGHER: SLOWER, Category.LOWER: FASTER}.get(v.category, SAME)
-            ratio = v.ratio if v.ratio is not None else 1.0
-            low = v.ratio_low if v.ratio_low is not None else ratio    # exact: a point
-            high = v.ratio_high if v.ratio_high is not None else ratio
-            ax.plot([low, high], [i, i], color=c, linewidth=1.6)
-            ax.plot([ratio], [i], marker="o", markersize=4.5, color=c)
-            values += [low, high]
-        ax.axvline(1.0, color="#444444", linewidth=0.9, zorder=1)
-        ax.set_xscale("log")
-        # The axis covers every ratio and the intervals as far as 2x either way; a wider
-        # interval runs off the edge rather than squeezing every other row into a line.
-        ratios = [r.value.ratio for r in rows if r.value is not None and r.value.ratio]
-        reach = [min(max(v, 0.5), 2.0) for v in values] + ratios
-        span = max(max(reach), 1 / min(reach), 1.02)
-        ax.set_xlim(1 / span ** 1.15, span ** 1.15)
-        from matplotlib.ticker import FuncFormatter, LogLocator
-
-        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2, 3, 5, 7)))
-        ax.xaxis.set_minor_locator(LogLocator(base=10, subs="all"))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
-        ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+        for i, (row, (low, mid, high)) in enumerate(zip(rows, spans, strict=True)):
+            c = {Category.HIGHER: SLOWER, Category.LOWER: FASTER}.get(
+                row.value.category if row.value else Category.SAME, SAME)
+            shown = [min(max(x, -reach), reach) for x in (low, mid, high)]
+            ax.plot([shown[0], shown[2]], [i, i], color=c, linewidth=1.6)
+            for x, edge in ((low, -reach), (high, reach)):
+                if abs(x) > reach and (x > 0) == (edge > 0):   # runs off this edge
+                    ax.plot([edge], [i], marker=">" if edge > 0 else "<", markersize=5,
+                            color=c, clip_on=False)
+            if abs(mid) <= reach:
+                ax.plot([mid], [i], marker="o", markersize=4.5, color=c)
+            else:   # the median ratio itself is off the axis: say where
+                edge = reach if mid > 0 else -reach
+                ax.plot([edge], [i], marker=">" if mid > 0 else "<", markersize=8, color=c,
+                        clip_on=False)
+                ax.annotate(percent_change(math.exp(mid)), (edge, i),
+                            xytext=(-8 if mid > 0 else 8, 0), textcoords="offset points",
+                            ha="right" if mid > 0 else "left", va="center", fontsize=7.5,
+                            color=c, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6})
+        ax.axvline(0.0, color="#444444", linewidth=0.9, zorder=1)
+        ax.set_xlim(-reach * 1.06, reach * 1.06)   # the ticks at ±5% in view at the least reach
+        ticks = _forest_ticks(reach)
+        ax.set_xticks([math.log(t) for t in ticks], [percent_change(t) for t in ticks])
+        ax.minorticks_off()
         ax.set_yticks(range(len(rows)), [r.bench for r in rows])
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.grid(axis="y", visible=False)
-        ax.set_xlabel(f"ratio of medians, {comparison.new.label} / {comparison.base.label} "
-                      "(CI95; red: significantly more, green: less, grey: no difference shown)")
+        clipped = sum(max(abs(a), abs(b)) > reach for a, _, b in spans)
+        ax.set_xlabel(f"change of the median, {comparison.new.label} against "
+                      f"{comparison.base.label} (log scale), with its CI95"
+                      + (f"; {clipped} row{'s' * (clipped != 1)} clipped at the edge (▸)"
+                         if clipped else "")
+                      + "\nred: significantly more, green: less, grey: no difference shown")
         return to_svg(fig, comparison.anchor)
 
 

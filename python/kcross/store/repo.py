@@ -164,6 +164,8 @@ class RunSummary:
     unit: str = UNIT_NS  # of the run's figures: instructions/op for a counting-mode lab run
     machine_hash: str = ""  # the machine's fingerprint hash (latest@PREFIX names it)
     tags: tuple[str, ...] = ()  # the tags naming this run, sorted
+    arch: str | None = None     # the machine's (a lab run's: the guest's)
+    variant: str | None = None  # a lab run's variant (fingerprint.lab.variant: a mitigation)
 
 
 @dataclass(frozen=True)
@@ -621,9 +623,11 @@ class Store:
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
                            t.machines.c.kernel_release, t.machines.c.hypervisor,
-                           t.machines.c.fingerprint_hash,
+                           t.machines.c.fingerprint_hash, t.machines.c.arch,
                            # JSON path: JSON_EXTRACT on SQLite, #>> on PostgreSQL
                            t.runs.c.fingerprint[("lab", "unit")].as_string().label("lab_unit"),
+                           t.runs.c.fingerprint[("lab", "variant")].as_string()
+                           .label("lab_variant"),
                            count.label("results"))
                  .join(t.machines, t.machines.c.id == t.runs.c.machine_id))
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
@@ -641,7 +645,8 @@ class Store:
                 hostname=r.hostname, cpu_model=r.cpu_model, kernel_release=r.kernel_release,
                 hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live,
                 unit=unit_of({"lab": {"unit": r.lab_unit}} if r.lab_unit else None),
-                machine_hash=r.fingerprint_hash, tags=tuple(tagged.get(r.id, ()))))
+                machine_hash=r.fingerprint_hash, tags=tuple(tagged.get(r.id, ())),
+                arch=r.arch, variant=r.lab_variant))
         return summaries
 
     def load_run(self, ref: str | int) -> StoredRun:
