@@ -41,6 +41,7 @@ int main(void)
 {
 	const struct kh_bench *all = kh_registry();
 	struct kh_timer t;
+	struct kh_timing timing;
 	struct kh_counters ctr;
 	int n = 0, dups = 0, same = 0;
 
@@ -97,12 +98,9 @@ int main(void)
 			tap_skip("%s/%s: %s", b->suite, b->name, unmet);
 			continue;
 		}
-		c = calloc(1, sizeof(*c));	/* large: thread_cpu[KH_MAX_THREADS] */
-		c->timer = &t;
-		c->counters = &ctr;
-		c->iters = 1;
-		c->threads = 1;
-		c->arg = b->arg;
+		c = malloc(sizeof(*c));	/* large: thread_cpu[KH_MAX_THREADS] */
+		kh_bench_ctx_init(c, &timing, &t, &ctr, b->arg, 0);
+		kh_bench_ctx_batch(c, 1, false);
 		st = b->fn(c);
 		if (st == KH_FAIL)
 			tap_ok(0, "%s/%s: its check failed: %s", b->suite, b->name, c->reason);
