@@ -6,13 +6,14 @@
  *   timer.c        the cycle counter, calibrated against CLOCK_MONOTONIC_RAW
  *   counters.c     perf_event_open hardware and software counters
  *   context.c      the benchmark's context (bench/api.h): its reason, the
- *                  timed region's out-of-line parts
+ *                  timed region's out-of-line parts, the planted delay
  *   threads.c      pinning and the multi-threaded batches
  *   measure.c      the method: warm up, size the batch, sample, overhead
  *   stats.c        the statistics rule (stats.h): quantiles, overhead, CI
  *   summarize.c    the `summarize` command
  *   output.c       the result record (JSON) and the readable table line
  *   registry.c     joins the suites (each bench/NAME.c defines its own)
+ *   settings.c     the harness's environment forcings, validated
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
  *   bench/api.h    the benchmark author's API
@@ -165,8 +166,10 @@ struct kh_method {
 				 * of this (1: none); see measure.c size_batch */
 	const char *force_fail;	/* KCROSS_TEST_FAIL: a glob of benchmarks whose
 				 * check is forced to fail (tests), or NULL */
-	const char *delay_glob;	/* KCROSS_TEST_DELAY: a glob of benchmarks whose */
-	double delay_ns;	/* operations take this much longer (tests), or NULL */
+	const char *delay_glob;	/* KCROSS_TEST_DELAY: a glob of benchmarks each of
+				 * whose operations takes delay_ns longer (tests),
+				 * or NULL */
+	double delay_ns;
 };
 
 /* The reason of a check failed on purpose (KCROSS_TEST_FAIL, measure.c). */
@@ -307,20 +310,34 @@ size_t kh_utf8_len(const unsigned char *p);
 /* Write the fingerprint's fields into an open writer (JSON or text). */
 void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 			  const struct kh_counters *c, int cpu);
+/* --------------------------------------------------------------- settings */
+
 /*
- * The harness's own environment forcings (the library's are
- * kc_library_settings): name and valid values (NULL: any non-empty value),
- * NULL-terminated.  The fingerprint's `forced` object records these and the
- * library's, each validated value or null.
+ * The harness's own environment forcings (settings.c; the library's are
+ * kc_library_settings), NULL-terminated: a name, its valid values (NULL:
+ * any non-empty value) and a check of a value no list can hold (NULL: none;
+ * false with the error line in err).  The fingerprint's `forced` object
+ * records these and the library's, each validated value or null; a forcing
+ * added after schema 2's first version is recorded only when set
+ * (absent_when_unset), so that a run without it keeps the fingerprint, and
+ * the machine identity, of the runs stored before it existed.
  */
 struct kh_setting {
 	const char *name;
 	const char *const *valid;
+	bool (*check)(const char *value, char *err, size_t len);
+	bool absent_when_unset;
 };
 extern const struct kh_setting kh_settings[];
+/* s's validated value, or NULL when it is unset, empty or invalid (then,
+ * with err not NULL, the error line in err). */
+const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len);
 /* NULL when every forcing, the library's and the harness's, is valid or
- * unset; else the first one's error line "NAME=value: not one of a, b"
- * (a static buffer), for main.c to refuse the run with. */
+ * unset; else the first one's error line "NAME=value: ..." (a static
+ * buffer), for main.c to refuse the run with. */
 const char *kh_settings_error(void);
+/* The forcings the method obeys, into m: force_fail, delay_glob, delay_ns
+ * (call after kh_settings_error() said all are valid). */
+void kh_settings_method(struct kh_method *m);
 
 #endif

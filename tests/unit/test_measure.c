@@ -12,13 +12,23 @@
  *              matching benchmark after its first call, by name or
  *              suite/name, with the fixed reason; others run;
  *   threads    a benchmark running more threads than CPUs allowed carries
- *              "threads-share-cpus"; a one-thread one does not.
+ *              "threads-share-cpus"; a one-thread one does not;
+ *   delay      KCROSS_TEST_DELAY's glob and nanoseconds (kh_method.delay_glob,
+ *              delay_ns) add the delay to every operation of a matching
+ *              benchmark, one thread or two: its median minus a twin's (the
+ *              same loop, not matching) is the delay within 2% (the spin
+ *              stops at the delay, overshooting by a timer read per batch);
+ *              nothing is added to the twin nor to either one's empty loop
+ *              (their medians stay under 5% of the delay, where they are well
+ *              under a nanosecond).  Differences within one process and ratios
+ *              to the delay, not times.
  */
 #include <sched.h>
 #include <string.h>
 
 #include "tap.h"
 #include "harness.h"
+#include "stats.h"
 
 #define MIN_BATCH_MS 2.0
 
@@ -54,6 +64,17 @@ static int bench_threads(struct kh_bench_ctx *c)
 {
 	calls++;
 	return kh_run_threads(c, (int)kh_arg(c), body_empty, NULL);
+}
+
+/* One empty loop per operation; kh_arg threads (1: this one alone). */
+static int bench_twin(struct kh_bench_ctx *c)
+{
+	long threads = kh_arg(c);
+
+	if (threads > 1)
+		return kh_run_threads(c, (int)threads, body_empty, NULL);
+	KH_LOOP(c, KC_BARRIER());
+	return KH_OK;
 }
 
 static bool has_flag(const struct kh_result *r, const char *flag, const char **detail)
@@ -143,6 +164,41 @@ int main(void)
 		       allowed + 1, ms.c.threads);
 		kh_result_free(&r);
 	}
+	/* delay */
+	m.samples = 21;
+	m.min_batch_ms = 1;
+	m.delay_ns = 200;
+	for (long threads = 1; threads <= 2; threads++) {
+		struct kh_bench planted = { "planted", "fake", bench_twin, 0, threads, "test" };
+		struct kh_bench twin = { "twin", "fake", bench_twin, 0, threads, "test" };
+		struct kh_result rt;
+		double added, twin_med, oh_planted, oh_twin;
+
+		m.delay_glob = "test/plant*";
+		kh_measure(&planted, &m, &t, &ctr, -1, &r);
+		kh_measure(&twin, &m, &t, &ctr, -1, &rt);
+		if (!tap_ok(r.status == KH_OK && rt.status == KH_OK, "%ld thread(s): planted and "
+			    "twin measured (%s%s)", threads, r.reason, rt.reason)) {
+			kh_result_free(&r);
+			kh_result_free(&rt);
+			continue;
+		}
+		twin_med = kh_median(rt.ns, rt.n);
+		added = kh_median(r.ns, r.n) - twin_med;
+		oh_planted = kh_median(r.oh_ns, r.n);
+		oh_twin = kh_median(rt.oh_ns, rt.n);
+		tap_ok(added >= 0.98 * m.delay_ns && added <= 1.02 * m.delay_ns,
+		       "%ld thread(s): %g ns planted per operation, the median rose by %.2f ns",
+		       threads, m.delay_ns, added);
+		tap_ok(twin_med < 0.05 * m.delay_ns, "%ld thread(s): the twin not matching the "
+		       "glob got nothing (%.3f ns/op)", threads, twin_med);
+		tap_ok(oh_planted < 0.05 * m.delay_ns && oh_twin < 0.05 * m.delay_ns,
+		       "%ld thread(s): the empty loop got nothing (%.3f and %.3f ns/op)", threads,
+		       oh_planted, oh_twin);
+		kh_result_free(&r);
+		kh_result_free(&rt);
+	}
+	m.delay_glob = NULL;
 	kh_counters_close(&ctr);
 	return tap_done();
 }
