@@ -16,16 +16,16 @@
  *   delay      KCROSS_TEST_DELAY's glob and nanoseconds (kh_method.delay_glob,
  *              delay_ns) add the delay to every operation of a matching
  *              benchmark: its median minus a twin's (the same loop, not
- *              matching) is the delay within 2% (the spin stops at the delay,
- *              overshooting by a timer read per batch); nothing is added to
- *              the twin (its median stays under 5% of the delay, where it is
- *              under a nanosecond) nor to the empty loop (the planted's is
- *              the twin's within that much).  In two threads the median is
- *              the delay above the empty loop's, which runs in as many
- *              threads at the same batch size (not under an emulator,
- *              KH_TEST_EMULATOR: there a two-thread batch swings by
- *              milliseconds).  Differences within one process and ratios to
- *              the delay, not times.
+ *              matching) is the delay within 5% (natively within 0.02%: the
+ *              spin stops at the delay, overshooting by a timer read per
+ *              batch; under ASan and load within 1%); nothing is added to the
+ *              twin (its median stays under 5% of the delay, where it is
+ *              under a nanosecond) nor to the empty loop (the planted's is the
+ *              twin's within that much).  In two threads, where batches swing
+ *              with the load: every sample holds the delay, and the fastest
+ *              is the delay above the fastest empty loop (same threads, same
+ *              batch size), within half the delay.  Differences within one
+ *              process and ratios to the delay, not times.
  */
 #include <math.h>
 #include <sched.h>
@@ -189,7 +189,7 @@ int main(void)
 			added = kh_median(r.ns, r.n) - twin_med;
 			oh_planted = kh_median(r.oh_ns, r.n);
 			oh_twin = kh_median(rt.oh_ns, rt.n);
-			tap_ok(fabs(added - m.delay_ns) <= 0.02 * m.delay_ns, "%g ns planted per "
+			tap_ok(fabs(added - m.delay_ns) <= 0.05 * m.delay_ns, "%g ns planted per "
 			       "operation: the median rose by %.2f ns", m.delay_ns, added);
 			tap_ok(twin_med < 0.05 * m.delay_ns, "the twin, not matching the glob, got "
 			       "nothing (%.3f ns/op)", twin_med);
@@ -199,22 +199,32 @@ int main(void)
 		kh_result_free(&r);
 		kh_result_free(&rt);
 	}
-	/* Two threads: the calling thread spins after the last one finished; the
-	 * empty loop, in as many threads at the same batch size, gets nothing. */
-	if (getenv("KH_TEST_EMULATOR")) {
-		tap_skip("2 threads under %s: a multi-threaded batch's start and end swing by "
-			 "milliseconds there, hiding a 200 ns delay; checked natively",
-			 getenv("KH_TEST_EMULATOR"));
-	} else {
+	/*
+	 * Two threads: the calling thread spins after the last one finished.  A
+	 * two-thread batch's start and end swing with the machine's load (by
+	 * milliseconds under qemu), so this reads what the spin guarantees and
+	 * the best of 21 batches, in batches of 20 ms: every sample holds the
+	 * delay; the fastest is the delay above the fastest empty loop (same
+	 * threads, same batch size), not twice it and not nothing.
+	 */
+	{
 		struct kh_bench planted = { "planted-x2", "fake", bench_twin, 0, 2, "test" };
-		double added;
+		double lo = INFINITY, oh_lo = INFINITY;
 
+		m.min_batch_ms = 20;
 		kh_measure(&planted, &m, &t, &ctr, -1, &r);
-		added = r.status == KH_OK ? kh_median(r.ns, r.n) - kh_median(r.oh_ns, r.n) : NAN;
-		tap_ok(r.status == KH_OK && r.threads == 2 &&
-		       fabs(added - m.delay_ns) <= 0.02 * m.delay_ns, "2 threads, %g ns planted per "
-		       "operation: the median is %.2f ns above the empty loop's (%s)", m.delay_ns,
-		       added, r.reason);
+		for (int s = 0; r.status == KH_OK && s < r.n; s++) {
+			lo = fmin(lo, r.ns[s]);
+			oh_lo = fmin(oh_lo, r.oh_ns[s]);
+		}
+		if (tap_ok(r.status == KH_OK && r.threads == 2, "2 threads measured (%s)",
+			   r.reason)) {
+			tap_ok(lo >= 0.99 * m.delay_ns, "2 threads: every sample holds the %g ns "
+			       "delay (the fastest: %.2f ns/op)", m.delay_ns, lo);
+			tap_ok(fabs(lo - oh_lo - m.delay_ns) < 0.5 * m.delay_ns, "2 threads: the "
+			       "fastest sample is %.2f ns/op above the fastest empty loop",
+			       lo - oh_lo);
+		}
 		kh_result_free(&r);
 	}
 	m.delay_glob = NULL;
