@@ -54,9 +54,9 @@ static const char usage[] =
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
 	"(auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the matching\n"
 	"benchmarks to fail (for tests of failure handling), KCROSS_TEST_DELAY=GLOB:NS\n"
-	"adds NS nanoseconds (above 0, at most " KH_STR(KH_DELAY_MAX_NS) ") to every\n"
-	"operation of the matching benchmarks, not to the empty loop (a planted\n"
-	"slowdown, for tests of verdicts).\n"
+	"adds NS nanoseconds (above 0, at most " KH_STR(KH_DELAY_MAX_NS) ") to every "
+	"operation of the matching\n"
+	"benchmarks, not to the empty loop (a planted slowdown, for tests of verdicts).\n"
 	"Exit: 0 all ok or skipped, 1 a benchmark failed its check, 2 bad input,\n"
 	"3 the output could not be written.\n";
 
