@@ -23,29 +23,6 @@
 #include "harness.h"
 #include "kcross_version.h"
 
-/* KCROSS_TEST_FAIL: a glob of benchmark names whose check is forced to fail
- * (for tests of the failure path); any non-empty value is a glob. */
-const struct kh_setting kh_settings[] = {
-	{ "KCROSS_TIMER", kh_timer_setting_values },
-	{ "KCROSS_TEST_FAIL", NULL },
-	{ NULL, NULL },
-};
-
-const char *kh_settings_error(void)
-{
-	static char err[200];
-	const char *lib = kc_settings_error();
-
-	if (lib)
-		return lib;
-	for (const struct kh_setting *s = kh_settings; s->name; s++) {
-		kc_setting(s->name, s->valid, err, sizeof(err));
-		if (err[0])
-			return err;
-	}
-	return NULL;
-}
-
 /* Read a small text file; trailing newlines removed.  NULL if unreadable
  * (a sysfs file that opens but fails to read is unreadable, not empty). */
 static char *slurp(const char *path, char *buf, size_t len)
@@ -405,8 +382,12 @@ static void json_forced(struct kh_json *j)
 	for (int i = 0; kc_library_settings[i]; i++)
 		kh_json_str(j, kc_library_settings[i],
 			    lib_ok ? kc_setting(kc_library_settings[i], NULL, NULL, 0) : NULL);
-	for (const struct kh_setting *s = kh_settings; s->name; s++)
-		kh_json_str(j, s->name, kc_setting(s->name, s->valid, NULL, 0));
+	for (const struct kh_setting *s = kh_settings; s->name; s++) {
+		const char *v = kh_setting_value(s, NULL, 0);
+
+		if (v || !s->absent_when_unset)
+			kh_json_str(j, s->name, v);
+	}
 	kh_json_obj_end(j);
 }
 

@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interfaces of kcross-harness.
+ * Internal interfaces of kcross-harness.  A benchmark sees none of this:
+ * its API is bench/api.h, which this header includes.
  *
  *   timer.c        the cycle counter, calibrated against CLOCK_MONOTONIC_RAW
  *   counters.c     perf_event_open hardware and software counters
+ *   context.c      the benchmark's context (bench/api.h): its reason, the
+ *                  timed region's out-of-line parts, the planted delay
+ *   threads.c      pinning and the multi-threaded batches
  *   measure.c      the method: warm up, size the batch, sample, overhead
  *   stats.c        the statistics rule (stats.h): quantiles, overhead, CI
  *   summarize.c    the `summarize` command
- *   threads.c      pinning and the multi-threaded batches
  *   output.c       the result record (JSON) and the readable table line
  *   registry.c     joins the suites (each bench/NAME.c defines its own)
+ *   settings.c     the harness's environment forcings, validated
  *   fingerprint.c  what machine this is (first JSON record)
  *   json.c         the JSON-lines writer
+ *   bench/api.h    the benchmark author's API
  *   bench/NAME.c   a suite: its benchmarks and its table of rows
+ *
+ * Files use each other one way only, never in a circle (a test checks:
+ * tests/harness_layers.sh).
  */
 #ifndef KCROSS_HARNESS_H
 #define KCROSS_HARNESS_H
@@ -24,6 +32,8 @@
 #include <stdio.h>
 
 #include <kcross/kcross.h>
+
+#include "bench/api.h"
 
 /* Version of the JSON-lines format; history in docs/result-format.md. */
 #define KH_RESULT_SCHEMA 2
@@ -45,16 +55,16 @@ extern const char *const kh_timer_setting_values[];
 
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
 int kh_timer_init(struct kh_timer *t, double calib_ms);
-uint64_t kh_clock_raw_ns(void);
 
+/* The timer's reads (bench/api.h has them for the timed region). */
 static inline uint64_t kh_timer_begin(const struct kh_timer *t)
 {
-	return t->cycle_counter ? kc_ticks_begin() : kh_clock_raw_ns();
+	return kh_ticks_begin(t->cycle_counter);
 }
 
 static inline uint64_t kh_timer_end(const struct kh_timer *t)
 {
-	return t->cycle_counter ? kc_ticks_end() : kh_clock_raw_ns();
+	return kh_ticks_end(t->cycle_counter);
 }
 
 /* --------------------------------------------------------------- counters */
@@ -92,179 +102,47 @@ void kh_counters_close(struct kh_counters *c);
  * do nothing when already in that state. */
 void kh_counters_suspend(struct kh_counters *c);
 void kh_counters_resume(struct kh_counters *c);
+/* The wait after closing them: the kernel drops its perf_sched_events key
+ * only a second after the last event closes (it rate-limits it to HZ). */
+#define KH_PERF_KEY_DELAY_MS	1100
 bool kh_counter_available(const struct kh_counters *c, enum kh_event e);
 const char *kh_counter_reason(const struct kh_counters *c, enum kh_event e);
 void kh_counters_read(const struct kh_counters *c, struct kh_snapshot *s);
 
-/* -------------------------------------------------------------- benchmark */
-
-enum kh_bench_status { KH_OK = 0, KH_SKIP = 1, KH_FAIL = 2 };
-
-/* Most threads one benchmark may run (kh_run_threads). */
-#define KH_MAX_THREADS 1024
+/* ------------------------------------------------------------- context */
 
 /*
- * What a benchmark function gets.  It sets itself up, checks the return
- * value of its operation once, then brackets a loop of exactly `iters`
- * operations with kh_bench_begin()/kh_bench_end(), and tears down.  Only the
- * loop is timed and counted.
+ * The harness's side of a benchmark's timed region (context.c): the timer,
+ * the counters, their readings at the start and at the end, and the delay
+ * KCROSS_TEST_DELAY plants at the end of each of the benchmark's batches.
  */
-struct kh_bench_ctx {
-	uint64_t iters;
-	long arg;		/* the row's parameter: read it with kh_arg() */
-	bool arg_read;		/* kh_arg() was called (the registry test checks) */
+struct kh_timing {
 	const struct kh_timer *timer;
 	const struct kh_counters *counters;
 	struct kh_snapshot snap[2];
-	uint64_t t0, t1;
-	char reason[200];
-	/*
-	 * Optional reports, reset before every call.  A benchmark whose
-	 * operation is an rseq critical section adds the aborts it retried in
-	 * the timed loop to `aborts` and sets `counts_aborts`.  kh_run_threads()
-	 * sets `threads` (else 1) and `thread_cpu`.
-	 */
-	bool counts_aborts;
-	uint64_t aborts;
-	int threads;
-	int thread_cpu[KH_MAX_THREADS];	/* CPU each thread was pinned to, or -1 */
-	/*
-	 * Context switches (suites ctxsw, uctx): switches_per_op is what one
-	 * iteration makes by design (a ping-pong round trip between two
-	 * threads: 2), 0 when not declared.  A benchmark that counted the
-	 * kernel's switches in all its threads over the timed loop (ctxsw)
-	 * adds them to `switches` and sets `counts_switches`; the method then
-	 * compares the two (kh_switches_mismatch) and stops treating the
-	 * measuring thread's own switches as a disturbance.
-	 */
-	double switches_per_op;
-	bool counts_switches;
-	uint64_t switches;
+	double delay_ticks;	/* per operation; 0: nothing planted */
+	double planted;		/* the same in this batch, or 0 (kh_bench_ctx_batch) */
 };
 
-/* The row's parameter (struct kh_bench.arg): variants of one function. */
-static inline long kh_arg(struct kh_bench_ctx *c)
-{
-	c->arg_read = true;
-	return c->arg;
-}
-
-static inline void kh_bench_begin(struct kh_bench_ctx *c)
-{
-	kh_counters_read(c->counters, &c->snap[0]);
-	c->t0 = kh_timer_begin(c->timer);
-}
-
-static inline void kh_bench_end(struct kh_bench_ctx *c)
-{
-	c->t1 = kh_timer_end(c->timer);
-	kh_counters_read(c->counters, &c->snap[1]);
-}
+/* Zero c and tie it to tm, for a row with parameter arg whose operations
+ * each get delay_ns more (0: none; KCROSS_TEST_DELAY). */
+void kh_bench_ctx_init(struct kh_bench_ctx *c, struct kh_timing *tm, const struct kh_timer *t,
+		       const struct kh_counters *ctr, long arg, double delay_ns);
+/* Ready c for a batch of iters operations: the reports reset; `plant`: the
+ * timing's delay is planted at the batch's end (the benchmark's batches,
+ * never the empty loop's). */
+void kh_bench_ctx_batch(struct kh_bench_ctx *c, uint64_t iters, bool plant);
 
 /*
- * The timed loop: exactly c->iters executions of BODY between the timer and
- * counter reads, nothing else.  BODY must have an effect the compiler cannot
- * drop (a volatile asm, an external call, a store to a KC_OPAQUE value).
- * KH_REPEAT(n) is every timed loop's head (the empty loop's and the
- * multi-threaded bodies' too): never unrolled (GCC unrolls small loops at -O2
- * on ppc64le), so each iteration is the operation plus the same
- * counter-and-branch on every arch and instruction counts (the labs) compare
- * across arches.
+ * The delay is the timer spinning at the end of the timed region, before its
+ * end read, for iters times the delay: one branch per batch, nothing per
+ * operation.  In a multi-threaded batch it is the calling thread's (after
+ * the last thread finished), so it adds the delay to ns/op (wall / iters
+ * per thread) as it does in one thread.  At most KH_DELAY_MAX_NS.
  */
-#define KH_REPEAT(n)							\
-	_Pragma("GCC unroll 1")						\
-	for (uint64_t kh__i = (n); kh__i; kh__i--)
-#define KH_LOOP(c, ...)							\
-	do {								\
-		kh_bench_begin(c);					\
-		KH_REPEAT((c)->iters) {					\
-			__VA_ARGS__;					\
-		}							\
-		kh_bench_end(c);					\
-	} while (0)
+#define KH_DELAY_MAX_NS 1e6
 
-/*
- * Multi-threaded batches.  kh_run_threads() runs body(arg, tid, c->iters)
- * in `threads` threads at once: the calling thread (tid 0, still pinned
- * where the harness put it) and threads-1 new ones pinned round-robin over
- * the CPUs the process was allowed at start (kh_allowed_cpus()), starting
- * with the CPU after the caller's.  All wait at a barrier; the batch is
- * timed (c->t0/c->t1, counters of the calling thread only) from their
- * release to the moment the last one finished, so ns/op = wall / iters per
- * thread and throughput = threads * iters / wall.  body returns the rseq
- * aborts it retried (0 if none).  Thread creation and joining are outside
- * the timed region.  Returns KH_OK, or KH_FAIL/KH_SKIP with c->reason.
- */
-typedef uint64_t (*kh_thread_body)(void *arg, int tid, uint64_t iters);
-int kh_run_threads(struct kh_bench_ctx *c, int threads, kh_thread_body body, void *arg);
-/* The CPUs this process could use before the harness pinned itself. */
-const cpu_set_t *kh_allowed_cpus(void);
-
-/* Set c->reason and return KH_SKIP / KH_FAIL. */
-int kh_skip(struct kh_bench_ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-typedef int (*kh_bench_fn)(struct kh_bench_ctx *c);
-
-/* Machine features a benchmark needs; checked before it runs. */
-enum kh_need {
-	KH_NEED_VDSO_CLOCK_GETTIME = 1u << 0,
-	KH_NEED_VDSO_GETCPU = 1u << 1,
-	KH_NEED_IA32_EMULATION = 1u << 2,
-	KH_NEED_DEV_NULL_ZERO = 1u << 3,
-	KH_NEED_RSEQ = 1u << 4,		/* this thread has an active rseq area */
-	KH_NEED_RDPID = 1u << 5,	/* x86 RDPID (CPUID 7.0:ECX[22]) */
-	KH_NEED_RDTSCP = 1u << 6,	/* x86 RDTSCP (CPUID 80000001H:EDX[27]) */
-	KH_NEED_X86_CPUNODE = 1u << 7,	/* LSL of Linux's per-CPU GDT entry works */
-};
-
-/*
- * One row of a suite: a benchmark.  Variants of one operation (thread
- * counts, same CPU or across CPUs...) are rows sharing `fn` with different
- * `arg`s, which fn reads with kh_arg(); (fn, arg) is unique.
- */
-struct kh_bench {
-	const char *name;	/* unique within its suite; stored results key on it */
-	const char *summary;
-	kh_bench_fn fn;
-	unsigned int needs;	/* enum kh_need bits */
-	long arg;		/* passed to fn as kh_arg(c) */
-	const char *suite;	/* leave unset: the registry fills it in */
-};
-
-/*
- * A suite: each bench/NAME.c defines its own, beside its benchmarks,
- *
- *     static const struct kh_bench benches[] = {
- *             { "op", "what one operation is", bench_op, needs, arg, NULL },
- *             ...
- *             { NULL, NULL, NULL, 0, 0, NULL },
- *     };
- *     const struct kh_suite kh_suite_NAME = { "NAME", benches, 0 };
- *
- * and registry.c lists &kh_suite_NAME once.
- */
-struct kh_suite {
-	const char *name;
-	const struct kh_bench *benches;	/* ends with a row whose name is NULL */
-	unsigned int flags;		/* KH_SUITE_* */
-};
-
-/*
- * The suite's benchmarks run with no perf event open in the harness: while
- * any per-task perf event exists on the system, every context switch (any
- * task's) goes through perf's sched-out/in hooks (the kernel's
- * perf_sched_events static key): on this project's VM `perf bench sched
- * pipe` took 4.40 us per round trip alone and 4.69 us while one other task
- * had a perf event.  The key is dropped only a second after the last event
- * closes (the kernel rate-limits it to HZ), so the harness waits
- * KH_PERF_KEY_DELAY_MS before measuring.  Counts come from /proc instead (where
- * /proc is missing the events stay open: they are then the count's fallback).
- */
-#define KH_SUITE_NO_PERF_EVENTS	1u
-#define KH_PERF_KEY_DELAY_MS	1100
+/* -------------------------------------------------------------- registry */
 
 /* Every benchmark of every suite, in order, suite filled in; ends with a
  * row whose name is NULL.  `list` and `run` both walk it. */
@@ -288,6 +166,10 @@ struct kh_method {
 				 * of this (1: none); see measure.c size_batch */
 	const char *force_fail;	/* KCROSS_TEST_FAIL: a glob of benchmarks whose
 				 * check is forced to fail (tests), or NULL */
+	const char *delay_glob;	/* KCROSS_TEST_DELAY: a glob of benchmarks each of
+				 * whose operations takes delay_ns longer (tests),
+				 * or NULL */
+	double delay_ns;
 };
 
 /* The reason of a check failed on purpose (KCROSS_TEST_FAIL, measure.c). */
@@ -353,6 +235,7 @@ struct kh_measure {
 	const struct kh_timer *t;
 	struct kh_result *r;
 	struct kh_bench_ctx c;
+	struct kh_timing timing;
 	int status;
 	uint64_t elapsed_ns;
 };
@@ -427,23 +310,34 @@ size_t kh_utf8_len(const unsigned char *p);
 /* Write the fingerprint's fields into an open writer (JSON or text). */
 void kh_fingerprint_write(struct kh_json *j, const struct kh_timer *t,
 			  const struct kh_counters *c, int cpu);
+/* --------------------------------------------------------------- settings */
+
 /*
- * The harness's own environment forcings (the library's are
- * kc_library_settings): name and valid values (NULL: any non-empty value),
- * NULL-terminated.  The fingerprint's `forced` object records these and the
- * library's, each validated value or null.
+ * The harness's own environment forcings (settings.c; the library's are
+ * kc_library_settings), NULL-terminated: a name, its valid values (NULL:
+ * any non-empty value) and a check of a value no list can hold (NULL: none;
+ * false with the error line in err).  The fingerprint's `forced` object
+ * records these and the library's, each validated value or null; a forcing
+ * added after schema 2's first version is recorded only when set
+ * (absent_when_unset), so that a run without it keeps the fingerprint, and
+ * the machine identity, of the runs stored before it existed.
  */
 struct kh_setting {
 	const char *name;
 	const char *const *valid;
+	bool (*check)(const char *value, char *err, size_t len);
+	bool absent_when_unset;
 };
 extern const struct kh_setting kh_settings[];
+/* s's validated value, or NULL when it is unset, empty or invalid (then,
+ * with err not NULL, the error line in err). */
+const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len);
 /* NULL when every forcing, the library's and the harness's, is valid or
- * unset; else the first one's error line "NAME=value: not one of a, b"
- * (a static buffer), for main.c to refuse the run with. */
+ * unset; else the first one's error line "NAME=value: ..." (a static
+ * buffer), for main.c to refuse the run with. */
 const char *kh_settings_error(void);
-
-/* Is IA32 emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
-const char *kh_probe_ia32(void);
+/* The forcings the method obeys, into m: force_fail, delay_glob, delay_ns
+ * (call after kh_settings_error() said all are valid). */
+void kh_settings_method(struct kh_method *m);
 
 #endif

@@ -16,10 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kcross/settings.h>
-
 #include "harness.h"
 #include "stats.h"
+
+#define KH__STR(x) #x
+#define KH_STR(x) KH__STR(x)
 
 #if KC_HAVE_SYSCALL_ALT
 # define KC__ALT_USAGE "|" KC_SYSMECH_ALT_NAME
@@ -52,7 +53,10 @@ static const char usage[] =
 	"KCROSS_SYSCALL=" KC_SYSMECH_NATIVE_NAME KC__ALT_USAGE "|libc|auto forces the syscall mechanism,\n"
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
 	"(auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the matching\n"
-	"benchmarks to fail (for tests of failure handling).\n"
+	"benchmarks to fail (for tests of failure handling), KCROSS_TEST_DELAY=GLOB:NS\n"
+	"adds NS nanoseconds (above 0, at most " KH_STR(KH_DELAY_MAX_NS) ") to every "
+	"operation of the matching\n"
+	"benchmarks, not to the empty loop (a planted slowdown, for tests of verdicts).\n"
 	"Exit: 0 all ok or skipped, 1 a benchmark failed its check, 2 bad input,\n"
 	"3 the output could not be written.\n";
 
@@ -485,30 +489,15 @@ static int cmd_run(const struct opts *o)
 
 /*
  * Every environment forcing is validated before anything runs: the
- * library's (kc_settings_error) and the harness's own, one line each.
+ * library's and the harness's own (settings.c), one line each.
  */
 static void check_forcings(struct opts *o)
 {
-	static const char *const timer_values[] = { "auto", "clock_gettime", NULL };
-	const char *lib = kc_settings_error(), *glob;
-	char err[200];
+	const char *err = kh_settings_error();
 
-	if (lib)
-		die_usage("%s", lib);
-	kc_setting("KCROSS_TIMER", timer_values, err, sizeof(err));
-	if (err[0])
+	if (err)
 		die_usage("%s", err);
-	glob = kc_setting("KCROSS_TEST_FAIL", NULL, err, sizeof(err));
-	if (glob) {
-		bool any = false;
-
-		for (const struct kh_bench *b = kh_registry(); b->name && !any; b++)
-			any = kh_bench_matches(b, glob);
-		if (!any)
-			die_usage("KCROSS_TEST_FAIL=%s: matches no benchmark (valid: a glob of "
-				  "benchmark names, NAME or SUITE/NAME; see 'list')", glob);
-	}
-	o->m.force_fail = glob;
+	kh_settings_method(&o->m);
 }
 
 /*

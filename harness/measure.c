@@ -24,7 +24,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,26 +32,6 @@
 
 #include "harness.h"
 #include "stats.h"
-
-int kh_skip(struct kh_bench_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	va_end(ap);
-	return KH_SKIP;
-}
-
-int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	va_end(ap);
-	return KH_FAIL;
-}
 
 /* The empty loop: what every benchmark's loop costs without its operation. */
 static int empty_loop(struct kh_bench_ctx *c)
@@ -85,17 +64,17 @@ static double batch_ticks(const struct kh_bench_ctx *c)
 	return (double)(c->t1 - c->t0);
 }
 
-static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
+/* One batch of the benchmark fn (planted: its KCROSS_TEST_DELAY, if any),
+ * or of the empty loop, or (fn NULL) the context made ready for one. */
+static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters, bool planted)
 {
-	c->iters = iters;
-	c->reason[0] = 0;
-	c->counts_aborts = false;
-	c->aborts = 0;
-	c->threads = 1;
-	c->switches_per_op = 0;
-	c->counts_switches = false;
-	c->switches = 0;
+	kh_bench_ctx_batch(c, iters, planted);
 	return fn ? fn(c) : KH_OK;
+}
+
+static int bench_batch(struct kh_measure *ms, uint64_t iters)
+{
+	return run_batch(ms->b->fn, &ms->c, iters, true);
 }
 
 /* The empty loop as the benchmark ran: in as many threads, released by the
@@ -104,11 +83,11 @@ static int run_batch(kh_bench_fn fn, struct kh_bench_ctx *c, uint64_t iters)
 static int empty_batch(struct kh_bench_ctx *c, uint64_t iters, int threads)
 {
 	if (threads > 1) {
-		run_batch(NULL, c, iters);
+		run_batch(NULL, c, iters, false);
 		if (kh_run_threads(c, threads, empty_body, NULL) == KH_OK)
 			return KH_OK;
 	}
-	return run_batch(empty_loop, c, iters);
+	return run_batch(empty_loop, c, iters, false);
 }
 
 /*
@@ -137,7 +116,7 @@ static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_i
 	for (;;) {
 		double bt;
 
-		if ((st = run_batch(ms->b->fn, c, iters)) != KH_OK)
+		if ((st = bench_batch(ms, iters)) != KH_OK)
 			return st;
 		bt = batch_ticks(c);
 		if (bt >= min_ticks)
@@ -153,7 +132,7 @@ static int size_batch(struct kh_measure *ms, double min_ticks, uint64_t *iters_i
 		uint64_t next;
 
 		for (int i = 0; i < KH_SIZING_BATCHES; i++) {
-			if ((st = run_batch(ms->b->fn, c, iters)) != KH_OK)
+			if ((st = bench_batch(ms, iters)) != KH_OK)
 				return st;
 			/* A batch shorter than the timer's tick counts as one tick:
 			 * at most that fast, never infinitely so. */
@@ -212,14 +191,13 @@ int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,
 	ms->m = m;
 	ms->t = t;
 	ms->r = r;
-	c->timer = t;
-	c->counters = ctr;
-	c->arg = b->arg;
+	kh_bench_ctx_init(c, &ms->timing, t, ctr, b->arg,
+			  m->delay_glob && kh_bench_matches(b, m->delay_glob) ? m->delay_ns : 0);
 	r->cpu = cpu;
 	r->n = m->samples;
 
 	/* First call: setup and the return-value check; nothing timed kept. */
-	st = run_batch(b->fn, c, 1);
+	st = bench_batch(ms, 1);
 	if (st == KH_OK && m->force_fail && kh_bench_matches(b, m->force_fail))
 		st = kh_fail(c, KH_FORCED_FAILURE);
 	if (st != KH_OK)
@@ -228,7 +206,7 @@ int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,
 	/* Warm-up, growing the batch as we go. */
 	for (uint64_t until = kh_clock_raw_ns() + (uint64_t)(m->warmup_ms * 1e6);
 	     kh_clock_raw_ns() < until;) {
-		if ((st = run_batch(b->fn, c, iters)) != KH_OK)
+		if ((st = bench_batch(ms, iters)) != KH_OK)
 			goto out;
 		if (batch_ticks(c) < min_ticks / 4)
 			iters *= 2;
@@ -283,14 +261,15 @@ int kh_measure_sample(struct kh_measure *ms, int s)
 
 	if (ms->status != KH_OK)
 		return ms->status;
-	if ((st = run_batch(ms->b->fn, c, r->iters)) != KH_OK)
+	if ((st = bench_batch(ms, r->iters)) != KH_OK)
 		goto out;
 	r->ticks[s] = batch_ticks(c) / (double)r->iters;
 	for (int e = 0; e < KH_EV_COUNT; e++) {
-		uint64_t d = c->snap[1].value[e] - c->snap[0].value[e];
+		const struct kh_snapshot *snap = ms->timing.snap;
+		uint64_t d = snap[1].value[e] - snap[0].value[e];
 
 		r->counter_total[e] += d;
-		if (c->snap[1].running[e] != c->snap[1].enabled[e])
+		if (snap[1].running[e] != snap[1].enabled[e])
 			r->counter_scaled[e] = true;
 		if ((e == KH_EV_MIGRATIONS || (e == KH_EV_CSW && !c->counts_switches)) && d)
 			moved = true;

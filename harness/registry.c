@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "bench/bench.h"
 #include "bench/cpuid_methods.h"
 

@@ -3,8 +3,8 @@
 #      result carries the reason, every other result and the end record are
 #      written, the end record counts 1 failed;
 #   2  bad input, one line on stderr: non-integer --samples/--cpu, invalid
-#      forcings (KCROSS_TIMER, KCROSS_VDSO, KCROSS_SYSCALL, KCROSS_TEST_FAIL);
-#      an empty forcing is no forcing;
+#      forcings (KCROSS_TIMER, KCROSS_VDSO, KCROSS_SYSCALL, KCROSS_TEST_FAIL,
+#      KCROSS_TEST_DELAY); an empty forcing is no forcing;
 #   3  output that cannot be written (> /dev/full), one line on stderr;
 #   more threads than allowed CPUs: flag threads-share-cpus (with taskset).
 # A part this machine cannot do prints "SKIP: <reason>" (ctest: skipped).
@@ -91,7 +91,13 @@ set(cases
   "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list"
   "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid"
   "run --suite syscall,nosuch" "run --suite syscall," "list --suite ,cpuid"
-  "run --batch-multiple 0" "run --batch-multiple 2.5")
+  "run --batch-multiple 0" "run --batch-multiple 2.5"
+  "KCROSS_TEST_DELAY=getppid-inline run" "KCROSS_TEST_DELAY=:5 run"
+  "KCROSS_TEST_DELAY=getppid-inline: run" "KCROSS_TEST_DELAY=getppid-inline:0 run"
+  "KCROSS_TEST_DELAY=getppid-inline:-3 run" "KCROSS_TEST_DELAY=getppid-inline:ten run"
+  "KCROSS_TEST_DELAY=getppid-inline:5ns run" "KCROSS_TEST_DELAY=getppid-inline:nan run"
+  "KCROSS_TEST_DELAY=getppid-inline:1e7 run" "KCROSS_TEST_DELAY=no-such-benchmark:5 run"
+  "KCROSS_TEST_DELAY=getppid-inline:5x sysinfo")
 foreach(case IN LISTS cases)
   separate_arguments(words UNIX_COMMAND "${case}")
   set(ENV_ARGS "")
@@ -106,6 +112,7 @@ foreach(case IN LISTS cases)
   endif()
   message(STATUS "'${case}': exit 2, ${err}")
 endforeach()
+set(ENV_ARGS "")
 
 # --suite takes a comma-separated list: the rows of both suites, nothing else.
 harness(out rc err list --suite cpuid,syscall)
@@ -170,7 +177,7 @@ if(NOT rc EQUAL 0 OR after EQUAL 0 OR closed EQUAL 0)
 endif()
 
 # An empty forcing is no forcing: the same as unset.
-foreach(var KCROSS_SYSCALL KCROSS_VDSO KCROSS_TIMER KCROSS_TEST_FAIL)
+foreach(var KCROSS_SYSCALL KCROSS_VDSO KCROSS_TIMER KCROSS_TEST_FAIL KCROSS_TEST_DELAY)
   set(ENV_ARGS "${var}=")
   harness(out rc err run --quick --samples 3 --bench getppid-dispatch --json)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "\"status\":\"ok\"")

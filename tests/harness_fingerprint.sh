@@ -39,7 +39,8 @@ has() { printf '%s' "$1" | grep -qF -- "$2"; }
 
 # The fingerprint record with exactly the forcings given as arguments.
 fingerprint() {
-	env -u KCROSS_SYSCALL -u KCROSS_VDSO -u KCROSS_TIMER -u KCROSS_TEST_FAIL "$@" \
+	env -u KCROSS_SYSCALL -u KCROSS_VDSO -u KCROSS_TIMER -u KCROSS_TEST_FAIL \
+		-u KCROSS_TEST_DELAY "$@" \
 		$emulator "$harness" sysinfo --json 2>&1 || true
 }
 
@@ -67,6 +68,17 @@ if [ "$mode" = forced ]; then
 		       printf "%s" "$1" | grep -qF "\"timer\":{\"source\":\"clock_gettime\""' - "$timer"
 	fail=$(fingerprint 'KCROSS_TEST_FAIL=syscall/getppid*')
 	check "KCROSS_TEST_FAIL recorded as given" has "$fail" '"KCROSS_TEST_FAIL":"syscall/getppid*"'
+	# Added after schema 2's first version: absent when unset (the `none`
+	# object above is exactly a fingerprint's from before), recorded when set.
+	delay=$(fingerprint 'KCROSS_TEST_DELAY=syscall/getppid-inl*:6.5')
+	check "KCROSS_TEST_DELAY recorded as given" \
+		has "$delay" '"KCROSS_TEST_FAIL":null,"KCROSS_TEST_DELAY":"syscall/getppid-inl*:6.5"}'
+	empty_delay=$(fingerprint KCROSS_TEST_DELAY=)
+	check "empty KCROSS_TEST_DELAY: absent, as unset" has "$empty_delay" "$none"
+	bad_delay=$(fingerprint KCROSS_TEST_DELAY=getppid-inline:0)
+	check "invalid KCROSS_TEST_DELAY refused, never recorded" \
+		sh -c '! printf "%s" "$1" | grep -qF "KCROSS_TEST_DELAY\":" &&
+		       printf "%s" "$1" | grep -qF "NS wants a number"' - "$bad_delay"
 	# An invalid value is refused at start (main.c) or, at the least, never
 	# recorded or obeyed.
 	bogus=$(fingerprint KCROSS_TIMER=bogus KCROSS_VDSO=off)

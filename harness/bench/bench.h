@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the benchmark files share.  Each bench/NAME.c keeps its benchmark
- * functions static and defines its suite table (struct kh_suite, harness.h)
+ * What the benchmark files share, and what they offer the registry.  Each
+ * bench/NAME.c keeps its benchmark functions static and defines its suite
+ * table (struct kh_suite, api.h: the whole of what it sees of the harness)
  * beside them; registry.c joins the suites.
  */
 #ifndef KCROSS_BENCH_H
 #define KCROSS_BENCH_H
 
-#include "harness.h"
+#include "api.h"
+
+/* bench/syscall.c, for KH_NEED_IA32_EMULATION (registry.c): is IA32
+ * emulation (int $0x80 from 64-bit) usable here?  NULL if so. */
+const char *kh_probe_ia32(void);
 
 /* bench/percpu_aborts.c: untimed passes counting the rseq retries inside
  * the <kcross/percpu.h> operations (which do not report them) */

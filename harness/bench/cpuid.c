@@ -5,7 +5,8 @@
  * tests/unit/test_cpuid.c).  Before timing, each benchmark checks that its
  * method names the CPU the harness pinned the thread to, and that
  * sched_getcpu() and the getcpu system call agree.  The timed loops consume
- * each answer (KC_OPAQUE), so no read can be dropped or hoisted.
+ * each answer (KC_OPAQUE), so no read can be dropped or hoisted.  The x86
+ * instructions' rows (rdpid, rdtscp, lsl) exist on x86-64 only.
  */
 #include <sched.h>
 
@@ -122,12 +123,14 @@ static const struct kh_bench benches[] = {
 	  bench_cpuid, KH_NEED_RSEQ, KH_CM_RSEQ, NULL },
 	{ "kc_cpu", "kc_cpu(): the rseq load, a sign test, fallbacks out of line",
 	  bench_cpuid, 0, KH_CM_KC_CPU, NULL },
+#if defined(KC_ARCH_X86_64)
 	{ "rdpid", "x86 RDPID (TSC_AUX & 0xfff)",
 	  bench_cpuid, KH_NEED_RDPID, KH_CM_RDPID, NULL },
 	{ "rdtscp", "x86 RDTSCP, its TSC_AUX output (& 0xfff)",
 	  bench_cpuid, KH_NEED_RDTSCP, KH_CM_RDTSCP, NULL },
 	{ "lsl", "x86 LSL of the per-CPU GDT entry, selector 0x7b (& 0xfff)",
 	  bench_cpuid, KH_NEED_X86_CPUNODE, KH_CM_LSL, NULL },
+#endif
 	{ "getcpu-vdso", "the vDSO's getcpu(&cpu, NULL, NULL)",
 	  bench_cpuid, KH_NEED_VDSO_GETCPU, KH_CM_VDSO, NULL },
 	{ "getcpu-syscall", "the getcpu system call, inline",

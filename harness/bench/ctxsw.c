@@ -46,7 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench/bench.h"
 
 #if defined(KC_ARCH_X86_64)
 # include <cpuid.h>
@@ -330,6 +330,7 @@ static bool swc_read(const struct swc *s, uint64_t *v)
  */
 static int swc_open(struct kh_bench_ctx *c, struct swc *s, pid_t pid, pid_t tid)
 {
+	struct perf_event_attr a;
 	uint64_t v;
 
 	s->pid = pid;
@@ -337,17 +338,13 @@ static int swc_open(struct kh_bench_ctx *c, struct swc *s, pid_t pid, pid_t tid)
 	s->fd = -1;
 	if (proc_switches(pid, tid, &v))
 		return 0;
-	if (kh_counter_available(c->counters, KH_EV_CSW)) {
-		struct perf_event_attr a;
-
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		a.exclude_hv = 1;
-		s->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, 0);
-	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a.exclude_hv = 1;
+	s->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, 0);
 	if (s->fd < 0) {
 		kh_fail(c, "cannot count the context switches of thread %d: "
 			"/proc/%d/task/%d/status and perf's context-switches event both "

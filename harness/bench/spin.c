@@ -18,68 +18,61 @@
  *                  CPUs exchanged.  Skipped, saying so, where the CPU has
  *                  no SMT sibling this process may use.
  *
- * A row whose hint belongs to another arch is skipped with the reason.  The
- * ppc64 priority hints change the thread's priority until another one does:
- * each loop that used one ends with or 2,2,2 (medium), outside the timing.
+ * Each arch lists its own hints (SPIN_HINTS); the rows, the timed loops and
+ * the spinners follow from that list, so another arch's hints are not rows
+ * here at all.  The ppc64 priority hints change the thread's priority until
+ * another one does: each loop that used one ends with or 2,2,2 (medium),
+ * outside the timing.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
 
-enum hint {
-	H_NONE, H_PAUSE, H_YIELD, H_ISB, H_SEVL_WFE, H_OR27, H_OR1, H_OR31, H_OR2, H_COUNT
-};
-
-static const struct {
-	const char *insn;	/* as written in the assembly */
-	const char *arch;	/* KC_ARCH_NAME of the arch that has it */
-} hints[H_COUNT] = {
-	[H_NONE] = { "(no hint)", NULL },
-	[H_PAUSE] = { "pause", "x86_64" },
-	[H_YIELD] = { "yield", "aarch64" },
-	[H_ISB] = { "isb", "aarch64" },
-	[H_SEVL_WFE] = { "sevl; wfe", "aarch64" },
-	[H_OR27] = { "or 27,27,27", "ppc64le" },
-	[H_OR1] = { "or 1,1,1", "ppc64le" },
-	[H_OR31] = { "or 31,31,31", "ppc64le" },
-	[H_OR2] = { "or 2,2,2", "ppc64le" },
-};
-
 /*
- * This arch's hints as X(id, "asm") entries, and what undoes a hint's
- * lasting effect (SPIN_RESTORE).  Each use expands one loop per hint, so
- * every timed loop holds one asm statement and nothing else.
+ * This arch's hints as X(id, "name", "as the summary shows it", "asm")
+ * entries, and what undoes a hint's lasting effect (SPIN_RESTORE).  Each use
+ * expands one loop per hint, so every timed loop holds one asm statement and
+ * nothing else.
  */
 #if defined(KC_ARCH_X86_64)
-# define SPIN_HINTS X(H_PAUSE, "pause")
+# define SPIN_HINTS X(H_PAUSE, "pause", "pause", "pause")
 # define SPIN_RESTORE ""
 #elif defined(KC_ARCH_AARCH64)
-# define SPIN_HINTS X(H_YIELD, "yield") X(H_ISB, "isb") X(H_SEVL_WFE, "sevl\n\twfe")
+# define SPIN_HINTS X(H_YIELD, "yield", "yield", "yield")			\
+		    X(H_ISB, "isb", "isb", "isb")				\
+		    X(H_SEVL_WFE, "sevl-wfe", "sevl; wfe", "sevl\n\twfe")
 # define SPIN_RESTORE ""
 #elif defined(KC_ARCH_PPC64LE)
-# define SPIN_HINTS X(H_OR27, "or 27,27,27") X(H_OR1, "or 1,1,1") \
-		    X(H_OR31, "or 31,31,31") X(H_OR2, "or 2,2,2")
+# define SPIN_HINTS X(H_OR27, "or27", "or 27,27,27", "or 27,27,27")	\
+		    X(H_OR1, "or1", "or 1,1,1", "or 1,1,1")			\
+		    X(H_OR31, "or31", "or 31,31,31", "or 31,31,31")		\
+		    X(H_OR2, "or2", "or 2,2,2", "or 2,2,2")
 # define SPIN_RESTORE "or 2,2,2"
 #endif
+
+enum hint {
+	H_NONE,
+#define X(id, name, text, insn) id,
+	SPIN_HINTS
+#undef X
+	H_COUNT
+};
+
+/* Each hint as the summaries and messages show it. */
+static const char *const hint_text[H_COUNT] = {
+	[H_NONE] = "(no hint)",
+#define X(id, name, text, insn) [id] = text,
+	SPIN_HINTS
+#undef X
+};
 
 static void spin_restore(void)
 {
 	__asm__ __volatile__(SPIN_RESTORE ::: "memory");
-}
-
-/* NULL when this arch has hint h, else why not (a static buffer). */
-static const char *hint_missing(enum hint h)
-{
-	static char why[120];
-
-	if (h == H_NONE || !strcmp(hints[h].arch, KC_ARCH_NAME))
-		return NULL;
-	snprintf(why, sizeof(why), "`%s` is a hint of %s only; this is %s", hints[h].insn,
-		 hints[h].arch, KC_ARCH_NAME);
-	return why;
 }
 
 /* ----------------------------------------------------------- hint cost */
@@ -87,12 +80,10 @@ static const char *hint_missing(enum hint h)
 static int bench_hint(struct kh_bench_ctx *c)
 {
 	enum hint h = (enum hint)kh_arg(c);
-	const char *why = hint_missing(h);
 
-	if (why)
-		return kh_skip(c, "%s", why);
 	switch (h) {
-#define X(id, insn) case id: KH_LOOP(c, __asm__ __volatile__(insn ::: "memory")); break;
+#define X(id, name, text, insn) \
+	case id: KH_LOOP(c, __asm__ __volatile__(insn ::: "memory")); break;
 	SPIN_HINTS
 #undef X
 	default:
@@ -174,7 +165,7 @@ static void *spinner_main(void *arg)
 
 	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 	switch (s->h) {
-#define X(id, insn)							\
+#define X(id, name, text, insn)						\
 	case id:							\
 		while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))	\
 			__asm__ __volatile__(insn ::: "memory");	\
@@ -206,7 +197,8 @@ static int sibling_run(struct kh_bench_ctx *c, enum hint h, int sibling)
 	err = pthread_create(&s.th, &attr, spinner_main, &s);
 	pthread_attr_destroy(&attr);
 	if (err)
-		return kh_fail(c, "cannot start the spinner on CPU %d: %s", s.cpu, strerror(err));
+		return kh_fail(c, "cannot start the spinner (%s) on CPU %d: %s", hint_text[h],
+			       s.cpu, strerror(err));
 	while (!__atomic_load_n(&s.ready, __ATOMIC_ACQUIRE))
 		sched_yield();
 	/* The counting loop: one dependent add per iteration (on POWER the
@@ -223,12 +215,9 @@ static int sibling_run(struct kh_bench_ctx *c, enum hint h, int sibling)
 static int bench_sibling(struct kh_bench_ctx *c)
 {
 	enum hint h = (enum hint)kh_arg(c);
-	const char *missing = hint_missing(h);
 	int cpu = sched_getcpu(), sibling;
 	char why[400];
 
-	if (missing)
-		return kh_skip(c, "%s", missing);
 	if (cpu < 0)
 		return kh_skip(c, "sched_getcpu: %s: the measuring CPU is unknown",
 			       strerror(errno));
@@ -237,31 +226,20 @@ static int bench_sibling(struct kh_bench_ctx *c)
 	return sibling_run(c, h, sibling);
 }
 
-#define HINT_ROW(name, id, insn) \
-	{ "hint-" name, "one `" insn "`, back to back (per hint executed)", bench_hint, 0, id, NULL },
-#define SIBLING_ROW(name, id, insn) \
-	{ "sibling-" name, "counting-loop iterations/s while the SMT sibling spins with `" \
-	  insn "`", bench_sibling, 0, id, NULL },
-
+/* This arch's rows: hint-NAME for each of its hints, then sibling-plain and
+ * sibling-NAME for each. */
 static const struct kh_bench benches[] = {
-	HINT_ROW("pause", H_PAUSE, "pause")
-	HINT_ROW("yield", H_YIELD, "yield")
-	HINT_ROW("isb", H_ISB, "isb")
-	HINT_ROW("sevl-wfe", H_SEVL_WFE, "sevl; wfe")
-	HINT_ROW("or27", H_OR27, "or 27,27,27")
-	HINT_ROW("or1", H_OR1, "or 1,1,1")
-	HINT_ROW("or31", H_OR31, "or 31,31,31")
-	HINT_ROW("or2", H_OR2, "or 2,2,2")
+#define X(id, name, text, insn) \
+	{ "hint-" name, "one `" text "`, back to back (per hint executed)", bench_hint, 0, id, NULL },
+	SPIN_HINTS
+#undef X
 	{ "sibling-plain", "counting-loop iterations/s while the SMT sibling spins with no hint",
 	  bench_sibling, 0, H_NONE, NULL },
-	SIBLING_ROW("pause", H_PAUSE, "pause")
-	SIBLING_ROW("yield", H_YIELD, "yield")
-	SIBLING_ROW("isb", H_ISB, "isb")
-	SIBLING_ROW("sevl-wfe", H_SEVL_WFE, "sevl; wfe")
-	SIBLING_ROW("or27", H_OR27, "or 27,27,27")
-	SIBLING_ROW("or1", H_OR1, "or 1,1,1")
-	SIBLING_ROW("or31", H_OR31, "or 31,31,31")
-	SIBLING_ROW("or2", H_OR2, "or 2,2,2")
+#define X(id, name, text, insn) \
+	{ "sibling-" name, "counting-loop iterations/s while the SMT sibling spins with `" text \
+	  "`", bench_sibling, 0, id, NULL },
+	SPIN_HINTS
+#undef X
 	{ NULL, NULL, NULL, 0, 0, NULL },
 };
 

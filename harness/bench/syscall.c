@@ -49,15 +49,15 @@ static int bench_getppid_inline(struct kh_bench_ctx *c)
 	return KH_OK;
 }
 
+#if KC_HAVE_SYSCALL_ALT
 /*
  * The arch's second instruction (ppc64le: scv 0), where the kernel offers it
  * (kc_syscall_available() reads AT_HWCAP2): beside getppid-inline (sc), the
- * pair the labs compare.  A row on every arch, skipped with the reason where
- * there is no alternative.
+ * pair the labs compare.  A row only where the arch has an alternative;
+ * skipped with the reason where this kernel does not offer it.
  */
 static int bench_getppid_inline_alt(struct kh_bench_ctx *c)
 {
-#if KC_HAVE_SYSCALL_ALT
 	if (!(kc_syscall_available() & (1u << KC_SYSMECH_ALT)))
 		return kh_skip(c, "the kernel does not offer %s (AT_HWCAP2 lacks its bit)",
 			       KC_SYSMECH_ALT_NAME);
@@ -65,11 +65,8 @@ static int bench_getppid_inline_alt(struct kh_bench_ctx *c)
 		return KH_FAIL;
 	KH_LOOP(c, kc_syscall_alt0(SYS_getppid));
 	return KH_OK;
-#else
-	return kh_skip(c, "%s has one system call instruction (%s), no alternative",
-		       KC_ARCH_NAME, KC_SYSMECH_NATIVE_NAME);
-#endif
 }
+#endif
 
 static int bench_getppid_dispatch(struct kh_bench_ctx *c)
 {
@@ -349,8 +346,10 @@ static const struct kh_bench benches[] = {
 	  bench_getppid_libc_syscall, 0, 0, NULL },
 	{ "getppid-inline", "getppid by the inline instruction (kc_syscall0)",
 	  bench_getppid_inline, 0, 0, NULL },
+#if KC_HAVE_SYSCALL_ALT
 	{ "getppid-inline-alt", "getppid by the arch's alternative instruction (ppc64le scv 0)",
 	  bench_getppid_inline_alt, 0, 0, NULL },
+#endif
 	{ "getppid-dispatch", "getppid by the run-time selected mechanism (kc_sys0)",
 	  bench_getppid_dispatch, 0, 0, NULL },
 	{ "getppid-call", "getppid inline but behind a call/ret through a function pointer",

@@ -13,8 +13,8 @@ agent, never a password prompt; ``ConnectTimeout``):
    process tree as a local run: see 3.);
 3. the harness gets the options a local run forwards
    (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
-   KCROSS_TIMER, KCROSS_TEST_FAIL, when set here), its standard output read
-   through the same path as a local run (:func:`kcross.runner.run`): each
+   KCROSS_TIMER, KCROSS_TEST_FAIL, KCROSS_TEST_DELAY, when set here), its
+   standard output read through the same path as a local run (:func:`kcross.runner.run`): each
    result stored as it arrives, Ctrl-C and a lost connection handled alike,
    the table printed as for a local run.  The stored run has the remote
    machine's fingerprint (the harness measured there), ``runs.source`` is
@@ -87,7 +87,8 @@ SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                 "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR")
 # What the harness reads from its environment (README, "environment"): a local
 # run passes them on by inheritance, a remote one explicitly.
-HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL")
+HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL",
+               "KCROSS_TEST_DELAY")
 TMP_PREFIX = "kcross-remote."
 HOST_MAX = 253  # the longest DNS name
 

@@ -10,8 +10,10 @@ samples (and the empty loop's) are repeated in order.  ``--cpu C`` puts C
 where the capture has the measuring CPU.
 
 Like the real harness it honours KCROSS_TEST_FAIL=GLOB (matching benchmarks
-fail their check: status ``failed``, exit 1 after the end record) and records
-the forcings in ``fingerprint.forced``, refusing an invalid one (exit 2).
+fail their check: status ``failed``, exit 1 after the end record) and
+KCROSS_TEST_DELAY=GLOB:NS (NS added to every sample of the matching benchmarks,
+not to their empty loop's), and records the forcings in ``fingerprint.forced``
+(KCROSS_TEST_DELAY only when set), refusing an invalid one (exit 2).
 Behaviour knobs for failure tests, all optional:
 
   KCROSS_FAKE_DELAY=S          sleep S seconds before each result
@@ -50,6 +52,8 @@ DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_SAMPLES = 201
 QUICK_SAMPLES = 11
 TEST_FAIL_REASON = "forced failure (KCROSS_TEST_FAIL, for tests)"
+GLOB_HELP = "a glob of benchmark names, NAME or SUITE/NAME; see 'list'"
+DELAY_MAX_NS = 1e6
 SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
 
 
@@ -126,9 +130,31 @@ def forcings() -> dict[str, str | None]:
         forced[name] = value
     glob = forced["KCROSS_TEST_FAIL"]
     if glob is not None and not any(matches(b, glob) for b in BENCHES):
-        fail(f"KCROSS_TEST_FAIL={glob}: matches no benchmark (valid: a glob of benchmark "
-             "names, NAME or SUITE/NAME; see 'list')")
+        fail(f"KCROSS_TEST_FAIL={glob}: matches no benchmark (valid: {GLOB_HELP})")
+    delay = os.environ.get("KCROSS_TEST_DELAY") or None
+    if delay is not None:  # recorded only when set, as the real harness does
+        planted_delay(delay)
+        forced["KCROSS_TEST_DELAY"] = delay
     return forced
+
+
+def planted_delay(value: str) -> tuple[str, float]:
+    """KCROSS_TEST_DELAY=GLOB:NS as the real harness validates it (harness/settings.c)."""
+    glob, colon, num = value.rpartition(":")
+    if not colon or not glob or not num:
+        fail(f"KCROSS_TEST_DELAY={value}: not GLOB:NS (a glob of benchmark names, NAME or "
+             "SUITE/NAME, a colon, and the nanoseconds to add to each of their operations, "
+             "e.g. getppid-inline:6.5)")
+    try:
+        ns = float(num)
+    except ValueError:
+        ns = 0.0
+    if not 0 < ns <= DELAY_MAX_NS:
+        fail(f"KCROSS_TEST_DELAY={value}: NS wants a number of nanoseconds above 0 and at "
+             f"most {DELAY_MAX_NS:.0f}, not '{num}'")
+    if not any(matches(b, glob) for b in BENCHES):
+        fail(f"KCROSS_TEST_DELAY={value}: '{glob}' matches no benchmark (valid: {GLOB_HELP})")
+    return glob, ns
 
 
 def matches(bench: dict[str, Any], pattern: str | None) -> bool:
@@ -212,6 +238,12 @@ def result(bench: dict[str, Any], n: int, cpu: int | None,
         rec["samples"] = [x * factor for x in rec["samples"]]
         if "samples" in rec["overhead"]:
             rec["overhead"]["samples"] = [x * factor for x in rec["overhead"]["samples"]]
+    if forced.get("KCROSS_TEST_DELAY"):
+        glob, ns = planted_delay(str(forced["KCROSS_TEST_DELAY"]))
+        if matches(bench, glob):
+            ticks_per_ns = FINGERPRINT["timer"]["hz"] / 1e9
+            rec["samples"] = [x + ns for x in rec["samples"]]
+            rec["ticks"] = [x + ns * ticks_per_ns for x in rec["ticks"]]
     rec["mechanism"] = mechanism(forced)
     if cpu is not None:
         rec["cpu"] = cpu

@@ -6,6 +6,8 @@ built, $KCROSS_REAL_HARNESS, then kcross-harness on PATH as `pip install .` puts
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -145,3 +147,75 @@ def test_real_harness_ranges_match_kcross() -> None:
     for option, (lo, hi), step in edges:
         assert status(option, f"{lo:.10g}") == 0 == status(option, f"{hi:.10g}"), option
         assert status(option, f"{lo - step:.10g}") == 2 == status(option, f"{hi + step:.10g}"), option
+
+
+# A planted slowdown (KCROSS_TEST_DELAY) on getppid-inline; getppid-dispatch is the same
+# system call through the run-time selected mechanism, beside it in every run.  The delay
+# is large beside what a system call's median moves by from run to run and from one
+# benchmark to the other: a few nanoseconds on this project's quiet VM (100 ns came out
+# 94.9 once), tens beside other work (getppid at 590-640 ns, 400 ns came out 437).  The
+# delay's own accuracy is test_measure's (200 ns on an empty loop: 200.0-200.2).
+DELAY_NS = 2000.0
+PLANTED, TWIN = "getppid-inline", "getppid-dispatch"
+
+
+def _delay_run(delay: str | None) -> list[dict]:
+    """An interleaved run of getppid-inline and getppid-dispatch (the glob matches those
+    two and, where the arch has it, getppid-inline-alt), with KCROSS_TEST_DELAY=delay."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCROSS_")}
+    if delay is not None:
+        env["KCROSS_TEST_DELAY"] = delay
+    out = subprocess.run([str(REAL), "run", "--json", "--interleave", "--bench",
+                          "getppid-[id][ni][ls]*", "--samples", "51", "--min-batch-ms", "1",
+                          "--warmup-ms", "20"], env=env, capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _medians(records: list[dict]) -> dict[str, tuple[float, float]]:
+    """Per benchmark: the median of its raw samples and of its empty loop's."""
+    return {r["name"]: (statistics.median(r["samples"]), statistics.median(r["overhead"]["samples"]))
+            for r in records if r["type"] == "result" and r["status"] == "ok"}
+
+
+def test_real_planted_delay_raises_its_benchmark_alone() -> None:
+    """KCROSS_TEST_DELAY=getppid-inline:2000 raises getppid-inline's median by 2000 ns
+    (within 5%) and adds nothing to getppid-dispatch, nor to any empty loop.  Differences between
+    the two benchmarks of one run, set against the same difference in a run without the
+    delay; the twin's medians of the two runs as a ratio: never a time."""
+    plain, planted = _medians(_delay_run(None)), _medians(_delay_run(f"{PLANTED}:{DELAY_NS:g}"))
+    gap_plain = plain[PLANTED][0] - plain[TWIN][0]
+    gap_planted = planted[PLANTED][0] - planted[TWIN][0]
+    added = gap_planted - gap_plain
+    assert abs(added - DELAY_NS) <= 0.05 * DELAY_NS, (added, plain, planted)
+    assert 0.8 < planted[TWIN][0] / plain[TWIN][0] < 1.25, (plain, planted)
+    for name, (_, empty) in planted.items():   # the empty loop: a nanosecond or less
+        assert empty < 0.01 * DELAY_NS, (name, empty)
+
+
+def test_real_planted_delay_is_recorded_and_bad_values_refused(kcross: Kcross) -> None:
+    """The fingerprint records KCROSS_TEST_DELAY as given (and has no such key without it);
+    a bad value is refused before anything runs: one line, exit 2."""
+    planted = _delay_run(f"syscall/{PLANTED}:{DELAY_NS:g}")
+    assert planted[0]["forced"]["KCROSS_TEST_DELAY"] == f"syscall/{PLANTED}:{DELAY_NS:g}"
+    info = subprocess.run([str(REAL), "sysinfo", "--json"], capture_output=True, text=True,
+                          timeout=30, check=True, env={k: v for k, v in os.environ.items()
+                                                       if not k.startswith("KCROSS_")})
+    assert "KCROSS_TEST_DELAY" not in json.loads(info.stdout)["forced"]
+    for bad in ("getppid-inline", ":5", "getppid-inline:0", "getppid-inline:-1",
+                "getppid-inline:ten", "getppid-inline:nan", "getppid-inline:1e9",
+                "no-such-benchmark:5"):
+        proc = kcross("run", "--bench", PLANTED, "--quick", "--harness", str(REAL),
+                      extra_env={"KCROSS_TEST_DELAY": bad})
+        assert_one_line_error(proc, 2, f"KCROSS_TEST_DELAY={bad}")
+
+
+def test_remote_passes_on_every_forcing_the_harness_records() -> None:
+    """`kcross run --remote` forwards the harness's forcings by name (remote.HARNESS_ENV):
+    every one the harness records in its fingerprint, KCROSS_TEST_DELAY when set included."""
+    from kcross import remote
+
+    env = {**os.environ, "KCROSS_TEST_DELAY": f"{PLANTED}:1"}
+    out = subprocess.run([str(REAL), "sysinfo", "--json"], capture_output=True, text=True,
+                         timeout=30, check=True, env=env).stdout
+    assert set(json.loads(out)["forced"]) <= set(remote.HARNESS_ENV)

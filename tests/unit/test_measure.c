@@ -12,13 +12,29 @@
  *              matching benchmark after its first call, by name or
  *              suite/name, with the fixed reason; others run;
  *   threads    a benchmark running more threads than CPUs allowed carries
- *              "threads-share-cpus"; a one-thread one does not.
+ *              "threads-share-cpus"; a one-thread one does not;
+ *   delay      KCROSS_TEST_DELAY's glob and nanoseconds (kh_method.delay_glob,
+ *              delay_ns) add the delay to every operation of a matching
+ *              benchmark: its median minus a twin's (the same loop, not
+ *              matching) is the delay within 5% (natively within 0.02%: the
+ *              spin stops at the delay, overshooting by a timer read per
+ *              batch; under ASan and load within 1%); nothing is added to the
+ *              twin (its median stays under 5% of the delay, where it is
+ *              under a nanosecond) nor to the empty loop (the planted's is the
+ *              twin's within that much).  In two threads, where batches swing
+ *              with the load: every sample holds the delay, and the fastest
+ *              is the delay above the fastest empty loop (same threads, same
+ *              batch size), within half the delay.  Differences within one
+ *              process and ratios to the delay, not times.
  */
+#include <math.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
 #include "harness.h"
+#include "stats.h"
 
 #define MIN_BATCH_MS 2.0
 
@@ -54,6 +70,17 @@ static int bench_threads(struct kh_bench_ctx *c)
 {
 	calls++;
 	return kh_run_threads(c, (int)kh_arg(c), body_empty, NULL);
+}
+
+/* One empty loop per operation; kh_arg threads (1: this one alone). */
+static int bench_twin(struct kh_bench_ctx *c)
+{
+	long threads = kh_arg(c);
+
+	if (threads > 1)
+		return kh_run_threads(c, (int)threads, body_empty, NULL);
+	KH_LOOP(c, KC_BARRIER());
+	return KH_OK;
 }
 
 static bool has_flag(const struct kh_result *r, const char *flag, const char **detail)
@@ -143,6 +170,64 @@ int main(void)
 		       allowed + 1, ms.c.threads);
 		kh_result_free(&r);
 	}
+	/* delay */
+	m.samples = 21;
+	m.min_batch_ms = 1;
+	m.delay_ns = 200;
+	m.delay_glob = "test/plant*";
+	{
+		struct kh_bench planted = { "planted", "fake", bench_twin, 0, 1, "test" };
+		struct kh_bench twin = { "twin", "fake", bench_twin, 0, 1, "test" };
+		struct kh_result rt;
+		double added, twin_med, oh_planted, oh_twin;
+
+		kh_measure(&planted, &m, &t, &ctr, -1, &r);
+		kh_measure(&twin, &m, &t, &ctr, -1, &rt);
+		if (tap_ok(r.status == KH_OK && rt.status == KH_OK, "planted and twin measured "
+			   "(%s%s)", r.reason, rt.reason)) {
+			twin_med = kh_median(rt.ns, rt.n);
+			added = kh_median(r.ns, r.n) - twin_med;
+			oh_planted = kh_median(r.oh_ns, r.n);
+			oh_twin = kh_median(rt.oh_ns, rt.n);
+			tap_ok(fabs(added - m.delay_ns) <= 0.05 * m.delay_ns, "%g ns planted per "
+			       "operation: the median rose by %.2f ns", m.delay_ns, added);
+			tap_ok(twin_med < 0.05 * m.delay_ns, "the twin, not matching the glob, got "
+			       "nothing (%.3f ns/op)", twin_med);
+			tap_ok(oh_planted - oh_twin < 0.05 * m.delay_ns, "the empty loop got nothing "
+			       "(%.3f ns/op, the twin's %.3f)", oh_planted, oh_twin);
+		}
+		kh_result_free(&r);
+		kh_result_free(&rt);
+	}
+	/*
+	 * Two threads: the calling thread spins after the last one finished.  A
+	 * two-thread batch's start and end swing with the machine's load (by
+	 * milliseconds under qemu), so this reads what the spin guarantees and
+	 * the best of 21 batches, in batches of 20 ms: every sample holds the
+	 * delay; the fastest is the delay above the fastest empty loop (same
+	 * threads, same batch size), not twice it and not nothing.
+	 */
+	{
+		struct kh_bench planted = { "planted-x2", "fake", bench_twin, 0, 2, "test" };
+		double lo = INFINITY, oh_lo = INFINITY;
+
+		m.min_batch_ms = 20;
+		kh_measure(&planted, &m, &t, &ctr, -1, &r);
+		for (int s = 0; r.status == KH_OK && s < r.n; s++) {
+			lo = fmin(lo, r.ns[s]);
+			oh_lo = fmin(oh_lo, r.oh_ns[s]);
+		}
+		if (tap_ok(r.status == KH_OK && r.threads == 2, "2 threads measured (%s)",
+			   r.reason)) {
+			tap_ok(lo >= 0.99 * m.delay_ns, "2 threads: every sample holds the %g ns "
+			       "delay (the fastest: %.2f ns/op)", m.delay_ns, lo);
+			tap_ok(fabs(lo - oh_lo - m.delay_ns) < 0.5 * m.delay_ns, "2 threads: the "
+			       "fastest sample is %.2f ns/op above the fastest empty loop",
+			       lo - oh_lo);
+		}
+		kh_result_free(&r);
+	}
+	m.delay_glob = NULL;
 	kh_counters_close(&ctr);
 	return tap_done();
 }

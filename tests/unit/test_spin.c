@@ -30,6 +30,7 @@ int main(void)
 {
 	static struct kh_timer timer;
 	static struct kh_counters counters;
+	static struct kh_timing timing;
 	struct kh_bench_ctx *c = calloc(1, sizeof(*c));
 	cpu_set_t all, none;
 	int self, other = -1;
@@ -64,16 +65,11 @@ int main(void)
 	kh_timer_init(&timer, 5);
 	kh_counters_open(&counters);
 	for (int h = 0; h < H_COUNT; h++) {
-		if (hint_missing((enum hint)h))
-			continue;
-		memset(c, 0, sizeof(*c));
-		c->timer = &timer;
-		c->counters = &counters;
-		c->iters = 100000;
-		c->threads = 1;
+		kh_bench_ctx_init(c, &timing, &timer, &counters, h, 0);
+		kh_bench_ctx_batch(c, 100000, false);
 		tap_ok(sibling_run(c, (enum hint)h, other) == KH_OK,
 		       "counting loop beside a spinner on CPU %d with %s: %s", other,
-		       hints[h].insn, c->reason[0] ? c->reason : "ok");
+		       hint_text[h], c->reason[0] ? c->reason : "ok");
 	}
 	kh_counters_close(&counters);
 	free(c);

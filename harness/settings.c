@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The harness's own environment forcings (the library validates its own,
+ * kc_settings_error): each one's name and what makes a value valid, checked
+ * before anything runs (main.c refuses a bad one: one line, exit 2), and
+ * recorded by the fingerprint (fingerprint.c) as validated here.
+ *
+ *   KCROSS_TIMER       auto or clock_gettime (timer.c obeys it)
+ *   KCROSS_TEST_FAIL   a glob of benchmarks whose check is forced to fail
+ *   KCROSS_TEST_DELAY  GLOB:NS, NS nanoseconds planted in every operation
+ *                      of the matching benchmarks (context.c plants them)
+ *
+ * An empty variable is unset, as everywhere (kc_setting).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kcross/settings.h>
+
+#include "harness.h"
+
+#define GLOB_HELP "a glob of benchmark names, NAME or SUITE/NAME; see 'list'"
+#define GLOB_MAX 160	/* KCROSS_TEST_DELAY's glob, its NUL included */
+
+/* Does glob match a registered benchmark? */
+static bool matches_any(const char *glob)
+{
+	for (const struct kh_bench *b = kh_registry(); b->name; b++)
+		if (kh_bench_matches(b, glob))
+			return true;
+	return false;
+}
+
+static bool check_fail(const char *value, char *err, size_t len)
+{
+	if (matches_any(value))
+		return true;
+	snprintf(err, len, "KCROSS_TEST_FAIL=%s: matches no benchmark (valid: " GLOB_HELP ")",
+		 value);
+	return false;
+}
+
+/*
+ * KCROSS_TEST_DELAY=GLOB:NS, split at the last colon (a benchmark name has
+ * none): the glob (copied into glob, glen bytes) and ns.  false, with the error
+ * line in err, when either part is not valid.
+ */
+static bool parse_delay(const char *value, char *glob, size_t glen, double *ns, char *err,
+			size_t elen)
+{
+	const char *colon = strrchr(value, ':'), *num;
+	char *end;
+
+	if (!colon || colon == value || !colon[1]) {
+		snprintf(err, elen, "KCROSS_TEST_DELAY=%s: not GLOB:NS (a glob of benchmark "
+			 "names, NAME or SUITE/NAME, a colon, and the nanoseconds to add to each "
+			 "of their operations, e.g. getppid-inline:6.5)", value);
+		return false;
+	}
+	num = colon + 1;
+	errno = 0;
+	*ns = strtod(num, &end);
+	if (errno || end == num || *end || !(*ns > 0 && *ns <= KH_DELAY_MAX_NS)) {
+		snprintf(err, elen, "KCROSS_TEST_DELAY=%s: NS wants a number of nanoseconds "
+			 "above 0 and at most %.0f, not '%s'", value, KH_DELAY_MAX_NS, num);
+		return false;
+	}
+	if ((size_t)(colon - value) >= glen) {
+		snprintf(err, elen, "KCROSS_TEST_DELAY=%.40s...: the glob is longer than %zu "
+			 "characters", value, glen - 1);
+		return false;
+	}
+	memcpy(glob, value, (size_t)(colon - value));
+	glob[colon - value] = 0;
+	if (!matches_any(glob)) {
+		snprintf(err, elen, "KCROSS_TEST_DELAY=%s: '%s' matches no benchmark (valid: "
+			 GLOB_HELP ")", value, glob);
+		return false;
+	}
+	return true;
+}
+
+static bool check_delay(const char *value, char *err, size_t len)
+{
+	char glob[GLOB_MAX];
+	double ns;
+
+	return parse_delay(value, glob, sizeof(glob), &ns, err, len);
+}
+
+const struct kh_setting kh_settings[] = {
+	{ "KCROSS_TIMER", kh_timer_setting_values, NULL, false },
+	{ "KCROSS_TEST_FAIL", NULL, check_fail, false },
+	{ "KCROSS_TEST_DELAY", NULL, check_delay, true },
+	{ NULL, NULL, NULL, false },
+};
+
+const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len)
+{
+	char own[400];
+	const char *v;
+
+	if (!err) {
+		err = own;
+		len = sizeof(own);
+	}
+	v = kc_setting(s->name, s->valid, err, len);
+	if (v && s->check && !s->check(v, err, len))
+		return NULL;
+	return v;
+}
+
+/* The validated value of the harness's forcing `name`, or NULL. */
+static const char *value_of(const char *name)
+{
+	for (const struct kh_setting *s = kh_settings; s->name; s++)
+		if (!strcmp(s->name, name))
+			return kh_setting_value(s, NULL, 0);
+	return NULL;
+}
+
+const char *kh_settings_error(void)
+{
+	static char err[400];
+	const char *lib = kc_settings_error();
+
+	if (lib)
+		return lib;
+	for (const struct kh_setting *s = kh_settings; s->name; s++) {
+		kh_setting_value(s, err, sizeof(err));
+		if (err[0])
+			return err;
+	}
+	return NULL;
+}
+
+void kh_settings_method(struct kh_method *m)
+{
+	static char glob[GLOB_MAX];
+	const char *v = value_of("KCROSS_TEST_DELAY");
+	char err[400];
+
+	m->force_fail = value_of("KCROSS_TEST_FAIL");
+	m->delay_glob = NULL;
+	m->delay_ns = 0;
+	if (v && parse_delay(v, glob, sizeof(glob), &m->delay_ns, err, sizeof(err)))
+		m->delay_glob = glob;
+}
