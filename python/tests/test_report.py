@@ -525,10 +525,12 @@ def _forest(ratios: dict[str, tuple[float, float, float]]) -> str:
     """The forest plot of rows name -> (CI low, ratio, CI high)."""
     from types import SimpleNamespace
 
+    from kcross.judge.categories import Category
     from kcross.report import model, plots
 
     rows = [model.CompareRow(name, "", "", "", "", "", "~", "same",
-                             SimpleNamespace(ratio_low=lo, ratio=r, ratio_high=hi))  # type: ignore[arg-type]
+                             SimpleNamespace(ratio_low=lo, ratio=r, ratio_high=hi,  # type: ignore[arg-type]
+                                             category=Category.SAME))
             for name, (lo, r, hi) in ratios.items()]
     comparison = SimpleNamespace(rows=rows, anchor="cmp-1-2", base=SimpleNamespace(label="run 1"),
                                  new=SimpleNamespace(label="run 2"))
