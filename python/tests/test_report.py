@@ -576,3 +576,18 @@ def test_log_axes_keep_their_labels_apart(page: Path) -> None:
             if len(numbers) > 1:
                 ratios = [b / a for a, b in zip(numbers, numbers[1:], strict=False) if a > 0]
                 assert len(numbers) <= 9 or all(r >= 10 for r in ratios), numbers
+
+
+def test_the_page_opens_with_what_changed(page: Path) -> None:
+    """Before the runs and their fingerprints: each comparison's counts by verdict, its
+    changes largest first, and what its verdicts saw."""
+    html = page.read_text()
+    assert html.index('id="summary"') < html.index('id="runs"')
+    summary = html[html.index('id="summary"'):html.index('id="runs"')]
+    text = " ".join(re.sub(r"<[^>]+>", "", summary).split())
+    assert "run 2 against run 1:" in text and "run 4 against run 3:" in text
+    last = summary.index("syscall/stat-root: +10.0% slower")             # the largest first
+    assert summary.index("syscall/getppid-glibc: +25.0% slower") < last   # (x1.25 and x0.8
+    assert summary.index("cpuid/rdtscp: -20.0% faster") < last           # are as large)
+    assert "more instructions" in text                                   # the lab pair
+    assert "judged on" in text and "cannot see" in text

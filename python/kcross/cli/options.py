@@ -33,8 +33,8 @@ DEFAULT_MIN_BATCH_MS, MIN_BATCH_MS_RANGE = 2, (0.01, 10_000)
 CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
 # kcross run's own defaults: K fresh harness processes, each with these samples and warm-up
 # (chosen from measurement: README, "Runs of several processes").  --quick is one process.
-DEFAULT_PROCESSES, PROCESSES_RANGE = 8, (1, 100)
-PROCESS_SAMPLES, PROCESS_WARMUP_MS = 21, 20
+DEFAULT_PROCESSES, PROCESSES_RANGE = 10, (1, 100)
+PROCESS_SAMPLES, PROCESS_WARMUP_MS = 11, 20
 
 EXIT_CODES = """\
 exit status:

@@ -8,6 +8,7 @@ be given, the cell holds the reason, as ``kcross show`` does.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -413,6 +414,12 @@ class Comparison:
     geomean: str
     note: str = ""             # why nothing was compared, or what to keep in mind
     plot: str | None = None
+    # What the page opens with: the counts by verdict, the changes (largest first), the
+    # noisiest rows (the largest change they could miss) and what the verdicts saw.
+    counts: str = ""
+    changed: list[str] = field(default_factory=list)
+    noisy: list[str] = field(default_factory=list)
+    sees: list[str] = field(default_factory=list)
 
 
 def _p(value: float) -> str:
@@ -460,7 +467,35 @@ def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) 
     gm = f"{gm_value:.3f}" if gm_value is not None else DASH
     line = differences_line([base.fingerprint, new.fingerprint])
     note = line.replace("the sides'", "the runs'") if line else ""
-    return Comparison(base, new, where, rows, gm, note=note)
+    return Comparison(base, new, where, rows, gm, note=note, **headline(judged))
+
+
+# The rows a reader is shown first, at most.
+HEADLINE_ROWS = 6
+# A timing that could miss a change this large is "noisy" in the page's opening.
+NOISY = 0.05
+
+
+def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
+    """What a comparison's opening says: how many rows fall in each category, the changes
+    largest first, the rows that could miss the largest changes, what the verdicts saw."""
+    from ..judge.categories import SUMMARY_ORDER, counted
+    from ..judge.verdict import seeing_lines, words
+
+    unit = judged[0].unit if judged else ""
+    counts = ", ".join(counted(c, n, unit) for c in SUMMARY_ORDER
+                       if (n := sum(j.category is c for j in judged)))
+    changed = sorted((j for j in judged if j.category.changed),
+                     key=lambda j: -abs(math.log(j.ratio)) if j.ratio else 0.0)
+    noisy = sorted((j for j in judged if j.detectable is not None and j.detectable > NOISY),
+                   key=lambda j: -(j.detectable or 0.0))
+    return {"counts": counts,
+            "changed": [f"{j.name}: {words(j)}" for j in changed[:HEADLINE_ROWS]]
+            + ([f"and {len(changed) - HEADLINE_ROWS} more"] if len(changed) > HEADLINE_ROWS
+               else []),
+            "noisy": [f"{j.name} (could miss ±{(j.detectable or 0) * 100:.0f}%)"
+                      for j in noisy[:HEADLINE_ROWS]],
+            "sees": seeing_lines(judged)}
 
 
 def comparisons(views: Sequence[RunView], noise: NoiseLookup | None = None) -> list[Comparison]:
