@@ -189,7 +189,7 @@ def parse(path: Path) -> Page:
 def test_page_has_every_section(page: Path) -> None:
     parsed = parse(page)
     suites = list(dict.fromkeys(r["suite"] for r in captured() if r["type"] == "result"))
-    assert parsed.sections[:3] == ["runs", "fingerprint", "comparisons"]
+    assert parsed.sections[:4] == ["summary", "runs", "fingerprint", "comparisons"]
     assert [s for s in parsed.sections if s.startswith("suite-")] == \
         [f"suite-{s}" for s in suites]
     assert "scaling" in parsed.sections and "lab" in parsed.sections
@@ -438,7 +438,8 @@ def test_report_from_postgresql(pg_schema: str, tmp_path: Path, kcross: Kcross) 
     proc = kcross("report", "1", "latest", "--db", pg_schema, "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     parsed = parse(out)
-    assert parsed.sections == ["runs", "fingerprint", "comparisons", "suite-syscall", "method"]
+    assert parsed.sections == ["summary", "runs", "fingerprint", "comparisons", "suite-syscall",
+                               "method"]
     (rows,) = parsed.tables["comparisons"]
     assert [r[0] for r in rows[1:3]] == ["syscall/getcpu-vdso", "syscall/getcpu-syscall"]
 
