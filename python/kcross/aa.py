@@ -37,7 +37,7 @@ from . import harness, stats
 from .errors import UserError
 from .importer import stream_of
 from .judge.categories import Category
-from .judge.noise import CALIBRATION, RunPoint, estimate_pooled, run_point
+from .judge.noise import CALIBRATION, RunPoint, estimate_pooled, run_point, separation
 from .judge.verdict import Pair, RunNoise, gate, judge, judge_paired
 from .processes import combine
 from .series import Series, series_of_results
@@ -224,10 +224,15 @@ def _relabel(s: Series, run: str) -> Series:
 
 def noise_without(pairs: Sequence[RoundPair], name: str, skip: int | None) -> RunNoise | None:
     """The run-to-run noise of ``name`` from the rounds other than ``skip``, pooled within
-    each copy (a planted difference between the copies is not noise)."""
+    each copy (a planted difference between the copies is not noise), for the two runs of
+    round ``skip`` (their separation in time: kcross.judge.noise), or for runs at any
+    time (``skip`` None)."""
     groups: list[list[RunPoint]] = [[], []]
+    apart = None
     for p in pairs:
         if p.number == skip:
+            if name in p.a.series and name in p.b.series:
+                apart = separation(p.a.series[name], p.b.series[name])
             continue
         for i, run_ in enumerate((p.a, p.b)):
             try:
@@ -235,7 +240,7 @@ def noise_without(pairs: Sequence[RoundPair], name: str, skip: int | None) -> Ru
             except (StatsError, KeyError):
                 continue
     try:
-        return estimate_pooled(groups, CALIBRATION)
+        return estimate_pooled(groups, CALIBRATION, apart=apart)
     except StatsError:
         return None
 

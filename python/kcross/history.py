@@ -259,9 +259,11 @@ def _noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]], a: P
            b: Point) -> RunNoise | None:
     """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
     a's machine identity (else b's), both runs left out."""
+    apart = abs((b.started_at - a.started_at).total_seconds())
     for p in (a, b):
         runs = by_machine.get((p.name, p.machine), {})
-        found = of_series(runs, [p.name], exclude=[f"run {a.run_id}", f"run {b.run_id}"])
+        found = of_series(runs, [p.name], exclude=[f"run {a.run_id}", f"run {b.run_id}"],
+                          apart=apart)
         if p.name in found:
             return found[p.name]
     return None

@@ -44,6 +44,7 @@ class Series:
     fingerprint: Mapping[str, Any] | None = None
     processes: tuple[int, ...] | None = None
     run: str | None = None
+    started: float | None = None     # when its run started (POSIX seconds), when known
 
     @property
     def overhead_subtracted(self) -> bool | None:
@@ -80,6 +81,7 @@ def series_of_results(source: str, fingerprint: Mapping[str, Any] | None,
     source)."""
     merged = merge_results(results)
     unit = unit_of(fingerprint, merged)
+    started = run_start(fingerprint)
     found = []
     for record in merged:
         if record.get("status") != "ok":
@@ -93,8 +95,28 @@ def series_of_results(source: str, fingerprint: Mapping[str, Any] | None,
                             unit=str(record.get("unit") or unit), samples=samples,
                             record=record, fingerprint=fingerprint,
                             processes=tuple(processes) if processes else None,
-                            run=run or source))
+                            run=run or source, started=started))
     return found
+
+
+def run_start(fingerprint: Mapping[str, Any] | None) -> float | None:
+    """When a run started (its fingerprint's ``host.time``, POSIX seconds), or None: unknown,
+    or a lab guest's (its clock counts instructions from a fixed date)."""
+    import datetime as dt
+
+    if not fingerprint or isinstance(fingerprint.get("lab"), dict):
+        return None
+    host = fingerprint.get("host")
+    text = host.get("time") if isinstance(host, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()
 
 
 # --- several processes ---------------------------------------------------------------------

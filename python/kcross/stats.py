@@ -646,6 +646,18 @@ def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]
     return max(0.0, squares / df - float(np.mean(within))), float(df)
 
 
+def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """:func:`between_runs` from pairs of runs close in time, ``(log_i, log_j, var_i,
+    var_j)``: half the mean squared difference of the pairs' figures less what the runs' own
+    noise explains, at least 0 (a drifting machine's variogram at that separation); its
+    degrees of freedom: the pairs, at most the runs involved less one."""
+    if len(pairs) < 2:
+        raise StatsError(f"{len(pairs)} pair(s) of runs: their variation needs at least 2")
+    half = [((a - b) ** 2 - va - vb) / 2.0 for a, b, va, vb in pairs]
+    runs = len({(a, va) for a, _, va, _ in pairs} | {(b, vb) for _, b, _, vb in pairs})
+    return max(0.0, float(np.mean(half))), float(min(len(pairs), max(1, runs - 1)))
+
+
 def detectable(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
     """The smallest change (as a ratio above 1) a two-sided test at ``alpha`` detects with
     probability ``power`` at this standard error of the log ratio."""

@@ -15,7 +15,7 @@ JUDGE = PACKAGE / "judge"
 
 # The comparison statistics of kcross.stats: measuring a difference is deciding one.
 VERDICT_CALLS = re.compile(r"\b(sample_test|level_test|holm|paired_ratio|between_runs|"
-                           r"between_runs_pooled|detectable|compare_many)\s*\(")
+                           r"between_runs_pooled|between_runs_near|detectable|compare_many)\s*\(")
 # Deciding a verdict or a category by hand.
 DECISIONS = re.compile(r"\.significant\b|ratio_low\s*>\s*1(\.0)?\b|ratio_high\s*<\s*1(\.0)?\b|"
                        r"\bp(_adjusted)?\s*<\s*[\w.]*(alpha|ALPHA)\b|\.ci\.(low|high)\s*[<>]\s*1")

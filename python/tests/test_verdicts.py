@@ -258,3 +258,28 @@ def test_proportion_ci_is_clopper_pearson() -> None:
     assert low == pytest.approx(beta.ppf(0.025, 3, 38)) and high == pytest.approx(beta.ppf(0.975, 4, 37))
     with pytest.raises(StatsError):
         stats.proportion_ci(5, 0)
+
+
+def test_a_drifting_machine_is_judged_by_the_noise_at_the_runs_separation() -> None:
+    """A VM whose speed drifts slowly: runs taken close together differ less than runs far
+    apart.  The estimate for two runs taken ``apart`` seconds apart uses the stored pairs
+    no further apart than twice that (at least NEAR_WINDOW_S); without enough such pairs,
+    the spread of all the runs (the larger: the safe side)."""
+    from kcross.judge import noise
+
+    rng = np.random.default_rng(21)
+    level, points = 0.0, []
+    for i in range(60):                      # a run every 10 s, the speed a random walk
+        level += rng.normal(0, 0.01)
+        points.append(noise.RunPoint(f"run {i}", level, 1e-6, started=1000.0 + 10 * i))
+    near = noise.estimate(points, "test", apart=10.0)
+    anytime = noise.estimate(points, "test")
+    assert near.within == noise.NEAR_WINDOW_S and anytime.within is None
+    assert near.var < anytime.var / 4             # drift: far runs differ much more
+    assert near.var == pytest.approx(0.01 ** 2, rel=0.6)   # the walk's step: its variogram
+    # far apart (a baseline of last week): the pairs that far cover nearly everything
+    assert noise.estimate(points, "test", apart=1e6).var > near.var
+    # too few pairs that close: the spread of all the runs
+    sparse = [noise.RunPoint(p.run, p.log, p.var, started=p.started * 100) for p in points]
+    assert noise.estimate(sparse, "test", apart=10.0).within is None
+    assert noise.estimate(sparse, "test", apart=10.0).var == anytime.var

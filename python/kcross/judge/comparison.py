@@ -159,22 +159,24 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
     stored runs (the runs compared left out)."""
     if store is None:
         return None
-    from .noise import History
+    from .noise import History, separation
 
     history = History(store)
     compared = list(series)
     runs = {s.run for s in compared if s.run}
     names = list(dict.fromkeys(s.name for s in compared))
-    cache: dict[str, Mapping[str, RunNoise]] = {}
+    cache: dict[tuple[str, float | None], Mapping[str, RunNoise]] = {}
 
     def lookup(name: str, base: Series, new: Series) -> RunNoise | None:
+        apart = separation(base, new)
         for series in (base, new):
             if series.fingerprint is None:
                 continue
-            machine = identity(series.fingerprint)
-            if machine not in cache:
-                cache[machine] = history.noise(series.fingerprint, names, exclude=runs)
-            found = cache[machine].get(name)
+            key = (identity(series.fingerprint), apart)
+            if key not in cache:
+                cache[key] = history.noise(series.fingerprint, names, exclude=runs,
+                                           apart=apart)
+            found = cache[key].get(name)
             if found is not None:
                 return found
         return None

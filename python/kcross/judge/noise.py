@@ -16,6 +16,14 @@ figures less the mean of their within-run variances.  Sources:
 
 At least MIN_RUNS runs are needed; with few runs the estimate is uncertain, which its
 degrees of freedom carry into the verdict's t interval.
+
+A VM's speed drifts slowly: on the development VM two runs taken back to back differed by
+about 1.9% (getppid-inline, as a per-run sd) where runs five minutes apart differed by
+3.0%.  So the noise a comparison needs depends on how far apart its two runs were taken:
+given that separation, the estimate uses the pairs of stored runs no further apart than
+twice it (at least NEAR_WINDOW_S), half their mean squared difference (the drift's
+variogram there), when there are at least MIN_PAIRS such pairs; otherwise the spread of
+all the runs (the noise of runs taken at any time: the larger, the safe side).
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ if TYPE_CHECKING:
 
 HISTORY = "stored runs of this machine"   # RunNoise.source: the store's own history
 CALIBRATION = "kcross aa calibration"     # RunNoise.source: runs kcross aa made for it
+NEAR_WINDOW_S = 30.0  # the narrowest window of the near estimate (seconds between runs)
+MIN_PAIRS = 3         # pairs of runs within the window the near estimate needs
 MIN_RUNS = 3          # fewer runs give no estimate worth a verdict (2 degrees of freedom)
 HISTORY_RUNS = 20     # the most recent runs of a machine taken into an estimate
 
@@ -48,6 +58,7 @@ class RunPoint:
     run: str
     log: float
     var: float
+    started: float | None = None     # POSIX seconds
 
 
 def run_point(series: Series) -> RunPoint:
@@ -55,39 +66,58 @@ def run_point(series: Series) -> RunPoint:
     variance."""
     if series.process_count >= 2:
         level = stats.process_level(series.by_process())
-        return RunPoint(str(series.run), level.log, level.var)
+        return RunPoint(str(series.run), level.log, level.var, series.started)
     median = stats.median(series.samples)
     if median <= 0:
         raise StatsError("median is 0: no log figure")
     ci = stats.median_ci(series.samples)
     se = stats.log_se_of_interval(max(ci.low, median * 1e-12), ci.high)
-    return RunPoint(str(series.run), math.log(median), se * se)
+    return RunPoint(str(series.run), math.log(median), se * se, series.started)
 
 
-def estimate(points: Sequence[RunPoint], source: str) -> RunNoise:
-    """The run-to-run noise from the points of separate runs of one configuration."""
-    if len(points) < MIN_RUNS:
-        raise StatsError(f"{len(points)} run(s) of this machine: the run-to-run noise needs "
-                         f"{MIN_RUNS}")
-    var, df = stats.between_runs([p.log for p in points], [p.var for p in points])
-    return RunNoise(var=var, df=df, runs=len(points), source=source)
+def separation(a: Series, b: Series) -> float | None:
+    """Seconds between the starts of two series' runs, when both are known."""
+    if a.started is None or b.started is None:
+        return None
+    return abs(b.started - a.started)
 
 
-def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str) -> RunNoise:
+def estimate(points: Sequence[RunPoint], source: str, *,
+             apart: float | None = None) -> RunNoise:
+    """The run-to-run noise from the points of separate runs of one configuration, for two
+    runs taken ``apart`` seconds apart (None: at any time)."""
+    return estimate_pooled([points], source, apart=apart)
+
+
+def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
+                    apart: float | None = None) -> RunNoise:
     """The run-to-run noise from groups of runs that may differ by a constant (two copies of
-    one benchmark, one with a planted change): each run about its own group's mean."""
+    one benchmark, one with a planted change): each run about its own group's mean; near
+    pairs within a group only."""
     runs = sum(len(g) for g in groups)
     if runs < MIN_RUNS:
-        raise StatsError(f"{runs} run(s): the run-to-run noise needs {MIN_RUNS}")
+        raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
+                         f"{MIN_RUNS}")
+    if apart is not None:
+        window = max(2.0 * apart, NEAR_WINDOW_S)
+        pairs = [(p.log, q.log, p.var, q.var) for g in groups
+                 for i, p in enumerate(g) for q in g[i + 1:]
+                 if p.started is not None and q.started is not None
+                 and abs(p.started - q.started) <= window]
+        if len(pairs) >= MIN_PAIRS:
+            var, df = stats.between_runs_near(pairs)
+            return RunNoise(var=var, df=df, runs=runs, source=source, within=window)
     var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
                                          for g in groups])
     return RunNoise(var=var, df=df, runs=runs, source=source)
 
 
 def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
-              exclude: Iterable[str] = (), source: str = HISTORY) -> dict[str, RunNoise]:
+              exclude: Iterable[str] = (), source: str = HISTORY,
+              apart: float | None = None) -> dict[str, RunNoise]:
     """The noise of each benchmark named, from series of separate runs (run label ->
-    benchmark -> series), leaving out the runs in ``exclude``."""
+    benchmark -> series), leaving out the runs in ``exclude``, for two runs ``apart``
+    seconds apart (None: at any time)."""
     left_out = set(exclude)
     found: dict[str, RunNoise] = {}
     for name in names:
@@ -100,7 +130,7 @@ def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
             except StatsError:
                 continue
         try:
-            found[name] = estimate(points, source)
+            found[name] = estimate(points, source, apart=apart)
         except StatsError:
             continue
     return found
@@ -131,12 +161,13 @@ class History:
         return self._runs[machine]
 
     def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
-              exclude: Iterable[str] = ()) -> dict[str, RunNoise]:
+              exclude: Iterable[str] = (), apart: float | None = None) -> dict[str, RunNoise]:
         """The noise of the benchmarks on the machine of ``fingerprint`` from its stored
-        runs, the runs in ``exclude`` (labels ``run N``) left out."""
+        runs, the runs in ``exclude`` (labels ``run N``) left out, for two runs ``apart``
+        seconds apart."""
         if fingerprint is None:
             return {}
-        return of_series(self.runs_of(identity(fingerprint)), names, exclude)
+        return of_series(self.runs_of(identity(fingerprint)), names, exclude, apart=apart)
 
 
 def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:

@@ -56,6 +56,7 @@ class RunNoise:
     df: float
     runs: int
     source: str            # where it comes from, for the verdict's words
+    within: float | None = None   # seconds: estimated from runs this close in time
 
     @property
     def cv(self) -> float:
@@ -369,13 +370,22 @@ def sees_text(j: Judgement) -> str:
     if SEEN_PROCESSES in j.sees:
         parts.append(f"{j.processes[0]}+{j.processes[1]} processes")
     if SEEN_RUNS in j.sees and j.noise is not None:
-        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source})")
+        near = f", runs within {_duration(j.noise.within)} of each other" \
+            if j.noise.within is not None else ""
+        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near})")
     text = ", ".join(parts)
     if j.misses:
         text += "; cannot see " + " or ".join(
             {SEEN_PROCESSES: "process-to-process", SEEN_RUNS: "run-to-run"}[m]
             for m in j.misses) + " variation"
     return text
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def seeing_lines(judgements: Sequence[Judgement]) -> list[str]:
