@@ -20,8 +20,11 @@ def test_run_help_lists_defaults_environment_suites_and_exit_codes(kcross: Kcros
         assert name in text, name
     assert ("suites: syscall, cpuid, percpu, percpu-scaling, ctxsw, uctx, spin "
             "(see 'kcross list'") in text
-    assert ("8 fresh harness processes, one after another, each running every benchmark: 21 "
-            "samples per benchmark and process after a 20 ms warm-up") in text
+    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+
+    assert (f"{DEFAULT_PROCESSES} fresh harness processes, one after another, each running "
+            f"every benchmark: {PROCESS_SAMPLES} samples per benchmark and process after a "
+            f"{PROCESS_WARMUP_MS} ms warm-up") in text
     assert "--processes 1: one harness process with the harness's own defaults (201 samples, "\
         "200 ms warm-up)" in text
     assert "at least 2 ms" in text

@@ -41,6 +41,7 @@ from conftest import (
 )
 from harnesses import native
 from kcross import remote
+from kcross.cli.options import DEFAULT_PROCESSES
 from kcross.errors import KcrossError
 
 SSHD = shutil.which("sshd") or shutil.which("sshd", path="/usr/sbin:/usr/local/sbin")
@@ -462,7 +463,9 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
         err = _interrupt_after_results(proc, db, 1)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert "interrupted; kept 1 of 16 results (8 processes of 2 benchmark(s)) in run 1" in err
+    k = DEFAULT_PROCESSES
+    assert f"interrupted; kept 1 of {2 * k} results ({k} processes of 2 benchmark(s)) in run 1" \
+        in err
     (run,) = _runs(db)
     assert run["status"] == "interrupted"
     assert list(sshd.remote_tmp.iterdir()) == []
@@ -565,7 +568,8 @@ def test_ctrl_c_with_two_hosts_stops_both(sshd: Sshd, env: dict[str, str],
         err = _interrupt_after_results(proc, db, 2)  # passed on to each host's run
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert err.count("interrupted; kept 1 of 16 results (8 processes of 2 benchmark(s)) in "
-                     "run") == 2, err
+    k = DEFAULT_PROCESSES
+    assert err.count(f"interrupted; kept 1 of {2 * k} results ({k} processes of 2 benchmark(s)) "
+                     "in run") == 2, err
     assert [r["status"] for r in _runs(db)] == ["interrupted", "interrupted"]
     assert list(sshd.remote_tmp.iterdir()) == []
