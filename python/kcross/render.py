@@ -161,7 +161,8 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
     figure("disturbed")
     if wide:
         table.add_column("counters/op", no_wrap=True)
-    table.add_column("status", no_wrap=wide)
+    # One flag per line; a flag too long for the last column ends in "…", never cut silently.
+    table.add_column("status", no_wrap=wide, overflow="ellipsis")
     switch_dash = [DASH] * with_switches
     for rec in results:
         label = f"{rec['suite']}/{rec['name']}"
@@ -199,7 +200,7 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
             median_cell += OVERHEAD_MARK
         median_cell += suffix
         flags = [f.get("flag", "?") for f in rec.get("flags") or []]
-        status = Text("ok" + "".join(f" ⚑{name}" for name in flags),
+        status = Text("ok " + "\n   ".join(f"⚑{name}" for name in flags) if flags else "ok",
                       style="yellow" if flags else "")
         switch_cells = [_per_switch_cell(rec, summary.median, own, wide)] if with_switches else []
         minimum = [format_value(summary.min, own) + suffix] if wide else []
@@ -455,8 +456,8 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
     processes = sorted({s.ci.processes for s in summaries if _has_ci(s)})
     if processes and processes[-1] > 1:
         k = "–".join(str(p) for p in dict.fromkeys((processes[0], processes[-1])))
-        lines.append(f"CI95: Student's t over the {k} processes' medians (each process one "
-                     "observation of the run); spread = IQR/median of all samples")
+        lines.append(f"CI95: Student's t over the {k} processes' medians (one observation "
+                     "each); spread = IQR/median of all samples")
     elif coverage:
         lines.append("CI95: distribution-free order-statistic interval of the median, "
                      f"achieved coverage {min(coverage):.1%}–{max(coverage):.1%}; "

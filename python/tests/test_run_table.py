@@ -113,3 +113,36 @@ def test_footer_fits_120_columns_on_a_wide_console() -> None:
     lines = console.export_text().splitlines()
     assert max(map(len, lines)) <= 120, max(lines, key=len)
     assert any(line.startswith("guest kernel: ") for line in lines)
+
+
+def test_a_run_of_ten_processes_fits_120_columns_with_every_flag_whole() -> None:
+    """The default run (10 processes, a benchmark flagged twice): the status cell holds one
+    flag per line, each whole, and the CI95 footer line naming the processes is one line
+    (before: 126 columns, wrapped at 120)."""
+    from kcross.series import merge_results
+
+    fingerprint = copy.deepcopy(captured()[0])
+    records = []
+    for process in range(10):
+        for rec in (r for r in captured() if r["type"] == "result"):
+            rec = copy.deepcopy(rec)
+            rec["process"] = process
+            # processes that differ by up to 90% (as an oversubscribed benchmark's do):
+            # its CI cell is wide, `-22.2% +28.5%`, leaving the status column little room
+            rec["samples"] = [x * (1 + 0.1 * process) for x in rec["samples"]]
+            if rec["status"] == "ok" and rec["name"].endswith("x2N"):
+                rec["flags"] = [{"flag": "threads-share-cpus", "detail": "d"},
+                                {"flag": "batches-disagree", "detail": "d"}]
+            records.append(rec)
+    results = merge_results(records)
+    assert any(r["name"].endswith("x2N") and r["status"] == "ok" for r in results)
+    with open(os.devnull, "w") as devnull:
+        console = Console(width=200, record=True, color_system=None, file=devnull)
+        render.print_run(console, results, fingerprint, title="run 1", run_id=1)
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
+    text = "\n".join(lines)
+    assert "…" not in text
+    assert text.count("⚑threads-share-cpus") == text.count("⚑batches-disagree") > 0
+    (ci95,) = [line for line in lines if line.startswith("CI95: Student's t over the 10 processes")]
+    assert ci95.endswith("of all samples"), ci95  # one line, not wrapped
