@@ -232,6 +232,16 @@ def run_table(text: str) -> tuple[list[str], dict[str, list[str]]]:
     return heads, rows
 
 
+def opens_for_writing(path: str) -> bool:
+    """Whether this process may open ``path`` for writing (``/dev/full`` in a container
+    may not be)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+    except OSError:
+        return False
+    return True
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Kcross, assert_one_line_error, query, sha256
+from conftest import Kcross, assert_one_line_error, opens_for_writing, query, sha256
 
 # Named .svg so that `history --plot` may be pointed at it too.
 STORE = "k.svg"
@@ -149,20 +149,12 @@ def test_a_postgresql_store_has_no_file_to_protect(kcross: Kcross, pg_schema: st
 
 # --- a write that fails: exit status 3 ------------------------------------------------------
 
-def _opens_for_writing(path: str) -> bool:
-    try:
-        os.close(os.open(path, os.O_WRONLY))
-    except OSError:
-        return False
-    return True
-
-
 @pytest.fixture
 def full_device() -> str:
     """/dev/full: every write fails with ENOSPC (skipped, saying so, where it is not a
     writable device, e.g. a node on a nodev mount in a chroot: the full-disk tests below
     cover the same writers through a file size limit)."""
-    if not (Path("/dev/full").is_char_device() and _opens_for_writing("/dev/full")):
+    if not (Path("/dev/full").is_char_device() and opens_for_writing("/dev/full")):
         pytest.skip("/dev/full is not a writable device here")
     return "/dev/full"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error, captured, isolated_env
+from conftest import DATA, Kcross, assert_one_line_error, captured, isolated_env, opens_for_writing
 
 CHROMIUM = "/usr/bin/chromium"
 SLOWER = {"syscall/getppid-glibc": 1.25, "syscall/stat-root": 1.10}   # planted in run 2
@@ -314,18 +314,10 @@ def test_failed_and_interrupted_runs(tmp_path: Path, kcross: Kcross) -> None:
     assert parsed.svg_in == {}                    # nothing to draw
 
 
-def _opens_for_writing(path: str) -> bool:
-    try:
-        os.close(os.open(path, os.O_WRONLY))
-    except OSError:
-        return False
-    return True
-
-
 def test_unwritable_output(store: Path, tmp_path: Path, kcross: Kcross) -> None:
     # written into, never replaced (in a chroot /dev/full may be a node on a nodev mount);
     # a write that fails is status 3 (test_outfile.py has the rule's tests)
-    if Path("/dev/full").is_char_device() and _opens_for_writing("/dev/full"):
+    if Path("/dev/full").is_char_device() and opens_for_writing("/dev/full"):
         assert_one_line_error(kcross("report", "--db", str(store), "-o", "/dev/full"),
                               3, "-o '/dev/full': cannot write it: No space left")
         assert Path("/dev/full").is_char_device()

@@ -29,6 +29,28 @@ from .tables import json_type
 VERSION_TABLE = "kcross_schema"
 
 
+def _v1_result_columns() -> list[sa.Column]:
+    """The results table's columns as version 1 made them (new objects at each call: a
+    column belongs to one table); version 4 rebuilds the table with them on SQLite."""
+    return [
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("seq", sa.Integer, nullable=False),
+        sa.Column("suite", sa.String(64), nullable=False),
+        sa.Column("name", sa.String(128), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("reason", sa.Text),
+        sa.Column("median_ns", sa.Float),
+        sa.Column("ci_low_ns", sa.Float),
+        sa.Column("ci_high_ns", sa.Float),
+        sa.Column("ci_confidence", sa.Float),
+        sa.Column("min_ns", sa.Float),
+        sa.Column("n", sa.Integer, nullable=False),
+        sa.Column("record", json_type(), nullable=False),
+    ]
+
+
 def _v1_initial(conn: sa.Connection) -> None:
     """Version 1: machines, runs and results."""
     md = sa.MetaData()
@@ -63,25 +85,7 @@ def _v1_initial(conn: sa.Connection) -> None:
         sa.Column("plan", json_type()),
         sa.Column("end_record", json_type()),
     )
-    sa.Table(
-        "results", md,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
-                  nullable=False),
-        sa.Column("seq", sa.Integer, nullable=False),
-        sa.Column("suite", sa.String(64), nullable=False),
-        sa.Column("name", sa.String(128), nullable=False),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("reason", sa.Text),
-        sa.Column("median_ns", sa.Float),
-        sa.Column("ci_low_ns", sa.Float),
-        sa.Column("ci_high_ns", sa.Float),
-        sa.Column("ci_confidence", sa.Float),
-        sa.Column("min_ns", sa.Float),
-        sa.Column("n", sa.Integer, nullable=False),
-        sa.Column("record", json_type(), nullable=False),
-        sa.UniqueConstraint("run_id", "suite", "name"),
-    )
+    sa.Table("results", md, *_v1_result_columns(), sa.UniqueConstraint("run_id", "suite", "name"))
     md.create_all(conn)
 
 
@@ -126,25 +130,10 @@ def _v4_result_process(conn: sa.Connection) -> None:
     # are (the same transaction: a failure leaves the old table).
     md = sa.MetaData()
     sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
-    columns = ["id", "run_id", "seq", "suite", "name", "status", "reason", "median_ns",
-               "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns", "n", "record"]
+    old = _v1_result_columns()
+    columns = [column.name for column in old]
     new = sa.Table(
-        "results_v4", md,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
-                  nullable=False),
-        sa.Column("seq", sa.Integer, nullable=False),
-        sa.Column("suite", sa.String(64), nullable=False),
-        sa.Column("name", sa.String(128), nullable=False),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("reason", sa.Text),
-        sa.Column("median_ns", sa.Float),
-        sa.Column("ci_low_ns", sa.Float),
-        sa.Column("ci_high_ns", sa.Float),
-        sa.Column("ci_confidence", sa.Float),
-        sa.Column("min_ns", sa.Float),
-        sa.Column("n", sa.Integer, nullable=False),
-        sa.Column("record", json_type(), nullable=False),
+        "results_v4", md, *old,
         sa.Column("process", sa.Integer, nullable=False, server_default=sa.text("0")),
         sa.UniqueConstraint("run_id", "suite", "name", "process", name="uq_results_process"),
     )
