@@ -186,9 +186,6 @@ def check(base: Side, current: Side, *, max_regression: float, missing: str = "w
         if b is not None and c is not None:
             j = judged[name]
             note = j.error or j.note
-            if b.overhead_subtracted != c.overhead_subtracted:
-                note = "; ".join(filter(None, [note, "empty-loop overhead subtracted on one "
-                                               "side only"]))
             rows.append(Row(name, gate(j, max_regression), b, c, j, note))
         elif b is None and c is None:
             continue  # neither side has figures: not a benchmark this check is about

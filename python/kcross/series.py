@@ -17,11 +17,11 @@ samples); the process index gives the verdicts their second level.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .schema import unit_of
-from .stats import PROCESS_OF_SAMPLE, StatsError, summarize_record
+from .stats import PROCESS_OF_SAMPLE, StatsError, raw_samples, summarize_record
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,16 @@ class Series:
             return summarize_record(self.record).overhead.subtracted
         except StatsError:
             return None
+
+    def raw(self) -> Series:
+        """The same series with its samples as measured, the empty loop included (itself
+        when nothing was subtracted, or for plain numbers)."""
+        if self.record is None or not self.overhead_subtracted:
+            return self
+        samples = raw_samples(self.record)
+        if len(samples) != len(self.samples):
+            return self
+        return replace(self, samples=tuple(samples))
 
     @property
     def process_count(self) -> int:

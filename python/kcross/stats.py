@@ -560,6 +560,16 @@ def process_level(groups: Sequence[Sequence[float]], center: float | None = None
                  df=float(k - 1), processes=k)
 
 
+def single_process_level(samples: Sequence[float], like: Level) -> Level:
+    """A side of one process judged against a side of several: log of its median, with
+    the variance of one process's median taken from ``like`` (the other side's processes,
+    of the same benchmark on the same machine) and its degrees of freedom."""
+    m = _quantiles(_clean(samples), [0.5])[0]
+    if not m > 0:
+        raise StatsError("median is 0: ratio undefined")
+    return Level(log=float(np.log(m)), var=like.var * like.processes, df=like.df, processes=1)
+
+
 def _t_ppf(q: float, df: float) -> float:
     from scipy.special import ndtri, stdtrit
 
@@ -661,10 +671,27 @@ def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tup
 def detectable(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
     """The smallest change (as a ratio above 1) a two-sided test at ``alpha`` detects with
     probability ``power`` at this standard error of the log ratio."""
-    if se <= 0:
-        return 1.0
+    _check_se(se)
     z = _t_ppf(1.0 - alpha / 2.0, df) + _t_ppf(power, df)
     return float(np.exp(z * se))
+
+
+def beyond_detectable(se: float, df: float, limit: float, *, confidence: float = CONFIDENCE,
+                      power: float = POWER) -> float:
+    """The smallest ratio whose ``confidence`` interval lies wholly above ``limit`` (a
+    ratio, 1.05) with probability ``power``: what a gate on the interval's low end
+    catches, at this standard error of the log ratio."""
+    _check_se(se)
+    _check_level(confidence)
+    if not limit > 0:
+        raise StatsError(f"limit must be a positive ratio, got {limit}")
+    z = _t_ppf(1.0 - (1.0 - confidence) / 2.0, df) + _t_ppf(power, df)
+    return float(limit * np.exp(z * se))
+
+
+def _check_se(se: float) -> None:
+    if not (np.isfinite(se) and se > 0):
+        raise StatsError(f"standard error {se:g}: no variation to size a change against")
 
 
 def log_se_of_interval(low: float, high: float, confidence: float = CONFIDENCE) -> float:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime as dt
 import fnmatch
 import json
 import os
@@ -264,7 +265,10 @@ def cmd_run(args: argparse.Namespace) -> None:
     delay = float(os.environ.get("KCROSS_FAKE_DELAY", "0"))
     garbage_after = knob("KCROSS_FAKE_GARBAGE_AFTER")
     die_after = knob("KCROSS_FAKE_DIE_AFTER")
-    emit({**FINGERPRINT, "forced": forced,
+    # each run starts at its own time, as the real harness's do (to the microsecond here:
+    # a test's runs follow each other within a second)
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    emit({**FINGERPRINT, "forced": forced, "host": {**FINGERPRINT["host"], "time": now},
           "syscall": {**FINGERPRINT["syscall"], "forced": forced["KCROSS_SYSCALL"],
                       "mechanism": mechanism(forced)}})
     min_batch = args.min_batch_ms if args.min_batch_ms is not None else \

@@ -410,3 +410,23 @@ def test_store_references(kcross: Kcross, two_runs: Path, tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert "against baseline latest@vm (run 2) (vm, " in proc.stdout
     assert proc.stdout.startswith("kcross check: run 1 (vm, ")
+
+
+def test_a_sample_below_the_empty_loop_is_no_traceback(kcross: Kcross, tmp_path: Path) -> None:
+    """One sample faster than the empty loop (after subtraction below 0): check judges the
+    pair on raw samples, says so, and exits by its verdicts (before: a traceback, exit 1,
+    which CI reads as a regression; compare refused the whole table)."""
+    def dip(name: str, samples: list[float]) -> list[float]:
+        out = lognormal(1, sigma=0.003)(name, samples)
+        out[3] = 0.01
+        return out
+
+    base = write(tmp_path / "a.jsonl", edited(captured(), glob=QUIET, change=dip))
+    new = write(tmp_path / "b.jsonl", edited(captured(), glob=QUIET,
+                                             change=lognormal(2, sigma=0.003)))
+    proc = kcross("check", "--baseline", str(base), str(new))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "judged on both sides' raw samples" in " ".join(proc.stdout.split())
+    proc = kcross("compare", str(base), str(new))
+    assert proc.returncode == 0, proc.stderr

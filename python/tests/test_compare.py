@@ -415,3 +415,28 @@ def test_exports_with_ministat_format_and_three_sides(tmp_path: Path, kcross: Kc
     ratios = {g["new"]: g["ratio"] for g in record["geomeans"]}
     assert ratios[paths[1]] == pytest.approx(1.2, rel=0.02)
     assert ratios[paths[2]] == pytest.approx(1.0, rel=0.02)
+
+
+def test_runs_compared_as_files_are_not_their_own_noise(kcross: Kcross, tmp_path: Path) -> None:
+    """Two stored runs exported and compared as files, with the store as the machine's
+    history: the noise comes from the other runs, as when they are compared by id (before:
+    matched by label only, the files' own runs counted among the noise's 5 runs)."""
+    db = str(tmp_path / "k.db")
+    for _ in range(5):
+        proc = kcross("run", "--processes", "3", "--samples", "9", "--bench", "getppid-inline",
+                      "--db", db, extra_env={"KCROSS_FAKE_RESAMPLE": "1"})
+        assert proc.returncode == 0, proc.stderr
+    files = []
+    for run in ("4", "5"):
+        files.append(str(tmp_path / f"run{run}.jsonl"))
+        assert kcross("show", run, "--db", db, "--export", "json", files[-1]).returncode == 0
+
+    def noise_runs(*sides: str) -> int:
+        proc = kcross("compare", *sides, "--db", db, "--json")
+        assert proc.returncode == 0, proc.stderr
+        (row,) = json.loads(proc.stdout)["rows"]
+        assert row["base"]["processes"] and len(set(row["base"]["processes"])) == 3
+        return row["verdict"]["noise"]["runs"]
+
+    assert noise_runs("4", "5") == 3
+    assert noise_runs(*files) == 3

@@ -30,7 +30,7 @@ def test_import_complete_capture(kcross: Kcross, tmp_path: Path, db_path: Path,
     assert query(db_path, "SELECT status, source, started_at FROM runs")[0][:2] == \
         ("complete", "import")
     # started_at comes from the fingerprint's host.time, not from the import time
-    host_time = captured()[0]["host"]["time"]
+    host_time = json.loads(capture.splitlines()[0])["host"]["time"]
     assert query(db_path, "SELECT started_at FROM runs")[0][0].startswith(
         host_time.replace("T", " ").rstrip("Z")[:19])
     shown = kcross("show")

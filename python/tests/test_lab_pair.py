@@ -65,7 +65,15 @@ def test_compare_check_report_history_and_the_lab_table_agree(kcross: Kcross,
     assert proc.returncode == 0, proc.stdout
     (outcome,) = [json.loads(line) for line in proc.stdout.splitlines()]
     checked = {r["benchmark"] for r in outcome["rows"] if r["category"] != "identical"}
-    assert checked == CHANGED and all(r.get("p_adjusted") is None for r in outcome["rows"])
+    assert checked == CHANGED
+    assert all(r["verdict"]["method"] == "exact" and r["verdict"]["p_adjusted"] is None
+               and r["fails_at"] is None for r in outcome["rows"])
+
+    # compare --format ministat: ministat's figures, but no Student's t for counts
+    proc = kcross("compare", "1", "2", "--db", db, "--format", "ministat")
+    assert proc.returncode == 0, proc.stderr
+    assert "Student's t" not in proc.stdout and "No difference proven" not in proc.stdout
+    assert proc.stdout.count("Exact counts: no test") == 36
 
     # history: every benchmark's change from run 1 to run 2
     proc = kcross("history", "*", "--db", db, "--json")

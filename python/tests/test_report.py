@@ -584,3 +584,30 @@ def test_the_page_opens_with_what_changed(page: Path) -> None:
     assert summary.index("cpuid/rdtscp: -20.0% faster") < last           # are as large)
     assert "more instructions" in text                                   # the lab pair
     assert "judged on" in text and "cannot see" in text
+
+
+def test_one_machines_runs_differ_in_no_fact() -> None:
+    """Two runs of one machine configuration: their timer calibrations differ (a per-run
+    value, kcross.judge.machine's rule), yet no fact is flagged as a difference (before:
+    the timer row flagged ≠ by its text); another host's run is."""
+    import datetime as dt
+
+    from kcross import report
+    from kcross.store import StoredRun
+
+    def run(id_: int, ppm: float, hostname: str = "vm") -> StoredRun:
+        records = copy.deepcopy(captured())
+        fingerprint = records[0]
+        fingerprint["timer"]["calibration"]["error_ppm"] = ppm
+        fingerprint["host"]["hostname"] = hostname
+        results = [r for r in records if r["type"] == "result" and r["suite"] == "cpuid"]
+        return StoredRun(id=id_, started_at=dt.datetime(2026, 1, id_, tzinfo=dt.UTC),
+                         finished_at=None, status="complete", source="run", error=None,
+                         fingerprint=fingerprint, plan=records[1], results=results, end=None)
+
+    def flagged(*runs: StoredRun) -> set[str]:
+        return {row.key for group in report.build(list(runs)).facts for row in group.rows
+                if row.differs}
+
+    assert flagged(run(1, 0.25), run(2, 0.0094)) == set()
+    assert flagged(run(1, 0.25), run(2, 0.0094, hostname="other")) >= {"host", "timer"}

@@ -224,6 +224,18 @@ def stores(db: str | None, *, hint: str = "") -> Iterator[Stores]:
         yield opened
 
 
+def store_for_writing(db: str | None, *, lazy: bool = False) -> Store:
+    """The store a command writes as it goes (run, lab), opened on its own: checked now;
+    with ``lazy``, created only when its first record arrives (a command refused for bad
+    arguments leaves no database file behind).  The caller closes it (or hands it to the
+    importer, which does)."""
+    from ..store import Store, resolve
+
+    store = Store.open(resolve(db), write=True, lazy=lazy)
+    assert store is not None  # opening for writing creates (or will create) the database
+    return store
+
+
 # --- plain output ------------------------------------------------------------------------
 
 def print_json(records: Sequence[dict[str, Any]]) -> None:

@@ -28,6 +28,7 @@ from .options import (
     Once,
     export_option,
     number,
+    store_for_writing,
     sysroot,
     wide_option,
 )
@@ -66,16 +67,16 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="only benchmarks whose name or suite/name matches GLOB (fnmatch: "
                         "*, ?, [...]; one GLOB)")
     p.add_argument("--quick", action="store_true",
-                   help=f"{QUICK_SAMPLES} samples after a {QUICK_WARMUP_MS} ms warm-up "
-                        f"(instead of {DEFAULT_SAMPLES} and {DEFAULT_WARMUP_MS} ms); batches "
-                        "keep their length: a smoke test, not a figure")
+                   help=f"one process of {QUICK_SAMPLES} samples after a {QUICK_WARMUP_MS} ms "
+                        "warm-up; batches keep their length: a smoke test, not a figure")
     p.add_argument("--samples", type=number(*SAMPLES_RANGE, whole=True), metavar="N",
-                   help=f"samples per benchmark, {SAMPLES_RANGE[0]} to {SAMPLES_RANGE[1]} "
-                        f"(default {DEFAULT_SAMPLES}; --quick {QUICK_SAMPLES})")
+                   help=f"samples per benchmark and process, {SAMPLES_RANGE[0]} to "
+                        f"{SAMPLES_RANGE[1]} (default {PROCESS_SAMPLES}; --processes 1: "
+                        f"{DEFAULT_SAMPLES}; --quick {QUICK_SAMPLES})")
     p.add_argument("--warmup-ms", type=number(*WARMUP_MS_RANGE, whole=False), metavar="MS",
                    help=f"warm-up before each benchmark's samples, {WARMUP_MS_RANGE[0]} to "
-                        f"{WARMUP_MS_RANGE[1]} ms (default {DEFAULT_WARMUP_MS}; --quick "
-                        f"{QUICK_WARMUP_MS})")
+                        f"{WARMUP_MS_RANGE[1]} ms (default {PROCESS_WARMUP_MS}; --processes 1: "
+                        f"{DEFAULT_WARMUP_MS}; --quick {QUICK_WARMUP_MS})")
     p.add_argument("--min-batch-ms", type=number(*MIN_BATCH_MS_RANGE, whole=False),
                    metavar="MS",
                    help=f"shortest timed batch (one sample), {MIN_BATCH_MS_RANGE[0]} to "
@@ -123,15 +124,13 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from ..runner import RunRequest, run
-        from ..store import Store, resolve
         from ..store.refs import check_tag_name
 
     if args.tag is not None:
         check_tag_name(args.tag)
     # Checked now, created only when the harness's first record arrives: a run
     # refused for bad arguments leaves no database file behind.
-    store = Store.open(resolve(args.db), write=True, lazy=True)
-    assert store is not None
+    store = store_for_writing(args.db, lazy=True)
     processes = int(args.processes) if args.processes is not None else \
         (1 if args.quick else DEFAULT_PROCESSES)
     if processes > 1 and not args.quick:   # a process's share of the run, unless told

@@ -52,19 +52,14 @@ def _side(series: Series) -> dict[str, Any]:
         mid = None
     return {"source": series.source, "name": series.name, "n": len(series.samples),
             "median": mid, "overhead_subtracted": series.overhead_subtracted,
-            "samples": [float(x) for x in series.samples]}
+            "samples": [float(x) for x in series.samples],
+            "processes": list(series.processes) if series.processes else None}
 
 
 def _verdict(j: Judgement) -> dict[str, Any] | None:
-    if j.error is not None:
-        return None
-    return {"method": j.method, "category": j.category.value, "n_a": j.n_a, "n_b": j.n_b,
-            "median_a": j.median_a, "median_b": j.median_b, "ratio": j.ratio,
-            "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "confidence": j.confidence,
-            "p": j.p, "p_adjusted": j.p_adjusted, "alpha": j.alpha,
-            "significant": j.category.changed, "detectable": j.detectable,
-            "sees": list(j.sees), "misses": list(j.misses),
-            "processes": list(j.processes), "note": j.note}
+    from ..judge.verdict import record
+
+    return None if j.error is not None else record(j)
 
 
 def comparison_record(rows: Sequence[Judgement]) -> dict[str, Any]:

@@ -64,7 +64,10 @@ def label(category: Category, unit: str) -> str:
 TIMING_RULE = ("timings: p Holm-adjusted over the table's tests, a difference shown when p < "
                "0.05 and the ratio's CI excludes 1, ~ none shown")
 EXACT_RULE = "exact counts: compared by value, identical below 1e-9 of the figure, never a p"
-DETECTABLE_RULE = "detectable: the smallest change the comparison shows with 80% power"
+DETECTABLE_RULE = ("detectable: the smallest change the comparison shows with 80% power "
+                   "(at Holm's strictest step over its tests)")
+FAILS_AT_RULE = ("fails at: the smallest slowdown this check fails with 80% power (its CI "
+                 "wholly above the tolerance)")
 
 # What kcross check does with a baseline benchmark it cannot judge: list it, or fail.
 MISSING_POLICIES = ("warn", "fail")

@@ -150,7 +150,8 @@ def overhead_notes(name: str, series: Sequence[Series | None]) -> list[str]:
         return []
     parts = [f"{'subtracted' if d else 'not subtracted'} in {src}" for src, d in decided]
     return [f"{name}: the empty loop's overhead was {', '.join(parts)}; those medians are "
-            "not of the same thing (see 'kcross show' for why)"]
+            "not of the same thing, so the verdict compares both sides' raw samples (see "
+            "'kcross show' for why)"]
 
 
 def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
@@ -164,6 +165,8 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
     history = History(store)
     compared = list(series)
     runs = {s.run for s in compared if s.run}
+    # a side given as a file may be a stored run exported or imported: its start tells
+    starts = {s.started for s in compared if s.started is not None}
     names = list(dict.fromkeys(s.name for s in compared))
     cache: dict[tuple[str, float | None], Mapping[str, RunNoise]] = {}
 
@@ -175,7 +178,7 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
             key = (identity(series.fingerprint), apart)
             if key not in cache:
                 cache[key] = history.noise(series.fingerprint, names, exclude=runs,
-                                           apart=apart)
+                                           apart=apart, exclude_started=starts)
             found = cache[key].get(name)
             if found is not None:
                 return found

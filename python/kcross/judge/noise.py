@@ -11,7 +11,8 @@ figures less the mean of their within-run variances.  Sources:
 
 - the store's own history: the last runs of the same machine identity holding the
   benchmark (the two runs being compared left out, so that a real change between them
-  is not taken for noise);
+  is not taken for noise: by their label, and by their start, for a side given as a
+  file that is also stored);
 - a calibration ``kcross aa`` runs and stores (the same estimate from its runs).
 
 At least MIN_RUNS runs are needed; with few runs the estimate is uncertain, which its
@@ -114,16 +115,19 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
 
 def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
               exclude: Iterable[str] = (), source: str = HISTORY,
-              apart: float | None = None) -> dict[str, RunNoise]:
+              apart: float | None = None,
+              exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
     """The noise of each benchmark named, from series of separate runs (run label ->
-    benchmark -> series), leaving out the runs in ``exclude``, for two runs ``apart``
-    seconds apart (None: at any time)."""
+    benchmark -> series), leaving out the runs in ``exclude`` and those that started at
+    a time in ``exclude_started`` (the runs compared, given as files), for two runs
+    ``apart`` seconds apart (None: at any time)."""
     left_out = set(exclude)
+    starts = set(exclude_started)
     found: dict[str, RunNoise] = {}
     for name in names:
         points = []
         for run, series in by_run.items():
-            if run in left_out or name not in series:
+            if run in left_out or name not in series or series[name].started in starts:
                 continue
             try:
                 points.append(run_point(series[name]))
@@ -161,13 +165,15 @@ class History:
         return self._runs[machine]
 
     def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
-              exclude: Iterable[str] = (), apart: float | None = None) -> dict[str, RunNoise]:
+              exclude: Iterable[str] = (), apart: float | None = None,
+              exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
         """The noise of the benchmarks on the machine of ``fingerprint`` from its stored
-        runs, the runs in ``exclude`` (labels ``run N``) left out, for two runs ``apart``
-        seconds apart."""
+        runs, the runs in ``exclude`` (labels ``run N``) and those started at a time in
+        ``exclude_started`` left out, for two runs ``apart`` seconds apart."""
         if fingerprint is None:
             return {}
-        return of_series(self.runs_of(identity(fingerprint)), names, exclude, apart=apart)
+        return of_series(self.runs_of(identity(fingerprint)), names, exclude, apart=apart,
+                         exclude_started=exclude_started)
 
 
 def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:

@@ -94,6 +94,9 @@ class Judgement:
     p_adjusted: float | None = None
     alpha: float = ALPHA
     detectable: float | None = None     # minimum detectable change (fraction); 0: exact
+    se: float | None = None             # of the log ratio (timings)
+    df: float | None = None             # its degrees of freedom
+    raw: bool = False                   # judged on the raw samples (empty loop included)
     sees: tuple[str, ...] = ()
     misses: tuple[str, ...] = ()
     noise: RunNoise | None = None
@@ -134,10 +137,11 @@ def separate(a: Series, b: Series) -> bool:
 
 
 def is_exact(a: Series, b: Series) -> bool:
-    """Exact data: lab instruction counts, or two sides that are each a constant."""
+    """Exact data: lab instruction counts, or two sides that are each a constant (of at
+    least two samples: one value shows no variation because it has none to show)."""
     if UNIT_INSTRUCTIONS in (a.unit, b.unit):
         return True
-    return bool(a.samples) and bool(b.samples) and min(a.samples) == max(a.samples) \
+    return len(a.samples) >= 2 and len(b.samples) >= 2 and min(a.samples) == max(a.samples) \
         and min(b.samples) == max(b.samples)
 
 
@@ -191,8 +195,22 @@ def judge(pairs: Sequence[Pair], *, alpha: float = ALPHA,
     tested = [i for i, j in enumerate(found) if j.p is not None]
     for i, q in zip(tested, stats.holm([found[i].p for i in tested]),  # type: ignore[misc]
                     strict=True):
-        found[i] = _decide(replace(found[i], p_adjusted=q))
+        j = found[i]
+        found[i] = _decide(replace(j, p_adjusted=q,
+                                   detectable=_detectable(j, alpha / len(tested))))
     return found
+
+
+def _detectable(j: Judgement, alpha: float) -> float | None:
+    """The minimum detectable change at ``alpha``: Holm's strictest step (alpha over the
+    table's tests), so a table of many benchmarks is not credited with one test's power.
+    None when the standard error is unknown or 0 (nothing to size a change against)."""
+    if j.se is None or j.df is None:
+        return None
+    try:
+        return stats.detectable(j.se, j.df, alpha=alpha) - 1.0
+    except StatsError:
+        return None
 
 
 def _unit(pair: Pair) -> str:
@@ -205,51 +223,88 @@ def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
     for s in (a, b):
         check_values(s)
     k = (a.process_count, b.process_count)
-    common = dict(name=pair.name, unit=unit, base=a, new=b, alpha=alpha,
-                  confidence=confidence, processes=k)
+    common = dict(name=pair.name, unit=unit, alpha=alpha, confidence=confidence, processes=k)
     if is_exact(a, b):
         ma, mb = exact_medians(a, b)
         same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
         category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
                                                      Category.LOWER)
-        return Judgement(**common, category=category, method=EXACT,  # type: ignore[arg-type]
-                         median_a=ma, median_b=mb,
+        return Judgement(**common, base=a, new=b,  # type: ignore[arg-type]
+                         category=category, method=EXACT, median_a=ma, median_b=mb,
                          ratio=(mb / ma) if ma > 0 else (1.0 if same else None),
                          detectable=0.0, sees=("exact",))
+    a, b, raw_note = like_for_like(a, b)
+    common.update(base=a, new=b, raw=raw_note is not None)
     apart = separate(a, b)
-    if k[0] >= 2 and k[1] >= 2:
-        la = stats.process_level(a.by_process())
-        lb = stats.process_level(b.by_process())
+    if max(k) >= 2:
+        la, lb = _levels(a, b)
         noise = pair.noise if apart else None
         t = stats.level_test(la, lb, run_var=noise.var if noise else 0.0,
                              run_df=noise.df if noise else math.inf, confidence=confidence)
         sees: tuple[str, ...] = (SEEN_SAMPLES, SEEN_PROCESSES) + ((SEEN_RUNS,) if noise else ())
         misses = (SEEN_RUNS,) if apart and noise is None else ()
+        one = [f"{s.source} is one process: its process-to-process variation is taken as "
+               f"the other side's ({max(k)} processes)" for s in (a, b) if s.process_count < 2]
         return Judgement(**common, category=Category.SAME, method=LEVELS,  # type: ignore[arg-type]
                          median_a=math.exp(la.log), median_b=math.exp(lb.log), ratio=t.ratio,
                          ratio_low=t.ratio_low, ratio_high=t.ratio_high, p=t.p,
-                         detectable=stats.detectable(t.se, t.df, alpha=alpha) - 1.0,
-                         sees=sees, misses=misses, noise=noise)
+                         se=t.se if t.se > 0 else None, df=t.df,
+                         sees=sees, misses=misses, noise=noise,
+                         note=_notes(raw_note, *one))
     test = stats.sample_test(a.samples, b.samples, alpha=alpha, confidence=confidence)
     se = stats.log_se_of_interval(test.ratio_low, test.ratio_high, confidence) \
-        if test.ratio_low > 0 else 0.0
+        if 0 < test.ratio_low < test.ratio_high else None
     missed: tuple[str, ...] = (SEEN_PROCESSES, SEEN_RUNS) if apart else ()
     return Judgement(**common, category=Category.SAME, method=SAMPLES,  # type: ignore[arg-type]
                      median_a=test.median_a, median_b=test.median_b, ratio=test.ratio,
                      ratio_low=test.ratio_low, ratio_high=test.ratio_high, p=test.p,
-                     detectable=stats.detectable(se, math.inf, alpha=alpha) - 1.0,
-                     sees=(SEEN_SAMPLES,), misses=missed,
-                     note="both sides constant: the samples do not vary" if test.constant
-                     else None)
+                     se=se, df=math.inf, sees=(SEEN_SAMPLES,), misses=missed,
+                     note=_notes(raw_note, "both sides constant: the samples do not vary"
+                                 if test.constant else None))
+
+
+def _notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+def _levels(a: Series, b: Series) -> tuple[stats.Level, stats.Level]:
+    """Each side's level; a side of one process against one of several borrows their
+    process-to-process variance (the same benchmark on the same machine)."""
+    if a.process_count >= 2 and b.process_count >= 2:
+        return stats.process_level(a.by_process()), stats.process_level(b.by_process())
+    if a.process_count >= 2:
+        la = stats.process_level(a.by_process())
+        return la, stats.single_process_level(b.samples, la)
+    lb = stats.process_level(b.by_process())
+    return stats.single_process_level(a.samples, lb), lb
+
+
+def like_for_like(a: Series, b: Series) -> tuple[Series, Series, str | None]:
+    """The two sides as the verdict compares them: as they are, or both raw (the empty
+    loop's cost included) when its subtraction would make them measure different things:
+    subtracted on one side only, or a sample left at or below 0 by it (a sample faster
+    than the empty loop).  The note says which."""
+    decided = (a.overhead_subtracted, b.overhead_subtracted)
+    if None in decided:
+        return a, b, None
+    if decided[0] != decided[1]:
+        why = "the empty loop subtracted on one side only"
+    elif any(s.overhead_subtracted and s.samples and min(s.samples) <= 0 for s in (a, b)):
+        why = "a sample at or below the empty loop's median"
+    else:
+        return a, b, None
+    return a.raw(), b.raw(), f"{why}: judged on both sides' raw samples (the loop included)"
 
 
 def check_values(s: Series) -> None:
-    """Refuse what no verdict can take, before any figure (a plain number that is not
-    finite or is negative: a harness capture's samples are checked by the schema)."""
+    """Refuse what no verdict can take, before any figure: a plain number that is not
+    finite or is negative (a harness capture's samples are checked by its schema; after
+    the empty loop's subtraction they may fall below 0, which :func:`like_for_like`
+    handles)."""
     for i, x in enumerate(s.samples, start=1):
         if not math.isfinite(x):
             raise StatsError(f"{s.source}: value {i} is {x} (not a finite number)")
-        if x < 0:
+        if x < 0 and s.record is None:
             raise StatsError(f"{s.source}: value {i} is negative ({x:g}); the verdict takes "
                              "times or counts")
 
@@ -296,6 +351,27 @@ def gate(j: Judgement, tolerance: float) -> Category:
     if j.category is Category.HIGHER and j.ratio_low > limit:
         return Category.REGRESSION
     return j.category
+
+
+# --- as a record ----------------------------------------------------------------------------
+
+def record(j: Judgement) -> dict[str, object]:
+    """A verdict as JSON, with what recomputes it (docs/result-format.md, the comparison
+    record's ``verdict``): every --json and the json export write this."""
+    def finite(x: float | None) -> float | None:
+        return x if x is not None and math.isfinite(x) else None
+
+    noise = None if j.noise is None else {
+        "var": j.noise.var, "cv": j.noise.cv, "df": finite(j.noise.df), "runs": j.noise.runs,
+        "source": j.noise.source, "within": j.noise.within}
+    return {"method": j.method, "category": j.category.value, "n_a": j.n_a, "n_b": j.n_b,
+            "median_a": j.median_a, "median_b": j.median_b, "ratio": j.ratio,
+            "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "confidence": j.confidence,
+            "p": j.p, "p_adjusted": j.p_adjusted, "alpha": j.alpha,
+            "significant": j.category.changed, "detectable": j.detectable,
+            "se": j.se, "df": finite(j.df), "raw": j.raw, "noise": noise,
+            "sees": list(j.sees), "misses": list(j.misses), "processes": list(j.processes),
+            "note": j.note}
 
 
 # --- words ---------------------------------------------------------------------------------
@@ -351,13 +427,28 @@ def words(j: Judgement, tolerance: float | None = None) -> str:
     return f"{pct} {word}"
 
 
-def detectable_text(j: Judgement) -> str:
-    """The minimum detectable change of a pair: ``±2.1%``, ``exact`` or a dash."""
+def fails_at(j: Judgement, tolerance: float) -> float | None:
+    """The smallest slowdown (a fraction) that fails ``kcross check`` at ``tolerance`` with
+    80% power: its interval must lie above 1 + tolerance (:func:`gate`).  None for exact
+    counts (any count beyond the tolerance fails) and where the error is unknown."""
+    if j.exact or j.se is None or j.df is None:
+        return None
+    try:
+        return stats.beyond_detectable(j.se, j.df, 1.0 + tolerance,
+                                       confidence=j.confidence) - 1.0
+    except StatsError:
+        return None
+
+
+def detectable_text(j: Judgement, tolerance: float | None = None) -> str:
+    """The minimum detectable change of a pair: ``±2.1%``, ``exact`` or a dash; with a
+    tolerance, the slowdown that fails the check: ``+9.4%``."""
     if j.exact:
         return "exact"
-    if j.detectable is None:
+    value = j.detectable if tolerance is None else fails_at(j, tolerance)
+    if value is None:
         return "–"
-    return f"±{j.detectable * 100:.1f}%"
+    return f"±{value * 100:.1f}%" if tolerance is None else f"+{value * 100:.1f}%"
 
 
 def sees_text(j: Judgement) -> str:

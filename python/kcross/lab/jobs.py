@@ -85,13 +85,12 @@ def _describe(kernel: Kernel) -> str:
 def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) -> None:
     if args.no_store or not runs:
         return
+    from kcross.cli.options import store_for_writing
     from kcross.importer import import_stream
-    from kcross.store import DuplicateImport, Store, resolve
+    from kcross.store import DuplicateImport, Store
 
     def open_store() -> Store:
-        store = Store.open(resolve(args.db), write=True)
-        assert store is not None
-        return store
+        return store_for_writing(args.db)
 
     stored = []
     for run in runs:
@@ -352,9 +351,9 @@ def _check_store(args: argparse.Namespace) -> None:
     created): a run refused there would be thrown away after its boots."""
     if args.no_store or args.mode == "correctness":
         return
-    from kcross.store import Store, resolve
+    from kcross.cli.options import store_for_writing
 
-    Store.open(resolve(args.db), write=True, lazy=True)
+    store_for_writing(args.db, lazy=True)
 
 
 def _check_programs(args: argparse.Namespace, probe: Guest) -> None:

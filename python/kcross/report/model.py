@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..judge.machine import identity
+
 # render's helpers are kcross show's wording of the same fields: one wording for both
 from ..render import (
     DASH,
@@ -237,6 +239,10 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
     titles: list[str] = []
     for facts in per_run:
         titles += [t for t in facts if t not in titles]
+    # Which facts differ is flagged only between runs of different machine configurations
+    # (kcross.judge.machine's rule): one configuration's runs differ in per-run values only
+    # (the timer's calibration, the time), which are not differences of the machine.
+    machines = len({identity(v.fingerprint) for v in views})
     groups = []
     for title in titles:
         keys: list[str] = []
@@ -246,7 +252,8 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
         for key in keys:
             cells = [facts.get(title, {}).get(key, DASH) for facts in per_run]
             # a run's own facts (when, which status) differ by nature: not flagged
-            rows.append(FactRow(key, cells, differs=title != "Run" and len(set(cells)) > 1))
+            rows.append(FactRow(key, cells, differs=machines > 1 and title != "Run"
+                                and len(set(cells)) > 1))
         groups.append(FactGroup(title, rows))
     return groups
 

@@ -7,20 +7,28 @@ from typing import Any
 
 from ..gate import Outcome, Row
 from ..judge.categories import (
-    DETECTABLE_RULE,
     EXACT_RULE,
+    FAILS_AT_RULE,
     STYLE,
     TIMING_RULE,
     Category,
     higher_word,
     label,
 )
-from ..judge.verdict import EXACT, SEEN_RUNS, detectable_text, sees_text, words
+from ..judge.verdict import (
+    EXACT,
+    SEEN_RUNS,
+    detectable_text,
+    fails_at,
+    record,
+    sees_text,
+    words,
+)
 from ..render import format_value
-from ..stats import median
+from ..stats import StatsError, median
 from .marks import ascii_text
 
-COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "detectable",
+COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "fails at",
            "verdict", "note")
 _LEFT = (0, 7, 8)
 
@@ -36,7 +44,12 @@ def cells(row: Row, outcome: Outcome) -> list[str]:
     unit = outcome.unit
 
     def figure(series: Any) -> str:
-        return "-" if series is None else format_value(median(series.samples), unit)
+        if series is None:
+            return "-"
+        try:
+            return format_value(median(series.samples), unit)
+        except StatsError:
+            return "-"   # no figure: the note says why
 
     j = row.judgement
     verdict = label(row.category, unit)
@@ -51,7 +64,8 @@ def cells(row: Row, outcome: Outcome) -> list[str]:
     note = "; ".join(x for x in (described if described not in ("~", "identical", verdict)
                                  else None, row.note) if x)
     return [row.name, format_value(j.median_a, unit), format_value(j.median_b, unit), ratio,
-            ci, format_p(j.p_adjusted), detectable_text(j), verdict, note]
+            ci, format_p(j.p_adjusted), detectable_text(j, outcome.max_regression), verdict,
+            note]
 
 
 def headers(outcome: Outcome) -> list[str]:
@@ -74,7 +88,7 @@ def legend(outcome: Outcome) -> list[str]:
     """What the columns mean, what the verdicts saw, and the notes: one line each."""
     tested = sum(j.p is not None for j in outcome.judgements)
     lines = [f"ratio = current/base median (>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
-             f"({tested} test(s)); {EXACT_RULE}; {DETECTABLE_RULE}",
+             f"({tested} test(s)); {EXACT_RULE}; {FAILS_AT_RULE}",
              f"regression: beyond +{outcome.max_regression * 100:g}% (exact counts: by value; "
              "timings: the CI's low end above it)"]
     kinds: dict[str, int] = {}
@@ -136,12 +150,8 @@ def json_record(outcome: Outcome) -> dict[str, Any]:
         entry: dict[str, Any] = {"benchmark": row.name, "category": row.category.value,
                                  "fails": row.fails, "note": row.note}
         if j is not None and j.error is None:
-            entry.update(method=j.method, base_median=j.median_a, current_median=j.median_b,
-                         ratio=j.ratio, ratio_low=j.ratio_low, ratio_high=j.ratio_high,
-                         p_adjusted=j.p_adjusted, detectable=j.detectable,
-                         sees=list(j.sees), misses=list(j.misses),
-                         run_noise=None if j.noise is None else
-                         {"cv": j.noise.cv, "runs": j.noise.runs, "source": j.noise.source})
+            entry.update(base_median=j.median_a, current_median=j.median_b,
+                         fails_at=fails_at(j, outcome.max_regression), verdict=record(j))
         rows.append(entry)
     return {"passed": not outcome.failed, "summary": outcome.summary(),
             "base": outcome.base.label, "current": outcome.current.label,

@@ -11,7 +11,7 @@ from .. import outfile
 from ..errors import UserError, shown
 from ..history import Point, Row, Trend
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
-from ..judge.verdict import detectable_text, words
+from ..judge.verdict import detectable_text, record, words
 from ..stats import MedianCI, StatsError
 from .marks import ascii_text
 
@@ -119,11 +119,7 @@ def json_records(t: Trend) -> list[dict[str, Any]]:
             "against": row.previous.run_id if row.previous is not None else None,
             "verdict": row.verdict, "note": row.note}
         if j is not None and j.error is None:
-            entry["change"] = {
-                "category": j.category.value, "method": j.method, "ratio": j.ratio,
-                "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "p": j.p,
-                "p_adjusted": j.p_adjusted, "detectable": j.detectable,
-                "sees": list(j.sees), "misses": list(j.misses)}
+            entry["change"] = record(j)
         found.append(entry)
     for n in t.noise:
         found.append({"type": "run-to-run noise", "benchmark": n.name, "hostname": n.hostname,

@@ -1,6 +1,7 @@
 """``kcross compare --format ministat``: what ``ministat -A`` prints for each benchmark's
 samples (the plot left out), from kcross.stats's reproduction of ministat's arithmetic
-(a mean and Student's t with pooled s: ministat's method, not kcross's verdict)."""
+(a mean and Student's t with pooled s: ministat's method, not kcross's verdict); a lab's
+instruction counts get no test."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..judge.pairing import pair
+from ..schema import UNIT_INSTRUCTIONS
 from ..sides import Side
 from ..stats import StatsError
 
@@ -45,7 +47,11 @@ def ministat_text(sides: Sequence[Side], level: float = 95.0) -> tuple[str, list
         for k, (i, _, v) in enumerate(vit):
             lines.append(f"{MINISTAT_SYMBOLS[i]} {v.n:3d} {v.min:13.8g} {v.max:13.8g} "
                          f"{v.median:13.8g} {v.avg:13.8g} {v.stddev:13.8g}")
-            if k > 0:
+            if k > 0 and UNIT_INSTRUCTIONS in (vit[0][1].unit, vit[k][1].unit):
+                # a lab's instruction counts are compared by value, never tested
+                lines.append("Exact counts: no test (kcross compare's table gives the "
+                             "difference by value)")
+            elif k > 0:
                 lines += _relative(stats.student_t(base, v, level))
         blocks.append("\n".join(lines))
     if not blocks:
