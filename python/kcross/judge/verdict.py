@@ -43,6 +43,10 @@ SAMPLES = "samples"
 # holding an instruction count per operation represents after its arithmetic.
 EXACT_RELATIVE = 1e-9
 
+# An exact change of less than one instruction per operation: real (the counts differ), but
+# not a change of the operation's own path, which moves by whole instructions on every op.
+SUB_INSTRUCTION = "under 1 per op: an interrupt's share, not the op's path"
+
 # The levels of variation a verdict can see.
 SEEN_SAMPLES, SEEN_PROCESSES, SEEN_RUNS = "samples", "processes", "runs"
 
@@ -229,10 +233,12 @@ def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
         same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
         category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
                                                      Category.LOWER)
+        fraction = not same and unit == UNIT_INSTRUCTIONS and abs(mb - ma) < 1.0
         return Judgement(**common, base=a, new=b,  # type: ignore[arg-type]
                          category=category, method=EXACT, median_a=ma, median_b=mb,
                          ratio=(mb / ma) if ma > 0 else (1.0 if same else None),
-                         detectable=0.0, sees=("exact",))
+                         detectable=0.0, sees=("exact",),
+                         note=SUB_INSTRUCTION if fraction else None)
     a, b, raw_note = like_for_like(a, b)
     common.update(base=a, new=b, raw=raw_note is not None)
     apart = separate(a, b)
