@@ -64,6 +64,8 @@ void kh_bench_ctx_batch(struct kh_bench_ctx *c, uint64_t iters, bool plant)
 void kh__bracket_open(struct kh_bench_ctx *c)
 {
 	kh_counters_read(c->timing->counters, &c->timing->snap[0]);
+	if (c->timing->window)
+		kh_profile_open(c->timing->window);
 }
 
 /*
@@ -86,5 +88,7 @@ uint64_t kh__bracket_end_slow(struct kh_bench_ctx *c)
 
 void kh__bracket_close(struct kh_bench_ctx *c)
 {
+	if (c->timing->window)
+		kh_profile_close();
 	kh_counters_read(c->timing->counters, &c->timing->snap[1]);
 }

@@ -122,6 +122,7 @@ struct kh_timing {
 	struct kh_snapshot snap[2];
 	double delay_ticks;	/* per operation; 0: nothing planted */
 	double planted;		/* the same in this batch, or 0 (kh_bench_ctx_batch) */
+	int window;		/* KH_WINDOW_*: the batch is a profile window (profile.c) */
 };
 
 /* Zero c and tie it to tm, for a row with parameter arg whose operations
@@ -329,6 +330,14 @@ struct kh_setting {
 	bool absent_when_unset;
 };
 extern const struct kh_setting kh_settings[];
+
+/* Profile windows for the labs' plugin (profile.c; KCROSS_PROFILE). */
+enum { KH_WINDOW_NONE, KH_WINDOW_SAMPLE, KH_WINDOW_EMPTY };
+void kh_profile_init(void);
+bool kh_profile_on(void);
+void kh_profile_open(int window);
+void kh_profile_close(void);
+void kh_profile_bench_done(const struct kh_bench *b);
 /* s's validated value, or NULL when it is unset, empty or invalid (then,
  * with err not NULL, the error line in err). */
 const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len);

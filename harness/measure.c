@@ -261,7 +261,10 @@ int kh_measure_sample(struct kh_measure *ms, int s)
 
 	if (ms->status != KH_OK)
 		return ms->status;
-	if ((st = bench_batch(ms, r->iters)) != KH_OK)
+	ms->timing.window = kh_profile_on() ? KH_WINDOW_SAMPLE : KH_WINDOW_NONE;
+	st = bench_batch(ms, r->iters);
+	ms->timing.window = KH_WINDOW_NONE;
+	if (st != KH_OK)
 		goto out;
 	r->ticks[s] = batch_ticks(c) / (double)r->iters;
 	for (int e = 0; e < KH_EV_COUNT; e++) {
@@ -333,7 +336,9 @@ void kh_measure_finish(struct kh_measure *ms)
 	}
 	/* The empty loop, same batch size, same number of samples, same threads. */
 	for (int s = 0; s < m->samples; s++) {
+		ms->timing.window = kh_profile_on() ? KH_WINDOW_EMPTY : KH_WINDOW_NONE;
 		empty_batch(c, r->iters, r->threads);
+		ms->timing.window = KH_WINDOW_NONE;
 		r->oh_ticks[s] = batch_ticks(c) / (double)r->iters;
 		r->oh_ns[s] = r->oh_ticks[s] * ns_per_tick;
 	}
@@ -354,6 +359,7 @@ out:
 	}
 	ms->elapsed_ns += kh_clock_raw_ns() - start;
 	r->elapsed_s = (double)ms->elapsed_ns * 1e-9;
+	kh_profile_bench_done(ms->b);
 }
 
 /*

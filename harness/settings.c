@@ -9,6 +9,8 @@
  *   KCROSS_TEST_FAIL   a glob of benchmarks whose check is forced to fail
  *   KCROSS_TEST_DELAY  GLOB:NS, NS nanoseconds planted in every operation
  *                      of the matching benchmarks (context.c plants them)
+ *   KCROSS_PROFILE     1 or kallsyms: profile windows for the labs' plugin
+ *                      (profile.c)
  *
  * An empty variable is unset, as everywhere (kc_setting).
  */
@@ -91,10 +93,13 @@ static bool check_delay(const char *value, char *err, size_t len)
 	return parse_delay(value, glob, sizeof(glob), &ns, err, len);
 }
 
+static const char *const profile_values[] = { "1", "kallsyms", NULL };
+
 const struct kh_setting kh_settings[] = {
 	{ "KCROSS_TIMER", kh_timer_setting_values, NULL, false },
 	{ "KCROSS_TEST_FAIL", NULL, check_fail, false },
 	{ "KCROSS_TEST_DELAY", NULL, check_delay, true },
+	{ "KCROSS_PROFILE", profile_values, NULL, true },
 	{ NULL, NULL, NULL, false },
 };
 

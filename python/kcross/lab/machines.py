@@ -180,3 +180,15 @@ class Guest:
         CPU model as for a boot, and ends at the monitor's ``quit``."""
         return [*self._machine_argv(), "-display", "none", "-serial", "none", "-nic", "none",
                 "-S", "-monitor", "stdio", *self._mode_argv()]
+
+
+# Where each arch's kernel lives in the virtual address space: every address at or above
+# it is the kernel's (the profile plugin splits user and kernel instructions there).
+# ppc64: the linear map and kernel text from 0xc000000000000000; x86-64 and arm64: the
+# upper half.
+KERNEL_BASE: dict[str, int] = {
+    "ppc64le": 0xC000000000000000,
+    "aarch64": 0xFFFF000000000000,
+    "x86_64": 0xFFFF800000000000,
+}
+assert tuple(KERNEL_BASE) == tuple(_ARCHES)

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profile windows for the labs' TCG plugin (lab/plugin/kcross-profile.c,
+ * issue 16), only when KCROSS_PROFILE is set (settings.c): ordinary runs
+ * call nothing here but a test of one flag per batch, outside the timed region.
+ *
+ * Around each sample batch and each empty-loop batch the harness calls a
+ * marker function, kh_profile_sample or kh_profile_empty, just before its
+ * start read (context.c, kh__bracket_open), and kh_profile_close just after
+ * its end read; after a benchmark's last batch, kh_profile_dump, and it
+ * writes the line "@@kcross-profile bench SUITE/NAME" to stderr, so that the
+ * lab pairs the plugin's windows with the benchmark's result record.  The
+ * markers do nothing: the plugin, given their addresses (the lab reads them
+ * from this binary's symbols), counts the instructions executed between them.
+ * They live in their own section, which the linker places after .text, above
+ * every address the guest's /init runs (the lab checks).
+ *
+ * At start the harness writes the kernel's reference symbols as
+ * /proc/kallsyms gives them ("@@kcross-profile kallsyms _text ADDR _etext
+ * ADDR"): the lab applies the slide (KASLR) to the kernel's System.map and
+ * checks the map is this kernel's.  KCROSS_PROFILE=kallsyms also writes every
+ * text symbol ("@@kcross-profile ksym ADDR NAME"), for a kernel that comes
+ * without System.map.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MARKER __attribute__((noipa, used, section("kcross_profile")))
+
+MARKER void kh_profile_sample(void) { __asm__ volatile(""); }
+MARKER void kh_profile_empty(void) { __asm__ volatile(""); }
+MARKER void kh_profile_close(void) { __asm__ volatile(""); }
+MARKER void kh_profile_dump(void) { __asm__ volatile(""); }
+
+static bool profiling;
+
+bool kh_profile_on(void)
+{
+	return profiling;
+}
+
+static void kallsyms(bool all)
+{
+	char line[512], text[32] = "", etext[32] = "";
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f) {
+		fprintf(stderr, "@@kcross-profile kallsyms unreadable\n");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char addr[32], type[4], name[256];
+
+		if (sscanf(line, "%31s %3s %255s", addr, type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			snprintf(text, sizeof(text), "%s", addr);
+		else if (!strcmp(name, "_etext"))
+			snprintf(etext, sizeof(etext), "%s", addr);
+		if (all && (type[0] == 't' || type[0] == 'T') && !strchr(line, '['))
+			fprintf(stderr, "@@kcross-profile ksym %s %s\n", addr, name);
+	}
+	fclose(f);
+	fprintf(stderr, "@@kcross-profile kallsyms _text %s _etext %s\n", text[0] ? text : "-",
+		etext[0] ? etext : "-");
+}
+
+void kh_profile_init(void)
+{
+	const char *v = NULL;
+
+	for (const struct kh_setting *s = kh_settings; s->name; s++)
+		if (!strcmp(s->name, "KCROSS_PROFILE"))
+			v = kh_setting_value(s, NULL, 0);
+	profiling = v != NULL;
+	if (profiling)
+		kallsyms(!strcmp(v, "kallsyms"));
+}
+
+void kh_profile_open(int window)
+{
+	if (window == KH_WINDOW_SAMPLE)
+		kh_profile_sample();
+	else
+		kh_profile_empty();
+}
+
+void kh_profile_bench_done(const struct kh_bench *b)
+{
+	if (!profiling)
+		return;
+	kh_profile_dump();
+	fprintf(stderr, "@@kcross-profile bench %s/%s\n", b->suite, b->name);
+}
