@@ -26,7 +26,8 @@
  *   W <kind> <user> <kernel>       a window closed: its instructions
  *   C <addr> <count>               ... each address it executed, how often
  *   T <addr>                       the traced window's instructions, in order
- *   I <addr> <disassembly>         an address seen in a window, once
+ *   I <addr> <bytes> <disassembly> an address seen in a window, once (its
+ *                                  bytes in hex, in memory order)
  *   D                              the dump marker: one benchmark done
  *   end <windows>                  QEMU exited normally
  *
@@ -199,7 +200,10 @@ static void show_new(void)
 	EACH(r)
 		if (!r->shown && r->count != r->snap) {
 			r->shown = true;
-			fprintf(out, "I %" PRIx64 " %s\n", r->vaddr, r->disas ? r->disas : "?");
+			fprintf(out, "I %" PRIx64 " ", r->vaddr);
+			for (int b = 0; b < r->nbytes; b++)
+				fprintf(out, "%02x", r->bytes[b]);
+			fprintf(out, " %s\n", r->disas ? r->disas : "?");
 		}
 }
 

@@ -55,6 +55,14 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group.add_argument("--mitigations", action="store_true",
                        help="the arch's mitigation table: each variant's instructions "
                             "against its baseline, on every syscall path")
+    p.add_argument("--profile", action="store_true",
+                   help="count with the profile plugin: per operation, user and kernel "
+                        "instructions, the functions they run through, the costly "
+                        "instructions (with --compare, --against, --mitigations: what "
+                        "changed); not stored")
+    p.add_argument("--trace", metavar="BENCH",
+                   help="one operation of benchmark BENCH, instruction by instruction "
+                        "(address, symbol+offset, disassembly; user and kernel marked)")
     p.add_argument("--refresh", action="store_true",
                    help="fetch Debian's current kernel even if one is cached")
     p.add_argument("--source", metavar="DIR", type=Path,

@@ -82,6 +82,30 @@ TABLE: dict[str, tuple[Entry, ...]] = {
 }
 
 
+# Instructions QEMU 7.2's disassembler does not know (it prints their bytes: ".byte ..."),
+# decoded here from the instruction word: (mask, value, text with {lev}).  ppc64: scv LEV
+# (primary opcode 17, the last two bits 01, LEV in bits 20-26) and rfscv (Power ISA 3.0).
+GAPS: dict[str, tuple[tuple[int, int, str], ...]] = {
+    "ppc64le": ((0xFFFFF01F, 0x44000001, "scv {lev}"), (0xFFFFFFFF, 0x4C0000A4, "rfscv")),
+    "x86_64": (),
+    "aarch64": (),
+}
+LITTLE_ENDIAN_WORDS = frozenset(("ppc64le", "aarch64"))
+
+
+def decoded(arch: str, raw: bytes, disassembly: str) -> str:
+    """QEMU's disassembly of an instruction, or where it printed only the bytes, the
+    instruction GAPS decodes from them (else the disassembly as it is)."""
+    if not disassembly.lstrip().startswith((".byte", ".long", ".word")) \
+            or arch not in LITTLE_ENDIAN_WORDS or len(raw) != 4:
+        return disassembly
+    word = int.from_bytes(raw, "little")
+    for mask, value, text in GAPS[arch]:
+        if word & mask == value:
+            return text.format(lev=(word >> 5) & 0x7F)
+    return disassembly
+
+
 @dataclass(frozen=True)
 class Costly:
     category: str

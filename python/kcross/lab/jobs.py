@@ -158,6 +158,10 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
              err: Console) -> int:
     from kcross import render
 
+    if args.profile or args.trace:
+        from kcross.lab.profile_jobs import profiling
+
+        return profiling(args, kernel, payload, out, err)
     if args.compare:
         a, b = args.compare
         runs = _parallel([
@@ -397,6 +401,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                    "correctness" if args.mode == "correctness" else "counting")
     src = source_tree(args.arch, args.source)
     _check_guest_names(args, src)
+    from kcross.lab.profile_jobs import check as check_profile
+
+    check_profile(args, src)
     _check_store(args)
     own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
     if args.against:

@@ -48,6 +48,7 @@ USER, KERNEL = "user", "kernel"
 MARKERS = {"sample": "kh_profile_sample", "empty": "kh_profile_empty",
            "close": "kh_profile_close", "dump": "kh_profile_dump"}
 SAY = "@@kcross-profile "
+EMPTY_LOOP = "(the empty loop, subtracted)"
 # Trace: at most this many instructions of the traced window are recorded.
 TRACE_MAX = 1_000_000
 
@@ -207,7 +208,7 @@ def build(counted: Counted, data: PluginOutput, p: Prepared, kernel: Kernel, arc
         prof = _bench(name, record, windows, data, place, arch)
         prof.counting = counted.median(name)
         if trace:
-            prof.trace = _trace(data, windows, int(record["iters"]), place)
+            prof.trace = _trace(data, windows, int(record["iters"]), place, arch)
         benches[name] = prof
     return Profiled(counted, benches, where, slide)
 
@@ -237,24 +238,25 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
     _e, empty = _median_window(empties, iters)
     sub = summary.overhead.subtracted
     scale = 1.0 / iters
-    per_addr: dict[int, float] = {a: c * scale for a, c in mid.counts.items()}
-    if sub:
-        for a, c in empty.counts.items():
-            per_addr[a] = per_addr.get(a, 0.0) - c * scale
     user = (mid.user - (empty.user if sub else 0)) * scale
     kern = (mid.kernel - (empty.kernel if sub else 0)) * scale
+    # The median sample window by function; the empty loop's median, where the rule
+    # subtracts it, as a line of its own (its loop is another function's code).
     functions: dict[tuple[str, str], float] = {}
     costly: dict[tuple[str, str, str, str], float] = {}
-    for addr, v in per_addr.items():
-        if v == 0:
-            continue
+    for addr, n in mid.counts.items():
+        v = n * scale
         space, where = place(addr)  # type: ignore[operator]
         fn = where.function or "?"
         functions[(space, fn)] = functions.get((space, fn), 0.0) + v
-        c = costly_table.classify(arch, data.disassembly.get(addr, ""), where.function)
+        c = costly_table.classify(arch, _text(data, addr, arch), where.function)
         if c is not None:
             key = (c.category, c.mnemonic, space, fn)
             costly[key] = costly.get(key, 0.0) + v
+    if sub:
+        for space, n in ((USER, empty.user), (KERNEL, empty.kernel)):
+            if n:
+                functions[(space, EMPTY_LOOP)] = -n * scale
     return BenchProfile(
         name=name, iters=iters, windows=len(samples), figure=summary.median, user=user,
         kernel=kern, subtracted=sub, counting=None,
@@ -265,8 +267,13 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
                                      x.mnemonic)))
 
 
-def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: object
-           ) -> list[TraceLine]:
+def _text(data: PluginOutput, addr: int, arch: str) -> str:
+    raw, text = data.disassembly.get(addr, (b"", "?"))
+    return costly_table.decoded(arch, raw, text)
+
+
+def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: object,
+           arch: str) -> list[TraceLine]:
     """One operation of the traced window, in order: from one execution of the loop's first
     instruction run exactly ``iters`` times to the next, an operation as long as the median
     one (kcross.stats), so that no interrupt's share is in it."""
@@ -289,7 +296,7 @@ def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: obj
     lines = []
     for addr in data.trace[start:end]:
         space, where = place(addr)  # type: ignore[operator]
-        lines.append(TraceLine(addr, space, str(where), data.disassembly.get(addr, "?")))
+        lines.append(TraceLine(addr, space, str(where), _text(data, addr, arch)))
     return lines
 
 

@@ -1,8 +1,8 @@
 """The profile plugin's output file, read (issue 16; the format: lab/plugin/kcross-profile.c).
 
 One record a line: the header, then per window ``W kind user kernel`` and its ``C addr
-count`` lines, ``T addr`` (a traced window, in order), ``I addr disassembly`` (once per
-address), ``D`` after each benchmark's windows, and ``end N`` when QEMU exited normally.
+count`` lines, ``T addr`` (a traced window, in order), ``I addr bytes disassembly`` (once
+per address), ``D`` after each benchmark's windows, and ``end N`` when QEMU exited normally.
 Anything else, or a file cut before its end, is one LabError line naming the file and the
 line: nothing is guessed from a damaged profile.
 """
@@ -37,7 +37,7 @@ class Window:
 class PluginOutput:
     target: str
     benches: list[list[Window]]            # one list per D record, in order
-    disassembly: dict[int, str]
+    disassembly: dict[int, tuple[bytes, str]]   # address: its bytes, QEMU's disassembly
     trace: list[int]
 
 
@@ -57,7 +57,7 @@ def parse(path: Path) -> PluginOutput:
     target = lines[0].split()[2] if len(lines[0].split()) > 2 else "?"
     benches: list[list[Window]] = []
     current: list[Window] = []
-    disassembly: dict[int, str] = {}
+    disassembly: dict[int, tuple[bytes, str]] = {}
     trace: list[int] = []
     ended = None
     for number, line in enumerate(lines[1:], 2):
@@ -76,8 +76,8 @@ def parse(path: Path) -> PluginOutput:
                     raise ValueError(f"window kind {k!r}")
                 current.append(Window(k, int(u), int(kern)))
             elif kind == "I":
-                a, _, dis = rest.partition(" ")
-                disassembly[int(a, 16)] = dis.strip()
+                a, raw, dis = rest.split(" ", 2)
+                disassembly[int(a, 16)] = (bytes.fromhex(raw), dis.strip())
             elif kind == "T":
                 trace.append(int(rest, 16))
             elif kind == "D" and not rest:
@@ -89,6 +89,8 @@ def parse(path: Path) -> PluginOutput:
                 raise ValueError("unknown record")
         except ValueError as e:
             raise bad(number, str(e) or "bad numbers") from None
+        except TypeError:
+            raise bad(number, "bad fields") from None
     if ended is None:
         raise LabError(f"the profile {path} ends before its end record (QEMU did not exit "
                        "normally, or the file was cut)")

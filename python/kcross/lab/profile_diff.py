@@ -1,0 +1,73 @@
+"""What changed between two profiles of one benchmark (issue 16): the per-op figures, the
+functions and the costly instructions, each judged by kcross.judge (exact counts: identical,
+or changed by the difference); nothing here decides a verdict itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kcross.judge.verdict import Judgement, Pair, judge
+from kcross.lab.profile import BenchProfile
+from kcross.schema import UNIT_INSTRUCTIONS
+from kcross.series import Series
+
+# A function or costly instruction under this many per op on both sides is not listed
+# (what runs once per batch: the timer's reads, spread over hundreds of operations).
+SHOWN_PER_OP = 0.05
+
+
+@dataclass(frozen=True)
+class Changed:
+    """One line of a profile difference: what it is, A's and B's figure, the verdict."""
+
+    what: str            # "user", "kernel", "kernel system_call_common", "barrier hwsync ..."
+    a: float
+    b: float
+    judgement: Judgement
+
+
+@dataclass(frozen=True)
+class ProfileDiff:
+    name: str
+    totals: list[Changed]          # total, user, kernel: always listed
+    functions: list[Changed]       # changed ones only
+    costly: list[Changed]          # changed ones only
+
+    @property
+    def changed(self) -> bool:
+        return any(c.judgement.category.changed for c in self.totals)
+
+
+def _series(label: str, name: str, value: float) -> Series:
+    return Series(source=label, name=name, unit=UNIT_INSTRUCTIONS, samples=(value,))
+
+
+def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str]) -> list[Changed]:
+    verdicts = judge([Pair(what, _series(labels[0], what, a), _series(labels[1], what, b))
+                      for what, a, b in rows])
+    return [Changed(what, a, b, j) for (what, a, b), j in zip(rows, verdicts, strict=True)]
+
+
+def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B")) -> ProfileDiff:
+    totals = _judged([("instructions", a.figure, b.figure), ("user", a.user, b.user),
+                      ("kernel", a.kernel, b.kernel)], labels)
+    fa = {f"{f.space} {f.function}": f.per_op for f in a.functions}
+    fb = {f"{f.space} {f.function}": f.per_op for f in b.functions}
+    ca: dict[str, float] = {}
+    cb: dict[str, float] = {}
+    for side, into in ((a, ca), (b, cb)):
+        for c in side.costly:
+            key = f"{c.category}: {c.mnemonic} ({c.space} {c.function})"
+            into[key] = into.get(key, 0.0) + c.per_op
+
+    def rows(x: dict[str, float], y: dict[str, float]) -> list[tuple[str, float, float]]:
+        keys = [k for k in dict.fromkeys([*x, *y])
+                if max(abs(x.get(k, 0.0)), abs(y.get(k, 0.0))) >= SHOWN_PER_OP]
+        return [(k, x.get(k, 0.0), y.get(k, 0.0)) for k in keys]
+
+    functions = [c for c in _judged(rows(fa, fb), labels) if c.judgement.category.changed]
+    costly = [c for c in _judged(rows(ca, cb), labels) if c.judgement.category.changed]
+    functions.sort(key=lambda c: -abs(c.b - c.a))
+    costly.sort(key=lambda c: c.what)
+    return ProfileDiff(a.name, totals, functions, costly)
