@@ -29,21 +29,23 @@ class Entry:
     category: str
     mnemonic: str              # a regular expression, matched in full
     operands: str | None = None   # a regular expression the operands must match (search)
-    function: str | None = None   # or: every instruction of a function matching this
+    function: str | None = None   # or: every instruction of a function matching this,
+    label: str = ""               # ... counted under this name
     why: str = ""
 
 
 TABLE: dict[str, tuple[Entry, ...]] = {
     "ppc64le": (
+        Entry(FLUSH, r".*", function=r".*_flush_fallback|do_uaccess_flush",
+              label="displacement-flush loop", why="L1D_FLUSH_FALLBACK: the L1D flushed by "
+              "loads through the flush area (rfi/entry/uaccess_flush_fallback), every "
+              "instruction of it"),
         Entry(BARRIER, r"sync|hwsync|lwsync|isync|eieio|ptesync|msgsync", why="memory and "
               "context synchronisation"),
         Entry(FLUSH, r"ori", r"^r?30,\s*r?30,\s*0$", why="the L1D flush trigger "
               "(L1D_FLUSH_ORI, the rfi/entry/uaccess flush slots of feature-fixups.c)"),
         Entry(FLUSH, r"mtspr", r"^882,|,\s*882$|trig2", why="the L1D flush trigger "
               "(L1D_FLUSH_MTTRIG: mtspr SPRN_TRIG2)"),
-        Entry(FLUSH, r".*", function=r"(rfi|hrfi|entry|uaccess|scv_entry|rfscv)_flush_fallback"
-              r"|.*flush_fallback.*|do_uaccess_flush", why="the displacement-flush loop "
-              "(L1D_FLUSH_FALLBACK: loads through the flush area)"),
         Entry(PRIVILEGE, r"rfid|hrfid|rfscv|rfi|sc|scv|hrfi", why="interrupt return and "
               "system call"),
         Entry(SPECIAL, r"mtspr|mfspr|mtmsrd|mtmsr|mfmsr|mtsrr0|mtsrr1|mfsrr0|mfsrr1|mftb"
@@ -53,31 +55,34 @@ TABLE: dict[str, tuple[Entry, ...]] = {
               "register"),
     ),
     "x86_64": (
+        Entry(INDIRECT, r".*", function=r"__x86_indirect_thunk_.*|__x86_indirect_its_thunk_.*"
+              r"|__x86_return_thunk|its_return_thunk|srso_.*|retbleed_.*|zen_untrain_ret"
+              r"|__x86_indirect_jump_thunk_.*|entry_untrain_ret|entry_ibpb"
+              r"|__x86_indirect_call_thunk.*|clear_bhb_loop",
+              label="thunk", why="retpoline, ITS, return and untraining thunks, the BHB "
+              "clearing loop: every instruction of them"),
         Entry(BARRIER, r"lfence|mfence|sfence|serialize|cpuid|lock", why="fences and "
               "serialising instructions"),
         Entry(FLUSH, r"verw|clflush|clflushopt|clwb|wbinvd|invd|invlpg|invpcid",
               why="buffer clearing (VERW), cache and TLB flushes"),
         Entry(PRIVILEGE, r"sysretq?|sysret|iretq?|swapgs|syscall|sysenter|sysexit|int|int3"
               r"|hlt", why="privilege switches"),
-        Entry(SPECIAL, r"wrmsr|rdmsr|rdpmc|xsetbv|xgetbv|mov", r"%cr[0-8]|%dr[0-7]",
+        Entry(SPECIAL, r"movq?", r"%cr[0-8]|%dr[0-7]",
               why="control-register and MSR access"),
         Entry(SPECIAL, r"wrmsr|rdmsr|rdpmc|xsetbv|xgetbv|rdtscp?|rdpid|stac|clac",
               why="MSR and special access"),
         Entry(INDIRECT, r"(jmp|call)q?", r"\*", why="indirect jump or call"),
-        Entry(INDIRECT, r".*", function=r"__x86_indirect_thunk_.*|__x86_return_thunk"
-              r"|srso_.*|retbleed_.*|zen_untrain_ret|__x86_indirect_jump_thunk_.*"
-              r"|entry_untrain_ret|entry_ibpb|__x86_indirect_call_thunk.*",
-              why="retpoline, return and untraining thunks"),
     ),
     "aarch64": (
+        Entry(INDIRECT, r".*", function=r"__bp_harden.*|__spectre_bhb_loop.*"
+              r"|spectre_bhb_.*|__bhb_.*", label="branch-history clearing",
+              why="Spectre-BHB: every instruction of the clearing sequence"),
         Entry(BARRIER, r"dsb|dmb|isb|sb|ssbb|pssbb|csdb", why="barriers and speculation "
               "barriers"),
         Entry(FLUSH, r"tlbi|dc|ic", why="TLB and cache maintenance"),
         Entry(PRIVILEGE, r"eret|eretaa|eretab|svc|hvc|smc", why="exception return and calls"),
         Entry(SPECIAL, r"msr|mrs", why="system-register access"),
         Entry(INDIRECT, r"br|blr|braa|brab|blraa|blrab|braaz|blraaz", why="indirect branch"),
-        Entry(INDIRECT, r".*", function=r"__bp_harden.*|__spectre_bhb_loop.*"
-              r"|__bp_harden_hyp_vecs.*|spectre_bhb_.*", why="branch-history clearing"),
     ),
 }
 
@@ -129,7 +134,7 @@ def classify(arch: str, disassembly: str, function: str | None) -> Costly | None
     for e in TABLE[arch]:
         if e.function is not None:
             if function and re.fullmatch(e.function, function):
-                return Costly(e.category, bare or "?")
+                return Costly(e.category, e.label)
             continue
         if not re.fullmatch(e.mnemonic, bare):
             continue

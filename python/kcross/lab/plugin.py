@@ -19,7 +19,6 @@ from pathlib import Path
 
 from kcross.errors import LabError
 from kcross.lab.kernel import cache_root
-from kcross.lab.machines import Arch
 
 PLUGIN_SOURCE = Path("lab") / "plugin" / "kcross-profile.c"
 HOST_GCC = "gcc"

@@ -18,7 +18,6 @@ The harness's own figures of the same boot (the icount clock) are beside them.
 from __future__ import annotations
 
 import dataclasses
-
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field

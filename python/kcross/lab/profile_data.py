@@ -99,6 +99,10 @@ def parse(path: Path) -> PluginOutput:
             if sum(w.counts.values()) != w.total:
                 raise LabError(f"the profile {path} is inconsistent: a window's counts sum "
                                f"to {sum(w.counts.values())}, its totals to {w.total}")
+    seen = sum(len(w) for w in benches) + len(current)
+    if seen != ended:
+        raise LabError(f"the profile {path} is inconsistent: {seen} windows, its end record "
+                       f"says {ended}")
     if current:
         raise LabError(f"the profile {path} has {len(current)} windows after its last "
                        "benchmark")

@@ -103,8 +103,8 @@ def check(args: argparse.Namespace, src: Path) -> None:
             raise UserError("--trace shows one boot's operation: not with --compare, "
                             "--against or --mitigations (use --profile for differences)")
         traced_benchmark(args.trace, src)
-    from kcross.lab.plugin import missing_tools
     from kcross.lab.payload import needs
+    from kcross.lab.plugin import missing_tools
 
     missing = missing_tools()
     if missing:
