@@ -45,11 +45,13 @@ static void kallsyms(bool all)
 {
 	char line[512], text[32] = "", etext[32] = "";
 	FILE *f = fopen("/proc/kallsyms", "r");
+	static char buf[1 << 16];	/* the symbols in large writes: a console is slow per write */
 
 	if (!f) {
 		fprintf(stderr, "@@kcross-profile kallsyms unreadable\n");
 		return;
 	}
+	setvbuf(stderr, buf, _IOFBF, sizeof(buf));
 	while (fgets(line, sizeof(line), f)) {
 		char addr[32], type[4], name[256];
 
@@ -65,6 +67,8 @@ static void kallsyms(bool all)
 	fclose(f);
 	fprintf(stderr, "@@kcross-profile kallsyms _text %s _etext %s\n", text[0] ? text : "-",
 		etext[0] ? etext : "-");
+	fflush(stderr);
+	setvbuf(stderr, NULL, _IONBF, 0);
 }
 
 void kh_profile_init(void)

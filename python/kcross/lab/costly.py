@@ -44,7 +44,9 @@ TABLE: dict[str, tuple[Entry, ...]] = {
               "context synchronisation"),
         Entry(FLUSH, r"ori", r"^r?30,\s*r?30,\s*0$", why="the L1D flush trigger "
               "(L1D_FLUSH_ORI, the rfi/entry/uaccess flush slots of feature-fixups.c)"),
-        Entry(FLUSH, r"mtspr", r"^882,|,\s*882$|trig2", why="the L1D flush trigger "
+        Entry(BARRIER, r"ori", r"^r?31,\s*r?31,\s*0$", why="the speculation barrier "
+              "(ori 31,31,0: barrier_nospec and the flush slots' first instruction)"),
+        Entry(FLUSH, r"mtspr", r"^(882|0x372),", why="the L1D flush trigger "
               "(L1D_FLUSH_MTTRIG: mtspr SPRN_TRIG2)"),
         Entry(PRIVILEGE, r"rfid|hrfid|rfscv|rfi|sc|scv|hrfi", why="interrupt return and "
               "system call"),
@@ -140,6 +142,7 @@ def classify(arch: str, disassembly: str, function: str | None) -> Costly | None
             continue
         if e.operands is not None and not re.search(e.operands, operands):
             continue
-        label = bare if e.category != FLUSH or e.operands is None else f"{bare} {operands}"
+        label = f"{bare} {operands}" if e.operands is not None and e.category in (
+            FLUSH, BARRIER) else bare
         return Costly(e.category, label)
     return None

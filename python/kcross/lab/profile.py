@@ -143,14 +143,23 @@ def prepare(arch: str, kernel: Kernel, payload: Payload, source: Path, qemu: str
 
 # ---------------------------------------------------------------- the boot
 
-def profile_counted(guest: Guest, kernel: Kernel, payload: Payload, *, source: Path,
+def profile_counted(guest: Guest, kernel: Kernel, payload: Payload, *,
+                    source: Path | None = None,
                     variant: str | None = None, suites: Sequence[str] = DEFAULT_SUITES,
                     bench: str | None = None, env: Mapping[str, str] | None = None,
                     trace: bool = False, timeout: float = COUNTING_TIMEOUT,
                     prepared: Prepared | None = None) -> Profiled:
     """Boot ``guest`` in counting mode with the profile plugin; every benchmark's profile.
-    ``trace``: one operation of the (single) benchmark in order, too."""
+    ``trace``: one operation of the (single) benchmark in order, too.  ``source``: the
+    kcross tree the plugin is built from (kcross.lab.payload.find_source's by default).
+
+    The API other lab jobs use (``kcross reproduce``): ``profile_counted(guest, kernel,
+    payload, bench="getppid-*")["getppid-inline"]`` is a :class:`BenchProfile` (user,
+    kernel, functions, costly)."""
+    from kcross.lab.payload import find_source
+
     arch = guest.arch.name
+    source = source or find_source()
     with tempfile.TemporaryDirectory(prefix="kcross-profile-") as tmp:
         work = Path(tmp)
         p = prepared or prepare(arch, kernel, payload, source, guest.arch.qemu, work)
