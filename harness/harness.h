@@ -334,6 +334,7 @@ extern const struct kh_setting kh_settings[];
 /* Profile windows for the labs' plugin (profile.c; KCROSS_PROFILE). */
 enum { KH_WINDOW_NONE, KH_WINDOW_SAMPLE, KH_WINDOW_EMPTY };
 void kh_profile_init(void);
+void kh_profile_finish(void);
 bool kh_profile_on(void);
 void kh_profile_open(int window);
 void kh_profile_close(void);

@@ -484,6 +484,7 @@ static int cmd_run(const struct opts *o)
 		kh_json_end(&j);
 	}
 	kh_counters_close(&ctr);
+	kh_profile_finish();
 	return counts[KH_FAIL] ? 1 : 0;
 }
 

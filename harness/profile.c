@@ -15,7 +15,9 @@
  * They live in their own section, which the linker places after .text, above
  * every address the guest's /init runs (the lab checks).
  *
- * At start the harness writes the kernel's reference symbols as
+ * After the run (kh_profile_finish: reading /proc/kallsyms moves the kernel's
+ * caches, and the run's figures must be those of a plain counting boot) the
+ * harness writes the kernel's reference symbols as
  * /proc/kallsyms gives them ("@@kcross-profile kallsyms _text ADDR _etext
  * ADDR"): the lab applies the slide (KASLR) to the kernel's System.map and
  * checks the map is this kernel's.  KCROSS_PROFILE=kallsyms also writes every
@@ -34,7 +36,7 @@ MARKER void kh_profile_empty(void) { __asm__ volatile(""); }
 MARKER void kh_profile_close(void) { __asm__ volatile(""); }
 MARKER void kh_profile_dump(void) { __asm__ volatile(""); }
 
-static bool profiling;
+static bool profiling, all_symbols;
 
 bool kh_profile_on(void)
 {
@@ -79,8 +81,13 @@ void kh_profile_init(void)
 		if (!strcmp(s->name, "KCROSS_PROFILE"))
 			v = kh_setting_value(s, NULL, 0);
 	profiling = v != NULL;
+	all_symbols = profiling && !strcmp(v, "kallsyms");
+}
+
+void kh_profile_finish(void)
+{
 	if (profiling)
-		kallsyms(!strcmp(v, "kallsyms"));
+		kallsyms(all_symbols);
 }
 
 void kh_profile_open(int window)

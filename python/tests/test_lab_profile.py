@@ -316,3 +316,35 @@ def test_a_qemu_whose_plugin_api_does_not_fit_is_refused(tmp_path: Path) -> None
         check_plugin(qemu, bad, tmp_path)
     assert "\n" not in str(e.value)
     assert "cannot run the profile plugin" in str(e.value) and "version 2" in str(e.value)
+
+
+# ---------------------------------------------------------------- the harness's windows
+
+def test_the_harness_opens_profile_windows_only_when_asked() -> None:
+    """KCROSS_PROFILE=1: the benchmark's line and the kallsyms reference on stderr, the
+    setting in the fingerprint; unset, nothing of it; an invalid value: one line, exit 2."""
+    import json
+    import os
+    import subprocess
+
+    import harnesses
+
+    found, why = harnesses.native()
+    if found is None:
+        pytest.skip(why)
+    argv = [*found, "run", "--bench", "getppid-inline", "--quick", "--json"]
+    env = {k: v for k, v in os.environ.items() if k != "KCROSS_PROFILE"}
+    plain = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    on = subprocess.run(argv, env={**env, "KCROSS_PROFILE": "1"}, capture_output=True,
+                        text=True, timeout=120)
+    assert plain.returncode == on.returncode == 0
+    assert "@@kcross-profile" not in plain.stderr
+    assert "KCROSS_PROFILE" not in json.loads(plain.stdout.splitlines()[0])["forced"]
+    assert "@@kcross-profile bench syscall/getppid-inline" in on.stderr.splitlines()
+    assert any(line.startswith("@@kcross-profile kallsyms _text ")
+               for line in on.stderr.splitlines())
+    assert json.loads(on.stdout.splitlines()[0])["forced"]["KCROSS_PROFILE"] == "1"
+    bad = subprocess.run(argv, env={**env, "KCROSS_PROFILE": "yes"}, capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr == "kcross-harness: KCROSS_PROFILE=yes: not one of 1, kallsyms\n"
