@@ -338,7 +338,7 @@ void kh_profile_finish(void);
 bool kh_profile_on(void);
 void kh_profile_open(int window);
 void kh_profile_close(void);
-void kh_profile_bench_done(const struct kh_bench *b);
+void kh_profile_reported(void);
 /* s's validated value, or NULL when it is unset, empty or invalid (then,
  * with err not NULL, the error line in err). */
 const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len);

@@ -347,6 +347,7 @@ static void report(const struct opts *o, const struct kh_bench *b, struct kh_res
 		   const struct kh_timer *t, const struct kh_counters *ctr, int counts[3])
 {
 	counts[r->status]++;
+	kh_profile_reported();
 	if (o->json)
 		kh_result_emit_json(b, r, t, ctr);
 	else

@@ -359,7 +359,6 @@ out:
 	}
 	ms->elapsed_ns += kh_clock_raw_ns() - start;
 	r->elapsed_s = (double)ms->elapsed_ns * 1e-9;
-	kh_profile_bench_done(ms->b);
 }
 
 /*

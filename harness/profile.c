@@ -7,9 +7,9 @@
  * Around each sample batch and each empty-loop batch the harness calls a
  * marker function, kh_profile_sample or kh_profile_empty, just before its
  * start read (context.c, kh__bracket_open), and kh_profile_close just after
- * its end read; after a benchmark's last batch, kh_profile_dump, and it
- * writes the line "@@kcross-profile bench SUITE/NAME" to stderr, so that the
- * lab pairs the plugin's windows with the benchmark's result record.  The
+ * its end read; as each benchmark's result is reported (main.c, report: one
+ * result record each, in order, skipped ones too), kh_profile_dump, so that
+ * the lab pairs the plugin's windows with the result records in order.  The
  * markers do nothing: the plugin, given their addresses (the lab reads them
  * from this binary's symbols), counts the instructions executed between them.
  * They live in their own section, which the linker places after .text, above
@@ -98,10 +98,8 @@ void kh_profile_open(int window)
 		kh_profile_empty();
 }
 
-void kh_profile_bench_done(const struct kh_bench *b)
+void kh_profile_reported(void)
 {
-	if (!profiling)
-		return;
-	kh_profile_dump();
-	fprintf(stderr, "@@kcross-profile bench %s/%s\n", b->suite, b->name);
+	if (profiling)
+		kh_profile_dump();
 }

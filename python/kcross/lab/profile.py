@@ -197,9 +197,9 @@ def kernel_symbols(p: Prepared, messages: Sequence[str]) -> tuple[SymbolTable, s
 
 def build(counted: Counted, data: PluginOutput, p: Prepared, kernel: Kernel, arch: str, *,
           trace: bool = False) -> Profiled:
-    names = _said(counted.messages, "bench")
-    if len(names) != len(data.benches):
-        raise LabError(f"the {arch} guest's harness closed {len(names)} benchmarks, the "
+    results = counted.stream.results
+    if len(results) != len(data.benches):
+        raise LabError(f"the {arch} guest's harness reported {len(results)} benchmarks, the "
                        f"profile plugin saw {len(data.benches)}")
     ktable, where, slide = kernel_symbols(p, counted.messages)
     base = KERNEL_BASE[arch]
@@ -207,11 +207,10 @@ def build(counted: Counted, data: PluginOutput, p: Prepared, kernel: Kernel, arc
     def place(addr: int) -> tuple[str, Place]:
         return (KERNEL, ktable.lookup(addr)) if addr >= base else (USER, p.harness.lookup(addr))
 
-    records = {f"{r['suite']}/{r['name']}": r for r in counted.stream.results}
     benches: dict[str, BenchProfile] = {}
-    for name, windows in zip(names, data.benches, strict=True):
-        record = records.get(name)
-        if record is None or record["status"] != "ok" or not windows:
+    for record, windows in zip(results, data.benches, strict=True):
+        name = f"{record['suite']}/{record['name']}"
+        if record["status"] != "ok" or not windows:
             continue
         prof = _bench(name, record, windows, data, place, arch)
         prof.counting = counted.median(name)
