@@ -346,3 +346,16 @@ def test_the_harness_opens_profile_windows_only_when_asked() -> None:
                          text=True, timeout=120)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr == "kcross-harness: KCROSS_PROFILE=yes: not one of 1, kallsyms\n"
+
+
+def test_a_host_without_gcc_is_told_with_what_else_it_lacks(kcross, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--profile's plugin needs the host's gcc: named in the one line of what is missing."""
+    assert_one_line_error(kcross("lab", "ppc64le", "--profile", "--no-store",
+                                 extra_env={"PATH": str(tmp_path)}),
+                          2, "kcross lab ppc64le needs qemu-system-ppc64, ")
+    proc = kcross("lab", "ppc64le", "--profile", "--no-store", extra_env={"PATH": str(tmp_path)})
+    what, _, packages = proc.stderr.partition("(apt-get install ")
+    assert "gcc" in what.strip().split(", ") and "gcc" in packages.rstrip(")\n").split()
+    plain = kcross("lab", "ppc64le", "--no-store", extra_env={"PATH": str(tmp_path)})
+    assert "gcc" not in plain.stderr.partition("(apt-get install ")[0].strip().split(", ")
+    assert not (tmp_path / "home" / ".cache").exists()

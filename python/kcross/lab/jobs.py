@@ -371,6 +371,10 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
     missing += missing_tools(args.arch)
     if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
         missing += debian.missing_tools()
+    if args.profile or args.trace:
+        from kcross.lab.plugin import missing_tools as plugin_tools
+
+        missing += plugin_tools()
     if missing:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 

@@ -1,9 +1,10 @@
 """The profile jobs of ``kcross lab ARCH --profile`` / ``--trace BENCH`` (issue 16).
 
 Checks first (:func:`check`: the options together, the traced benchmark as the source
-tree's harness names it, the host's gcc for the plugin; all before anything is fetched,
-built or booted), then :func:`profiling`: the plugin built and loaded once by QEMU, then
-the profiled boots (kcross.lab.profile), shown by kcross.views.profile:
+tree's harness names it; before anything is fetched, built or booted; the host's gcc for
+the plugin is among what kcross.lab.jobs names this host lacks), then :func:`profiling`:
+the plugin built and loaded once by QEMU, then the profiled boots (kcross.lab.profile),
+shown by kcross.views.profile:
 
 - alone: each benchmark's profile (``--trace``: its one operation in order);
 - ``--compare M1 M2`` / ``--against KERNEL``: each side's profile boot, and per benchmark
@@ -103,12 +104,6 @@ def check(args: argparse.Namespace, src: Path) -> None:
             raise UserError("--trace shows one boot's operation: not with --compare, "
                             "--against or --mitigations (use --profile for differences)")
         traced_benchmark(args.trace, src)
-    from kcross.lab.payload import needs
-    from kcross.lab.plugin import missing_tools
-
-    missing = missing_tools()
-    if missing:
-        raise LabError(f"{opt} builds the profile plugin with {needs(missing)}")
 
 
 # ---------------------------------------------------------------- the boots
