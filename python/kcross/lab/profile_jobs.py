@@ -117,7 +117,7 @@ def _guest(args: argparse.Namespace, kernel: Kernel, **over: Any) -> Guest:
 
 def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
               err: Console) -> int:
-    from kcross.lab.jobs import _describe, _parallel, _raise_first
+    from kcross.lab.jobs import _describe, _parallel, _raise_first, _status
     from kcross.lab.profile import Profiled, prepare, profile_counted
 
     src = find_source(args.source)
@@ -135,8 +135,10 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
              only: str | None = None, on: Sequence[str] = suites) -> Profiled:
         say(err, f"kcross lab: {guest.arch.name} profiled counting boot ({guest.cpu_model}, "
                  f"{_describe(k)}{', ' + label if label else ''})...")
-        p = prepared if k is kernel else prepare(args.arch, k, payload, src,
-                                                 guest.arch.qemu, Path(tempfile.gettempdir()))
+        p = prepared
+        if k is not kernel:   # --against: the other kernel's System.map, if any
+            with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
+                p = prepare(args.arch, k, payload, src, guest.arch.qemu, Path(tmp))
         return profile_counted(guest, k, payload, source=src, variant=label or None,
                                suites=on, bench=only if only is not None else bench, env=env,
                                trace=bool(args.trace), timeout=args.timeout, prepared=p)
@@ -160,13 +162,13 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
     else:
         run = boot(_guest(args, kernel), kernel, "")
         _show_one(args, run, out)
-        return EXIT_OK if run.benches else EXIT_BROKEN
+        return _status([run.counted])
     runs = _parallel(jobs)
     _raise_first(runs)
     _show_two(args, runs[0], runs[1], labels, out)
     if args.against:
         out.print(Text(f"A: {_describe(kernel)}\nB: {_describe(other)}"))
-    return EXIT_OK
+    return _status([r.counted for r in runs])
 
 
 def _symbols_line(run: Any) -> Text:
