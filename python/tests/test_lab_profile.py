@@ -359,3 +359,11 @@ def test_a_host_without_gcc_is_told_with_what_else_it_lacks(kcross, tmp_path: Pa
     plain = kcross("lab", "ppc64le", "--no-store", extra_env={"PATH": str(tmp_path)})
     assert "gcc" not in plain.stderr.partition("(apt-get install ")[0].strip().split(", ")
     assert not (tmp_path / "home" / ".cache").exists()
+
+
+def test_a_profile_uses_no_database(kcross, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A profiled boot is not stored: an unusable --db is not its concern (the next thing
+    refused is what the host lacks)."""
+    proc = kcross("lab", "ppc64le", "--profile", "--db", str(tmp_path),
+                  extra_env={"PATH": str(tmp_path / "empty")})
+    assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, ")

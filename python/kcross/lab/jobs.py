@@ -353,8 +353,8 @@ def _check_guest_names(args: argparse.Namespace, src: Path) -> None:
 def _check_store(args: argparse.Namespace) -> None:
     """The database counting runs are stored in, checked as `kcross run` checks it (nothing
     created): a run refused there would be thrown away after its boots."""
-    if args.no_store or args.mode == "correctness":
-        return
+    if args.no_store or args.mode == "correctness" or args.profile or args.trace:
+        return   # nothing is stored (a profiled boot is not)
     from kcross.cli.options import store_for_writing
 
     store_for_writing(args.db, lazy=True)
