@@ -242,7 +242,9 @@ def test_compare_on_a_real_kernel_is_stored_once(kcross, db_path: Path) -> None:
             if line.startswith("|")}
     dispatch = [c.strip() for c in rows["getppid-dispatch"].split("|")[1:-1]]
     assert float(dispatch[2]) < float(dispatch[1])        # scv < sc through kc_sys0
-    assert rows["getppid-inline"].split("|")[4].strip() == "0"   # sc itself: unchanged
+    # sc itself: its path unchanged.  The two boots' timers may read one timebase tick
+    # (~1.95 instructions) apart over a batch: +-0.0025 per op, never a whole instruction.
+    assert abs(float(rows["getppid-inline"].split("|")[4].strip())) < 0.01
     assert "stored as run 1, 2" in proc.stderr
     again = kcross(*args, extra_env=extra, timeout=600)
     assert again.returncode == 0, again.stderr
