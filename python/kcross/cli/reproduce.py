@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from ..errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
 from .options import Common, say, shown
+
+if TYPE_CHECKING:
+    from ..reproduce.experiments import Experiment
 
 HELP = "the published experiments (POWER sc/scv, glibc scv, cpu_switch, spin hint, rseq), " \
     "measured again"
@@ -24,7 +28,7 @@ DESCRIPTION = (
 EPILOG = (
     "Natively each suite an experiment needs runs as 'kcross run --suite S' runs it (10 "
     "fresh processes); in the labs, counting boots (kcross lab). Every run is stored with "
-    "the source 'reproduce'; 'kcross report' of those runs has a section 'Reproduced "
+    "the source 'repro'; 'kcross report' of those runs has a section 'Reproduced "
     "experiments'. A published figure against ours is not a test (another machine, often "
     "another unit): both are printed with their ratio; two figures of ours are compared "
     "by kcross's verdicts.")
@@ -47,7 +51,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="host seconds one lab guest may run (default 600)")
 
 
-def _labs(args: argparse.Namespace, experiments: tuple) -> tuple[str, ...]:   # type: ignore[type-arg]
+def _labs(args: argparse.Namespace, experiments: tuple[Experiment, ...]) -> tuple[str, ...]:
     from ..lab.machines import arch as lab_arch
     from ..reproduce.experiments import LAB_ARCHES
 
@@ -87,10 +91,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     return _measure(args, experiments, native, arches, out, err)
 
 
-def _measure(args: argparse.Namespace, experiments: tuple, native: bool,   # type: ignore[type-arg]
+def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], native: bool,
              arches: tuple[str, ...], out: Console, err: Console) -> int:
     from .. import harness
     from ..reproduce import measure
+    from ..reproduce.experiments import LAB_ARCHES
     from ..reproduce.outcome import outcomes
     from .options import print_json, store_for_writing
 
@@ -126,10 +131,11 @@ def _measure(args: argparse.Namespace, experiments: tuple, native: bool,   # typ
     finally:
         if remove is not None:
             remove()
-    results = outcomes(experiments, found,
-                       skipped={"native": "--lab-only"} if args.lab_only else
-                       {a: "--no-lab" if args.no_lab else "not chosen (--arch)"
-                        for a in ("ppc64le", "aarch64", "x86_64") if a not in arches})
+    skipped = {a: "--no-lab" if args.no_lab else "not chosen (--arch)"
+               for a in LAB_ARCHES if a not in arches}
+    if args.lab_only:
+        skipped["native"] = "--lab-only"
+    results = outcomes(experiments, found, skipped=skipped)
     from ..views.reproduce import print_outcome, record
 
     if args.json:

@@ -5,7 +5,7 @@
   figure set beside each;
 - :mod:`.measure`: runs what the chosen experiments need (a native run as ``kcross run``
   makes it; lab counting boots through kcross.lab.session) and stores it (source
-  ``reproduce``);
+  ``repro``);
 - :mod:`.outcome`: turns measurements into each experiment's rows (published, ours,
   ratio) and our own comparisons, judged by kcross.judge;
 - kcross.views.reproduce shows them; kcross.report has a section for them.

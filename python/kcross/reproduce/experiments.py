@@ -65,6 +65,7 @@ class Figure:
     published: float | None
     ours: tuple[Ours, ...]            # the first one the measurement has is used
     note: str = ""                    # what differs for this row in particular
+    unit: str | None = None           # the published figure's, when not the experiment's
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
             Figure("scv", "getppid: after the rework (published) / by scv 0 (ours)", 346.0,
                    (Ours("syscall/getppid-inline-alt"),)),
             Figure("kernel", "kernel instructions per getppid by sc (the talk's trace)", 151.0,
-                   (Ours("syscall/getppid-inline"),), note="the talk counted instructions: ours come from the lab profile"),
+                   (Ours("syscall/getppid-inline"),), unit="instructions",
+                   note="ours come from the lab profile"),
         ),
         native=False, labs=("ppc64le",),
         changes=(Change("sc", "scv"),),

@@ -1,7 +1,7 @@
 """Measuring what the chosen experiments need: natively, one run per suite as ``kcross run``
 makes it (kcross.runner: fresh harness processes, its defaults), and in each lab one
 counting boot per variant (kcross.lab.session.count).  Every run is stored like any run,
-with the source ``reproduce`` (a lab run identical to one already stored is that run).
+with the source ``repro`` (a lab run identical to one already stored is that run).
 
 :class:`Measured` is one run as the experiments read it, made from a run just measured or
 from a stored one (:func:`from_stored`: the HTML report's section).
@@ -20,7 +20,7 @@ from typing import Any
 from kcross.errors import LabError, UserError
 from kcross.reproduce.experiments import DEFAULT, NATIVE, VARIANTS, Experiment, Variant
 
-SOURCE = "reproduce"
+SOURCE = "repro"   # runs.source (kcross.store.repo.RUN_SOURCES)
 # How a lab run's fingerprint.lab.variant names a reproduce variant (DEFAULT: no variant).
 VARIANT_PREFIX = "reproduce "
 
@@ -156,7 +156,7 @@ def check_labs(arches: Sequence[str], source: Path | str | None) -> Path | None:
 def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequence[str],
                 out: Any, err: Any) -> list[Measured]:
     """One run per suite, as ``kcross run --suite S [--bench GLOB]`` makes it (its
-    processes, samples and warm-up), stored with the source ``reproduce``."""
+    processes, samples and warm-up), stored with the source ``repro``."""
     from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
     from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError
     from kcross.runner import RunRequest, run
@@ -210,7 +210,7 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float,
 
 def store_lab(counted: Sequence[tuple[Boot, Any]], store_factory: Callable[[], Any] | None,
               command: Sequence[str]) -> list[Measured]:
-    """The boots as measurements, each stored (source ``reproduce``) unless no factory."""
+    """The boots as measurements, each stored (source ``repro``) unless no factory."""
     from kcross.importer import import_stream
     from kcross.store import DuplicateImport
 

@@ -116,6 +116,17 @@ def _machine(m: Measured) -> str:
     return f"{model}{where}, Linux {release}: this machine, ns/op"
 
 
+def _syscall_path(measured: Sequence[Measured]) -> str:
+    """The syscall mechanism kcross's selected path took in each boot or run."""
+    said = []
+    for m in measured:
+        syscall = m.fingerprint.get("syscall")
+        mechanism = syscall.get("mechanism") if isinstance(syscall, Mapping) else None
+        if mechanism:
+            said.append(f"{mechanism}" if m.variant == DEFAULT else f"{mechanism} [{m.variant}]")
+    return f"; kcross's selected syscall path: {', '.join(dict.fromkeys(said))}" if said else ""
+
+
 def _ours_for(figure: Figure, place: str, arch: str) -> Ours | None:
     for o in figure.ours:
         if o.arch not in (None, arch):
@@ -147,7 +158,7 @@ class _Runs:
         if found is None:
             return None
         m, record = found
-        for s in series_of_results(m.label, m.fingerprint, [record],
+        for s in series_of_results(f"{m.label}: {bench}", m.fingerprint, [record],
                                    run=f"{m.label} ({m.run_id or id(m)})"):
             return s
         return None
@@ -246,7 +257,7 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
             ministat.append(Side(label=s.name, series=(s,), single=True,
                                  fingerprint=s.fingerprint))
     ids = tuple(dict.fromkeys(m.run_id for m in measured if m.run_id is not None))
-    return Place(place, _machine(first), unit, tuple(rows), tuple(changes),
+    return Place(place, _machine(first) + _syscall_path(measured), unit, tuple(rows), tuple(changes),
                  tuple(ministat) if len(ministat) == len(e.ministat) else (), ids)
 
 

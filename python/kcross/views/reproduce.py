@@ -50,8 +50,6 @@ def where_of(cell: Cell) -> str:
     parts = [cell.bench or "—"]
     if cell.variant != "default":
         parts.append(f"[{cell.variant}]")
-    if cell.mechanism and (cell.bench or "").startswith("syscall/"):
-        parts.append(f"({cell.mechanism})")
     return " ".join(parts)
 
 
@@ -64,10 +62,11 @@ def figures_table(e: Experiment, place: Place) -> Table:
     table.add_column("published", justify="right")
     table.add_column("ours", justify="right")
     table.add_column("ours/published", justify="right")
-    table.add_column("benchmark [boot] (mechanism)")
+    table.add_column("benchmark [boot]")
     for row in place.rows:
         note = f" ({row.figure.note})" if row.figure.note else ""
-        table.add_row(Text(row.figure.label + note), Text(_published(row.published, e.unit)),
+        published = _published(row.published, row.figure.unit or e.unit)
+        table.add_row(Text(row.figure.label + note), Text(published),
                       Text(ours_text(row.cell)), Text(ratio_text(row.ratio)),
                       Text(where_of(row.cell)))
     return table
