@@ -177,10 +177,11 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
     return found
 
 
-def lab_runs(plan_: Plan, source: Path, *, timeout: float,
-             say: Callable[[str], None]) -> list[tuple[Boot, Any]]:
+def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], None],
+             kernels: Mapping[str, Any] | None = None) -> list[tuple[Boot, Any]]:
     """Each boot of the plan, one after another (a counting boot takes seconds): the
-    kernel (Debian's, cached), the payload built once per arch, the count."""
+    kernel (``kernels[arch]``, else Debian's, fetched and cached), the payload built once
+    per arch, the count."""
     from kcross.lab.kernel import fetch
     from kcross.lab.machines import Guest
     from kcross.lab.machines import arch as lab_arch
@@ -192,7 +193,8 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float,
         boots = [b for b in plan_.boots if b.arch == name]
         if not boots:
             continue
-        kernel = fetch(name, say=lambda line: say(f"kcross reproduce: {line}"))
+        kernel = (kernels or {}).get(name) or \
+            fetch(name, say=lambda line: say(f"kcross reproduce: {line}"))
         say(f"kcross reproduce: building kcross for {name} (static)...")
         payload = build_payload(name, source=source)
         for boot in boots:
