@@ -227,3 +227,21 @@ def test_a_skipped_sibling_row_says_why(kcross, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if "without a hint" in x and "45 s" in x)
     assert "sibling" in line and ("SMT" in line or "skipped" in line)
+
+
+def test_the_report_has_a_section_for_reproduces_runs_only(kcross, tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    proc = kcross("reproduce", "rseq-percpu", "--no-lab", "--db", str(db), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp_path / "r.html"
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text()
+    assert '<section id="reproduced">' in text
+    assert "rseq-percpu: rseq per-CPU operations" in text
+    assert "15.3 ns/op" in text and "percpu/add-getcpu-atomic" in text
+    proc = kcross("run", "--quick", "--bench", "cpuid/*", "--db", str(db), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '<section id="reproduced">' not in page.read_text()   # a plain run: no section
