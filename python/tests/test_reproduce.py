@@ -245,3 +245,23 @@ def test_the_report_has_a_section_for_reproduces_runs_only(kcross, tmp_path: Pat
     proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert '<section id="reproduced">' not in page.read_text()   # a plain run: no section
+
+
+def test_the_view_names_each_boot_and_its_syscall_path_as_text() -> None:
+    """A boot's name in brackets is text, never markup (rich would swallow '[sc]')."""
+    import io
+
+    from kcross.views.reproduce import print_outcome
+    from rich.console import Console
+
+    default = _lab("lab-ppc64le-scv.jsonl", "default")
+    sc = _lab("lab-ppc64le-sc.jsonl", "sc")
+    (o,) = outcomes(ex.chosen("glibc-scv"), [default, sc])
+    assert "kcross's selected syscall path: scv, sc [sc]" in o.places[0].machine
+    buffer = io.StringIO()
+    print_outcome(Console(file=buffer, width=250), o)
+    text = buffer.getvalue()
+    assert "syscall path: scv, sc [sc]" in text
+    assert "syscall/stat-root [sc]" in text
+    assert "3619 cycles" in text and "no power8 boot" in text
+    assert "B/A 0.977" in text                      # the published stat change

@@ -256,7 +256,7 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
         if s is not None:
             ministat.append(Side(label=s.name, series=(s,), single=True,
                                  fingerprint=s.fingerprint))
-    ids = tuple(dict.fromkeys(m.run_id for m in measured if m.run_id is not None))
+    ids = tuple(sorted({r.cell.run_id for r in rows if r.cell.run_id is not None}))
     return Place(place, _machine(first) + _syscall_path(measured), unit, tuple(rows), tuple(changes),
                  tuple(ministat) if len(ministat) == len(e.ministat) else (), ids)
 

@@ -57,7 +57,7 @@ def figures_table(e: Experiment, place: Place) -> Table:
     runs = f" (run {', '.join(map(str, place.runs))})" if place.runs else ""
     title = ("natively" if place.name == "native" else f"{place.name} lab") + \
         f": {place.machine}{runs}"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     table.add_column("figure")
     table.add_column("published", justify="right")
     table.add_column("ours", justify="right")
