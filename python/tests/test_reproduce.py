@@ -265,3 +265,25 @@ def test_the_view_names_each_boot_and_its_syscall_path_as_text() -> None:
     assert "syscall/stat-root [sc]" in text
     assert "3619 cycles" in text and "no power8 boot" in text
     assert "B/A 0.977" in text                      # the published stat change
+
+
+def test_the_native_part_leaves_the_stop_signals_to_the_labs_after_it(tmp_path: Path) -> None:
+    """The run engine ignores SIGINT/SIGTERM/SIGHUP once its run is marked; reproduce's
+    labs come after its native runs, and Ctrl-C must still stop them."""
+    import signal
+
+    from conftest import FAKE_HARNESS
+    from kcross.cli.options import store_for_writing
+    from rich.console import Console
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    plan = measure.Plan(native=(("cpuid", "cpuid/rseq-load"),), boots=())
+    store = store_for_writing(str(tmp_path / "k.db"))
+    try:
+        (m,) = measure.native_runs(plan, [str(FAKE_HARNESS)], store, ["reproduce"],
+                                   Console(file=open("/dev/null", "w")),
+                                   Console(file=open("/dev/null", "w")))
+    finally:
+        store.close()
+    assert m.where == "native" and m.run_id == 1
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -157,24 +158,54 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
                 out: Any, err: Any) -> list[Measured]:
     """One run per suite, as ``kcross run --suite S [--bench GLOB]`` makes it (its
     processes, samples and warm-up), stored with the source ``repro``."""
-    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
-    from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError
-    from kcross.runner import RunRequest, run
+    from kcross.harness import STOP_SIGNALS
 
     found: list[Measured] = []
-    for suite, glob in plan_.native:
-        ids: list[int] = []
-        args = ["--suite", suite, "--samples", str(PROCESS_SAMPLES),
-                "--warmup-ms", str(PROCESS_WARMUP_MS)] + (["--bench", glob] if glob else [])
-        request = RunRequest(harness=harness, harness_args=args, command=[*command, suite],
-                             json_output=False, source=SOURCE, print_table=False,
-                             on_end=ids.append, processes=DEFAULT_PROCESSES)
-        status = run(store, request, out, err)
-        if status not in (EXIT_OK, EXIT_CHECK_FAILED) or not ids:
-            raise HarnessError(f"the native {suite} run ended with status {status}")
-        stored = store.load_run(str(ids[0]))
-        found.append(Measured(NATIVE, DEFAULT, stored.fingerprint, stored.results, stored.id))
+    # The run engine ignores the stop signals once its run is marked (it is `kcross run`'s
+    # last act); here the labs may follow, which Ctrl-C must still stop.
+    saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        for suite, glob in plan_.native:
+            found.append(_native_run(suite, glob, harness, store, command, out, err))
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
     return found
+
+
+def _native_run(suite: str, glob: str | None, harness: Sequence[str], store: Any,
+                command: Sequence[str], out: Any, err: Any) -> Measured:
+    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+    from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, Interrupted
+    from kcross.runner import RunRequest, run
+
+    ids: list[int] = []
+    args = ["--suite", suite, "--samples", str(PROCESS_SAMPLES),
+            "--warmup-ms", str(PROCESS_WARMUP_MS)] + (["--bench", glob] if glob else [])
+    request = RunRequest(harness=harness, harness_args=args, command=[*command, suite],
+                         json_output=False, source=SOURCE, print_table=False,
+                         on_end=ids.append, processes=DEFAULT_PROCESSES)
+    status = run(store, request, out, err)
+    if status > 128:   # stopped by a signal: the run is kept, marked interrupted
+        raise Interrupted(status - 128, f"interrupted during the native {suite} run")
+    if status not in (EXIT_OK, EXIT_CHECK_FAILED) or not ids:
+        raise HarnessError(f"the native {suite} run ended with status {status}")
+    stored = store.load_run(str(ids[0]))
+    return Measured(NATIVE, DEFAULT, stored.fingerprint, stored.results, stored.id)
+
+
+def _boots_stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop the boots as Ctrl-C does (the guest killed, its files
+    removed: kcross.lab.boot cleans up on the way out), as in ``kcross lab``; a signal
+    the caller ignores (nohup) stays ignored."""
+    from kcross.errors import Interrupted
+
+    def raise_interrupted(signum: int, _frame: Any) -> None:
+        raise Interrupted(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, raise_interrupted)
 
 
 def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], None],
@@ -188,6 +219,7 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
     from kcross.lab.payload import build_payload
     from kcross.lab.session import count
 
+    _boots_stop_on_signals()
     done: list[tuple[Boot, Any]] = []
     for name in plan_.arches:
         boots = [b for b in plan_.boots if b.arch == name]
