@@ -287,3 +287,20 @@ def test_the_native_part_leaves_the_stop_signals_to_the_labs_after_it(tmp_path: 
         store.close()
     assert m.where == "native" and m.run_id == 1
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_lab_this_host_cannot_boot_is_one_line_before_anything_runs(kcross,
+                                                                      tmp_path: Path) -> None:
+    """No QEMU, no cross compiler (an empty PATH): the packages named, nothing measured,
+    no database created, the native part not started either."""
+    db = tmp_path / "k.db"
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    proc = kcross("reproduce", "rseq-percpu", "--arch", "ppc64le", "--db", str(db),
+                  extra_env={"PATH": str(empty)})
+    assert proc.returncode != 0
+    (line,) = proc.stderr.strip().splitlines()
+    assert "kcross reproduce's labs (ppc64le) need" in line
+    assert "qemu-system-ppc" in line and "gcc-powerpc64le-linux-gnu" in line
+    assert "--no-lab" in line
+    assert not db.exists()
