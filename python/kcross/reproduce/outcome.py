@@ -205,7 +205,7 @@ def _profiled(runs: _Runs, place: str, arch: str, figure: Figure) -> Cell:
                 run_id=found[0].run_id if found else None)
 
 
-def _published_change(e: Experiment, a: Figure, b: Figure, published: str | None) -> str:
+def _published_change(a: Figure, b: Figure, published: str | None) -> str:
     if published:
         return published
     if a.published and b.published is not None:
@@ -237,7 +237,7 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
         oa, ob = _ours_for(fa, place, arch), _ours_for(fb, place, arch)
         sa = runs.series(oa.variant, oa.bench) if oa else None
         sb = runs.series(ob.variant, ob.bench) if ob else None
-        text = _published_change(e, fa, fb, c.published)
+        text = _published_change(fa, fb, c.published)
         if sa is None or sb is None:
             changes.append(ChangeRow(fa.label, fb.label, text, None,
                                      "not measured here (a side skipped or not run)"))
