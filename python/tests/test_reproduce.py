@@ -13,7 +13,7 @@ from conftest import assert_one_line_error, captured, query
 from kcross.judge.categories import Category
 from kcross.reproduce import experiments as ex
 from kcross.reproduce import measure
-from kcross.reproduce.outcome import NOT_PROFILED, outcomes, profile_kernel_instructions
+from kcross.reproduce.outcome import NOT_PROFILED, outcomes
 
 DATA = Path(__file__).with_name("data")
 HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "harness" / "bench"
@@ -116,9 +116,24 @@ def test_power_entry_sets_sc_and_scv_beside_the_published_cycles() -> None:
     assert "instructions, not cycles" in place.machine
 
 
-def test_the_profile_hook_is_the_one_place_its_figure_enters() -> None:
-    m = _lab("lab-ppc64le-sc.jsonl", "default")
-    assert profile_kernel_instructions(m, "syscall/getppid-inline") is None
+def test_the_profile_hook_is_the_one_place_its_figure_enters(monkeypatch) -> None:
+    """Until the profile is connected the hook gives nothing; a figure it gives is the
+    row's, beside the talk's 151 (the boot is faked: no QEMU here)."""
+    import dataclasses
+
+    assert measure.profile_kernel_instructions(None, None, None, "syscall/getppid-inline",
+                                               timeout=1) is None
+    plan = measure.plan(ex.chosen("power-entry"), native=False, arches=("ppc64le",))
+    (boot,) = plan.boots
+    assert boot.profile == ("syscall/getppid-inline",)
+    m = _lab("lab-ppc64le-scv.jsonl", "default")
+    profiled = dataclasses.replace(m, profile={"syscall/getppid-inline": 151.0})
+    (o,) = outcomes(ex.chosen("power-entry"), [profiled])
+    row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
+    assert row.cell.value == 151.0 and row.ratio == 1.0
+    (o,) = outcomes(ex.chosen("power-entry"), [m])
+    row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
+    assert row.cell.value is None and row.cell.reason == NOT_PROFILED
 
 
 def test_glibc_scv_needs_its_power8_and_sc_boots_and_says_what_is_missing() -> None:

@@ -37,6 +37,8 @@ class Measured:
     fingerprint: Mapping[str, Any]
     results: Sequence[Mapping[str, Any]]
     run_id: int | None = None
+    # kernel instructions per op by benchmark, from the lab profile (profile_kernel_instructions)
+    profile: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def arch(self) -> str:
@@ -76,6 +78,7 @@ class Boot:
     arch: str
     variant: str                      # DEFAULT or a VARIANTS name
     suites: tuple[str, ...]
+    profile: tuple[str, ...] = ()     # benchmarks whose kernel instructions the profile gives
 
     @property
     def spec(self) -> Variant | None:
@@ -119,7 +122,13 @@ def plan(experiments: Sequence[Experiment], *, native: bool, arches: Sequence[st
                 for s in (spec.suites if spec else e.needed_suites()):
                     if s not in wanted:
                         wanted.append(s)
-        boots += [Boot(arch, v, tuple(s)) for v, s in suites.items()]
+        profiled: dict[str, list[str]] = {}
+        for e in experiments:
+            if e.profile and arch in e.labs:
+                for o in e.figure(e.profile).ours:
+                    if o.arch in (None, arch) and o.bench not in profiled.get(o.variant, []):
+                        profiled.setdefault(o.variant, []).append(o.bench)
+        boots += [Boot(arch, v, tuple(s), tuple(profiled.get(v, ()))) for v, s in suites.items()]
     return Plan(native=tuple((s, _glob(b)) for s, b in by_suite.items()), boots=tuple(boots),
                 arches=tuple(arches))
 
@@ -208,8 +217,32 @@ def _boots_stop_on_signals() -> None:
             signal.signal(signum, raise_interrupted)
 
 
+def profile_kernel_instructions(guest: Any, kernel: Any, payload: Any, bench: str, *,
+                                timeout: float) -> float | None:
+    """The kernel instructions per operation of ``bench`` (suite/name) in ``guest``, from
+    the lab's profile (``kcross lab ARCH --profile``: a TCG plugin counting each executed
+    instruction, user and kernel apart, issue 16): the one place the profile's figure
+    enters the experiments (the talk's 151 kernel instructions per getppid).
+
+    None until the profile is part of kcross: the row then says so
+    (kcross.reproduce.outcome.NOT_PROFILED).  Connected, it is one profiled boot, e.g.
+    ``kcross.lab.profile.profile_counted(guest, kernel, payload, suites=(suite,),
+    bench=name, timeout=timeout)[bench].kernel``."""
+    del guest, kernel, payload, bench, timeout
+    return None
+
+
+@dataclass(frozen=True)
+class Booted:
+    """One boot of the plan: its counting run, and the profile's figures where it has some."""
+
+    boot: Boot
+    counted: Any                      # kcross.lab.session.Counted
+    profile: Mapping[str, float] = field(default_factory=dict)
+
+
 def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], None],
-             kernels: Mapping[str, Any] | None = None) -> list[tuple[Boot, Any]]:
+             kernels: Mapping[str, Any] | None = None) -> list[Booted]:
     """Each boot of the plan, one after another (a counting boot takes seconds): the
     kernel (``kernels[arch]``, else Debian's, fetched and cached), the payload built once
     per arch, the count."""
@@ -220,7 +253,7 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
     from kcross.lab.session import count
 
     _boots_stop_on_signals()
-    done: list[tuple[Boot, Any]] = []
+    done: list[Booted] = []
     for name in plan_.arches:
         boots = [b for b in plan_.boots if b.arch == name]
         if not boots:
@@ -238,18 +271,26 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
                             variant=None if spec is None else VARIANT_PREFIX + boot.variant,
                             suites=boot.suites, env=dict(spec.env) if spec else None,
                             timeout=timeout)
-            done.append((boot, counted))
+            profile = {}
+            for bench in boot.profile:
+                value = profile_kernel_instructions(guest, kernel, payload, bench,
+                                                    timeout=timeout)
+                if value is not None:
+                    profile[bench] = value
+            done.append(Booted(boot, counted, profile))
     return done
 
 
-def store_lab(counted: Sequence[tuple[Boot, Any]], store_factory: Callable[[], Any] | None,
+def store_lab(booted: Sequence[Booted], store_factory: Callable[[], Any] | None,
               command: Sequence[str]) -> list[Measured]:
-    """The boots as measurements, each stored (source ``repro``) unless no factory."""
+    """The boots as measurements, each stored (source ``repro``) unless no factory (the
+    profile's figures are not stored: the report's section says "not yet measured")."""
     from kcross.importer import import_stream
     from kcross.store import DuplicateImport
 
     found: list[Measured] = []
-    for boot, c in counted:
+    for b in booted:
+        boot, c = b.boot, b.counted
         run_id: int | None = None
         if store_factory is not None:
             try:
@@ -260,7 +301,8 @@ def store_lab(counted: Sequence[tuple[Boot, Any]], store_factory: Callable[[], A
             except DuplicateImport as exc:   # counting is deterministic: already stored
                 run_id = exc.run_id
         fp = c.stream.fingerprint or {}
-        found.append(Measured(boot.arch, boot.variant, fp, list(c.stream.results), run_id))
+        found.append(Measured(boot.arch, boot.variant, fp, list(c.stream.results), run_id,
+                              dict(b.profile)))
     return found
 
 

@@ -22,15 +22,6 @@ from kcross.sides import Side
 NOT_PROFILED = "not yet measured: needs the lab profile (--profile)"
 
 
-def profile_kernel_instructions(measured: Measured, bench: str) -> float | None:
-    """Kernel instructions per operation of ``bench`` in a lab boot, from the lab's profile
-    (``kcross lab ARCH --profile``, a TCG plugin counting user and kernel instructions):
-    the one place the profile's figure enters the experiments.  None until the profile is
-    part of kcross (the row then says :data:`NOT_PROFILED`)."""
-    del measured, bench
-    return None
-
-
 @dataclass(frozen=True)
 class Cell:
     """Our figure for one published figure in one place, or why there is none."""
@@ -193,11 +184,12 @@ def _cell(runs: _Runs, place: str, arch: str, figure: Figure, unit: str) -> Cell
 
 
 def _profiled(runs: _Runs, place: str, arch: str, figure: Figure) -> Cell:
-    """A figure of the lab profile's (kernel instructions per op)."""
+    """A figure of the lab profile's (kernel instructions per op): what the boot's
+    profile gave (kcross.reproduce.measure.profile_kernel_instructions), or why none."""
     ours = _ours_for(figure, place, arch)
     found = runs.find(ours.variant, ours.bench) if ours is not None else None
-    value = None if found is None or place == NATIVE else \
-        profile_kernel_instructions(found[0], ours.bench)   # type: ignore[union-attr]
+    value = None if found is None or ours is None or place == NATIVE else \
+        found[0].profile.get(ours.bench)
     if value is None:
         return Cell(None, "instructions/op", ours.bench if ours else None, "not measured",
                     NOT_PROFILED)
