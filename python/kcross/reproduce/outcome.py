@@ -205,6 +205,22 @@ def _published_change(a: Figure, b: Figure, published: str | None) -> str:
     return "—"
 
 
+def _one_value_per_process(s: Series) -> Series:
+    """ministat's data points as published (one per run of the test): each harness
+    process's median, where the run has several processes (each is one observation of
+    the run); a lab boot's samples as they are (one process: exact counts)."""
+    import dataclasses
+
+    from kcross import stats
+
+    if s.process_count < 2:
+        return s
+    medians = stats.process_medians(s.by_process())
+    return dataclasses.replace(s, source=f"{s.source} (the median of each of "
+                               f"{len(medians)} processes)", samples=tuple(medians),
+                               processes=None)
+
+
 def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Place:
     from kcross.judge.verdict import Pair, judge
 
@@ -246,6 +262,7 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
         o = _ours_for(e.figure(key), place, arch)
         s = runs.series(o.variant, o.bench) if o else None
         if s is not None:
+            s = _one_value_per_process(s)
             ministat.append(Side(label=s.name, series=(s,), single=True,
                                  fingerprint=s.fingerprint))
     ids = tuple(sorted({r.cell.run_id for r in rows if r.cell.run_id is not None}))
