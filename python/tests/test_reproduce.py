@@ -180,6 +180,9 @@ def test_list_names_every_experiment(kcross) -> None:
     (("glibc-scv", "--arch", "x86_64"), "glibc-scv runs in no x86_64 lab"),
     (("--arch", "sparc"), "unknown lab arch 'sparc'"),
     (("--no-lab", "--arch", "x86_64"), "--arch chooses labs: not with --no-lab"),
+    (("--no-lab", "--source", "/tmp"), "--source builds the labs' guest programs: not with "),
+    (("--no-lab", "--lab-only"), "not allowed with argument"),
+    (("--lab-only", "--source", "/nonexistent"), "--source /nonexistent: no such directory"),
     (("rseq-percpu", "--timeout", "0"), "--timeout 0"),
 ])
 def test_bad_input_is_one_line_before_anything_runs(kcross, tmp_path: Path, args, message) -> None:

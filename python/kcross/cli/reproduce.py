@@ -58,8 +58,10 @@ def _labs(args: argparse.Namespace, experiments: tuple[Experiment, ...]) -> tupl
     wanted = tuple(dict.fromkeys(lab_arch(a).name for a in args.arch or ()))
     used = tuple(a for a in LAB_ARCHES if any(a in e.labs for e in experiments))
     if args.no_lab:
-        if args.arch:
-            raise UserError("--arch chooses labs: not with --no-lab")
+        for given, option in ((args.arch, "--arch chooses labs"),
+                              (args.source, "--source builds the labs' guest programs")):
+            if given:
+                raise UserError(f"{option}: not with --no-lab")
         return ()
     for a in wanted:
         if a not in used:

@@ -53,7 +53,9 @@ def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
         e = o.experiment
         places = []
         for p in o.places:
-            title = ("natively" if p.name == "native" else f"{p.name} lab") + f": {p.machine}"
+            ids = f" (run {', '.join(map(str, p.runs))})" if p.runs else ""
+            title = ("natively" if p.name == "native" else f"{p.name} lab") + \
+                f": {p.machine}{ids}"
             rows = [(r.figure.label + (f" ({r.figure.note})" if r.figure.note else ""),
                      "—" if r.published is None else f"{r.published:g} {r.figure.unit or e.unit}",
                      words.ours_text(r.cell), words.ratio_text(r.ratio), words.where_of(r.cell))

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcross.errors import UserError
+from kcross.lab.kernel import ARCHES as LAB_ARCHES  # the labs' arches: their one owner
 
 NATIVE = "native"
 DEFAULT = "default"
-LAB_ARCHES = ("ppc64le", "aarch64", "x86_64")
 
 
 @dataclass(frozen=True)
