@@ -227,7 +227,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                 "CPU has an SMT sibling (none on this VM, none in the one-vCPU labs: skipped, "
                 "with the harness's reason); emulation models no SMT priority",
         figures=(
-            Figure("hint", "one spin hint, back to back", None, _each_arch(SPIN_HINT)),
+            Figure("hint", "one spin hint, back to back, over the plain loop", None,
+                   _each_arch(SPIN_HINT),
+                   note="the plain loop is the empty loop kcross subtracts from every figure"),
             Figure("sibling-hint", "the sibling's loop while this CPU spins with the hint",
                    5.5, _each_arch(SPIN_SIBLING)),
             Figure("sibling-plain", "the sibling's loop while this CPU spins without a hint",
