@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +50,10 @@ SAY = "@@kcross-profile "
 EMPTY_LOOP = "(the empty loop, subtracted)"
 # Trace: at most this many instructions of the traced window are recorded.
 TRACE_MAX = 1_000_000
+
+
+# Where an address is: user or kernel, and its function+offset.
+Locate = Callable[[int], tuple[str, Place]]
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,7 @@ def _median_window(windows: Sequence[Window], iters: int) -> tuple[float, Window
 
 
 def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
-           data: PluginOutput, place: object, arch: str) -> BenchProfile:
+           data: PluginOutput, place: Locate, arch: str) -> BenchProfile:
     from kcross import stats
 
     iters = int(record["iters"])  # type: ignore[call-overload]
@@ -253,7 +257,7 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
     costly: dict[tuple[str, str, str, str], float] = {}
     for addr, n in mid.counts.items():
         v = n * scale
-        space, where = place(addr)  # type: ignore[operator]
+        space, where = place(addr)
         fn = where.function or "?"
         functions[(space, fn)] = functions.get((space, fn), 0.0) + v
         c = costly_table.classify(arch, _text(data, addr, arch), where.function)
@@ -279,7 +283,7 @@ def _text(data: PluginOutput, addr: int, arch: str) -> str:
     return costly_table.decoded(arch, raw, text)
 
 
-def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: object,
+def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: Locate,
            arch: str) -> list[TraceLine]:
     """One operation of the traced window, in order: from one execution of the loop's first
     instruction run exactly ``iters`` times to the next, an operation as long as the median
@@ -302,7 +306,7 @@ def _trace(data: PluginOutput, windows: Sequence[Window], iters: int, place: obj
     start, end = min(spans, key=lambda s: (abs((s[1] - s[0]) - med), s[0]))
     lines = []
     for addr in data.trace[start:end]:
-        space, where = place(addr)  # type: ignore[operator]
+        space, where = place(addr)
         lines.append(TraceLine(addr, space, str(where), _text(data, addr, arch)))
     return lines
 
