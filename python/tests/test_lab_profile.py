@@ -185,7 +185,7 @@ def test_the_kallsyms_reference_line() -> None:
     ("x86_64", "jmpq *%rax", "f", ("indirect branch", "jmpq")),
     ("x86_64", "jmp 0xffffffff81000000", "f", None),
     ("x86_64", "ret", "its_return_thunk", ("indirect branch", "thunk")),
-    ("x86_64", "movq %rdi, %cr3", "f", ("special register", "movq")),
+    ("x86_64", "movq %rdi, %cr3", "f", ("special register", "movq %rdi, %cr3")),
     ("x86_64", "lfence", "f", ("barrier", "lfence")),
     ("x86_64", "sysretq", "f", ("privilege switch", "sysretq")),
     ("aarch64", "eret", "f", ("privilege switch", "eret")),

@@ -143,6 +143,6 @@ def classify(arch: str, disassembly: str, function: str | None) -> Costly | None
         if e.operands is not None and not re.search(e.operands, operands):
             continue
         label = f"{bare} {operands}" if e.operands is not None and e.category in (
-            FLUSH, BARRIER) else bare
+            FLUSH, BARRIER, SPECIAL) else bare
         return Costly(e.category, label)
     return None
