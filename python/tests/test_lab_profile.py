@@ -367,3 +367,21 @@ def test_a_profile_uses_no_database(kcross, tmp_path: Path) -> None:  # type: ig
     proc = kcross("lab", "ppc64le", "--profile", "--db", str(tmp_path),
                   extra_env={"PATH": str(tmp_path / "empty")})
     assert_one_line_error(proc, 2, "kcross lab ppc64le needs qemu-system-ppc64, ")
+
+
+def test_a_system_map_beside_the_kernel_is_moved_by_the_boots_slide(tmp_path: Path) -> None:
+    """A user's --kernel with its System.map: the slide from the guest's _text; without a
+    _text from the guest the map is used unmoved, and the profile says so."""
+    from kcross.lab.profile import kernel_symbols
+
+    path = tmp_path / "System.map"
+    path.write_text(MAP)
+    p = Prepared(Path("/p.so"), {}, SymbolTable([]), path)
+    slide = 0x2A00000
+    table, where, found = kernel_symbols(p, [
+        f"@@kcross-profile kallsyms _text {0xFFFFFFFF81000000 + slide:x} _etext "
+        f"{0xFFFFFFFF81002000 + slide:x}"])
+    assert found == slide and where == "System.map (KASLR slide 0x2a00000)"
+    assert str(table.lookup(0xFFFFFFFF81000100 + slide)) == "entry_SYSCALL_64+0x0"
+    _t, where, found = kernel_symbols(p, ["@@kcross-profile kallsyms _text - _etext -"])
+    assert found == 0 and "unmoved" in where

@@ -190,8 +190,9 @@ def kernel_symbols(p: Prepared, messages: Sequence[str]) -> tuple[SymbolTable, s
     if p.system_map is not None:
         table, slide = kernel_table(read_system_map(p.system_map), reference,
                                     str(p.system_map))
-        if slide and reference.text is None:
-            raise LabError("the guest's /proc/kallsyms gave no _text: the KASLR slide is unknown")
+        if reference.text is None:   # kallsyms hidden or without _text: no slide known
+            return table, (f"{p.system_map.name} (unmoved: the guest's /proc/kallsyms gave no "
+                           "_text, so a KASLR slide could not be applied)"), 0
         return table, f"{p.system_map.name}" + (f" (KASLR slide {slide:#x})" if slide else ""), slide
     table = kallsyms_table(_said(messages, "ksym"))
     if not len(table):
