@@ -117,13 +117,13 @@ def _guest(args: argparse.Namespace, kernel: Kernel, mode: str, **over: Any) -> 
 
 def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payload,
            variant: str | None, err: Console, env: dict[str, str] | None = None,
-           suites: Sequence[str] | None = None) -> Counted:
+           suites: Sequence[str] | None = None, **extra: Any) -> Counted:
     chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
     say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
                    f"{_describe(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else chosen, bench=args.bench,
-                 env=env, timeout=args.timeout)
+                 env=env, timeout=args.timeout, **extra)
 
 
 def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
@@ -192,6 +192,8 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
         return _status(runs)
     if args.mitigations:
         return mitigations(args, kernel, payload, out, err)
+    if args.crosscheck:
+        return crosscheck(args, kernel, payload, out, err)
     run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
     if args.json:
         _json([run])
@@ -202,6 +204,43 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
                      f"{run.guest.cpu_model}, {_describe(kernel)})", unit=UNIT)
     store_runs(args, [run], err)
     return _status([run])
+
+
+def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
+               err: Console) -> int:
+    """--crosscheck: the kernel's own selftests after the harness in one counting boot,
+    their figures beside kcross's rows (kcross.lab.crosscheck)."""
+    from kcross import render
+    from kcross.lab.crosscheck import SUITES, crosschecked
+    from kcross.lab.crosscheck_view import crosscheck_table
+    from kcross.lab.linux_source import fetch_source
+    from kcross.lab.selftests import WANTED, plan
+    from kcross.lab.selftests import build as build_selftests
+
+    src = fetch_source(args.arch, kernel.version, WANTED,
+                       say=lambda line: say(err, f"kcross lab: {line}"))
+    say(err, f"kcross lab: building the kernel's selftests for {args.arch} from "
+             f"{src.package} {src.version} (static)...")
+    built = build_selftests(args.arch, src)
+    suites = tuple(args.suite.split(",")) if args.suite else SUITES
+    run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err,
+                 suites=suites, extra_plan=plan(args.arch, args.crosscheck),
+                 extra_files=built.files())
+    checked = crosschecked(args.arch, run, src, args.crosscheck)
+    failed = any(not r.figures.passed for r in checked.rows)
+    if args.json:
+        from kcross.cli.options import print_json
+
+        _json([run])
+        print_json([checked.as_json()])
+    else:
+        render.print_run(out, run.stream.results, run.stream.fingerprint or {},
+                         title=f"{args.arch}: instructions per operation (counting mode, "
+                         f"{run.guest.cpu_model}, {_describe(kernel)})", unit=UNIT)
+        out.print(crosscheck_table(checked, f"{args.arch}: the kernel's own selftests beside "
+                                            "kcross (same boot, instructions per op)"))
+    store_runs(args, [run], err)
+    return max(_status([run]), EXIT_CHECK_FAILED if failed else EXIT_OK)
 
 
 def _json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
@@ -309,6 +348,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 def _check_options(args: argparse.Namespace) -> None:
     counting_only = [o for o, v in (("--compare", args.compare), ("--against", args.against),
                                     ("--mitigations", args.mitigations),
+                                    ("--crosscheck", args.crosscheck),
                                     ("--suite", args.suite), ("--bench", args.bench)) if v]
     if args.mode == "correctness" and counting_only:
         raise UserError(f"{', '.join(counting_only)}: counting-mode options (the correctness "
@@ -316,6 +356,13 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.mitigations and (args.cpu or args.machine_opt or args.append):
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
+    if args.crosscheck:
+        other = [o for o, v in (("--compare", args.compare), ("--against", args.against),
+                                ("--mitigations", args.mitigations), ("--bench", args.bench))
+                 if v]
+        if other:
+            raise UserError(f"--crosscheck runs the kernel's selftests beside one counting "
+                            f"run of the rows they compare with: not with {', '.join(other)}")
     if args.refresh and args.kernel:
         raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
     if not args.timeout > 0:
@@ -367,6 +414,8 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
     missing += missing_tools(args.arch)
     if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
         missing += debian.missing_tools()
+    elif args.crosscheck:
+        missing += debian.missing_tools()   # apt and dpkg-deb: the selftests' source package
     if missing:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
