@@ -213,10 +213,14 @@ def peer_figures(arch: str, *, kernel_path: Path | None = None, source_tree: Pat
     src = fetch_source(arch, kernel.version, WANTED)
     built = build(arch, src)
     guest = Guest(lab_arch(arch), kernel.path, mode="counting")
-    counted = count(guest, kernel, payload, suites=suites or SUITES, timeout=timeout,
+    counted = count(guest, kernel, payload, suites=suites or suites_for(arch, selection),
+                    timeout=timeout,
                     extra_plan=plan(arch, selection), extra_files=built.files())
     return crosschecked(arch, counted, src, selection)
 
 
-# The harness suites a crosscheck counts: those of the rows the peers are set beside.
-SUITES = ("syscall", "percpu", "ctxsw")
+def suites_for(arch: str, selection: str = "quick") -> tuple[str, ...]:
+    """The harness suites a crosscheck counts: those of the rows its peers are set beside."""
+    from kcross.lab.selftests import kcross_rows
+
+    return tuple(dict.fromkeys(name.split("/")[0] for name in kcross_rows(arch, selection)))

@@ -211,7 +211,7 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: 
     """--crosscheck: the kernel's own selftests after the harness in one counting boot,
     their figures beside kcross's rows (kcross.lab.crosscheck)."""
     from kcross import render
-    from kcross.lab.crosscheck import SUITES, crosschecked
+    from kcross.lab.crosscheck import crosschecked, suites_for
     from kcross.lab.crosscheck_view import crosscheck_table
     from kcross.lab.linux_source import fetch_source
     from kcross.lab.selftests import WANTED, plan
@@ -222,7 +222,7 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: 
     say(err, f"kcross lab: building the kernel's selftests for {args.arch} from "
              f"{src.package} {src.version} (static)...")
     built = build_selftests(args.arch, src)
-    suites = tuple(args.suite.split(",")) if args.suite else SUITES
+    suites = tuple(args.suite.split(",")) if args.suite else suites_for(args.arch, args.crosscheck)
     run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err,
                  suites=suites, extra_plan=plan(args.arch, args.crosscheck),
                  extra_files=built.files())
