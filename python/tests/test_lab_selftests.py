@@ -207,7 +207,8 @@ TREE = {
 FAKE_APT_CACHE = """#!/bin/sh
 echo "apt-cache $*" >> "$FAKE_LOG"
 case "$3" in
-  linux-source-6.1|linux-source-6.1=6.1.999-1) printf 'Package: linux-source-6.1\\nVersion: 6.1.999-1\\nSize: 1\\nSHA256: %s\\n\\n' \\
+  linux-source-6.1|linux-source-6.1=6.1.999-1)
+    printf 'Package: linux-source-6.1\\nVersion: 6.1.999-1\\nSize: 1\\nSHA256: %s\\n\\n' \\
     "${FAKE_INDEX_SHA256:-$(sha256sum "$FAKE_DEB" | cut -d' ' -f1)}" ;;
   *) exit 0 ;;
 esac
@@ -364,3 +365,33 @@ def test_crosscheck_takes_only_all(kcross) -> None:  # type: ignore[no-untyped-d
     proc = kcross("lab", "ppc64le", "--crosscheck", "some")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "invalid choice: 'some'" in proc.stderr
+
+
+def test_a_kernel_of_no_version_takes_the_newest_cached_source(registry: dict[str, Path]) -> None:
+    src = fetch(registry)
+    registry["log"].unlink()
+    assert fetch(registry, None) == src             # --kernel PATH: from the cache
+    assert not registry["log"].exists()
+
+
+# ---------------------------------------------------------------- the view
+
+def test_the_table_shows_the_peers_beside_kcross_with_the_agreement() -> None:
+    from kcross.lab.crosscheck_view import crosscheck_table
+    from rich.console import Console
+
+    runs = captured()
+    rows = [CC.row(KCROSS, p, runs[command(p)]) for p in ST.peers("ppc64le")]
+    source = LS.Source("linux-source-6.1", "6.1.176-1", Path("/x"), "6.1.176", "0" * 64)
+    checked = CC.CrossChecked("ppc64le", KCROSS, source, rows, ST.left_out("ppc64le"))
+    console = Console(width=250, record=True)
+    console.print(crosscheck_table(checked, "title"))
+    text = console.export_text()
+    null = next(line for line in text.splitlines() if line[1:].startswith(" null_syscall "))
+    assert "360.9" in null and "362.0" in null and "agree: -1.1 instructions" in null
+    assert "selftests from Debian linux-source-6.1 6.1.176-1 (kernel tree 6.1.176)" in text
+    assert "context_switch yield differs: with --no-fp" in text
+    assert "not run: basic_percpu_ops_test" in text
+    record = checked.as_json()
+    assert record["type"] == "lab-crosscheck" and record["source"]["version"] == "6.1.176-1"
+    assert record["peers"][0]["per_op"] == 360.91 and record["peers"][0]["agreement"] == "agree"

@@ -119,6 +119,21 @@ def cached(version: str, wanted: Sequence[str], *,
     return _load(entry) if damage(entry, wanted) is None else None
 
 
+def newest(package: str, wanted: Sequence[str], *,
+           cache_dir: str | os.PathLike[str] | None = None) -> Source | None:
+    """The newest usable cached version of ``package`` (for a kernel of no Debian version:
+    the cache is used without asking the registry, as for the lab's kernel)."""
+    try:
+        entries = [e for e in _entry_dir(cache_dir).iterdir() if not e.name.startswith(".")]
+    except OSError:
+        return None
+    usable = [_load(e) for e in entries if damage(e, wanted) is None]
+    usable = [s for s in usable if s.package == package]
+    if not usable:
+        return None
+    return max(usable, key=lambda s: debian._version_key(s.version))
+
+
 # ---------------------------------------------------------------- extraction
 
 def _release(makefile: bytes) -> str:
@@ -196,11 +211,11 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
     (None: a user's own kernel; bookworm's line is used): from the cache when a usable entry
     has them, else from the registry (see the module's doc).  LabError/UserError: one line."""
     tell = say or (lambda _line: None)
-    if kernel_version is not None:
-        found = cached(kernel_version, wanted, cache_dir=cache_dir)
-        if found is not None:
-            return found
     package = source_package(kernel_version)
+    found = (cached(kernel_version, wanted, cache_dir=cache_dir) if kernel_version is not None
+             else newest(package, wanted, cache_dir=cache_dir))
+    if found is not None:
+        return found
     apt_get, apt_cache, _dpkg = (debian._tool(name) for name in debian.FETCH_TOOLS)
     source = debian.pick_source(debian.host_sources(Path(etc_apt)), Path(etc_apt))
     adir = cache_root(cache_dir) / debian.check_arch(arch)
