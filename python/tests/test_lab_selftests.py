@@ -168,7 +168,7 @@ def test_rows_not_counted_are_not_judged() -> None:
     p = peer("null_syscall")
     row = CC.row(counted(record("syscall", "gettid-inline", 397.0)), p, captured()[command(p)])
     assert row.judged.agreement is agreement.Agreement.UNJUDGED
-    assert row.ours is None and row.ours_how.startswith("not counted: syscall/getppid-libc")
+    assert row.ours is None and row.ours_how.startswith("syscall/getppid-libc-syscall not counted")
 
 
 def test_the_agreement_rule() -> None:
@@ -395,3 +395,14 @@ def test_the_table_shows_the_peers_beside_kcross_with_the_agreement() -> None:
     record = checked.as_json()
     assert record["type"] == "lab-crosscheck" and record["source"]["version"] == "6.1.176-1"
     assert record["peers"][0]["per_op"] == 360.91 and record["peers"][0]["agreement"] == "agree"
+
+
+def test_a_row_without_figures_says_why() -> None:
+    """Statistics never fail silently: a kcross row the rule cannot summarize is named
+    with the reason, and the peer is not judged against it."""
+    broken = record("ctxsw", "pipe-threads-same-cpu", 18200.0, switches=2)
+    del broken["overhead"]
+    p = peer("context_switch pipe")
+    row = CC.row(counted(broken), p, captured()[command(p)])
+    assert row.ours is None and "no empty-loop samples" in row.ours_how
+    assert row.judged.agreement is agreement.Agreement.UNJUDGED

@@ -106,25 +106,33 @@ def _record(counted: Counted, name: str) -> dict[str, Any] | None:
 
 def _median(counted: Counted, name: str) -> tuple[float, float] | None:
     """(median, the empty loop it had subtracted, else 0) of an ok row; None otherwise."""
+    got = _summary(counted, name)
+    return got if isinstance(got, tuple) else None
+
+
+def _summary(counted: Counted, name: str) -> tuple[float, float] | str:
+    """(median, subtracted empty loop) of a row, or why there is none (never silent)."""
     from kcross.stats import StatsError, summarize_record
 
     record = _record(counted, name)
-    if record is None or record.get("status") != "ok":
-        return None
+    if record is None:
+        return f"{name} not counted"
+    if record.get("status") != "ok":
+        return f"{name} {record.get('status')}"
     try:
         s = summarize_record(record)
-    except StatsError:
-        return None
+    except StatsError as exc:
+        return f"{name}: {exc}"
     return s.median, (s.overhead.median or 0.0) if s.overhead.subtracted else 0.0
 
 
 def _null_syscall(counted: Counted, peer: Peer) -> tuple[float | None, str]:
     libc, gettid, getppid = peer.kcross
-    got = [_median(counted, n) for n in (libc, gettid, getppid)]
-    if any(g is None for g in got):
-        absent = [n for n, g in zip(peer.kcross, got, strict=True) if g is None]
-        return None, f"not counted: {', '.join(absent)}"
-    (m_libc, loop), (m_tid, _), (m_ppid, _) = got  # type: ignore[misc]
+    got = [_summary(counted, n) for n in (libc, gettid, getppid)]
+    figures = [g for g in got if not isinstance(g, str)]
+    if len(figures) != len(got):
+        return None, "; ".join(g for g in got if isinstance(g, str))
+    (m_libc, loop), (m_tid, _), (m_ppid, _) = figures
     value = m_libc + (m_tid - m_ppid) + loop
     return value, (f"{libc.split('/')[1]} {m_libc:.1f} + ({gettid.split('/')[1]} {m_tid:.1f} - "
                    f"{getppid.split('/')[1]} {m_ppid:.1f}) + empty loop {loop:.1f}")
@@ -132,11 +140,13 @@ def _null_syscall(counted: Counted, peer: Peer) -> tuple[float | None, str]:
 
 def _per_switch(counted: Counted, peer: Peer) -> tuple[float | None, str]:
     name = peer.kcross[0]
-    got = _median(counted, name)
-    record = _record(counted, name)
-    switches = record.get("switches_per_op") if record else None
-    if got is None or not isinstance(switches, int | float) or switches <= 0:
-        return None, f"not counted: {name}"
+    got = _summary(counted, name)
+    if isinstance(got, str):
+        return None, got
+    record = _record(counted, name) or {}
+    switches = record.get("switches_per_op")
+    if not isinstance(switches, int | float) or switches <= 0:
+        return None, f"{name} declares no switches per op"
     return got[0] / switches, f"{name.split('/')[1]} {got[0]:.1f} / {switches:g} switches"
 
 
@@ -146,9 +156,8 @@ def _rseq(counted: Counted, peer: Peer, figures: Figures) -> Row:
     for name in peer.kcross:
         record = _record(counted, name)
         states.append(None if record is None else record.get("status") == "ok")
-        got = _median(counted, name)
-        shown.append(f"{name} " + (f"ok, {got[0]:.1f} {UNIT}/op" if got else
-                                   "not counted" if record is None else str(record.get("status"))))
+        got = _summary(counted, name)
+        shown.append(got if isinstance(got, str) else f"{name} ok, {got[0]:.1f} {UNIT}/op")
     ours_ok = None if None in states else all(states)
     what = figures.reading or (figures.problem or "")
     judged = agreement.checks(figures.passed, ours_ok, what)

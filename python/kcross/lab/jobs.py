@@ -41,6 +41,7 @@ from kcross.errors import (
 )
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
+from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
@@ -155,7 +156,7 @@ def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
 
 
 def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
-             err: Console) -> int:
+             err: Console, selftests: Source | None = None) -> int:
     from kcross import render
 
     if args.compare:
@@ -193,7 +194,8 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
     if args.mitigations:
         return mitigations(args, kernel, payload, out, err)
     if args.crosscheck:
-        return crosscheck(args, kernel, payload, out, err)
+        assert selftests is not None
+        return crosscheck(args, kernel, payload, selftests, out, err)
     run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
     if args.json:
         _json([run])
@@ -206,19 +208,26 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
     return _status([run])
 
 
-def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
-               err: Console) -> int:
+def selftest_source(args: argparse.Namespace, kernel: Kernel, err: Console) -> Source:
+    """--crosscheck's sources: Debian's linux-source of the kernel's version (fetched before
+    anything is built, as the kernel is)."""
+    from kcross.lab.linux_source import fetch_source
+    from kcross.lab.selftests import WANTED
+
+    return fetch_source(args.arch, kernel.version, WANTED,
+                        say=lambda line: say(err, f"kcross lab: {line}"))
+
+
+def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, src: Source,
+               out: Console, err: Console) -> int:
     """--crosscheck: the kernel's own selftests after the harness in one counting boot,
     their figures beside kcross's rows (kcross.lab.crosscheck)."""
     from kcross import render
     from kcross.lab.crosscheck import crosschecked, suites_for
     from kcross.lab.crosscheck_view import crosscheck_table
-    from kcross.lab.linux_source import fetch_source
-    from kcross.lab.selftests import WANTED, plan
     from kcross.lab.selftests import build as build_selftests
+    from kcross.lab.selftests import plan
 
-    src = fetch_source(args.arch, kernel.version, WANTED,
-                       say=lambda line: say(err, f"kcross lab: {line}"))
     say(err, f"kcross lab: building the kernel's selftests for {args.arch} from "
              f"{src.package} {src.version} (static)...")
     built = build_selftests(args.arch, src)
@@ -455,10 +464,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         check_configuration(probe)
     _stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
+    selftests = (selftest_source(args, kernel, err)
+                 if args.crosscheck and args.mode != "correctness" else None)
     payload = build(args.arch, src, err)
     status = EXIT_OK
     if args.mode in ("correctness", "both"):
         status = max(status, correctness(args, kernel, payload, out, err))
     if args.mode in ("counting", "both"):
-        status = max(status, counting(args, kernel, payload, out, err))
+        status = max(status, counting(args, kernel, payload, out, err, selftests))
     return status
