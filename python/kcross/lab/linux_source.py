@@ -131,7 +131,7 @@ def newest(package: str, wanted: Sequence[str], *,
     usable = [s for s in usable if s.package == package]
     if not usable:
         return None
-    return max(usable, key=lambda s: debian._version_key(s.version))
+    return max(usable, key=lambda s: debian.version_key(s.version))
 
 
 # ---------------------------------------------------------------- extraction
@@ -216,7 +216,7 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
              else newest(package, wanted, cache_dir=cache_dir))
     if found is not None:
         return found
-    apt_get, apt_cache, _dpkg = (debian._tool(name) for name in debian.FETCH_TOOLS)
+    apt_get, apt_cache, _dpkg = (debian.tool(name) for name in debian.FETCH_TOOLS)
     source = debian.pick_source(debian.host_sources(Path(etc_apt)), Path(etc_apt))
     adir = cache_root(cache_dir) / debian.check_arch(arch)
     sdir = _entry_dir(cache_dir)
@@ -225,26 +225,21 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
         sdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise LabError(f"cannot create the lab's cache {sdir}: {e.strerror or e}") from None
-    with debian._arch_lock(adir):      # the arch's private APT state, as the kernel fetch
-        apt_dir = adir / debian.APT_DIR
-        apt_dir.mkdir(exist_ok=True)
-        keyring = debian.resolve_keyring(source, apt_dir)
-        conf = debian.write_apt_config(apt_dir, arch, source, keyring,
-                                       debian.host_acquire_settings())
-        debian.update(apt_get, conf, apt_dir, source)
+    with debian.arch_lock(adir):      # the arch's private APT state, as the kernel fetch
+        conf = debian.private_apt(adir, arch, source, apt_get)
         fields = None
         if kernel_version is not None:
             try:
-                fields = debian._show(apt_cache, conf, f"{package}={kernel_version}")
+                fields = debian.show_package(apt_cache, conf, f"{package}={kernel_version}")
             except LabError:
                 fields = None
         if fields is None:
-            fields = debian._show(apt_cache, conf, package)
+            fields = debian.show_package(apt_cache, conf, package)
             if kernel_version is not None:
                 tell(f"the registry has no {package} {kernel_version} (the kernel's version): "
                      f"using {package} {fields.get('Version', '?')}")
         version, deb_sha256 = fields.get("Version", ""), fields.get("SHA256", "").lower()
-        debian._check_version(version)
+        debian.check_version(version)
         if not re.fullmatch(r"[0-9a-f]{64}", deb_sha256):
             raise LabError(f"the registry's {package} {version} has no SHA256 field in its index")
         found = cached(version, wanted, cache_dir=cache_dir)
@@ -266,29 +261,17 @@ def _download(apt_get: str, conf: Path, sdir: Path, package: str, version: str,
     try:
         dl = tmp / "deb"
         dl.mkdir()
-        r = debian._apt([apt_get, "-q", "download", f"{package}={version}"], conf, cwd=dl)
-        debs = sorted(dl.glob("*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
-            raise LabError(f"apt-get download {package}={version} failed: "
-                           f"{debian._last_message(r.stderr)}")
-        got = file_sha256(debs[0])
-        if got != deb_sha256:
-            raise LabError(f"the downloaded {debs[0].name} is not the one the registry's index "
-                           f"names (SHA-256 {got}, the index has {deb_sha256}): cut or changed "
-                           "in transit; nothing cached")
+        deb = debian.download_deb(apt_get, conf, dl, package, version, deb_sha256)
         entry = tmp / "entry"
-        files = extract(debs[0], entry / TREE, wanted)
+        files = extract(deb, entry / TREE, wanted)
         makefile = entry / TREE / "Makefile"
         release = _release(makefile.read_bytes()) if makefile.is_file() else "unknown"
-        meta = {"package": package, "version": version, "deb": debs[0].name,
-                "deb_size": debs[0].stat().st_size, "deb_sha256": got,
+        meta = {"package": package, "version": version, "deb": deb.name,
+                "deb_size": deb.stat().st_size, "deb_sha256": deb_sha256,
                 "kernel_release": release, "wanted": sorted(wanted), "files": files,
                 "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (entry / META).write_text(json.dumps(meta, indent=1) + "\n")
-        final = sdir / version
-        if os.path.lexists(final):   # an entry of this version that is not usable: replaced
-            os.rename(final, tmp / "replaced")
-        os.rename(entry, final)
+        debian.put_in_place(entry, sdir / version, tmp)
     except OSError as e:
         raise LabError(f"cannot write the lab's source cache in {sdir}: {e.strerror or e}") from None
     finally:
