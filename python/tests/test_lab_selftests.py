@@ -381,3 +381,8 @@ def test_a_row_without_figures_says_why() -> None:
     row = CC.row(counted(broken), p, captured()[command(p)])
     assert row.ours is None and "no empty-loop samples" in row.ours_how
     assert row.judged.agreement is agreement.Agreement.UNJUDGED
+
+
+def test_only_the_slow_peer_adds_host_time() -> None:
+    assert ST.host_seconds("ppc64le") == 0.0
+    assert ST.host_seconds("ppc64le", "all") == 900.0

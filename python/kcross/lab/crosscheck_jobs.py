@@ -36,13 +36,16 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, src: 
     from kcross.lab.crosscheck import crosschecked, suites_for
     from kcross.lab.crosscheck_view import crosscheck_table
     from kcross.lab.selftests import build as build_selftests
-    from kcross.lab.selftests import plan
+    from kcross.lab.selftests import host_seconds, plan
 
     say(err, f"kcross lab: building the kernel's selftests for {args.arch} from "
              f"{src.package} {src.version} (static)...")
     built = build_selftests(args.arch, src)
     suites = tuple(args.suite.split(",")) if args.suite else suites_for(args.arch, args.crosscheck)
-    run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err,
+    # The slow selftests add their host time to the boot's limit (--timeout).
+    longer = argparse.Namespace(**{**vars(args), "timeout": args.timeout
+                                   + host_seconds(args.arch, args.crosscheck)})
+    run = _count(longer, _guest(args, kernel, "counting"), kernel, payload, None, err,
                  suites=suites, extra_plan=plan(args.arch, args.crosscheck),
                  extra_files=built.files())
     checked = crosschecked(args.arch, run, src, args.crosscheck)

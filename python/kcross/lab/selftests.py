@@ -110,6 +110,9 @@ class Peer:
     kcross: tuple[str, ...]         # suite/name of the rows it is compared with
     what: str                       # what its loop does, in a few words
     slow: bool = False              # only with --crosscheck all
+    # Host seconds it may add to the boot's --timeout (measured: basic_percpu_ops_test
+    # took 255-510 s of host time on the 2-vCPU development VM, busy; the others a few).
+    host_seconds: float = 0.0
     # What is known to make its figure differ from kcross's, said when it does.
     differs_because: str | None = None
     arches: tuple[str, ...] = ("ppc64le", "aarch64", "x86_64")
@@ -161,7 +164,8 @@ PEERS: tuple[Peer, ...] = (
     Peer("basic_percpu_ops_test", "basic_percpu_ops_test", (), "rseq",
          ("percpu/lock-rseq", "percpu/list-rseq"),
          "200 threads: 10^6 per-CPU lock operations, 2 x 10^7 list pop/push with a "
-         "sched_yield each (about 68 x 10^9 instructions on ppc64le)", slow=True),
+         "sched_yield each (about 68 x 10^9 instructions on ppc64le)", slow=True,
+         host_seconds=900.0),
 )
 
 # What an arch has no peer for, said in the output (the selftests of v6.1).
@@ -177,6 +181,11 @@ SELECTIONS = ("quick", "all")
 def peers(arch: str, selection: str = "quick") -> list[Peer]:
     """The peers run on ``arch``: ``quick`` leaves the slow ones out, ``all`` runs them."""
     return [p for p in PEERS if arch in p.arches and (selection == "all" or not p.slow)]
+
+
+def host_seconds(arch: str, selection: str = "quick") -> float:
+    """What the peers of ``arch`` add to a boot's host-time limit."""
+    return sum(p.host_seconds for p in peers(arch, selection))
 
 
 def left_out(arch: str, selection: str = "quick") -> list[Peer]:
