@@ -505,7 +505,7 @@ def version_key(v: str) -> tuple[tuple[int, object], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", v) if p)
 
 
-def _remove_stale_tmp(adir: Path) -> None:
+def remove_stale_tmp(adir: Path) -> None:
     now = time.time()
     with contextlib.suppress(OSError):
         for e in adir.iterdir():
@@ -752,7 +752,7 @@ def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version:
         adir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise LabError(f"cannot create the lab's kernel cache {adir}: {e.strerror or e}") from None
-    _remove_stale_tmp(adir)
+    remove_stale_tmp(adir)
     with arch_lock(adir):
         if not refresh:  # a concurrent fetch may have filled it while we waited
             k = cached(arch, cache_dir=cache_dir, version=version)

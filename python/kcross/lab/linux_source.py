@@ -225,6 +225,7 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
         sdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise LabError(f"cannot create the lab's cache {sdir}: {e.strerror or e}") from None
+    debian.remove_stale_tmp(sdir)     # a fetch killed mid-way (its .deb: ~139 MB)
     with debian.arch_lock(adir):      # the arch's private APT state, as the kernel fetch
         conf = debian.private_apt(adir, arch, source, apt_get)
         fields = None
