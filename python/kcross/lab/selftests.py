@@ -375,7 +375,10 @@ def parse(peer: Peer, result: CommandResult) -> Figures:
                        reading=f"{ns:.2f} ns, {cycles:.2f} cycles per call", output=lines)
     if peer.kind == "switch":
         counts = parse_context_switch(lines)
-        if not counts or len(counts) < 2:
+        if counts is None:
+            return Figures(peer, result.status, False, problem="no 'Using ... on cpus' line",
+                           output=lines)
+        if len(counts) < 2:
             return Figures(peer, result.status, False,
                            problem="fewer than two seconds of switch counts", output=lines)
         steady = counts[-1]           # the first second holds the threads' start
