@@ -168,6 +168,15 @@ def fake_qemu(tmp_path: Path, body: str) -> dict[str, str]:
             "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
 
 
+# A fake QEMU's first line: $T, the boot's token, read from the -initrd it was given (the
+# newc archive's lab/token member) as lab/init.c reads /lab/token.
+TOKEN_OF_INITRD = (
+    'for a; do [ "$prev" = -initrd ] && img=$a; prev=$a; done; '
+    "T=$(python3 -c 'import re, sys; print(re.search(rb\"070701[0-9A-F]{104}lab/token\\0+([0-9a-f]{16})\", "
+    "open(sys.argv[1], \"rb\").read())[1].decode())' \"$img\"); "
+)
+
+
 @pytest.fixture
 def payload_buildable() -> None:
     a = machines.arch("ppc64le")
@@ -180,8 +189,9 @@ def payload_buildable() -> None:
 @pytest.mark.parametrize("body, code, message", [
     ("echo 'Kernel panic - not syncing: No working init found.'", 3,
      "the guest never finished its plan"),
-    ("echo '@@kcross-lab start commands=1'; echo '@@kcross-lab begin 1 /lab/kcross-harness';"
-     " echo '{\"type\": garbage'; echo '@@kcross-lab end 1 status=0'; echo '@@kcross-lab done'",
+    (TOKEN_OF_INITRD + "echo \"@@kcross-lab $T start commands=1\";"
+     " echo \"@@kcross-lab $T begin 1 /lab/kcross-harness\"; echo '{\"type\": garbage';"
+     " echo \"@@kcross-lab $T end 1 status=0\"; echo \"@@kcross-lab $T done\"",
      3, "the guest printed a garbled record"),
     ("echo \"qemu-system-ppc64: Property 'spapr-machine.cap-bogus' not found\" >&2; exit 1", 2,
      "qemu-system-ppc64 refused the configuration (exited 1)"),

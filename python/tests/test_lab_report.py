@@ -12,6 +12,7 @@ from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 from kcross.lab.report import MitigationRow, compare_table, mitigation_table
 from kcross.lab.session import Counted, lab_group, lab_records
+from labs import CONSOLE_TOKEN
 from rich.console import Console
 
 CONSOLE = (Path(__file__).with_name("data") / "lab-ppc64le-console.txt").read_text()
@@ -24,7 +25,7 @@ def run(tmp_path: Path, shift: dict[str, float] | None = None,
     kernel_file.write_bytes(b"k")
     kernel = Kernel("ppc64le", kernel_file)
     guest = Guest(machines.arch("ppc64le"), kernel_file)
-    (result,) = parse_console(CONSOLE)
+    (result,) = parse_console(CONSOLE, CONSOLE_TOKEN)
     stream, records, _ = lab_records(result, lab_group(guest, kernel, None), "console")
     stream = copy.deepcopy(stream)
     hz = stream.fingerprint["timer"]["hz"]

@@ -22,7 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kcross.errors import GuestError, Interrupted, LabError, signal_name
-from kcross.lab.initramfs import CommandResult, FileSpec, build_initramfs, parse_console
+from kcross.lab.initramfs import (
+    CommandResult,
+    FileSpec,
+    build_initramfs,
+    new_token,
+    parse_console,
+)
 from kcross.lab.machines import Guest
 
 # QEMU's own warnings that say nothing about the run: TCG lacks a feature the
@@ -158,11 +164,13 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
 def run_plan(guest: Guest, init: Path, files: Mapping[str, FileSpec],
              plan: Sequence[Sequence[str]], *, timeout: float,
              workdir: Path | None = None) -> tuple[list[CommandResult], str]:
-    """Pack ``init``, ``files`` and ``plan`` into an initramfs, boot ``guest`` with it, and
-    return the plan's results with the whole console text.  ConsoleError (one line) when the
-    guest did not run the plan to its end."""
+    """Pack ``init``, ``files`` and ``plan`` into an initramfs with a new token, boot
+    ``guest`` with it, and return the plan's results (only the marker lines with that token
+    count) with the whole console text.  ConsoleError (one line) when the guest did not run
+    the plan to its end."""
+    token = new_token()
     with tempfile.TemporaryDirectory(prefix="kcross-lab-", dir=workdir) as tmp:
         image = Path(tmp) / "initramfs.cpio"
-        build_initramfs(init, files, plan, image)
+        build_initramfs(init, files, plan, image, token=token)
         console = boot(guest, image, timeout=timeout, workdir=Path(tmp))
-    return parse_console(console), console
+    return parse_console(console, token), console
