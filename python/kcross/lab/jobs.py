@@ -45,6 +45,7 @@ from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
 from kcross.lab.session import UNIT, Counted, count
+from kcross.render import clip_words
 
 # ---------------------------------------------------------------- inputs
 
@@ -296,7 +297,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     for o in outcomes:
         last = next((line for line in reversed(o.output) if line.strip()), "")
         style = {"passed": "", "skipped": "yellow"}.get(o.status, "red")
-        table.add_row(Text(o.name), Text(o.status, style=style), Text((o.reason or last)[:100]))
+        table.add_row(Text(o.name), Text(o.status, style=style), Text(clip_words(o.reason or last, 100)))
     out.print(table)
     for line in evidence(outcomes):
         out.print(Text(f"  {line}"))
