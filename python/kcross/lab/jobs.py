@@ -38,9 +38,10 @@ from kcross.errors import (
     KcrossError,
     LabError,
     UserError,
+    clipped,
 )
 from kcross.lab import kconfig
-from kcross.lab.kernel import Kernel, fetch
+from kcross.lab.kernel import Kernel, fetch, file_sha256
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
@@ -66,6 +67,16 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
         raise UserError(f"{path} cannot run the lab: its configuration ({where}) lacks "
                         + ", ".join(lacking))
     return kernel
+
+
+def _check_against(kernel: Kernel, other: Kernel) -> None:
+    """--against names the kernel being booted (the same bytes, by SHA-256): one line, before
+    two boots that could only count the same instructions."""
+    sha = file_sha256(kernel.path)
+    if file_sha256(other.path) == sha:
+        raise UserError(f"--against {clipped(str(other.path))} is the same kernel as "
+                        f"{_describe(kernel)} (SHA-256 {sha[:16]}…): two boots of one kernel "
+                        "count the same instructions; name another kernel")
 
 
 def build(arch_name: str, source: Path, err: Console) -> Payload:
@@ -400,13 +411,17 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_guest_names(args, src)
     _check_store(args)
     own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
-    if args.against:
-        resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    other = resolve_kernel(args.arch, args.against, refresh=False, err=err) if args.against \
+        else None
+    if own and other:
+        _check_against(own, other)
     _check_programs(args, probe)
     if args.cpu or args.machine_opt:
         check_configuration(probe)
     _stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
+    if other and not own:
+        _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
     payload = build(args.arch, src, err)
     status = EXIT_OK
     if args.mode in ("correctness", "both"):
