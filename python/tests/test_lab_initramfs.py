@@ -22,6 +22,7 @@ from kcross.lab import machines
 from kcross.lab.boot import boot
 from kcross.lab.initramfs import (
     ConsoleError,
+    ConsoleReader,
     build_initramfs,
     initramfs_bytes,
     new_token,
@@ -232,6 +233,27 @@ def test_bad_consoles_are_one_line(console: str, message: str) -> None:
     assert "\n" not in str(caught.value)
 
 
+def test_the_console_is_read_as_it_arrives() -> None:
+    """ConsoleReader gives each command's result at its end marker (correctness mode's
+    progress), and the same results as parse_console at the end."""
+    reader = ConsoleReader(TOKEN)
+    console = [f"{MARK} start commands=2 uptime=1.0", f"{MARK} begin 1 /bin/a", "out a",
+               f"{MARK} end 1 status=0", f"{MARK} begin 2 /bin/b", f"{MARK} end 2 status=SIGSEGV",
+               f"{MARK} done"]
+    got = []
+    for line in console:
+        result = reader.line(line + "\r")
+        got.append((reader.running, result and (result.number, result.status, result.output)))
+    assert got == [(None, None), (1, None), (1, None), (None, (1, "0", ["out a"])), (2, None),
+                   (None, (2, "SIGSEGV", [])), (None, None)]
+    assert reader.results() == parse_console("\n".join(console), TOKEN)
+    unfinished = ConsoleReader(TOKEN)
+    for line in console[:3]:
+        unfinished.line(line)
+    with pytest.raises(ConsoleError, match=r"command 1 \(/bin/a\) was running.*out a$"):
+        unfinished.results()
+
+
 def test_a_guest_program_cannot_forge_markers() -> None:
     """Marker lines without this boot's token (none, or another boot's) are the running
     command's output: they neither end it, nor end the plan, nor make a result."""
@@ -267,6 +289,32 @@ def test_each_boot_draws_its_own_token() -> None:
     tokens = {new_token() for _ in range(100)}
     assert len(tokens) == 100
     assert all(len(t) == 16 and set(t) <= set("0123456789abcdef") for t in tokens)
+
+
+def test_boot_streams_the_console_while_the_guest_runs(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """on_line sees each line while QEMU still runs: this fake QEMU prints a line, then waits
+    for the file that on_line creates when it sees it, and only then ends; a boot that read
+    the console after QEMU's end would make it say it waited in vain."""
+    seen = tmp_path / "seen"
+    qemu = tmp_path / "bin" / machines.arch("ppc64le").qemu
+    qemu.parent.mkdir()
+    qemu.write_text("#!/bin/sh\necho first\n"
+                    f"for i in $(seq 100); do [ -e {seen} ] && break; sleep 0.1; done\n"
+                    f"[ -e {seen} ] && echo streamed || echo 'not streamed'\nprintf last\n")
+    qemu.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{qemu.parent}{os.pathsep}{os.environ['PATH']}")
+    lines: list[str] = []
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        seen.touch()
+
+    image = tmp_path / "init.cpio"
+    image.write_bytes(b"")
+    console = boot(Guest(machines.arch("ppc64le"), tmp_path / "vmlinux"), image, timeout=60,
+                   on_line=on_line)
+    assert lines == ["first", "streamed", "last"] and console == "first\nstreamed\nlast"
 
 
 # ---------------------------------------------------------------- a real boot

@@ -262,52 +262,87 @@ def _tail(lines: list[str]) -> str:
     return " | ".join(shown) if shown else "(the console is empty)"
 
 
-def parse_console(text: str, token: str) -> list[CommandResult]:
-    """The plan's results from a guest's console output, the boot's token ``token``.
+class ConsoleReader:
+    """The console of a boot whose token is ``token``, read line by line as it arrives
+    (:meth:`line`, which returns each command's result as its end marker comes), or whole
+    (:func:`parse_console`).
 
     Marker lines are found anywhere in a line (a command's unterminated last line may
     precede one); only those with ``token`` are markers (any other is a command's output);
-    kernel log lines that start a line are dropped.  Raises
-    :class:`ConsoleError` (one line) when /init reported an error, a marker is out of
-    order, or there is no ``done`` line (a kernel panic, a crash, a timeout: the message
-    quotes the console's last lines)."""
-    mark_re = _marker(token)
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    results: list[CommandResult] = []
-    running: tuple[int, str, list[str]] | None = None
-    for line in lines:
+    kernel log lines that start a line are dropped.  :class:`ConsoleError` (one line) when
+    /init reported an error, a marker is out of order, or (:meth:`results`) there was no
+    ``done`` line (a kernel panic, a crash, a timeout: the message quotes the console's last
+    lines)."""
+
+    def __init__(self, token: str) -> None:
+        self._mark = _marker(token)
+        self._results: list[CommandResult] = []
+        self._running: tuple[int, str, list[str]] | None = None
+        self._done = False
+        self._tail: list[str] = []
+
+    @property
+    def running(self) -> int | None:
+        """The number of the command running now, if any."""
+        return self._running[0] if self._running else None
+
+    def line(self, line: str) -> CommandResult | None:
+        """Read one console line (its newline removed); a command's result when it ends."""
+        line = line.rstrip("\r")
+        if self._done:
+            return None
+        if line.strip():
+            self._tail = (self._tail + [line])[-CONSOLE_TAIL:]
         if _KERNEL_LINE.match(line):
-            continue
-        mark = mark_re.search(line)
+            return None
+        mark = self._mark.search(line)
+        running = self._running
         if mark is None:
             if running is not None:
                 running[2].append(line)
-            continue
+            return None
         if mark.start() > 0 and running is not None:
             running[2].append(line[:mark.start()])
         kind, rest = mark.groups()
         if kind == "error":
             raise ConsoleError(f"the guest's /init failed:{rest}")
         if kind == "start":
-            continue
+            return None
         if running is not None and kind != "end":
             raise ConsoleError(f"console: '{kind}' while command {running[0]} ({running[1]}) runs")
         if kind == "done":
-            return results
-        expected = len(results) + 1
+            self._done = True
+            return None
+        expected = len(self._results) + 1
         if kind == "begin":
             begin = _BEGIN.fullmatch(rest)
             if begin is None or int(begin[1]) != expected:
                 raise ConsoleError(f"console: unexpected marker line (command {expected} next): "
                                    f"{line.strip()[:200]}")
-            running = (expected, begin[2], [])
-        else:
-            end = _END.fullmatch(rest)
-            if running is None or end is None or int(end[1]) != running[0]:
-                raise ConsoleError(f"console: unexpected marker line: {line.strip()[:200]}")
-            results.append(CommandResult(running[0], running[1], end[2], running[2]))
-            running = None
-    where = f"command {running[0]} ({running[1]}) was running" if running else \
-        f"{len(results)} command(s) had ended"
-    raise ConsoleError(f"the guest never finished its plan (no '{MARKER} done': a kernel panic, "
-                       f"a crash or a timeout; {where}); last lines: {_tail(lines)}")
+            self._running = (expected, begin[2], [])
+            return None
+        end = _END.fullmatch(rest)
+        if running is None or end is None or int(end[1]) != running[0]:
+            raise ConsoleError(f"console: unexpected marker line: {line.strip()[:200]}")
+        result = CommandResult(running[0], running[1], end[2], running[2])
+        self._results.append(result)
+        self._running = None
+        return result
+
+    def results(self) -> list[CommandResult]:
+        """Every command's result, once the console is read to its ``done`` line."""
+        if not self._done:
+            where = (f"command {self._running[0]} ({self._running[1]}) was running"
+                     if self._running else f"{len(self._results)} command(s) had ended")
+            raise ConsoleError(f"the guest never finished its plan (no '{MARKER} done': a "
+                               f"kernel panic, a crash or a timeout; {where}); last lines: "
+                               f"{_tail(self._tail)}")
+        return list(self._results)
+
+
+def parse_console(text: str, token: str) -> list[CommandResult]:
+    """The plan's results from a guest's whole console output (:class:`ConsoleReader`)."""
+    reader = ConsoleReader(token)
+    for line in text.split("\n"):
+        reader.line(line)
+    return reader.results()

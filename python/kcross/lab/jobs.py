@@ -17,6 +17,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import signal
@@ -293,12 +294,19 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 
 def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
                 err: Console) -> int:
-    from kcross.lab.correctness import evidence, run_tests, summary
+    from kcross.lab.correctness import TestOutcome, evidence, run_tests, summary
 
     guest = _guest(args, kernel, "correctness")
     say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
                    f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
-    outcomes = run_tests(payload, guest, timeout=args.timeout)
+    finished = itertools.count(1)
+
+    def progress(o: TestOutcome, seconds: float) -> None:   # a line per test as it ends
+        why = f": {clip_words(o.reason, 100)}" if o.reason else ""
+        say(err, f"kcross lab: [{next(finished)}/{len(payload.tests)}] {o.name} {o.status} "
+                 f"({seconds:.1f} s){why}")
+
+    outcomes = run_tests(payload, guest, timeout=args.timeout, progress=progress)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
                   f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
                   title_justify="left")
