@@ -391,7 +391,7 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
 
-def _stop_on_signals() -> None:
+def stop_on_signals() -> None:
     """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
     removed); a signal the caller set to be ignored (nohup) stays ignored."""
     def stop(signum: int, _frame: Any) -> None:
@@ -426,7 +426,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_programs(args, probe)
     if args.cpu or args.machine_opt:
         check_configuration(probe)
-    _stop_on_signals()
+    stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
     if other and not own:
         _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
