@@ -17,6 +17,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import signal
@@ -38,14 +39,16 @@ from kcross.errors import (
     KcrossError,
     LabError,
     UserError,
+    clipped,
 )
 from kcross.lab import kconfig
-from kcross.lab.kernel import Kernel, fetch
+from kcross.lab.kernel import Kernel, fetch, file_sha256
 from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
 from kcross.lab.session import UNIT, Counted, count
+from kcross.render import clip_words
 
 # ---------------------------------------------------------------- inputs
 
@@ -66,6 +69,16 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
         raise UserError(f"{path} cannot run the lab: its configuration ({where}) lacks "
                         + ", ".join(lacking))
     return kernel
+
+
+def _check_against(kernel: Kernel, other: Kernel) -> None:
+    """--against names the kernel being booted (the same bytes, by SHA-256): one line, before
+    two boots that could only count the same instructions."""
+    sha = file_sha256(kernel.path)
+    if file_sha256(other.path) == sha:
+        raise UserError(f"--against {clipped(str(other.path))} is the same kernel as "
+                        f"{_describe(kernel)} (SHA-256 {sha[:16]}…): two boots of one kernel "
+                        "count the same instructions; name another kernel")
 
 
 def build(arch_name: str, source: Path, err: Console) -> Payload:
@@ -287,12 +300,19 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 
 def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
                 err: Console) -> int:
-    from kcross.lab.correctness import evidence, run_tests, summary
+    from kcross.lab.correctness import TestOutcome, evidence, run_tests, summary
 
     guest = _guest(args, kernel, "correctness")
     say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
                    f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
-    outcomes = run_tests(payload, guest, timeout=args.timeout)
+    finished = itertools.count(1)
+
+    def progress(o: TestOutcome, seconds: float) -> None:   # a line per test as it ends
+        why = f": {clip_words(o.reason, 100)}" if o.reason else ""
+        say(err, f"kcross lab: [{next(finished)}/{len(payload.tests)}] {o.name} {o.status} "
+                 f"({seconds:.1f} s){why}")
+
+    outcomes = run_tests(payload, guest, timeout=args.timeout, progress=progress)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
                   f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
                   title_justify="left")
@@ -302,7 +322,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     for o in outcomes:
         last = next((line for line in reversed(o.output) if line.strip()), "")
         style = {"passed": "", "skipped": "yellow"}.get(o.status, "red")
-        table.add_row(Text(o.name), Text(o.status, style=style), Text((o.reason or last)[:100]))
+        table.add_row(Text(o.name), Text(o.status, style=style), Text(clip_words(o.reason or last, 100)))
     out.print(table)
     for line in evidence(outcomes):
         out.print(Text(f"  {line}"))
@@ -387,7 +407,7 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
 
-def _stop_on_signals() -> None:
+def stop_on_signals() -> None:
     """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
     removed); a signal the caller set to be ignored (nohup) stays ignored."""
     def stop(signum: int, _frame: Any) -> None:
@@ -415,13 +435,17 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _check_guest_names(args, src)
     _check_store(args)
     own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
-    if args.against:
-        resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    other = resolve_kernel(args.arch, args.against, refresh=False, err=err) if args.against \
+        else None
+    if own and other:
+        _check_against(own, other)
     _check_programs(args, probe)
     if args.cpu or args.machine_opt:
         check_configuration(probe)
-    _stop_on_signals()
+    stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
+    if other and not own:
+        _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
     selftests = None
     if args.crosscheck and args.mode != "correctness":
         from kcross.lab.crosscheck_jobs import selftest_source

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import model, plots
+from . import model, plots, reproduced
 
 if TYPE_CHECKING:
     from ..judge.comparison import NoiseLookup
@@ -51,6 +51,7 @@ class Report:
     max_points: int
     notes: list[tuple[str, str]]                       # (run label, note): a run not complete
     warnings: list[Flagged]                            # the harness's flags, in detail
+    reproduced: list[reproduced.ExperimentView]        # kcross reproduce's experiments
 
     @property
     def warned(self) -> dict[str, int]:
@@ -116,7 +117,8 @@ def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
                   runs=views, facts=model.fingerprint_groups(views), suites=suites,
                   comparisons=comparisons, bases=list(dict.fromkeys(c.base for c in comparisons)),
                   sweeps=sweeps, lab=lab, max_points=plots.MAX_POINTS,
-                  notes=_notes(views), warnings=_warnings(views))
+                  notes=_notes(views), warnings=_warnings(views),
+                  reproduced=reproduced.section(runs))
 
 
 def render(report: Report) -> str:

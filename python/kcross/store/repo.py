@@ -37,7 +37,8 @@ MARK_STATUSES = ("failed", "interrupted")
 # all results at the end): well inside liveness.STALE_AFTER.
 HEARTBEAT_EVERY_S = 60.0
 
-RUN_SOURCES = ("run", "import", "lab", "remote", "aa")  # runs.source: how the run came in
+# runs.source: how the run came in (at most 8 characters: the column's width)
+RUN_SOURCES = ("run", "import", "lab", "remote", "aa", "repro")
 
 def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     """The machines.hypervisor column: what runs the measured system, if anything.
@@ -424,7 +425,8 @@ class Store:
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
         if source not in RUN_SOURCES or source in ("run", "remote"):
-            raise ValueError(f"an imported run's source is 'import', 'lab' or 'aa', not {source!r}")
+            raise ValueError(f"an imported run's source is 'import', 'lab', 'aa' or 'repro', "
+                             f"not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
         if isinstance(stream.fingerprint.get("lab"), dict):

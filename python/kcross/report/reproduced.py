@@ -1,0 +1,68 @@
+"""The report's "Reproduced experiments" section: present when the report's runs include
+one that ``kcross reproduce`` stored (source ``repro``).  The experiments are read from
+every run of the report they can use (kcross.reproduce.measure.from_stored: the native
+runs reproduce stored, the counting lab runs of its boots), computed by
+kcross.reproduce.outcome and worded by kcross.views.reproduce, as the command prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..store import StoredRun
+
+
+@dataclass(frozen=True)
+class PlaceView:
+    title: str
+    rows: list[tuple[str, str, str, str, str]]    # figure, published, ours, ratio, benchmark
+    changes: list[tuple[str, str, str, str]]      # A, B, published, ours
+    ministat: str
+
+
+@dataclass(frozen=True)
+class ExperimentView:
+    name: str
+    title: str
+    source: str
+    conditions: str
+    differs: str
+    places: list[PlaceView]
+    missing: list[str]
+
+
+def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
+    """The experiments the runs measured (none unless a run's source is ``repro``)."""
+    from ..reproduce.experiments import EXPERIMENTS
+    from ..reproduce.measure import SOURCE, from_stored
+    from ..reproduce.outcome import outcomes
+    from ..views import reproduce as words
+    from ..views.ministat_report import ministat_text
+
+    if not any(r.source == SOURCE for r in runs):
+        return []
+    measured = [m for r in runs
+                if (m := from_stored(r.fingerprint, r.results, r.id, r.source)) is not None]
+    found = []
+    for o in outcomes(EXPERIMENTS, measured):
+        if not o.places:
+            continue
+        e = o.experiment
+        places = []
+        for p in o.places:
+            ids = f" (run {', '.join(map(str, p.runs))})" if p.runs else ""
+            title = ("natively" if p.name == "native" else f"{p.name} lab") + \
+                f": {p.machine}{ids}"
+            rows = [(r.figure.label + (f" ({r.figure.note})" if r.figure.note else ""),
+                     "—" if r.published is None else f"{r.published:g} {r.figure.unit or e.unit}",
+                     words.ours_text(r.cell), words.ratio_text(r.ratio), words.where_of(r.cell))
+                    for r in p.rows]
+            changes = [(c.a, c.b, c.published, words.change_text(c)) for c in p.changes]
+            ministat = ministat_text(list(p.ministat))[0] if p.ministat else ""
+            places.append(PlaceView(title, rows, changes, ministat))
+        found.append(ExperimentView(e.name, e.title, e.source, e.conditions, e.differs,
+                                    places, list(o.missing)))
+    return found

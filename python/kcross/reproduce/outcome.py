@@ -1,0 +1,293 @@
+"""Each experiment's outcome from the measurements: per place (natively, each lab) its
+figures beside the published ones, and our own changes judged by kcross.judge.
+
+A published figure against ours is not a test (another machine, often another unit): the
+row carries both and their ratio, and the experiment says what differs.  Two figures of
+ours are compared only by :func:`kcross.judge.verdict.judge` (exact counts by value,
+timings over their processes), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcross.judge.verdict import Judgement
+from kcross.reproduce.experiments import DEFAULT, NATIVE, Experiment, Figure, Ours
+from kcross.reproduce.measure import Measured
+from kcross.series import Series
+from kcross.sides import Side
+
+NOT_PROFILED = "not yet measured: needs the lab profile (--profile)"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Our figure for one published figure in one place, or why there is none."""
+
+    value: float | None
+    unit: str
+    bench: str | None
+    status: str                  # ok, skipped, failed, not measured
+    reason: str = ""
+    run_id: int | None = None
+    mechanism: str | None = None
+    variant: str = DEFAULT
+
+    @property
+    def text_reason(self) -> str:
+        return self.reason or self.status
+
+
+@dataclass(frozen=True)
+class Row:
+    figure: Figure
+    cell: Cell
+    ratio: float | None          # ours / published, when both are figures
+
+    @property
+    def published(self) -> float | None:
+        return self.figure.published
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    a: str                       # figure labels
+    b: str
+    published: str               # B/A of the published figures, or the change as published
+    judgement: Judgement | None
+    reason: str = ""             # why ours is not judged
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one experiment's figures were measured: natively or one lab."""
+
+    name: str                    # NATIVE or a lab arch
+    machine: str                 # the CPU, kernel and emulator, in one line
+    unit: str
+    rows: tuple[Row, ...]
+    changes: tuple[ChangeRow, ...]
+    ministat: tuple[Side, ...] = ()
+    runs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    experiment: Experiment
+    places: tuple[Place, ...]
+    missing: tuple[str, ...] = field(default=())   # places not measured, and why
+
+
+def _merged(m: Measured) -> dict[str, dict[str, Any]]:
+    from kcross.series import bench_name, merge_results
+
+    return {bench_name(r): r for r in merge_results(m.results)}
+
+
+def _machine(m: Measured) -> str:
+    fp = m.fingerprint
+    cpu = fp.get("cpu") if isinstance(fp.get("cpu"), Mapping) else {}
+    model = str(cpu.get("model") or "?") if isinstance(cpu, Mapping) else "?"
+    kernel = fp.get("kernel") if isinstance(fp.get("kernel"), Mapping) else {}
+    release = str(kernel.get("release") or "?") if isinstance(kernel, Mapping) else "?"
+    lab = fp.get("lab")
+    if isinstance(lab, Mapping):
+        k = lab.get("kernel") if isinstance(lab.get("kernel"), Mapping) else {}
+        version = k.get("version") if isinstance(k, Mapping) else None
+        return (f"{lab.get('emulator')} {lab.get('emulator_version') or ''} TCG -icount, "
+                f"{lab.get('machine')}, -cpu {lab.get('cpu')}, Linux {release}"
+                f"{' (Debian ' + str(version) + ')' if version else ''}: instructions, "
+                "not cycles").replace("  ", " ")
+    virt = fp.get("virtualization")
+    where = ""
+    if isinstance(virt, Mapping) and virt.get("hypervisor"):
+        where = f", a {virt.get('hypervisor')} VM"
+    return f"{model}{where}, Linux {release}: this machine, ns/op"
+
+
+def _syscall_path(measured: Sequence[Measured]) -> str:
+    """The syscall mechanism kcross's selected path took in each boot or run."""
+    said = []
+    for m in measured:
+        syscall = m.fingerprint.get("syscall")
+        mechanism = syscall.get("mechanism") if isinstance(syscall, Mapping) else None
+        if mechanism:
+            said.append(f"{mechanism}" if m.variant == DEFAULT else f"{mechanism} [{m.variant}]")
+    return f"; kcross's selected syscall path: {', '.join(dict.fromkeys(said))}" if said else ""
+
+
+def _ours_for(figure: Figure, place: str, arch: str) -> Ours | None:
+    for o in figure.ours:
+        if o.arch not in (None, arch):
+            continue
+        if place == NATIVE and o.variant != DEFAULT:
+            continue
+        return o
+    return None
+
+
+class _Runs:
+    """The measurements of one place, by variant, and their records by benchmark."""
+
+    def __init__(self, measured: Sequence[Measured]) -> None:
+        self.by_variant: dict[str, list[tuple[Measured, dict[str, dict[str, Any]]]]] = {}
+        for m in measured:
+            self.by_variant.setdefault(m.variant, []).append((m, _merged(m)))
+
+    def find(self, variant: str, bench: str) -> tuple[Measured, dict[str, Any]] | None:
+        for m, records in self.by_variant.get(variant, []):
+            if bench in records:
+                return m, records[bench]
+        return None
+
+    def series(self, variant: str, bench: str) -> Series | None:
+        from kcross.series import series_of_results
+
+        found = self.find(variant, bench)
+        if found is None:
+            return None
+        m, record = found
+        for s in series_of_results(f"{m.label}: {bench}", m.fingerprint, [record],
+                                   run=f"{m.label} ({m.run_id or id(m)})"):
+            return s
+        return None
+
+
+def _cell(runs: _Runs, place: str, arch: str, figure: Figure, unit: str) -> Cell:
+    from kcross import stats
+
+    ours = _ours_for(figure, place, arch)
+    if ours is None:
+        why = "no such benchmark on " + arch if figure.ours else "not a benchmark"
+        return Cell(None, unit, None, "not measured", why)
+    if ours.variant not in runs.by_variant:
+        return Cell(None, unit, ours.bench, "not measured", f"no {ours.variant} boot",
+                    variant=ours.variant)
+    found = runs.find(ours.variant, ours.bench)
+    if found is None:
+        return Cell(None, unit, ours.bench, "not measured", "not in the runs",
+                    variant=ours.variant)
+    m, record = found
+    mechanism = record.get("mechanism")
+    if record.get("status") != "ok":
+        return Cell(None, unit, ours.bench, str(record.get("status")),
+                    str(record.get("reason") or ""), m.run_id, variant=ours.variant)
+    try:
+        value = stats.summarize_record(record).median
+    except stats.StatsError as exc:
+        return Cell(None, unit, ours.bench, "not measured", str(exc), m.run_id,
+                    variant=ours.variant)
+    return Cell(value, str(record.get("unit") or unit), ours.bench, "ok", "", m.run_id,
+                str(mechanism) if mechanism else None, ours.variant)
+
+
+def _profiled(runs: _Runs, place: str, arch: str, figure: Figure) -> Cell:
+    """A figure of the lab profile's (kernel instructions per op): what the boot's
+    profile gave (kcross.reproduce.measure.profile_kernel_instructions), or why none."""
+    ours = _ours_for(figure, place, arch)
+    found = runs.find(ours.variant, ours.bench) if ours is not None else None
+    value = None if found is None or ours is None or place == NATIVE else \
+        found[0].profile.get(ours.bench)
+    if value is None:
+        return Cell(None, "instructions/op", ours.bench if ours else None, "not measured",
+                    NOT_PROFILED)
+    return Cell(value, "instructions/op", ours.bench if ours else None, "ok",
+                run_id=found[0].run_id if found else None)
+
+
+def _published_change(a: Figure, b: Figure, published: str | None) -> str:
+    if published:
+        return published
+    if a.published and b.published is not None:
+        return f"B/A {b.published / a.published:.3f}"
+    return "—"
+
+
+def _one_value_per_process(s: Series) -> Series:
+    """ministat's data points as published (one per run of the test): each harness
+    process's median, where the run has several processes (each is one observation of
+    the run); a lab boot's samples as they are (one process: exact counts)."""
+    import dataclasses
+
+    from kcross import stats
+
+    if s.process_count < 2:
+        return s
+    medians = stats.process_medians(s.by_process())
+    return dataclasses.replace(s, source=f"{s.source} (the median of each of "
+                               f"{len(medians)} processes)", samples=tuple(medians),
+                               processes=None)
+
+
+def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Place:
+    from kcross.judge.verdict import Pair, judge
+
+    runs = _Runs(measured)
+    first = measured[0]
+    arch = first.arch
+    unit = str((first.results[0].get("unit") if first.results else None)
+               or ("instructions/op" if first.where != NATIVE else "ns/op"))
+    rows = []
+    for f in e.figures:
+        if f.key == e.profile:
+            cell = _profiled(runs, place, arch, f)
+        else:
+            cell = _cell(runs, place, arch, f, unit)
+        ratio = cell.value / f.published if cell.value is not None and f.published \
+            and e.ratio else None
+        rows.append(Row(f, cell, ratio))
+    changes: list[ChangeRow] = []
+    pairs: list[tuple[int, Pair]] = []
+    for c in e.changes:
+        fa, fb = e.figure(c.a), e.figure(c.b)
+        oa, ob = _ours_for(fa, place, arch), _ours_for(fb, place, arch)
+        sa = runs.series(oa.variant, oa.bench) if oa else None
+        sb = runs.series(ob.variant, ob.bench) if ob else None
+        text = _published_change(fa, fb, c.published)
+        if sa is None or sb is None:
+            changes.append(ChangeRow(fa.label, fb.label, text, None,
+                                     "not measured here (a side skipped or not run)"))
+            continue
+        pairs.append((len(changes), Pair(f"{fa.key} -> {fb.key}", sa, sb)))
+        changes.append(ChangeRow(fa.label, fb.label, text, None))
+    if pairs:
+        verdicts = judge([p for _, p in pairs])
+        for (index, _), j in zip(pairs, verdicts, strict=True):
+            changes[index] = ChangeRow(changes[index].a, changes[index].b,
+                                       changes[index].published, j)
+    ministat: list[Side] = []
+    for key in e.ministat:
+        o = _ours_for(e.figure(key), place, arch)
+        s = runs.series(o.variant, o.bench) if o else None
+        if s is not None:
+            s = _one_value_per_process(s)
+            ministat.append(Side(label=s.name, series=(s,), single=True,
+                                 fingerprint=s.fingerprint))
+    ids = tuple(sorted({r.cell.run_id for r in rows if r.cell.run_id is not None}))
+    return Place(place, _machine(first) + _syscall_path(measured), unit, tuple(rows), tuple(changes),
+                 tuple(ministat) if len(ministat) == len(e.ministat) else (), ids)
+
+
+def outcomes(experiments: Sequence[Experiment], measured: Sequence[Measured],
+             skipped: Mapping[str, str] | None = None) -> list[Outcome]:
+    """Each experiment at each place it has measurements for (natively first, then the
+    labs in the experiment's order); ``skipped``: places not measured, with why."""
+    found = []
+    for e in experiments:
+        places: list[Place] = []
+        missing: list[str] = []
+        wanted = ([NATIVE] if e.native else []) + list(e.labs)
+        for where in wanted:
+            ms = [m for m in measured if m.where == where and m.variant in
+                  ((DEFAULT, *e.variants(where)) if where != NATIVE else (DEFAULT,))]
+            if not any(m.variant == DEFAULT for m in ms) and where != NATIVE:
+                ms = []
+            if ms:
+                ms.sort(key=lambda m: m.variant != DEFAULT)
+                places.append(place_outcome(e, where, ms))
+            else:
+                missing.append(f"{where}: {(skipped or {}).get(where, 'not measured')}")
+        found.append(Outcome(e, tuple(places), tuple(missing)))
+    return found

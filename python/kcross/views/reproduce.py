@@ -1,0 +1,149 @@
+"""``kcross reproduce``'s output: each experiment's published figures beside ours, per
+place (natively, each lab), our changes in kcross.judge's words, ministat's blocks where
+the experiment was published that way; the list of experiments; the JSON records.
+
+Computes nothing: the figures, ratios and verdicts are kcross.reproduce.outcome's and
+kcross.judge's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..reproduce.experiments import Experiment
+from ..reproduce.outcome import Cell, ChangeRow, Outcome, Place
+
+
+def _published(value: float | None, unit: str) -> str:
+    return "—" if value is None else f"{value:g} {unit}"
+
+
+def ours_text(cell: Cell) -> str:
+    from ..render import format_value
+
+    if cell.value is None:
+        return cell.text_reason
+    return f"{format_value(cell.value, cell.unit)} {cell.unit.removesuffix('/op')}"
+
+
+def ratio_text(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{ratio:.3f}"
+
+
+def change_text(c: ChangeRow) -> str:
+    from ..judge.verdict import words
+
+    if c.judgement is None:
+        return c.reason
+    j = c.judgement
+    ratio = f"B/A {j.ratio:.3f}" if j.ratio is not None else ""
+    said = words(j)
+    return f"{ratio}: {said}" if ratio and said not in ("~",) else \
+        (f"{ratio}: no difference shown" if ratio else said)
+
+
+def where_of(cell: Cell) -> str:
+    parts = [cell.bench or "—"]
+    if cell.variant != "default":
+        parts.append(f"[{cell.variant}]")
+    return " ".join(parts)
+
+
+def figures_table(e: Experiment, place: Place) -> Table:
+    runs = f" (run {', '.join(map(str, place.runs))})" if place.runs else ""
+    title = ("natively" if place.name == "native" else f"{place.name} lab") + \
+        f": {place.machine}{runs}"
+    table = Table(title=Text(title), title_justify="left")
+    table.add_column("figure")
+    table.add_column("published", justify="right")
+    table.add_column("ours", justify="right")
+    table.add_column("ours/published", justify="right")
+    table.add_column("benchmark [boot]")
+    for row in place.rows:
+        note = f" ({row.figure.note})" if row.figure.note else ""
+        published = _published(row.published, row.figure.unit or e.unit)
+        table.add_row(Text(row.figure.label + note), Text(published),
+                      Text(ours_text(row.cell)), Text(ratio_text(row.ratio)),
+                      Text(where_of(row.cell)))
+    return table
+
+
+def changes_table(place: Place) -> Table | None:
+    if not place.changes:
+        return None
+    table = Table(title="changes A -> B: published, and ours judged by kcross.judge",
+                  title_justify="left")
+    table.add_column("A")
+    table.add_column("B")
+    table.add_column("published")
+    table.add_column("ours")
+    for c in place.changes:
+        table.add_row(Text(c.a), Text(c.b), Text(c.published), Text(change_text(c)))
+    return table
+
+
+def print_outcome(out: Console, o: Outcome) -> None:
+    from .ministat_report import ministat_text
+
+    e = o.experiment
+    out.print(Text(f"{e.name}: {e.title}", style="bold"))
+    out.print(Text(f"  published: {e.source}"))
+    out.print(Text(f"  conditions: {e.conditions}; unit: {e.unit}"))
+    out.print(Text(f"  what differs: {e.differs}"))
+    for place in o.places:
+        out.print()
+        out.print(figures_table(e, place))
+        changes = changes_table(place)
+        if changes is not None:
+            out.print(changes)
+        if place.ministat:
+            text, _ = ministat_text(list(place.ministat))
+            out.print(Text("ministat (kcross compare --format ministat), as published:"))
+            out.print(Text(text.rstrip("\n")))
+    for line in o.missing:
+        out.print(Text(f"  not measured: {line}", style="yellow"))
+    out.print()
+
+
+def list_table(experiments: Sequence[Experiment]) -> Table:
+    table = Table(title="published experiments (kcross reproduce NAME runs one)",
+                  title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("experiment")
+    table.add_column("where")
+    table.add_column("takes")
+    for e in experiments:
+        where = (["natively"] if e.native else []) + [f"{a} lab" for a in e.labs]
+        table.add_row(Text(e.name), Text(e.title), Text(", ".join(where)), Text(e.seconds))
+    return table
+
+
+def _cell_record(cell: Cell) -> dict[str, Any]:
+    return {"value": cell.value, "unit": cell.unit, "bench": cell.bench,
+            "status": cell.status, "reason": cell.reason or None, "run": cell.run_id,
+            "variant": cell.variant, "mechanism": cell.mechanism}
+
+
+def record(o: Outcome) -> dict[str, Any]:
+    """One JSON object per experiment (``kcross reproduce --json``)."""
+    from ..judge.verdict import record as verdict_record
+
+    e = o.experiment
+    return {
+        "type": "reproduce", "name": e.name, "title": e.title, "source": e.source,
+        "unit": e.unit, "conditions": e.conditions, "differs": e.differs,
+        "places": [{
+            "place": p.name, "machine": p.machine, "unit": p.unit, "runs": list(p.runs),
+            "figures": [{"key": r.figure.key, "label": r.figure.label,
+                         "published": r.published, "ours": _cell_record(r.cell),
+                         "ratio": r.ratio} for r in p.rows],
+            "changes": [{"a": c.a, "b": c.b, "published": c.published,
+                         "verdict": verdict_record(c.judgement) if c.judgement else None,
+                         "reason": c.reason or None} for c in p.changes],
+        } for p in o.places],
+        "not_measured": list(o.missing),
+    }

@@ -1,0 +1,325 @@
+"""``kcross reproduce``: the table of published experiments, the native part with the fake
+harness, the lab part's figures from captured lab runs (no boot), and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from conftest import assert_one_line_error, captured, query
+from kcross.judge.categories import Category
+from kcross.reproduce import experiments as ex
+from kcross.reproduce import measure
+from kcross.reproduce.outcome import NOT_PROFILED, outcomes
+
+DATA = Path(__file__).with_name("data")
+HARNESS_SOURCES = Path(__file__).resolve().parents[2] / "harness" / "bench"
+
+
+# ---------------------------------------------------------------- the table
+
+def test_every_experiment_names_its_source_unit_conditions_and_what_differs() -> None:
+    assert len(ex.EXPERIMENTS) >= 6
+    for e in ex.EXPERIMENTS:
+        for text in (e.name, e.title, e.source, e.unit, e.conditions, e.differs, e.seconds):
+            assert text.strip(), e.name
+        assert e.native or e.labs, e.name
+        assert set(e.labs) <= set(ex.LAB_ARCHES)
+        keys = [f.key for f in e.figures]
+        assert len(keys) == len(set(keys)), e.name
+        for c in e.changes:
+            e.figure(c.a), e.figure(c.b)
+        for key in (*e.ministat, *([e.profile] if e.profile else [])):
+            e.figure(key)
+        for f in e.figures:
+            for o in f.ours:
+                assert o.variant == ex.DEFAULT or o.variant in ex.VARIANTS
+                assert o.arch in (None, *ex.LAB_ARCHES)
+
+
+def test_every_published_figure_of_the_issue_is_in_the_table() -> None:
+    """The figures issue 16 and the reference publish, each once, in one table."""
+    published = {f.published for e in ex.EXPERIMENTS for f in e.figures}
+    for value in (482, 346, 151, 379, 253, 374, 268, 3619, 3535, 5.5, 45, 15.3, 2.0, 53.4,
+                  28.6, 0.8, 13.0, 16.6, 53.9):
+        assert value in published, value
+    changes = [c.published for e in ex.EXPERIMENTS for c in e.changes if c.published]
+    assert any("-12.2% +/- 3.1%" in c for c in changes)
+    assert all(e.unit for e in ex.EXPERIMENTS)
+
+
+def _registry_names() -> set[str]:
+    """Every benchmark a harness of some arch may list: x86-64's captured list, and the
+    per-arch rows of the sources (spin hints, getppid-inline-alt)."""
+    names = {f"{r['suite']}/{r['name']}" for r in captured("list") if r.get("type") == "bench"}
+    for path in HARNESS_SOURCES.glob("*.c"):
+        suite = path.stem
+        text = path.read_text()
+        names |= {f"{suite}/{n}" for n in re.findall(r'\{ "([a-z0-9_-]+)"', text)}
+        names |= {f"{suite}/hint-{n}" for n in re.findall(r'X\(H_\w+, "([a-z0-9-]+)"', text)}
+        names |= {f"{suite}/sibling-{n}" for n in re.findall(r'X\(H_\w+, "([a-z0-9-]+)"', text)}
+    return names
+
+
+def test_every_benchmark_named_is_one_the_harness_has() -> None:
+    known = _registry_names()
+    for e in ex.EXPERIMENTS:
+        for bench in e.benches():
+            assert bench in known, (e.name, bench)
+
+
+def test_an_unknown_name_lists_the_experiments() -> None:
+    with pytest.raises(Exception, match="no experiment 'nope' .*power-entry"):
+        ex.chosen("nope")
+    assert ex.chosen("glibc-scv")[0].name == "glibc-scv"
+    assert ex.chosen(None) == ex.EXPERIMENTS
+
+
+def test_the_plan_boots_each_variant_once_with_the_suites_it_needs() -> None:
+    plan = measure.plan(ex.EXPERIMENTS, native=True, arches=("ppc64le", "x86_64"))
+    boots = {(b.arch, b.variant): b.suites for b in plan.boots}
+    assert set(boots) == {("ppc64le", "default"), ("ppc64le", "sc"), ("ppc64le", "power8"),
+                          ("x86_64", "default")}
+    assert boots[("ppc64le", "sc")] == ("syscall",)
+    assert set(boots[("ppc64le", "default")]) == {"syscall", "ctxsw", "spin", "percpu", "cpuid"}
+    assert "syscall" not in boots[("x86_64", "default")]   # only POWER's experiments use it
+    native = dict(plan.native)
+    assert native["ctxsw"] == "ctxsw/yield-same-cpu*"      # not the whole ctxsw suite
+    assert "syscall" not in native
+
+
+# ---------------------------------------------------------------- the lab part, from captures
+
+def _lab(path: str, variant: str) -> measure.Measured:
+    records = [json.loads(line) for line in (DATA / path).read_text().splitlines()]
+    fp = records[0]
+    return measure.Measured("ppc64le", variant, fp,
+                            [r for r in records if r["type"] == "result"], run_id=7)
+
+
+def test_power_entry_sets_sc_and_scv_beside_the_published_cycles() -> None:
+    (o,) = outcomes(ex.chosen("power-entry"), [_lab("lab-ppc64le-scv.jsonl", "default")])
+    (place,) = o.places
+    rows = {r.figure.key: r for r in place.rows}
+    assert rows["sc"].published == 482 and rows["scv"].published == 346
+    assert 390 < rows["sc"].cell.value < 410 and 340 < rows["scv"].cell.value < 360
+    assert rows["sc"].ratio == pytest.approx(rows["sc"].cell.value / 482)
+    assert rows["kernel"].cell.value is None and rows["kernel"].cell.reason == NOT_PROFILED
+    (change,) = place.changes
+    assert change.published == "B/A 0.718"
+    assert change.judgement is not None and change.judgement.category is Category.LOWER
+    assert change.judgement.exact          # lab counts: by value, no p-value
+    assert change.judgement.p is None
+    assert "instructions, not cycles" in place.machine
+
+
+def test_the_profile_hook_is_the_one_place_its_figure_enters(monkeypatch) -> None:
+    """Until the profile is connected the hook gives nothing; a figure it gives is the
+    row's, beside the talk's 151 (the boot is faked: no QEMU here)."""
+    import dataclasses
+
+    assert measure.profile_kernel_instructions(None, None, None, "syscall/getppid-inline",
+                                               timeout=1) is None
+    plan = measure.plan(ex.chosen("power-entry"), native=False, arches=("ppc64le",))
+    (boot,) = plan.boots
+    assert boot.profile == ("syscall/getppid-inline",)
+    m = _lab("lab-ppc64le-scv.jsonl", "default")
+    profiled = dataclasses.replace(m, profile={"syscall/getppid-inline": 151.0})
+    (o,) = outcomes(ex.chosen("power-entry"), [profiled])
+    row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
+    assert row.cell.value == 151.0 and row.ratio == 1.0
+    (o,) = outcomes(ex.chosen("power-entry"), [m])
+    row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
+    assert row.cell.value is None and row.cell.reason == NOT_PROFILED
+
+
+def test_glibc_scv_needs_its_power8_and_sc_boots_and_says_what_is_missing() -> None:
+    default = _lab("lab-ppc64le-scv.jsonl", "default")
+    sc = _lab("lab-ppc64le-sc.jsonl", "sc")
+    (o,) = outcomes(ex.chosen("glibc-scv"), [default, sc])
+    rows = {r.figure.key: r for r in o.places[0].rows}
+    assert rows["stat-sc"].cell.value is not None and rows["stat-sc"].cell.variant == "sc"
+    assert rows["getpid-sc"].cell.value is None
+    assert rows["getpid-sc"].cell.reason == "no power8 boot"
+    changes = {c.a: c for c in o.places[0].changes}
+    assert changes["getpid() through glibc, sc"].judgement is None
+    assert changes["stat, sc"].judgement is not None
+
+
+def test_an_experiment_not_measured_anywhere_says_where_and_why() -> None:
+    (o,) = outcomes(ex.chosen("rseq-percpu"), [], skipped={"native": "--lab-only"})
+    assert o.places == ()
+    assert "native: --lab-only" in o.missing and "x86_64: not measured" in o.missing
+
+
+def test_a_stored_lab_run_of_another_variant_is_not_read_as_ours() -> None:
+    default = _lab("lab-ppc64le-scv.jsonl", "default")
+    fp = dict(default.fingerprint)
+    assert measure.from_stored(fp, default.results, 1, "lab") is None   # KCROSS_SYSCALL=scv
+    fp["lab"] = {**fp["lab"], "variant": "reproduce sc"}
+    assert measure.from_stored(fp, default.results, 1, "lab").variant == "sc"  # type: ignore[union-attr]
+    fp["lab"] = {**fp["lab"], "variant": None}
+    assert measure.from_stored(fp, default.results, 1, "repro").variant == "default"  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- the command
+
+def test_list_names_every_experiment(kcross) -> None:
+    proc = kcross("reproduce", "--list")
+    assert proc.returncode == 0, proc.stderr
+    for e in ex.EXPERIMENTS:
+        assert e.name in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (("nosuch",), "no experiment 'nosuch'"),
+    (("glibc-scv", "--no-lab"), "runs only in the labs: drop --no-lab"),
+    (("glibc-scv", "--arch", "x86_64"), "glibc-scv runs in no x86_64 lab"),
+    (("--arch", "sparc"), "unknown lab arch 'sparc'"),
+    (("--no-lab", "--arch", "x86_64"), "--arch chooses labs: not with --no-lab"),
+    (("--no-lab", "--source", "/tmp"), "--source builds the labs' guest programs: not with "),
+    (("--no-lab", "--lab-only"), "not allowed with argument"),
+    (("--lab-only", "--source", "/nonexistent"), "--source /nonexistent: no such directory"),
+    (("rseq-percpu", "--timeout", "0"), "--timeout 0"),
+])
+def test_bad_input_is_one_line_before_anything_runs(kcross, tmp_path: Path, args, message) -> None:
+    db = tmp_path / "k.db"
+    proc = kcross("reproduce", *args, "--db", str(db))
+    assert_one_line_error(proc, 2)
+    assert message in proc.stderr
+    assert not db.exists()
+
+
+def test_no_lab_runs_natively_as_kcross_run_and_stores_the_runs(kcross, tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    proc = kcross("reproduce", "rseq-cpu-number", "--no-lab", "--db", str(db), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "rseq-cpu-number: Reading the CPU number" in out
+    assert "published: the rseq system call's commit" in out
+    line = next(x for x in out.splitlines() if "glibc sched_getcpu" in x and "16.6" in x)
+    assert "ns" in line and "cpuid/sched_getcpu" in line
+    assert "not measured: ppc64le: --no-lab" in out
+    rows = query(db, "SELECT source, command FROM runs")
+    assert rows and all(source == "repro" for source, _ in rows)
+    processes = query(db, "SELECT COUNT(*) FROM results")[0][0]
+    assert processes >= 10 * 4   # 10 processes, the cpuid suite's rows
+    assert "kcross report" in proc.stderr
+
+
+def test_json_is_one_record_per_experiment_with_published_and_ours(kcross, tmp_path: Path) -> None:
+    proc = kcross("reproduce", "freebsd-cpu-switch", "--no-lab", "--no-store", "--json",
+                  "--db", str(tmp_path / "k.db"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (record,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert record["type"] == "reproduce" and record["name"] == "freebsd-cpu-switch"
+    (place,) = record["places"]
+    assert place["place"] == "native"
+    figures = {f["key"]: f for f in place["figures"]}
+    assert figures["yield"]["ours"]["bench"] == "ctxsw/yield-same-cpu"
+    assert math.isfinite(figures["yield"]["ours"]["value"])
+    (change,) = place["changes"]
+    assert change["published"].startswith("-12.2% +/- 3.1%")
+    assert change["verdict"]["method"] != "exact"            # timings: over processes
+    assert not (tmp_path / "k.db").exists()                  # --no-store
+
+
+def test_the_cpu_switch_is_printed_in_ministats_format(kcross, tmp_path: Path) -> None:
+    proc = kcross("reproduce", "freebsd-cpu-switch", "--no-lab", "--no-store",
+                  "--db", str(tmp_path / "k.db"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "ministat (kcross compare --format ministat), as published:" in out
+    assert re.search(r"^x native: ctxsw/yield-same-cpu \(the median of each of 10 "
+                     r"processes\)$", out, re.M)
+    assert re.search(r"^\+ native: ctxsw/yield-same-cpu-fp ", out, re.M)
+    assert re.search(r"^x +10 ", out, re.M)           # one value per process, as ministat's runs
+    assert "Difference at 95.0% confidence" in out or "No difference proven" in out
+
+
+def test_a_skipped_sibling_row_says_why(kcross, tmp_path: Path) -> None:
+    proc = kcross("reproduce", "powernv-spin", "--no-lab", "--no-store",
+                  "--db", str(tmp_path / "k.db"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if "without a hint" in x and "45 s" in x)
+    assert "sibling" in line and ("SMT" in line or "skipped" in line)
+
+
+def test_the_report_has_a_section_for_reproduces_runs_only(kcross, tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    proc = kcross("reproduce", "rseq-percpu", "--no-lab", "--db", str(db), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp_path / "r.html"
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text()
+    assert '<section id="reproduced">' in text
+    assert "rseq-percpu: rseq per-CPU operations" in text
+    assert "15.3 ns/op" in text and "percpu/add-getcpu-atomic" in text
+    proc = kcross("run", "--quick", "--bench", "cpuid/*", "--db", str(db), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '<section id="reproduced">' not in page.read_text()   # a plain run: no section
+
+
+def test_the_view_names_each_boot_and_its_syscall_path_as_text() -> None:
+    """A boot's name in brackets is text, never markup (rich would swallow '[sc]')."""
+    import io
+
+    from kcross.views.reproduce import print_outcome
+    from rich.console import Console
+
+    default = _lab("lab-ppc64le-scv.jsonl", "default")
+    sc = _lab("lab-ppc64le-sc.jsonl", "sc")
+    (o,) = outcomes(ex.chosen("glibc-scv"), [default, sc])
+    assert "kcross's selected syscall path: scv, sc [sc]" in o.places[0].machine
+    buffer = io.StringIO()
+    print_outcome(Console(file=buffer, width=250), o)
+    text = buffer.getvalue()
+    assert "syscall path: scv, sc [sc]" in text
+    assert "syscall/stat-root [sc]" in text
+    assert "3619 cycles" in text and "no power8 boot" in text
+    assert "B/A 0.977" in text                      # the published stat change
+
+
+def test_the_native_part_leaves_the_stop_signals_to_the_labs_after_it(tmp_path: Path) -> None:
+    """The run engine ignores SIGINT/SIGTERM/SIGHUP once its run is marked; reproduce's
+    labs come after its native runs, and Ctrl-C must still stop them."""
+    import signal
+
+    from conftest import FAKE_HARNESS
+    from kcross.cli.options import store_for_writing
+    from rich.console import Console
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    plan = measure.Plan(native=(("cpuid", "cpuid/rseq-load"),), boots=())
+    store = store_for_writing(str(tmp_path / "k.db"))
+    try:
+        (m,) = measure.native_runs(plan, [str(FAKE_HARNESS)], store, ["reproduce"],
+                                   Console(file=open("/dev/null", "w")),
+                                   Console(file=open("/dev/null", "w")))
+    finally:
+        store.close()
+    assert m.where == "native" and m.run_id == 1
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_lab_this_host_cannot_boot_is_one_line_before_anything_runs(kcross,
+                                                                      tmp_path: Path) -> None:
+    """No QEMU, no cross compiler (an empty PATH): the packages named, nothing measured,
+    no database created, the native part not started either."""
+    db = tmp_path / "k.db"
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    proc = kcross("reproduce", "rseq-percpu", "--arch", "ppc64le", "--db", str(db),
+                  extra_env={"PATH": str(empty)})
+    assert proc.returncode != 0
+    (line,) = proc.stderr.strip().splitlines()
+    assert "kcross reproduce's labs (ppc64le) need" in line
+    assert "qemu-system-ppc" in line and "gcc-powerpc64le-linux-gnu" in line
+    assert "--no-lab" in line
+    assert not db.exists()
