@@ -13,12 +13,30 @@
 
 #include "harness.h"
 
+/* The reason, one line; one too long for c->reason is cut at a word boundary
+ * and ends in "..." (never cut mid-word, unless a single word fills it). */
+static void set_reason(struct kh_bench_ctx *c, const char *fmt, va_list ap)
+{
+	const size_t size = sizeof(c->reason);
+	int n = vsnprintf(c->reason, size, fmt, ap);
+	char *cut, *space;
+
+	if (n < 0 || (size_t)n < size)
+		return;
+	cut = c->reason + size - 4;		/* room for "..." and the NUL */
+	*cut = '\0';
+	space = strrchr(c->reason, ' ');
+	if (space && space > c->reason)
+		cut = space;
+	strcpy(cut, "...");
+}
+
 int kh_skip(struct kh_bench_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	set_reason(c, fmt, ap);
 	va_end(ap);
 	return KH_SKIP;
 }
@@ -28,7 +46,7 @@ int kh_fail(struct kh_bench_ctx *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	set_reason(c, fmt, ap);
 	va_end(ap);
 	return KH_FAIL;
 }

@@ -53,6 +53,16 @@ struct kh_timer {
 /* KCROSS_TIMER's valid values (kc_setting), NULL-terminated. */
 extern const char *const kh_timer_setting_values[];
 
+/*
+ * Wait, if need be, so that a batch of about batch_ns starting now neither
+ * begins inside nor runs into CLOCK_MONOTONIC's "second carry": from the
+ * moment the clock passes a whole second until the next timer tick, every
+ * read of it (the vDSO's, the kernel's) carries the second in a loop, a few
+ * instructions more per read (timer.c).  Bounded: it never waits longer than
+ * the batch and two ticks.
+ */
+void kh_clock_avoid_second_carry(uint64_t batch_ns);
+
 /* Choose and calibrate the timer; calib_ms is each calibration interval. */
 int kh_timer_init(struct kh_timer *t, double calib_ms);
 
@@ -239,6 +249,7 @@ struct kh_measure {
 	struct kh_timing timing;
 	int status;
 	uint64_t elapsed_ns;
+	uint64_t batches_ns;	/* the samples' batches so far */
 };
 
 int kh_measure_prepare(struct kh_measure *ms, const struct kh_bench *b,

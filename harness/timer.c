@@ -33,6 +33,44 @@ uint64_t kh_clock_raw_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * CLOCK_MONOTONIC's second carry.  The vDSO (lib/vdso/gettimeofday.c,
+ * do_hres) adds the time since the last tick to the base the tick stored,
+ * then carries whole seconds with __iter_div_u64_rem, a loop; the tick stores
+ * the base with its nanoseconds below a second, so the loop runs once only
+ * between the moment the clock passes a whole second and the next tick (at
+ * most one tick, 4 ms at HZ=250, in every second).  In that window each read
+ * costs more (11 instructions in the ppc64le lab: clock_gettime-vdso 74
+ * instead of 63 per call), and a benchmark short enough to fit in it (the
+ * labs' 11 samples of 0.2 ms) measured the window, depending on where the
+ * runs before it had left the clock.  The window is exactly when the fine
+ * clock's second is ahead of the coarse one's (the tick's base).  A batch
+ * is started outside it and not less than batch_ns before the next second,
+ * so that at most the one batch a late tick stretches over it can be touched,
+ * and the median leaves that one out.
+ */
+void kh_clock_avoid_second_carry(uint64_t batch_ns)
+{
+	struct timespec fine, coarse, res;
+	uint64_t now, limit = 0;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec)
+		return;		/* no coarse clock, or a tick of a second or more */
+	for (;;) {
+		if (clock_gettime(CLOCK_MONOTONIC, &fine) ||
+		    clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse))
+			return;
+		if (fine.tv_sec == coarse.tv_sec &&
+		    (uint64_t)(1000000000 - fine.tv_nsec) > batch_ns)
+			return;
+		now = (uint64_t)fine.tv_sec * 1000000000u + (uint64_t)fine.tv_nsec;
+		if (!limit)
+			limit = now + batch_ns + 2 * (uint64_t)res.tv_nsec;
+		else if (now > limit)
+			return;		/* no tick came (a tickless CPU): go on */
+	}
+}
+
 /* 1: the counter is architecturally constant-rate, 0: not, -1: unknown. */
 static int counter_invariant(const char **why)
 {

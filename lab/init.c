@@ -11,19 +11,33 @@
  * (as `env` does), except `timeout=SECONDS`, the command's time limit (default
  * LAB_DEFAULT_TIMEOUT).  Empty lines and lines starting with '#' are skipped.
  *
+ * The boot's token: /lab/token, LAB_TOKEN_LEN lowercase hex digits the host
+ * drew at random for this boot, read and unlinked before any command runs
+ * (a guest program cannot read it from the file system).  Every marker line
+ * carries it, and the host's parser takes only marker lines with its own
+ * boot's token, so a program that prints a marker line (by mistake or on
+ * purpose) cannot end its command or forge a result: the line is its output.
+ * The token's length is fixed, so the console's length, and the instructions
+ * that print it, are the same whatever its digits (counting boots stay
+ * identical boot to boot).
+ *
  * The console, for the host's parser (python/kcross/lab/initramfs.py); every
  * marker line is written with one write() and starts with a newline-free
- * "@@kcross-lab ":
+ * "@@kcross-lab TOKEN ":
  *
- *   @@kcross-lab start commands=N uptime=S.SS
- *   @@kcross-lab begin 1 <the plan line's tokens, joined by one space>
+ *   @@kcross-lab TOKEN start commands=N uptime=S.SS
+ *   @@kcross-lab TOKEN begin 1 <the plan line's tokens, joined by one space>
  *   ... the command's stdout and stderr, straight to the console ...
- *   @@kcross-lab end 1 status=<exit code | SIGNAME | timeout>
- *   @@kcross-lab done
+ *   @@kcross-lab TOKEN end 1 status=<exit code | SIGNAME | timeout>
+ *   @@kcross-lab TOKEN done
  *
- * or, when /init itself cannot go on (a mount, the console, the plan):
+ * or, when /init itself cannot go on (a mount, the console, the token, the
+ * plan):
  *
- *   @@kcross-lab error <what failed>: <why>
+ *   @@kcross-lab TOKEN error <what failed>: <why>
+ *
+ * (before the token is read, "@@kcross-lab error ...": the host quotes it as
+ * one of the console's last lines, never as a marker).
  *
  * then sync and reboot(RB_POWER_OFF) (QEMU with -no-reboot exits).  PID 1
  * never returns: its exit would panic the kernel.
@@ -48,6 +62,10 @@
 #include <unistd.h>
 
 #define LAB_PLAN "/lab/plan"
+#define LAB_TOKEN "/lab/token"
+#define LAB_TOKEN_LEN 16        /* hex digits: initramfs.py's TOKEN_LENGTH */
+#define LAB_STR_(x) #x
+#define LAB_STR(x) LAB_STR_(x)
 #define LAB_DEFAULT_TIMEOUT 600 /* seconds */
 #define LAB_MAX_PLAN (256 * 1024)
 #define LAB_MAX_ARGS 128        /* tokens per line, environment included */
@@ -57,24 +75,28 @@ static const char *const base_env[] = {
 };
 #define BASE_ENV_N (sizeof(base_env) / sizeof(base_env[0]))
 
+/* "@@kcross-lab TOKEN ", the token once read_token() has read it. */
+static char prefix[13 + LAB_TOKEN_LEN + 2] = "@@kcross-lab ";
+
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One marker line, one write() (kernel messages may land between writes). */
 static void say(const char *fmt, ...)
 {
 	char line[4096];
+	int at = (int)strlen(prefix);
 	va_list ap;
 	int n;
 
-	memcpy(line, "@@kcross-lab ", 13);
+	memcpy(line, prefix, (size_t)at);
 	va_start(ap, fmt);
-	n = vsnprintf(line + 13, sizeof(line) - 14, fmt, ap);
+	n = vsnprintf(line + at, sizeof(line) - (size_t)at - 1, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	if (n > (int)sizeof(line) - 14)
-		n = (int)sizeof(line) - 14;
-	n += 13;
+	if (n > (int)sizeof(line) - at - 1)
+		n = (int)sizeof(line) - at - 1;
+	n += at;
 	line[n++] = '\n';
 	for (char *p = line; n > 0;) {
 		ssize_t w = write(STDOUT_FILENO, p, (size_t)n);
@@ -140,6 +162,41 @@ static void console(void)
 		fail("dup2 /dev/console");
 	close(con);
 	close(null);
+}
+
+static const unsigned char hex_digit[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+};
+
+/* The boot's token (the header): read, checked, unlinked, put in the prefix. */
+static void read_token(void)
+{
+	char buf[LAB_TOKEN_LEN + 2];
+	ssize_t n;
+	int fd = open(LAB_TOKEN, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fail("open " LAB_TOKEN);
+	do
+		n = read(fd, buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		fail("read " LAB_TOKEN);
+	close(fd);
+	if (unlink(LAB_TOKEN) < 0)
+		fail("unlink " LAB_TOKEN);
+	/* Checked in as many instructions whatever the digits (a table, no early
+	 * exit): the token must not move a counting boot's timer ticks. */
+	unsigned int bad = n != LAB_TOKEN_LEN;
+	for (int i = 0; i < LAB_TOKEN_LEN; i++)
+		bad |= !hex_digit[(unsigned char)buf[i]];
+	errno = EINVAL;
+	if (bad)
+		fail(LAB_TOKEN " (not " LAB_STR(LAB_TOKEN_LEN) " hex digits)");
+	memcpy(prefix + 13, buf, LAB_TOKEN_LEN);
+	prefix[13 + LAB_TOKEN_LEN] = ' ';
+	prefix[13 + LAB_TOKEN_LEN + 1] = '\0';
 }
 
 static char *read_plan(size_t *len)
@@ -317,6 +374,8 @@ int main(void)
 		fail("chmod /tmp");
 	if (chdir("/") < 0)
 		fail("chdir /");
+
+	read_token();
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);

@@ -2,7 +2,9 @@
 /*
  * Run-time choice of the system call mechanism.
  *
- * The choice lives in one word, kc__sysmech, that the inline kc_sysN test.
+ * The choice lives in one word, kc__sysmech, that the inline kc_sysN test
+ * (encoded by KC__SYSMECH_WORD: the native instruction is the value its arch
+ * tests fastest).
  * It starts (statically) at the architecture's baseline instruction, which
  * is valid everywhere, so a call made before the constructor below ran, from
  * another constructor say, is still correct.  The constructor then upgrades
@@ -19,7 +21,7 @@
 #include <kcross/settings.h>
 #include <kcross/syscall.h>
 
-unsigned int kc__sysmech = KC_SYSMECH_NATIVE;
+unsigned int kc__sysmech = KC__SYSMECH_WORD(KC_SYSMECH_NATIVE);
 
 static int init_error;
 static const char *forced;
@@ -56,7 +58,8 @@ const char *kc_sysmech_name(enum kc_sysmech m)
 
 enum kc_sysmech kc_syscall_mechanism(void)
 {
-	return (enum kc_sysmech)__atomic_load_n(&kc__sysmech, __ATOMIC_RELAXED);
+	return (enum kc_sysmech)(__atomic_load_n(&kc__sysmech, __ATOMIC_RELAXED) ^
+				 KC__SYSMECH_WORD(0));
 }
 
 /* What this architecture offers given an AT_HWCAP2 value. */
@@ -98,7 +101,7 @@ int kc_syscall_select(enum kc_sysmech m)
 {
 	if ((unsigned int)m >= KC_SYSMECH_COUNT || !(kc_syscall_available() & 1u << m))
 		return -ENOTSUP;
-	__atomic_store_n(&kc__sysmech, (unsigned int)m, __ATOMIC_RELAXED);
+	__atomic_store_n(&kc__sysmech, KC__SYSMECH_WORD(m), __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -125,5 +128,5 @@ __attribute__((constructor)) static void kc__syscall_init(void)
 	}
 	init_error = kc_syscall_choose(getauxval(AT_HWCAP2), forced, &m);
 	if (!init_error)
-		__atomic_store_n(&kc__sysmech, (unsigned int)m, __ATOMIC_RELAXED);
+		__atomic_store_n(&kc__sysmech, KC__SYSMECH_WORD(m), __ATOMIC_RELAXED);
 }

@@ -10,8 +10,11 @@
  *                           KC_SYSMECH_ALT_NAME; see the arch header).
  * kc_sys0..6(nr, ...)       the mechanism chosen at run time.  The choice is
  *                           one cached word tested inline, so a call through
- *                           kc_sys is the instruction itself plus a load and
- *                           a compare, with no call/ret pair around it.
+ *                           kc_sys is the instruction itself behind a load
+ *                           and a branch, with no call/ret pair around it (at most
+ *                           2 instructions over the inline instruction on
+ *                           every arch, counted in the labs; see the arch
+ *                           header's kc__sysmech_load for how it is read).
  *
  * The choice: the fastest mechanism the machine offers, unless the
  * environment variable KCROSS_SYSCALL names one: this architecture's native
@@ -44,25 +47,39 @@ enum kc_sysmech {
 	KC_SYSMECH_COUNT
 };
 
-/* The cached word.  Starts as KC_SYSMECH_NATIVE, valid before any init. */
+/*
+ * The cached word: the mechanism XOR KC_SYSMECH_NATIVE XOR the arch's
+ * KC_SYSMECH_NATIVE_WORD, so that the native instruction is the value the
+ * arch tests in the fewest instructions (0: aarch64 `ldr; cbnz`; x86-64 1:
+ * `cmpl $1, mem; jne`).  Starts at the native value, valid before any init.
+ * Read through kc__sysmech_load() (the arch header's, else a plain load).
+ *
+ * Tested alternative first, then native, each out of line (KC_UNLIKELY):
+ * whichever the machine selected, its path is then one not-taken branch per
+ * test before it, or one taken branch and the jump back (ppc64le, where the
+ * alternative is POWER9's default: 2 branches either way).
+ */
 extern unsigned int kc__sysmech;
+#define KC__SYSMECH_WORD(m)						\
+	((unsigned int)(m) ^ (unsigned int)KC_SYSMECH_NATIVE ^ KC_SYSMECH_NATIVE_WORD)
 
 /* Out of line: syscall(3), converted to -errno. */
 long kc__sys_libc(long n, long a1, long a2, long a3, long a4, long a5, long a6);
 
 #if KC_HAVE_SYSCALL_ALT
 # define KC__SYS_ALT(N, ...)						\
-	if (kc__sysmech == KC_SYSMECH_ALT)				\
+	if (KC_UNLIKELY(kc__w == KC__SYSMECH_WORD(KC_SYSMECH_ALT)))	\
 		return kc_syscall_alt##N(__VA_ARGS__);
 #else
 # define KC__SYS_ALT(N, ...)
 #endif
 
 #define KC__SYS_BODY(N, a1, a2, a3, a4, a5, a6, ...)			\
+	unsigned int kc__w = kc__sysmech_load(&kc__sysmech);		\
 	KC__SYS_ALT(N, __VA_ARGS__)					\
-	if (KC_LIKELY(kc__sysmech == KC_SYSMECH_NATIVE))		\
-		return kc_syscall##N(__VA_ARGS__);			\
-	return kc__sys_libc(n, a1, a2, a3, a4, a5, a6)
+	if (KC_UNLIKELY(kc__w != KC__SYSMECH_WORD(KC_SYSMECH_NATIVE)))	\
+		return kc__sys_libc(n, a1, a2, a3, a4, a5, a6);		\
+	return kc_syscall##N(__VA_ARGS__)
 
 static inline long kc_sys0(long n)
 { KC__SYS_BODY(0, 0, 0, 0, 0, 0, 0, n); }
@@ -99,8 +116,12 @@ int kc_syscall_choose(unsigned long hwcap2, const char *force,
 /* Mechanisms available on this machine, as a bit mask of 1u << kc_sysmech
  * (libc and native always; the alternative when the machine offers it). */
 unsigned int kc_syscall_available(void);
-/* Install a mechanism; -ENOTSUP if this machine lacks it.  Not thread-safe
- * with respect to calls in flight: call it before starting threads. */
+/* Install a mechanism; -ENOTSUP if this machine lacks it.  A start-up call:
+ * not thread-safe with respect to calls in flight (call it before starting
+ * threads), and a function already running may keep the choice it read (on
+ * ppc64le the compiler reads it once per function, code inlined into it
+ * included: see kc__sysmech_load in the arch header), so make the calls that
+ * should see the new choice from functions entered after it returns. */
 int kc_syscall_select(enum kc_sysmech m);
 /* 0, or the -errno that KCROSS_SYSCALL caused at start-up. */
 int kc_syscall_init_error(void);

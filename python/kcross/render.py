@@ -58,6 +58,17 @@ def format_value(value: float, unit: str) -> str:
 RULED = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary and ended with "…"
+    when it is longer (a reason in a table cell is never cut mid-word; a first word longer
+    than ``limit`` alone is cut, it has no boundary)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)          # text[:cut] ends a word and leaves room for "…"
+    head = text[:cut].rstrip(" ,;:") if cut > 0 else ""
+    return (head or text[:limit - 1]) + "…"
+
+
 def _add_row(table: Table, *cells: str | Text) -> None:
     """Add a row whose plain strings are literal text: names and reasons may contain '['."""
     table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from kcross.lab import machines
 
+# The boot token of the captured consoles (data/lab-*-console.txt, data/capture-lab-console).
+CONSOLE_TOKEN = "0123456789abcdef"
+
 
 def kernel_variable(arch: str) -> str:
     return f"KCROSS_TEST_LAB_KERNEL_{arch.upper()}"

@@ -94,6 +94,46 @@ def test_every_missing_program_is_named_in_one_line(kcross, db_path: Path,  # ty
                          "libc6-dev-ppc64el-cross cmake ninja-build)")
 
 
+def test_against_the_same_kernel_is_one_line_before_any_build(  # type: ignore[no-untyped-def]
+        kcross, db_path: Path, tmp_path: Path) -> None:
+    """--against naming the kernel being booted (another path, the same bytes): one line,
+    exit 2, nothing built or booted (a QEMU that would run says so and fails)."""
+    kernel = ppc64le_elf(tmp_path / "vmlinux")
+    copy = tmp_path / "copy-of-vmlinux"
+    copy.write_bytes(kernel.read_bytes())
+    env = {**fake_qemu(tmp_path, "echo 'QEMU was started' >&2; exit 9"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc = kcross("lab", "ppc64le", "--kernel", str(kernel), "--against", str(copy),
+                  extra_env=env)
+    line = assert_one_line_error(proc, 2, f"--against {copy} is the same kernel as {kernel} "
+                                 "(SHA-256 ", after_progress=True)
+    assert line.endswith("two boots of one kernel count the same instructions; name another "
+                         "kernel")
+    assert "QEMU was started" not in proc.stderr and not (tmp_path / "cache").exists()
+    # Another kernel is taken: the check compares bytes, not names.
+    copy.write_bytes(kernel.read_bytes() + b"patched")
+    proc = kcross("lab", "ppc64le", "--kernel", str(kernel), "--against", str(copy),
+                  "--no-store", extra_env={**env, "PATH": str(tmp_path / "fakebin")})
+    assert "same kernel" not in proc.stderr
+
+
+def test_against_debians_own_kernel_is_refused_once_it_is_fetched(  # type: ignore[no-untyped-def]
+        kcross, db_path: Path, tmp_path: Path) -> None:
+    """Without --kernel the lab boots Debian's (cached here): --against that very file is
+    refused after the fetch, before the build and the boots."""
+    from labs import kernel_variable
+
+    debian = os.environ.get(kernel_variable("ppc64le"))
+    if not debian:
+        pytest.skip(f"set {kernel_variable('ppc64le')} to Debian's cached ppc64le kernel")
+    proc = kcross("lab", "ppc64le", "--against", debian, "--no-store",
+                  extra_env=fake_qemu(tmp_path, "echo 'QEMU was started' >&2; exit 9"))
+    line = assert_one_line_error(proc, 2, f"--against {debian} is the same kernel as Debian ",
+                                 after_progress=True)
+    assert "two boots of one kernel" in line and "QEMU was started" not in proc.stderr
+    assert "building kcross" not in proc.stderr
+
+
 @pytest.mark.parametrize("option, value, message", [
     ("--cpu", "power99", "unable to find CPU model 'power99'"),
     ("--machine-opt", "cap-cfpc=bogus", 'Invalid capability mode "bogus" for cap-cfpc'),
@@ -168,6 +208,15 @@ def fake_qemu(tmp_path: Path, body: str) -> dict[str, str]:
             "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
 
 
+# A fake QEMU's first line: $T, the boot's token, read from the -initrd it was given (the
+# newc archive's lab/token member) as lab/init.c reads /lab/token.
+TOKEN_OF_INITRD = (
+    'for a; do [ "$prev" = -initrd ] && img=$a; prev=$a; done; '
+    "T=$(python3 -c 'import re, sys; print(re.search(rb\"070701[0-9A-F]{104}lab/token\\0+([0-9a-f]{16})\", "
+    "open(sys.argv[1], \"rb\").read())[1].decode())' \"$img\"); "
+)
+
+
 @pytest.fixture
 def payload_buildable() -> None:
     a = machines.arch("ppc64le")
@@ -180,8 +229,9 @@ def payload_buildable() -> None:
 @pytest.mark.parametrize("body, code, message", [
     ("echo 'Kernel panic - not syncing: No working init found.'", 3,
      "the guest never finished its plan"),
-    ("echo '@@kcross-lab start commands=1'; echo '@@kcross-lab begin 1 /lab/kcross-harness';"
-     " echo '{\"type\": garbage'; echo '@@kcross-lab end 1 status=0'; echo '@@kcross-lab done'",
+    (TOKEN_OF_INITRD + "echo \"@@kcross-lab $T start commands=1\";"
+     " echo \"@@kcross-lab $T begin 1 /lab/kcross-harness\"; echo '{\"type\": garbage';"
+     " echo \"@@kcross-lab $T end 1 status=0\"; echo \"@@kcross-lab $T done\"",
      3, "the guest printed a garbled record"),
     ("echo \"qemu-system-ppc64: Property 'spapr-machine.cap-bogus' not found\" >&2; exit 1", 2,
      "qemu-system-ppc64 refused the configuration (exited 1)"),

@@ -22,8 +22,10 @@ from kcross.lab import machines
 from kcross.lab.boot import boot
 from kcross.lab.initramfs import (
     ConsoleError,
+    ConsoleReader,
     build_initramfs,
     initramfs_bytes,
+    new_token,
     parse_console,
     plan_command,
 )
@@ -32,6 +34,7 @@ from labs import lab_prerequisites
 
 REPO = Path(__file__).resolve().parents[2]
 INIT_C = REPO / "lab" / "init.c"
+TOKEN = "0123456789abcdef"
 
 
 def read_newc(data: bytes) -> list[dict]:
@@ -78,24 +81,25 @@ def payload(tmp_path: Path) -> dict:
 
 def test_two_builds_are_identical(tmp_path: Path, payload: dict) -> None:
     one, two = tmp_path / "one.cpio", tmp_path / "two.cpio"
-    build_initramfs(payload["init"], payload["files"], payload["plan"], one)
+    build_initramfs(payload["init"], payload["files"], payload["plan"], one, token=TOKEN)
     # Same content, other times, modes and insertion order: the same bytes.
     for f in (payload["init"], payload["files"]["/bin/tool"]):
         os.utime(f, (12345, 67890))
         f.chmod(0o777)
     files = dict(reversed(list(payload["files"].items())))
-    build_initramfs(payload["init"], files, payload["plan"], two)
+    build_initramfs(payload["init"], files, payload["plan"], two, token=TOKEN)
     assert one.read_bytes() == two.read_bytes()
 
     gz1, gz2 = tmp_path / "one.cpio.gz", tmp_path / "two.cpio.gz"
-    build_initramfs(payload["init"], payload["files"], payload["plan"], gz1, compress=True)
-    build_initramfs(payload["init"], files, payload["plan"], gz2, compress=True)
+    build_initramfs(payload["init"], payload["files"], payload["plan"], gz1, token=TOKEN,
+                    compress=True)
+    build_initramfs(payload["init"], files, payload["plan"], gz2, token=TOKEN, compress=True)
     assert gz1.read_bytes() == gz2.read_bytes()
     assert gzip.decompress(gz1.read_bytes()) == one.read_bytes()
 
 
 def test_archive_lists_entries_with_modes(payload: dict) -> None:
-    data = initramfs_bytes(payload["init"], payload["files"], payload["plan"])
+    data = initramfs_bytes(payload["init"], payload["files"], payload["plan"], TOKEN)
     members = read_newc(data)
     *entries, trailer = members
     assert trailer["name"] == "TRAILER!!!" and trailer["nlink"] == 1
@@ -111,6 +115,7 @@ def test_archive_lists_entries_with_modes(payload: dict) -> None:
         "lab": (stat.S_IFDIR, 0o755, 2),
         "lab/data.json": (stat.S_IFREG, 0o644, 1),
         "lab/plan": (stat.S_IFREG, 0o644, 1),
+        "lab/token": (stat.S_IFREG, 0o600, 1),
     }
     names = [m["name"] for m in entries]
     assert names == sorted(names, key=lambda n: n.split("/"))
@@ -121,6 +126,7 @@ def test_archive_lists_entries_with_modes(payload: dict) -> None:
     assert body["bin/tool"] == b"tool body, 19 bytes"
     assert body["lab/plan"] == (b"/bin/tool a b\n"
                                 b"timeout=30 KCROSS_SYSCALL=sc /bin/tool --json\n")
+    assert body["lab/token"] == TOKEN.encode()
 
 
 def test_gnu_cpio_reads_the_archive(payload: dict) -> None:
@@ -128,7 +134,7 @@ def test_gnu_cpio_reads_the_archive(payload: dict) -> None:
     cpio = shutil.which("cpio")
     if cpio is None:
         pytest.skip("no cpio to cross-check the archive with (apt-get install cpio)")
-    data = initramfs_bytes(payload["init"], payload["files"], payload["plan"])
+    data = initramfs_bytes(payload["init"], payload["files"], payload["plan"], TOKEN)
     names = [m["name"] for m in read_newc(data)[:-1]]
     proc = subprocess.run([cpio, "-t", "--quiet"], input=data, capture_output=True, check=True)
     assert proc.stdout.decode().split() == names
@@ -152,7 +158,7 @@ def test_gnu_cpio_reads_the_archive(payload: dict) -> None:
 ])
 def test_bad_input_is_one_line(payload: dict, files: dict, plan: list, message: str) -> None:
     with pytest.raises(UserError, match=message) as caught:
-        initramfs_bytes(payload["init"], files, plan)
+        initramfs_bytes(payload["init"], files, plan, TOKEN)
     assert "\n" not in str(caught.value)
 
 
@@ -163,24 +169,24 @@ def test_console_with_interleaved_kernel_lines() -> None:
     console = (
         "SLOF or VOF noise\r\n"
         "[    0.000000] Linux version 6.1.0-50-powerpc64le\r\n"
-        "@@kcross-lab start commands=4 uptime=5.83\r\n"
-        "@@kcross-lab begin 1 /bin/hello a b\r\n"
+        "@@kcross-lab 0123456789abcdef start commands=4 uptime=5.83\r\n"
+        "@@kcross-lab 0123456789abcdef begin 1 /bin/hello a b\r\n"
         "hello a b\r\n" + KERNEL + "second line\r\n"
-        "@@kcross-lab end 1 status=0\r\n"
+        "@@kcross-lab 0123456789abcdef end 1 status=0\r\n"
         "between commands: not anyone's output\r\n"
-        "@@kcross-lab begin 2 KCROSS_SYSCALL=sc /bin/crash\r\n"
+        "@@kcross-lab 0123456789abcdef begin 2 KCROSS_SYSCALL=sc /bin/crash\r\n"
         "about to crash\r\n"
-        "@@kcross-lab end 2 status=SIGSEGV\r\n"
-        "@@kcross-lab begin 3 timeout=1 /bin/sleepy\r\n"
-        "no newline at the end@@kcross-lab end 3 status=timeout\r\n"
-        "@@kcross-lab begin 4 /bin/missing\r\n"
+        "@@kcross-lab 0123456789abcdef end 2 status=SIGSEGV\r\n"
+        "@@kcross-lab 0123456789abcdef begin 3 timeout=1 /bin/sleepy\r\n"
+        "no newline at the end@@kcross-lab 0123456789abcdef end 3 status=timeout\r\n"
+        "@@kcross-lab 0123456789abcdef begin 4 /bin/missing\r\n"
         "kcross-lab-init: /bin/missing: No such file or directory\r\n"
         "<6>[    2.000000] another kernel line\r\n"
-        "@@kcross-lab end 4 status=127\r\n"
-        "@@kcross-lab done\r\n"
+        "@@kcross-lab 0123456789abcdef end 4 status=127\r\n"
+        "@@kcross-lab 0123456789abcdef done\r\n"
         "[    3.000000] reboot: Power down\r\n"
     )
-    one, two, three, four = parse_console(console)
+    one, two, three, four = parse_console(console, TOKEN)
     assert (one.number, one.command, one.status, one.output) == \
         (1, "/bin/hello a b", "0", ["hello a b", "second line"])
     assert one.ok and one.exit_code == 0 and one.signal is None and not one.timed_out
@@ -193,13 +199,13 @@ def test_console_with_interleaved_kernel_lines() -> None:
 
 
 def test_console_without_done_names_the_last_lines() -> None:
-    console = ("@@kcross-lab start commands=1 uptime=5.8\n"
-               "@@kcross-lab begin 1 /bin/kcross-harness run\n"
+    console = ("@@kcross-lab 0123456789abcdef start commands=1 uptime=5.8\n"
+               "@@kcross-lab 0123456789abcdef begin 1 /bin/kcross-harness run\n"
                "partial output\n"
                "[    9.100000] Kernel panic - not syncing: Attempted to kill init!\n"
                "[    9.100001] CPU: 0 PID: 1 Comm: init\n")
     with pytest.raises(ConsoleError) as caught:
-        parse_console(console)
+        parse_console(console, TOKEN)
     message = str(caught.value)
     assert "\n" not in message
     assert "no '@@kcross-lab done'" in message
@@ -208,20 +214,107 @@ def test_console_without_done_names_the_last_lines() -> None:
                             "Attempted to kill init! | [    9.100001] CPU: 0 PID: 1 Comm: init")
 
 
+MARK = f"@@kcross-lab {TOKEN}"
+
+
 @pytest.mark.parametrize("console, message", [
     ("", "the console is empty"),
-    ("@@kcross-lab error open /lab/plan: No such file or directory\n",
+    (f"{MARK} error open /lab/plan: No such file or directory\n",
      "/init failed: open /lab/plan: No such file or directory"),
-    ("@@kcross-lab begin 2 /x\n", "command 1 next"),
-    ("@@kcross-lab begin 1 /x\n@@kcross-lab begin 2 /y\n", "'begin' while command 1 \\(/x\\)"),
-    ("@@kcross-lab begin 1 /x\n@@kcross-lab end 2 status=0\n", "unexpected marker"),
-    ("@@kcross-lab begin 1 /x\n@@kcross-lab end 1 status=banana\n", "unexpected marker"),
-    ("@@kcross-lab begin 1 /x\n@@kcross-lab done\n", "'done' while command 1"),
+    (f"{MARK} begin 2 /x\n", "command 1 next"),
+    (f"{MARK} begin 1 /x\n{MARK} begin 2 /y\n", "'begin' while command 1 \\(/x\\)"),
+    (f"{MARK} begin 1 /x\n{MARK} end 2 status=0\n", "unexpected marker"),
+    (f"{MARK} begin 1 /x\n{MARK} end 1 status=banana\n", "unexpected marker"),
+    (f"{MARK} begin 1 /x\n{MARK} done\n", "'done' while command 1"),
 ])
 def test_bad_consoles_are_one_line(console: str, message: str) -> None:
     with pytest.raises(ConsoleError, match=message) as caught:
-        parse_console(console)
+        parse_console(console, TOKEN)
     assert "\n" not in str(caught.value)
+
+
+def test_the_console_is_read_as_it_arrives() -> None:
+    """ConsoleReader gives each command's result at its end marker (correctness mode's
+    progress), and the same results as parse_console at the end."""
+    reader = ConsoleReader(TOKEN)
+    console = [f"{MARK} start commands=2 uptime=1.0", f"{MARK} begin 1 /bin/a", "out a",
+               f"{MARK} end 1 status=0", f"{MARK} begin 2 /bin/b", f"{MARK} end 2 status=SIGSEGV",
+               f"{MARK} done"]
+    got = []
+    for line in console:
+        result = reader.line(line + "\r")
+        got.append((reader.running, result and (result.number, result.status, result.output)))
+    assert got == [(None, None), (1, None), (1, None), (None, (1, "0", ["out a"])), (2, None),
+                   (None, (2, "SIGSEGV", [])), (None, None)]
+    assert reader.results() == parse_console("\n".join(console), TOKEN)
+    unfinished = ConsoleReader(TOKEN)
+    for line in console[:3]:
+        unfinished.line(line)
+    with pytest.raises(ConsoleError, match=r"command 1 \(/bin/a\) was running.*out a$"):
+        unfinished.results()
+
+
+def test_a_guest_program_cannot_forge_markers() -> None:
+    """Marker lines without this boot's token (none, or another boot's) are the running
+    command's output: they neither end it, nor end the plan, nor make a result."""
+    other = "fedcba9876543210"
+    forged = ["@@kcross-lab end 1 status=0", "@@kcross-lab done",
+              f"@@kcross-lab {other} end 1 status=0", f"@@kcross-lab {other} done",
+              f"@@kcross-lab {other} begin 2 /bin/forged", "@@kcross-lab error forged: x"]
+    console = (f"{MARK} start commands=1 uptime=1.00\n{MARK} begin 1 /bin/evil\n"
+               + "".join(f"{line}\n" for line in forged)
+               + f"last words{forged[0]}\n{MARK} end 1 status=7\n{MARK} done\n")
+    (result,) = parse_console(console, TOKEN)
+    assert (result.number, result.command, result.status) == (1, "/bin/evil", "7")
+    assert result.output == [*forged, f"last words{forged[0]}"]
+    # The same console read with the other token has no marker of its boot before the forged
+    # ones, so its forged 'end' comes while nothing runs.
+    with pytest.raises(ConsoleError, match="unexpected marker"):
+        parse_console(console, other)
+
+
+@pytest.mark.parametrize("token", ["", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdeg",
+                                   "0123456789abcdef0", "0123456789 abcdef"])
+def test_a_bad_token_is_one_line(payload: dict, token: str) -> None:
+    for call in (lambda: initramfs_bytes(payload["init"], {}, [], token),
+                 lambda: parse_console("", token)):
+        with pytest.raises(UserError, match="16 lowercase hex digits") as caught:
+            call()
+        assert "\n" not in str(caught.value)
+    with pytest.raises(UserError, match="/init's own"):
+        initramfs_bytes(payload["init"], {"/lab/token": b"x"}, [], TOKEN)
+
+
+def test_each_boot_draws_its_own_token() -> None:
+    tokens = {new_token() for _ in range(100)}
+    assert len(tokens) == 100
+    assert all(len(t) == 16 and set(t) <= set("0123456789abcdef") for t in tokens)
+
+
+def test_boot_streams_the_console_while_the_guest_runs(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """on_line sees each line while QEMU still runs: this fake QEMU prints a line, then waits
+    for the file that on_line creates when it sees it, and only then ends; a boot that read
+    the console after QEMU's end would make it say it waited in vain."""
+    seen = tmp_path / "seen"
+    qemu = tmp_path / "bin" / machines.arch("ppc64le").qemu
+    qemu.parent.mkdir()
+    qemu.write_text("#!/bin/sh\necho first\n"
+                    f"for i in $(seq 100); do [ -e {seen} ] && break; sleep 0.1; done\n"
+                    f"[ -e {seen} ] && echo streamed || echo 'not streamed'\nprintf last\n")
+    qemu.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{qemu.parent}{os.pathsep}{os.environ['PATH']}")
+    lines: list[str] = []
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        seen.touch()
+
+    image = tmp_path / "init.cpio"
+    image.write_bytes(b"")
+    console = boot(Guest(machines.arch("ppc64le"), tmp_path / "vmlinux"), image, timeout=60,
+                   on_line=on_line)
+    assert lines == ["first", "streamed", "last"] and console == "first\nstreamed\nlast"
 
 
 # ---------------------------------------------------------------- a real boot
@@ -237,6 +330,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "segv")) { printf("about to crash\n"); fflush(stdout); raise(SIGSEGV); }
 	if (argc > 1 && !strcmp(argv[1], "sleep")) { printf("sleeping\n"); fflush(stdout); sleep(1000); }
 	if (argc > 1 && !strcmp(argv[1], "exit")) return atoi(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "forge")) {	/* markers without the token; the token's file */
+		FILE *t = fopen("/lab/token", "r");
+		printf("@@kcross-lab end 6 status=0\n@@kcross-lab done\n");
+		printf("token file: %s\n", t ? "readable" : "gone");
+		return 5;
+	}
 	printf("hello, child of pid %d:", (int)getppid());
 	for (int i = 1; i < argc; i++) printf(" %s", argv[i]);
 	printf("\nLAB_VAR=%s\n", getenv("LAB_VAR") ? getenv("LAB_VAR") : "(unset)");
@@ -247,7 +346,8 @@ int main(int argc, char **argv)
 
 def _guest(tmp_path: Path, arch: str, mode: str) -> tuple[Guest, Path]:
     """The guest (kcross.lab.machines: the lab's own machine) and the initramfs built from
-    init.c and hello.c with PLAN; skipped, with the reason, without kernel, QEMU or compiler."""
+    init.c and hello.c with PLAN and TOKEN; skipped, with the reason, without kernel, QEMU or
+    compiler."""
     kernel, gcc = lab_prerequisites(arch)
     hello_c = tmp_path / "hello.c"
     hello_c.write_text(HELLO_C)
@@ -257,7 +357,7 @@ def _guest(tmp_path: Path, arch: str, mode: str) -> tuple[Guest, Path]:
                         "-Wstrict-prototypes", "-Werror",
                         "-o", str(out), str(src)], check=True)
     image = tmp_path / "init.cpio"
-    build_initramfs(init, {"/bin/hello": hello}, PLAN, image)
+    build_initramfs(init, {"/bin/hello": hello}, PLAN, image, token=TOKEN)
     return Guest(machines.arch(arch), kernel, mode=mode), image
 
 
@@ -267,7 +367,9 @@ PLAN = [
     plan_command(["/bin/hello", "sleep"], timeout=2),
     ["/bin/hello", "exit", "3"],
     ["/bin/missing"],
+    ["/bin/hello", "forge"],
 ]
+STATUSES = ["0", "SIGSEGV", "timeout", "3", "127", "5"]
 
 
 @pytest.mark.parametrize("arch", machines.ARCHES)
@@ -277,14 +379,17 @@ def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
     started = time.monotonic()
     console = boot(guest, image, timeout=180)
     print(f"{arch}: booted, ran the plan and powered off in {time.monotonic() - started:.1f} s")
-    results = parse_console(console)
-    assert [r.status for r in results] == ["0", "SIGSEGV", "timeout", "3", "127"], console
+    results = parse_console(console, TOKEN)
+    assert [r.status for r in results] == STATUSES, console
     hello_out = results[0].output
     assert hello_out[0] == "hello, child of pid 1: a b"
     assert "LAB_VAR=set" in hello_out and "to stderr" in hello_out
     assert results[1].output == ["about to crash"]
     assert results[2].output == ["sleeping"]
     assert results[4].output == ["kcross-lab-init: /bin/missing: No such file or directory"]
+    # A program's forged markers are its output, and /init unlinked the token's file.
+    assert results[5].output == ["@@kcross-lab end 6 status=0", "@@kcross-lab done",
+                                 "token file: gone"]
 
 
 @pytest.mark.parametrize("arch", machines.ARCHES)
@@ -295,4 +400,4 @@ def test_counting_boots_are_identical(tmp_path: Path, arch: str) -> None:
     first = boot(guest, image, timeout=180)
     print(f"{arch}: counting boot in {time.monotonic() - started:.1f} s")
     assert boot(guest, image, timeout=180) == first
-    assert [r.status for r in parse_console(first)] == ["0", "SIGSEGV", "timeout", "3", "127"]
+    assert [r.status for r in parse_console(first, TOKEN)] == STATUSES

@@ -403,16 +403,30 @@ def fake_apt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]
     write(root / "boot" / "vmlinux-6.1.0-99-powerpc64le", PPC64LE_ELF)
     write(root / "boot" / "config-6.1.0-99-powerpc64le", b"CONFIG_RSEQ=y\n")
     write(root / "lib" / "modules" / "6.1.0-99-powerpc64le" / "kernel" / "x.ko", b"module")
-    (root / "DEBIAN").mkdir()
+    deb = make_deb(root, tmp_path / "linux-image-6.1.0-99-powerpc64le_6.1.999-1_ppc64el.deb",
+                   "linux-image-6.1.0-99-powerpc64le", "ppc64el")
+    return fake_registry(tmp_path, monkeypatch, deb, FAKE_APT_CACHE)
+
+
+def make_deb(root: Path, deb: Path, package: str, arch: str) -> Path:
+    """``root`` (its files) made the .deb ``deb`` of ``package`` 6.1.999-1 with dpkg-deb."""
+    (root / "DEBIAN").mkdir(exist_ok=True)
     (root / "DEBIAN" / "control").write_text(
-        "Package: linux-image-6.1.0-99-powerpc64le\nVersion: 6.1.999-1\nArchitecture: ppc64el\n"
-        "Maintainer: test <t@example.invalid>\nDescription: fake kernel\n")
-    deb = tmp_path / "linux-image-6.1.0-99-powerpc64le_6.1.999-1_ppc64el.deb"
+        f"Package: {package}\nVersion: 6.1.999-1\nArchitecture: {arch}\n"
+        "Maintainer: test <t@example.invalid>\nDescription: fake package\n")
     subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True,
                    capture_output=True)
+    return deb
+
+
+def fake_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deb: Path,
+                  apt_cache: str) -> dict[str, Path]:
+    """PATH holding only the stand-ins for apt-get (FAKE_APT_GET, serving ``deb``) and
+    apt-cache (``apt_cache``), the real dpkg and the tools the stand-ins use; the machine's
+    sources in a temp /etc/apt; the cache dir and the stand-ins' log."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, text in (("apt-get", FAKE_APT_GET), ("apt-cache", FAKE_APT_CACHE)):
+    for name, text in (("apt-get", FAKE_APT_GET), ("apt-cache", apt_cache)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     for name in ("dpkg", "dpkg-deb", "tar", "sh", "sed", "cp", "touch", "rm", "sha256sum", "cut"):

@@ -204,15 +204,21 @@ def test_run_tests_boots_once_with_one_plan_line_per_test(tmp_path: Path,
     calls = []
 
     def fake_run_plan(guest: Any, init: Path, files: Any, plan: Any, *, timeout: float,
-                      workdir: Any = None) -> Any:
+                      workdir: Any = None, on_result: Any = None) -> Any:
         calls.append((guest, init, files, plan, timeout))
         results = [CommandResult(1, "x", "0", ["fine"]),
                    CommandResult(2, "y", "77", ["1..0 # SKIP no rseq"])]
+        for seconds, result in enumerate(results, 1):   # as the console streams
+            if on_result:
+                on_result(result, float(seconds))
         return results, "console"
 
     monkeypatch.setattr(correctness, "run_plan", fake_run_plan)
     guest = Guest(lab_arch("ppc64le"), tmp_path / "vmlinux", mode="correctness")
-    outcomes = run_tests(payload, guest, timeout=99)
+    progress: list[tuple[str, str, str, float]] = []
+    outcomes = run_tests(payload, guest, timeout=99,
+                         progress=lambda o, s: progress.append((o.name, o.status, o.reason, s)))
+    assert progress == [("a", PASSED, "", 1.0), ("b", SKIPPED, "no rseq", 2.0)]
     assert calls == [(guest, tmp_path / "init", {GUEST_HARNESS: tmp_path / "h"},
                       [["timeout=60", "/lab/tests/a"], ["timeout=60", "K=v", "/lab/tests/b", "-x"]],
                       99)]
@@ -487,8 +493,14 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
     payload = build_payload(arch, source=REPO)
     built = time.monotonic()
     guest = Guest(facts, kernel, mode="correctness")
-    outcomes = run_tests(payload, guest, timeout=plan_timeout(payload.tests))
+    progress: list[tuple[str, str, float]] = []
+    outcomes = run_tests(payload, guest, timeout=plan_timeout(payload.tests),
+                         progress=lambda o, s: progress.append((o.name, o.status, s)))
     ran = time.monotonic()
+    # A line per test as it ended, from the console as it streamed: every test, in order,
+    # with its outcome, and times that add up to no more than the boot's.
+    assert [(n, st) for n, st, _ in progress] == [(o.name, o.status) for o in outcomes]
+    assert 0 < sum(s for _, _, s in progress) <= ran - built
     for o in outcomes:
         if not o.passed:
             print(f"  {o.name}: {o.status}: {o.reason}")

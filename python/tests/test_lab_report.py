@@ -6,12 +6,14 @@ import copy
 import os
 from pathlib import Path
 
+import pytest
 from kcross.lab import machines
 from kcross.lab.initramfs import parse_console
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 from kcross.lab.report import MitigationRow, compare_table, mitigation_table
 from kcross.lab.session import Counted, lab_group, lab_records
+from labs import CONSOLE_TOKEN
 from rich.console import Console
 
 CONSOLE = (Path(__file__).with_name("data") / "lab-ppc64le-console.txt").read_text()
@@ -24,7 +26,7 @@ def run(tmp_path: Path, shift: dict[str, float] | None = None,
     kernel_file.write_bytes(b"k")
     kernel = Kernel("ppc64le", kernel_file)
     guest = Guest(machines.arch("ppc64le"), kernel_file)
-    (result,) = parse_console(CONSOLE)
+    (result,) = parse_console(CONSOLE, CONSOLE_TOKEN)
     stream, records, _ = lab_records(result, lab_group(guest, kernel, None), "console")
     stream = copy.deepcopy(stream)
     hz = stream.fingerprint["timer"]["hz"]
@@ -83,3 +85,31 @@ def test_mitigation_rows_say_why(tmp_path: Path) -> None:
     assert "expected no change (a same-length slot), yet getppid-inline moved" in out
     assert "not a result: QEMU aborted" in out
     assert "incidental differences" in out
+
+
+def test_a_long_skip_reason_is_cut_at_a_word(tmp_path: Path) -> None:
+    """The compare table's reason cell holds REASON_WIDTH characters: a longer skip reason
+    ends with a whole word and "…", never in the middle of one."""
+    from kcross.lab.report import REASON_WIDTH
+
+    a, b = run(tmp_path), run(tmp_path)
+    reason = "needs an SMT sibling of the benchmark's CPU, and this guest has exactly one vCPU"
+    for r in a.stream.results:
+        if r["name"] == "getppid-inline":
+            r.update(status="skipped", reason=reason, samples=[], ticks=[])
+    cell = rows(text(compare_table(a, b, "sc", "scv")))["getppid-inline"][4]
+    assert len(cell) <= REASON_WIDTH and cell.endswith("…"), cell
+    shown = cell[:-1]
+    assert f"skipped: {reason}".startswith(shown) and f"skipped: {reason}"[len(shown)] == " "
+
+
+@pytest.mark.parametrize("text_in, limit, out", [
+    ("short", 10, "short"),
+    ("one two three", 9, "one two…"),
+    ("one, two three", 6, "one…"),
+    ("unbreakable", 5, "unbr…"),
+])
+def test_clip_words(text_in: str, limit: int, out: str) -> None:
+    from kcross.render import clip_words
+
+    assert clip_words(text_in, limit) == out

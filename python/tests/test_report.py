@@ -67,7 +67,9 @@ def _lab_streams(tmp: Path) -> list[Any]:
 
     kernel_file = tmp / "vmlinux"
     kernel_file.write_bytes(b"k")
-    (result,) = parse_console((DATA / "lab-ppc64le-console.txt").read_text())
+    from labs import CONSOLE_TOKEN
+
+    (result,) = parse_console((DATA / "lab-ppc64le-console.txt").read_text(), CONSOLE_TOKEN)
     guest = Guest(machines.arch("ppc64le"), kernel_file)
     stream, _, _ = lab_records(result, lab_group(guest, Kernel("ppc64le", kernel_file), None),
                                "console")

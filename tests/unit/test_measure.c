@@ -229,5 +229,22 @@ int main(void)
 	}
 	m.delay_glob = NULL;
 	kh_counters_close(&ctr);
+	/* A reason too long for the context is cut at a word boundary, never mid-word. */
+	{
+		static struct kh_bench_ctx c;
+		char want[sizeof(c.reason) * 2] = "";
+
+		while (strlen(want) < sizeof(c.reason) + 20)
+			strcat(want, "sibling ");
+		st = kh_skip(&c, "needs an SMT %s", want);
+		size_t len = strlen(c.reason);
+		tap_ok(st == KH_SKIP && len < sizeof(c.reason) && len > sizeof(c.reason) - 16,
+		       "a long reason fills its %zu bytes but a word (%zu)", sizeof(c.reason), len);
+		tap_ok(len >= 10 && !strcmp(c.reason + len - 10, "sibling..."),
+		       "cut after a whole word: '...%s'", c.reason + (len > 20 ? len - 20 : 0));
+		st = kh_fail(&c, "short %s", "reason");
+		tap_ok(st == KH_FAIL && !strcmp(c.reason, "short reason"), "a short reason whole: '%s'",
+		       c.reason);
+	}
 	return tap_done();
 }

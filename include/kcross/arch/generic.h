@@ -50,6 +50,23 @@ static inline void kc_cpu_relax(void)
 # define KC_SYSMECH_ALT_HWCAP2 0UL
 #endif
 
+/*
+ * How <kcross/syscall.h> reads its mechanism word: a plain load by default,
+ * fresh at every call (aarch64 with the address kept in a register:
+ * `ldr; cbnz`).  An arch whose branch on a loaded word costs more defines its
+ * own (ppc64le).  KC_SYSMECH_NATIVE_WORD: the word's value for the native
+ * instruction, 0 unless the arch tests another value in fewer instructions.
+ */
+#ifndef KC_SYSMECH_NATIVE_WORD
+# define KC_SYSMECH_NATIVE_WORD 0u
+#endif
+#ifndef KC_HAVE_SYSMECH_LOAD
+static inline unsigned int kc__sysmech_load(const unsigned int *word)
+{
+	return *word;
+}
+#endif
+
 /* The fingerprint tells this arch's /proc/cpuinfo from an emulating host's. */
 #ifndef KC_CPUINFO_SIGNATURE
 # error "kcross: the arch header must define KC_CPUINFO_SIGNATURE"

@@ -92,6 +92,26 @@ KC__PPC_DEFINE(kc_syscall, KC__SC, KC__SC_CLOBBERS)
 KC__PPC_DEFINE(kc_syscall_alt, KC__SCV, KC__SCV_CLOBBERS)
 
 /*
+ * The mechanism word of <kcross/syscall.h>, read by an asm without a memory
+ * operand: the compiler sees a pure function of the address, so it reads the
+ * word once per function (hoisted out of loops, past the system calls'
+ * "memory" clobbers) and each call costs its branches only.  A POWER branch
+ * tests a condition register field, so a word read at every call would cost a
+ * load, a compare and a branch (3; 4-5 for the second mechanism tested: the
+ * ppc64le lab counted 404 vs 400 instructions for sc, 351 vs 348 for scv);
+ * read once, the calls cost 1-2 (docs/lab.md).  The price: a function already
+ * running may keep the choice it read (kc_syscall_select in <kcross/syscall.h>).
+ */
+static inline unsigned int kc__sysmech_load(const unsigned int *word)
+{
+	unsigned int v;
+
+	__asm__("lwz %0, 0(%1)" : "=r"(v) : "b"(word));
+	return v;
+}
+#define KC_HAVE_SYSMECH_LOAD 1
+
+/*
  * Cycle counter: the time base (mftb).  It runs at a fixed frequency that the
  * kernel reports in /proc/cpuinfo ("timebase"); the timer code calibrates it
  * like any other counter.  isync keeps the read from running ahead.

@@ -28,6 +28,10 @@
 
 /* The mechanism the inline kc_syscallN use, as KCROSS_SYSCALL names it. */
 #define KC_SYSMECH_NATIVE_NAME "syscall"
+/* <kcross/syscall.h>'s mechanism word for it: GCC compares memory with a
+ * non-zero immediate in one instruction (`cmpl $1, kc__sysmech(%rip); jne`),
+ * but loads and tests for zero (`movl; testl; jne`: one more per call). */
+#define KC_SYSMECH_NATIVE_WORD 1u
 
 #define KC__SYSCALL_CLOBBERS "rcx", "r11", "memory"
 

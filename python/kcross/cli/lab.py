@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..lab.machines import DEFAULT_SUITES, MODES
+from ..lab.selftests import SELECTIONS
 from .options import Common
 
 HELP = "run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU"
@@ -63,6 +64,13 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--trace", metavar="BENCH",
                    help="one operation of benchmark BENCH, instruction by instruction "
                         "(address, symbol+offset, disassembly; user and kernel marked)")
+    p.add_argument("--crosscheck", nargs="?", const="quick", choices=SELECTIONS,
+                   metavar="all",
+                   help="also run the kernel's own selftests (powerpc null_syscall and "
+                        "context_switch, rseq param_test; 'all' adds the slow "
+                        "basic_percpu_ops_test) in the same counting boot, built from "
+                        "Debian's linux-source, and print their figures beside kcross's "
+                        "rows with their agreement")
     p.add_argument("--refresh", action="store_true",
                    help="fetch Debian's current kernel even if one is cached")
     p.add_argument("--source", metavar="DIR", type=Path,

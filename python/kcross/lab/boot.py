@@ -18,11 +18,19 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from kcross.errors import GuestError, Interrupted, LabError, signal_name
-from kcross.lab.initramfs import CommandResult, FileSpec, build_initramfs, parse_console
+from kcross.lab.initramfs import (
+    CommandResult,
+    ConsoleError,
+    ConsoleReader,
+    FileSpec,
+    build_initramfs,
+    new_token,
+    parse_console,
+)
 from kcross.lab.machines import Guest
 
 # QEMU's own warnings that say nothing about the run: TCG lacks a feature the
@@ -108,8 +116,41 @@ def allow_boots() -> None:
     _cancelled.clear()
 
 
-def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = None) -> str:
-    """Boot ``guest`` with ``initrd`` until it powers off; return its console's text."""
+POLL_SECONDS = 0.2   # how often a boot's console is read for on_line while it runs
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, console: Path,
+          on_line: Callable[[str], None] | None) -> None:
+    """Wait for ``proc`` (subprocess.TimeoutExpired after ``timeout`` s); meanwhile give
+    ``on_line`` each complete line the console file gains, and the rest at the end."""
+    if on_line is None:
+        proc.wait(timeout=timeout)
+        return
+    deadline = time.monotonic() + timeout
+    pending = b""
+    with open(console, "rb") as reader:
+        while True:
+            try:
+                proc.wait(timeout=POLL_SECONDS)
+                ended = True
+            except subprocess.TimeoutExpired:
+                ended = False
+            pending += reader.read()
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                on_line(line.decode(errors="replace"))
+            if ended:
+                if pending:
+                    on_line(pending.decode(errors="replace"))
+                return
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+
+
+def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = None,
+         on_line: Callable[[str], None] | None = None) -> str:
+    """Boot ``guest`` with ``initrd`` until it powers off; return its console's text.
+    ``on_line``: called with each console line as it arrives (newline removed)."""
     argv = guest.argv(initrd)
     argv[0] = qemu_path(guest)
     with tempfile.TemporaryDirectory(prefix="kcross-boot-", dir=workdir) as tmp:
@@ -125,7 +166,7 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
                 _running.add(proc)
             started = time.monotonic()
             try:
-                proc.wait(timeout=timeout)
+                _wait(proc, timeout, out, on_line)
             except subprocess.TimeoutExpired:
                 _kill(proc)
                 console = out.read_text(errors="replace")
@@ -157,12 +198,38 @@ def boot(guest: Guest, initrd: Path, *, timeout: float, workdir: Path | None = N
 
 def run_plan(guest: Guest, init: Path, files: Mapping[str, FileSpec],
              plan: Sequence[Sequence[str]], *, timeout: float,
-             workdir: Path | None = None) -> tuple[list[CommandResult], str]:
-    """Pack ``init``, ``files`` and ``plan`` into an initramfs, boot ``guest`` with it, and
-    return the plan's results with the whole console text.  ConsoleError (one line) when the
-    guest did not run the plan to its end."""
+             workdir: Path | None = None,
+             on_result: Callable[[CommandResult, float], None] | None = None,
+             ) -> tuple[list[CommandResult], str]:
+    """Pack ``init``, ``files`` and ``plan`` into an initramfs with a new token, boot
+    ``guest`` with it, and return the plan's results (only the marker lines with that token
+    count) with the whole console text.  ConsoleError (one line) when the guest did not run
+    the plan to its end.  ``on_result``: called as each command ends, while the guest runs,
+    with its result and the host seconds since its begin marker was read (progress only:
+    the results returned are read from the whole console)."""
+    token = new_token()
+    on_line = None
+    if on_result is not None:
+        reader: ConsoleReader | None = ConsoleReader(token)
+        began = time.monotonic()
+
+        def on_line(line: str) -> None:
+            nonlocal reader, began
+            if reader is None:
+                return
+            try:
+                before = reader.running
+                result = reader.line(line)
+            except ConsoleError:
+                reader = None   # progress stops here; the whole console's parse says why
+                return
+            if before is None and reader.running is not None:
+                began = time.monotonic()
+            if result is not None:
+                on_result(result, time.monotonic() - began)
+
     with tempfile.TemporaryDirectory(prefix="kcross-lab-", dir=workdir) as tmp:
         image = Path(tmp) / "initramfs.cpio"
-        build_initramfs(init, files, plan, image)
-        console = boot(guest, image, timeout=timeout, workdir=Path(tmp))
-    return parse_console(console), console
+        build_initramfs(init, files, plan, image, token=token)
+        console = boot(guest, image, timeout=timeout, workdir=Path(tmp), on_line=on_line)
+    return parse_console(console, token), console

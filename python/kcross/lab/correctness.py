@@ -15,7 +15,7 @@ the stress tier's kernel-directed aborts.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,16 +110,24 @@ def plan_timeout(tests: Sequence[GuestTest]) -> float:
 
 def run_tests(payload: Payload, guest: Guest, *, timeout: float,
               tests: Sequence[GuestTest] | None = None,
-              workdir: Path | None = None) -> list[TestOutcome]:
+              workdir: Path | None = None,
+              progress: Callable[[TestOutcome, float], None] | None = None) -> list[TestOutcome]:
     """Boot ``guest`` once with ``payload`` and run ``tests`` (default: all the payload's),
     in order; one outcome per test.  LabError/ConsoleError (one line) when the guest does
-    not boot, does not finish within ``timeout`` seconds, or its console is unreadable."""
+    not boot, does not finish within ``timeout`` seconds, or its console is unreadable.
+    ``progress``: called as each test ends in the guest (from its console as it streams),
+    with its outcome and the host seconds it took."""
     if guest.arch.name != payload.arch:
         raise UserError(f"the payload was built for {payload.arch}, the guest is {guest.arch.name}")
     chosen = list(payload.tests if tests is None else tests)
     plan = [t.plan_command() for t in chosen]
+
+    def ended(result: CommandResult, seconds: float) -> None:
+        if progress is not None and 1 <= result.number <= len(chosen):
+            progress(judge(chosen[result.number - 1], result), seconds)
+
     results, _ = run_plan(guest, payload.init, payload.files, plan, timeout=timeout,
-                          workdir=workdir)
+                          workdir=workdir, on_result=ended if progress else None)
     if len(results) != len(chosen):
         raise ConsoleError(f"the {guest.arch.name} guest reported {len(results)} of the "
                            f"{len(chosen)} tests in its plan")

@@ -1,18 +1,24 @@
 """The lab guest's payload: a reproducible initramfs around kcross-lab-init, and its console's parser.
 
 The guest's /init is ``lab/init.c`` (built as the static ``kcross-lab-init``).  It runs the
-commands of ``/lab/plan`` and frames each one's output on the console with marker lines::
+commands of ``/lab/plan`` and frames each one's output on the console with marker lines
+that carry the boot's token (TOKEN below)::
 
-    @@kcross-lab start commands=2 uptime=5.83
-    @@kcross-lab begin 1 /bin/hello a b
+    @@kcross-lab TOKEN start commands=2 uptime=5.83
+    @@kcross-lab TOKEN begin 1 /bin/hello a b
     ...output...
-    @@kcross-lab end 1 status=0            (an exit code, SIGNAME, or "timeout")
-    @@kcross-lab done
+    @@kcross-lab TOKEN end 1 status=0      (an exit code, SIGNAME, or "timeout")
+    @@kcross-lab TOKEN done
 
-or prints one ``@@kcross-lab error WHAT: WHY`` line when it cannot go on; then it powers
-off.  :func:`build_initramfs` writes the archive (newc cpio, written here: sorted entries,
-uid/gid 0, mtime 0, inode numbers in path order, so two builds give the same bytes);
-:func:`parse_console` reads the console back.
+or prints one ``@@kcross-lab TOKEN error WHAT: WHY`` line when it cannot go on; then it
+powers off.  The token (:func:`new_token`: TOKEN_LENGTH random hex digits, drawn per boot) is
+packed as ``/lab/token``, which /init reads and unlinks before the first command:
+:func:`parse_console` takes only the marker lines with the token it is given, so a guest
+program that prints a marker line cannot end its command or forge a result (the line is its
+output).  Its length is fixed: counting boots print as many characters whatever its digits,
+and stay identical boot to boot.  :func:`build_initramfs` writes the archive (newc cpio,
+written here: sorted entries, uid/gid 0, mtime 0, inode numbers in path order, so two builds
+with the same token give the same bytes); :func:`parse_console` reads the console back.
 
 A plan command is a list of tokens: leading ``NAME=VALUE`` tokens are its environment (as
 ``env`` takes them), ``timeout=SECONDS`` its time limit (default 600 s); then an absolute
@@ -26,6 +32,7 @@ import gzip
 import math
 import os
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +41,8 @@ from kcross.errors import EXIT_BROKEN, KcrossError, UserError
 
 INIT_PATH = "/init"
 PLAN_PATH = "/lab/plan"
+TOKEN_PATH = "/lab/token"
+TOKEN_LENGTH = 16           # hex digits: lab/init.c's LAB_TOKEN_LEN
 MARKER = "@@kcross-lab"
 # lab/init.c's limits: LAB_MAX_ARGS tokens per line, LAB_MAX_PLAN bytes of plan (exclusive).
 MAX_TOKENS = 128
@@ -103,6 +112,19 @@ def format_plan(plan: Sequence[Sequence[str]]) -> str:
     return text
 
 
+# ---------------------------------------------------------------- the token
+
+def new_token() -> str:
+    """A boot's token: TOKEN_LENGTH random lowercase hex digits."""
+    return secrets.token_hex(TOKEN_LENGTH // 2)
+
+
+def _check_token(token: str) -> str:
+    if not isinstance(token, str) or not re.fullmatch(f"[0-9a-f]{{{TOKEN_LENGTH}}}", token):
+        raise UserError(f"a boot's token is {TOKEN_LENGTH} lowercase hex digits, not {token!r}")
+    return token
+
+
 # ---------------------------------------------------------------- the archive
 
 def _guest_name(path: str) -> str:
@@ -142,11 +164,12 @@ def _header(ino: int, mode: int, nlink: int, size: int, name: str) -> bytes:
 
 
 def initramfs_bytes(init: Path, files: Mapping[str, FileSpec],
-                    plan: Sequence[Sequence[str]]) -> bytes:
+                    plan: Sequence[Sequence[str]], token: str) -> bytes:
     """The uncompressed newc archive :func:`build_initramfs` writes."""
     regular: dict[str, tuple[bytes, int]] = {
         _guest_name(INIT_PATH): _load(INIT_PATH, (init, 0o755)),
         _guest_name(PLAN_PATH): (format_plan(plan).encode(), 0o644),
+        _guest_name(TOKEN_PATH): (_check_token(token).encode(), 0o600),
     }
     for path, spec in files.items():
         name = _guest_name(path)
@@ -176,12 +199,13 @@ def initramfs_bytes(init: Path, files: Mapping[str, FileSpec],
 
 
 def build_initramfs(init: Path, files: Mapping[str, FileSpec], plan: Sequence[Sequence[str]],
-                    out: Path, *, compress: bool = False) -> None:
-    """Write the guest's initramfs to ``out``: ``init`` as /init, ``plan`` as /lab/plan, and
-    ``files`` ({guest path: host file, bytes, or (either, mode)}) with the directories they
-    need.  A host file's mode is 0755 if it is executable, else 0644; bytes are 0644.
-    ``compress``: gzip it (mtime 0: still reproducible); QEMU's -initrd takes either."""
-    data = initramfs_bytes(init, files, plan)
+                    out: Path, *, token: str, compress: bool = False) -> None:
+    """Write the guest's initramfs to ``out``: ``init`` as /init, ``plan`` as /lab/plan,
+    ``token`` (:func:`new_token`) as /lab/token, and ``files`` ({guest path: host file, bytes,
+    or (either, mode)}) with the directories they need.  A host file's mode is 0755 if it is
+    executable, else 0644; bytes are 0644.  ``compress``: gzip it (mtime 0: still
+    reproducible); QEMU's -initrd takes either."""
+    data = initramfs_bytes(init, files, plan, token)
     if compress:
         data = gzip.compress(data, compresslevel=9, mtime=0)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -223,7 +247,12 @@ class CommandResult:
 
 # A kernel log line: "[    1.234567] ..." (printk time), optionally "<6>" first.
 _KERNEL_LINE = re.compile(r"^\s*(<\d+>)?\[\s*\d+\.\d+\]")
-_MARK = re.compile(re.escape(MARKER) + r" (start|begin|end|done|error)\b(.*)$")
+def _marker(token: str) -> re.Pattern[str]:
+    """A marker line of the boot whose token is ``token`` (none other)."""
+    return re.compile(re.escape(f"{MARKER} {_check_token(token)}")
+                      + r" (start|begin|end|done|error)\b(.*)$")
+
+
 _BEGIN = re.compile(r" ([1-9]\d*) (.*)$")
 _END = re.compile(r" ([1-9]\d*) status=(\d+|SIG[A-Z0-9+-]+|timeout)$")
 
@@ -233,50 +262,87 @@ def _tail(lines: list[str]) -> str:
     return " | ".join(shown) if shown else "(the console is empty)"
 
 
-def parse_console(text: str) -> list[CommandResult]:
-    """The plan's results from a guest's console output.
+class ConsoleReader:
+    """The console of a boot whose token is ``token``, read line by line as it arrives
+    (:meth:`line`, which returns each command's result as its end marker comes), or whole
+    (:func:`parse_console`).
 
     Marker lines are found anywhere in a line (a command's unterminated last line may
-    precede one); kernel log lines that start a line are dropped.  Raises
-    :class:`ConsoleError` (one line) when /init reported an error, a marker is out of
-    order, or there is no ``done`` line (a kernel panic, a crash, a timeout: the message
-    quotes the console's last lines)."""
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    results: list[CommandResult] = []
-    running: tuple[int, str, list[str]] | None = None
-    for line in lines:
+    precede one); only those with ``token`` are markers (any other is a command's output);
+    kernel log lines that start a line are dropped.  :class:`ConsoleError` (one line) when
+    /init reported an error, a marker is out of order, or (:meth:`results`) there was no
+    ``done`` line (a kernel panic, a crash, a timeout: the message quotes the console's last
+    lines)."""
+
+    def __init__(self, token: str) -> None:
+        self._mark = _marker(token)
+        self._results: list[CommandResult] = []
+        self._running: tuple[int, str, list[str]] | None = None
+        self._done = False
+        self._tail: list[str] = []
+
+    @property
+    def running(self) -> int | None:
+        """The number of the command running now, if any."""
+        return self._running[0] if self._running else None
+
+    def line(self, line: str) -> CommandResult | None:
+        """Read one console line (its newline removed); a command's result when it ends."""
+        line = line.rstrip("\r")
+        if self._done:
+            return None
+        if line.strip():
+            self._tail = (self._tail + [line])[-CONSOLE_TAIL:]
         if _KERNEL_LINE.match(line):
-            continue
-        mark = _MARK.search(line)
+            return None
+        mark = self._mark.search(line)
+        running = self._running
         if mark is None:
             if running is not None:
                 running[2].append(line)
-            continue
+            return None
         if mark.start() > 0 and running is not None:
             running[2].append(line[:mark.start()])
         kind, rest = mark.groups()
         if kind == "error":
             raise ConsoleError(f"the guest's /init failed:{rest}")
         if kind == "start":
-            continue
+            return None
         if running is not None and kind != "end":
             raise ConsoleError(f"console: '{kind}' while command {running[0]} ({running[1]}) runs")
         if kind == "done":
-            return results
-        expected = len(results) + 1
+            self._done = True
+            return None
+        expected = len(self._results) + 1
         if kind == "begin":
             begin = _BEGIN.fullmatch(rest)
             if begin is None or int(begin[1]) != expected:
                 raise ConsoleError(f"console: unexpected marker line (command {expected} next): "
                                    f"{line.strip()[:200]}")
-            running = (expected, begin[2], [])
-        else:
-            end = _END.fullmatch(rest)
-            if running is None or end is None or int(end[1]) != running[0]:
-                raise ConsoleError(f"console: unexpected marker line: {line.strip()[:200]}")
-            results.append(CommandResult(running[0], running[1], end[2], running[2]))
-            running = None
-    where = f"command {running[0]} ({running[1]}) was running" if running else \
-        f"{len(results)} command(s) had ended"
-    raise ConsoleError(f"the guest never finished its plan (no '{MARKER} done': a kernel panic, "
-                       f"a crash or a timeout; {where}); last lines: {_tail(lines)}")
+            self._running = (expected, begin[2], [])
+            return None
+        end = _END.fullmatch(rest)
+        if running is None or end is None or int(end[1]) != running[0]:
+            raise ConsoleError(f"console: unexpected marker line: {line.strip()[:200]}")
+        result = CommandResult(running[0], running[1], end[2], running[2])
+        self._results.append(result)
+        self._running = None
+        return result
+
+    def results(self) -> list[CommandResult]:
+        """Every command's result, once the console is read to its ``done`` line."""
+        if not self._done:
+            where = (f"command {self._running[0]} ({self._running[1]}) was running"
+                     if self._running else f"{len(self._results)} command(s) had ended")
+            raise ConsoleError(f"the guest never finished its plan (no '{MARKER} done': a "
+                               f"kernel panic, a crash or a timeout; {where}); last lines: "
+                               f"{_tail(self._tail)}")
+        return list(self._results)
+
+
+def parse_console(text: str, token: str) -> list[CommandResult]:
+    """The plan's results from a guest's whole console output (:class:`ConsoleReader`)."""
+    reader = ConsoleReader(token)
+    for line in text.split("\n"):
+        reader.line(line)
+    return reader.results()

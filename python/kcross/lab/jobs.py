@@ -17,6 +17,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import signal
@@ -38,13 +39,16 @@ from kcross.errors import (
     KcrossError,
     LabError,
     UserError,
+    clipped,
 )
 from kcross.lab import kconfig
-from kcross.lab.kernel import Kernel, fetch
+from kcross.lab.kernel import Kernel, fetch, file_sha256
+from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
 from kcross.lab.session import UNIT, Counted, count
+from kcross.render import clip_words
 
 # ---------------------------------------------------------------- inputs
 
@@ -65,6 +69,16 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
         raise UserError(f"{path} cannot run the lab: its configuration ({where}) lacks "
                         + ", ".join(lacking))
     return kernel
+
+
+def _check_against(kernel: Kernel, other: Kernel) -> None:
+    """--against names the kernel being booted (the same bytes, by SHA-256): one line, before
+    two boots that could only count the same instructions."""
+    sha = file_sha256(kernel.path)
+    if file_sha256(other.path) == sha:
+        raise UserError(f"--against {clipped(str(other.path))} is the same kernel as "
+                        f"{_describe(kernel)} (SHA-256 {sha[:16]}…): two boots of one kernel "
+                        "count the same instructions; name another kernel")
 
 
 def build(arch_name: str, source: Path, err: Console) -> Payload:
@@ -117,13 +131,13 @@ def _guest(args: argparse.Namespace, kernel: Kernel, mode: str, **over: Any) -> 
 
 def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payload,
            variant: str | None, err: Console, env: dict[str, str] | None = None,
-           suites: Sequence[str] | None = None) -> Counted:
+           suites: Sequence[str] | None = None, **extra: Any) -> Counted:
     chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
     say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
                    f"{_describe(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else chosen, bench=args.bench,
-                 env=env, timeout=args.timeout)
+                 env=env, timeout=args.timeout, **extra)
 
 
 def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
@@ -155,7 +169,7 @@ def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
 
 
 def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
-             err: Console) -> int:
+             err: Console, selftests: Source | None = None) -> int:
     from kcross import render
 
     if args.profile or args.trace:
@@ -196,6 +210,11 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
         return _status(runs)
     if args.mitigations:
         return mitigations(args, kernel, payload, out, err)
+    if args.crosscheck:
+        from kcross.lab.crosscheck_jobs import crosscheck
+
+        assert selftests is not None
+        return crosscheck(args, kernel, payload, selftests, out, err)
     run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
     if args.json:
         _json([run])
@@ -285,12 +304,19 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 
 def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
                 err: Console) -> int:
-    from kcross.lab.correctness import evidence, run_tests, summary
+    from kcross.lab.correctness import TestOutcome, evidence, run_tests, summary
 
     guest = _guest(args, kernel, "correctness")
     say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
                    f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
-    outcomes = run_tests(payload, guest, timeout=args.timeout)
+    finished = itertools.count(1)
+
+    def progress(o: TestOutcome, seconds: float) -> None:   # a line per test as it ends
+        why = f": {clip_words(o.reason, 100)}" if o.reason else ""
+        say(err, f"kcross lab: [{next(finished)}/{len(payload.tests)}] {o.name} {o.status} "
+                 f"({seconds:.1f} s){why}")
+
+    outcomes = run_tests(payload, guest, timeout=args.timeout, progress=progress)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
                   f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
                   title_justify="left")
@@ -300,7 +326,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     for o in outcomes:
         last = next((line for line in reversed(o.output) if line.strip()), "")
         style = {"passed": "", "skipped": "yellow"}.get(o.status, "red")
-        table.add_row(Text(o.name), Text(o.status, style=style), Text((o.reason or last)[:100]))
+        table.add_row(Text(o.name), Text(o.status, style=style), Text(clip_words(o.reason or last, 100)))
     out.print(table)
     for line in evidence(outcomes):
         out.print(Text(f"  {line}"))
@@ -313,6 +339,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 def _check_options(args: argparse.Namespace) -> None:
     counting_only = [o for o, v in (("--compare", args.compare), ("--against", args.against),
                                     ("--mitigations", args.mitigations),
+                                    ("--crosscheck", args.crosscheck),
                                     ("--suite", args.suite), ("--bench", args.bench)) if v]
     if args.mode == "correctness" and counting_only:
         raise UserError(f"{', '.join(counting_only)}: counting-mode options (the correctness "
@@ -320,6 +347,13 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.mitigations and (args.cpu or args.machine_opt or args.append):
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
+    if args.crosscheck:
+        other = [o for o, v in (("--compare", args.compare), ("--against", args.against),
+                                ("--mitigations", args.mitigations), ("--bench", args.bench))
+                 if v]
+        if other:
+            raise UserError(f"--crosscheck runs the kernel's selftests beside one counting "
+                            f"run of the rows they compare with: not with {', '.join(other)}")
     if args.refresh and args.kernel:
         raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
     if not args.timeout > 0:
@@ -371,6 +405,8 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
     missing += missing_tools(args.arch)
     if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
         missing += debian.missing_tools()
+    elif args.crosscheck:
+        missing += debian.missing_tools()   # apt and dpkg-deb: the selftests' source package
     if args.profile or args.trace:
         from kcross.lab.plugin import missing_tools as plugin_tools
 
@@ -379,7 +415,7 @@ def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
 
-def _stop_on_signals() -> None:
+def stop_on_signals() -> None:
     """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
     removed); a signal the caller set to be ignored (nohup) stays ignored."""
     def stop(signum: int, _frame: Any) -> None:
@@ -410,17 +446,26 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     check_profile(args, src)
     _check_store(args)
     own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err) if args.kernel else None
-    if args.against:
-        resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    other = resolve_kernel(args.arch, args.against, refresh=False, err=err) if args.against \
+        else None
+    if own and other:
+        _check_against(own, other)
     _check_programs(args, probe)
     if args.cpu or args.machine_opt:
         check_configuration(probe)
-    _stop_on_signals()
+    stop_on_signals()
     kernel = own or resolve_kernel(args.arch, None, refresh=args.refresh, err=err)
+    if other and not own:
+        _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
+    selftests = None
+    if args.crosscheck and args.mode != "correctness":
+        from kcross.lab.crosscheck_jobs import selftest_source
+
+        selftests = selftest_source(args, kernel, err)
     payload = build(args.arch, src, err)
     status = EXIT_OK
     if args.mode in ("correctness", "both"):
         status = max(status, correctness(args, kernel, payload, out, err))
     if args.mode in ("counting", "both"):
-        status = max(status, counting(args, kernel, payload, out, err))
+        status = max(status, counting(args, kernel, payload, out, err, selftests))
     return status

@@ -490,7 +490,7 @@ def _newest(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | 
     found = [k for k in (_load_entry(e, arch) for e in entries) if k is not None]
     if not found:
         return None
-    return max(found, key=lambda k: _version_key(k.version or ""))
+    return max(found, key=lambda k: version_key(k.version or ""))
 
 
 def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
@@ -500,12 +500,12 @@ def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
     return _usable(_newest(arch, cache_dir, version))
 
 
-def _version_key(v: str) -> tuple[tuple[int, object], ...]:
+def version_key(v: str) -> tuple[tuple[int, object], ...]:
     """A sort key close enough to dpkg's ordering for kernel package versions (6.1.153-1)."""
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", v) if p)
 
 
-def _remove_stale_tmp(adir: Path) -> None:
+def remove_stale_tmp(adir: Path) -> None:
     now = time.time()
     with contextlib.suppress(OSError):
         for e in adir.iterdir():
@@ -516,7 +516,7 @@ def _remove_stale_tmp(adir: Path) -> None:
 
 
 @contextlib.contextmanager
-def _arch_lock(adir: Path) -> Iterator[None]:
+def arch_lock(adir: Path) -> Iterator[None]:
     """One fetch per arch and cache at a time (apt's own lock would fail the second one)."""
     with open(adir / ".lock", "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -538,7 +538,7 @@ def missing_tools() -> list[tuple[str, tuple[str, ...]]]:
     return [(name, (package,)) for name, package in FETCH_TOOLS.items() if shutil.which(name) is None]
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise LabError(f"{name} not found: the lab fetches Debian's kernel package with it "
@@ -577,7 +577,7 @@ def update(apt_get: str, conf: Path, apt_dir: Path, source: AptSource) -> None:
                        "needs the registry to fetch the kernel package (or pass --kernel PATH)")
 
 
-def _show(apt_cache: str, conf: Path, package: str) -> dict[str, str]:
+def show_package(apt_cache: str, conf: Path, package: str) -> dict[str, str]:
     r = _apt([apt_cache, "show", "--no-all-versions", package], conf)
     if r.returncode != 0 or not r.stdout.strip():
         raise LabError(f"the registry's {SUITE} {COMPONENT} has no package {package}: "
@@ -601,12 +601,12 @@ def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str, str]:
     ``linux-image-<flavour>`` depends on."""
     fl = flavour(arch)
     meta = f"linux-image-{fl}"
-    depends = _show(apt_cache, conf, meta).get("Depends", "")
+    depends = show_package(apt_cache, conf, meta).get("Depends", "")
     pattern = re.compile(rf"^linux-image-\d[\w.+~-]*-{re.escape(fl)}(?:-unsigned)?$")
     for alternative in depends.split(","):
         name = alternative.split("|")[0].split("(")[0].strip().split(":")[0]
         if pattern.match(name):
-            fields = _show(apt_cache, conf, name)
+            fields = show_package(apt_cache, conf, name)
             version, sha256 = fields.get("Version", ""), fields.get("SHA256", "").lower()
             if not version:
                 raise LabError(f"the registry's {name} has no Version field")
@@ -616,9 +616,43 @@ def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str, str]:
     raise LabError(f"{meta} depends on no versioned kernel image package (Depends: {depends or 'none'})")
 
 
-def _check_version(version: str) -> None:
+def check_version(version: str) -> None:
     if not re.fullmatch(r"[0-9][A-Za-z0-9.+~:-]*", version):
         raise LabError(f"the registry gave an odd package version {version!r}")
+
+
+def download_deb(apt_get: str, conf: Path, directory: Path, package: str, version: str,
+                 deb_sha256: str) -> Path:
+    """``apt-get download package=version`` into ``directory``: the .deb, whose SHA-256 must
+    be the one in the index APT verified (LabError otherwise)."""
+    r = _apt([apt_get, "-q", "download", f"{package}={version}"], conf, cwd=directory)
+    debs = sorted(directory.glob("*.deb"))
+    if r.returncode != 0 or len(debs) != 1:
+        raise LabError(f"apt-get download {package}={version} failed: {_last_message(r.stderr)}")
+    got = file_sha256(debs[0])
+    if got != deb_sha256:
+        raise LabError(f"the downloaded {debs[0].name} is not the one the registry's index names "
+                       f"(SHA-256 {got}, the index has {deb_sha256})")
+    return debs[0]
+
+
+def put_in_place(entry: Path, final: Path, tmp: Path) -> None:
+    """Rename a complete cache entry to ``final``, in place of an entry of that name that is
+    not usable (moved into ``tmp``, which the caller removes)."""
+    if os.path.lexists(final):
+        os.rename(final, tmp / "replaced")
+    os.rename(entry, final)
+
+
+def private_apt(adir: Path, arch: str, source: AptSource, apt_get: str) -> Path:
+    """The arch's private APT configuration under ``adir``, its lists updated (call with the
+    arch's lock held): its apt.conf."""
+    apt_dir = adir / APT_DIR
+    apt_dir.mkdir(exist_ok=True)
+    keyring = resolve_keyring(source, apt_dir)
+    conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings())
+    update(apt_get, conf, apt_dir, source)
+    return conf
 
 
 def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: str,
@@ -626,28 +660,21 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
     """Download ``package=version`` (the .deb the index names: ``deb_sha256``), extract its
     ``boot/`` into a temp dir, record what its kernel file is, rename it into place (in place
     of an entry of that version that is not usable).  Called with the arch's lock held."""
-    _check_version(version)
+    check_version(version)
     final = adir / version
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=adir))
     try:
         dl = tmp / "deb"
         dl.mkdir()
-        r = _apt([apt_get, "-q", "download", f"{package}={version}"], conf, cwd=dl)
-        debs = sorted(dl.glob("*.deb"))
-        if r.returncode != 0 or len(debs) != 1:
-            raise LabError(f"apt-get download {package}={version} failed: {_last_message(r.stderr)}")
-        got = file_sha256(debs[0])
-        if got != deb_sha256:
-            raise LabError(f"the downloaded {debs[0].name} is not the one the registry's index names "
-                           f"(SHA-256 {got}, the index has {deb_sha256})")
+        deb = download_deb(apt_get, conf, dl, package, version, deb_sha256)
         tree = tmp / "tree"
         try:
-            x = subprocess.run([dpkg, "-x", str(debs[0]), str(tree)], capture_output=True, text=True,
+            x = subprocess.run([dpkg, "-x", str(deb), str(tree)], capture_output=True, text=True,
                                check=False, stdin=subprocess.DEVNULL)
         except OSError as e:
             raise LabError(f"cannot run {dpkg}: {e.strerror or e}") from None
         if x.returncode != 0:
-            raise LabError(f"dpkg -x {debs[0].name} failed: {_last_message(x.stderr)}")
+            raise LabError(f"dpkg -x {deb.name} failed: {_last_message(x.stderr)}")
         entry = tmp / "entry"
         if not (tree / "boot").is_dir():
             raise LabError(f"{package} {version} has no boot/ directory")
@@ -666,13 +693,11 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
                            f"({problem})")
         meta = {"arch": arch, "package": package, "version": version, "source": "debian",
                 "kernel": f"boot/{kernel.name}", "kernel_sha256": file_sha256(kernel),
-                "kernel_size": kernel.stat().st_size, "deb": debs[0].name,
-                "deb_size": debs[0].stat().st_size, "deb_sha256": got,
+                "kernel_size": kernel.stat().st_size, "deb": deb.name,
+                "deb_size": deb.stat().st_size, "deb_sha256": deb_sha256,
                 "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (entry / META).write_text(json.dumps(meta, indent=2) + "\n")
-        if os.path.lexists(final):   # an entry of this version that is not usable: replaced
-            os.rename(final, tmp / "replaced")
-        os.rename(entry, final)
+        put_in_place(entry, final, tmp)
     except OSError as e:
         raise LabError(f"cannot write the lab's kernel cache in {adir}: {e.strerror or e}") from None
     finally:
@@ -720,24 +745,20 @@ def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version
 def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None,
                    refresh: bool, etc: Path, tell: Callable[[str], None]) -> Kernel:
     """The registry's current kernel for ``arch``, from the cache when a usable entry has it."""
-    apt_get, apt_cache, dpkg = (_tool(name) for name in FETCH_TOOLS)
+    apt_get, apt_cache, dpkg = (tool(name) for name in FETCH_TOOLS)
     source = pick_source(host_sources(etc), etc)
     adir = cache_root(cache_dir) / arch
     try:
         adir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise LabError(f"cannot create the lab's kernel cache {adir}: {e.strerror or e}") from None
-    _remove_stale_tmp(adir)
-    with _arch_lock(adir):
+    remove_stale_tmp(adir)
+    with arch_lock(adir):
         if not refresh:  # a concurrent fetch may have filled it while we waited
             k = cached(arch, cache_dir=cache_dir, version=version)
             if k is not None:
                 return k
-        apt_dir = adir / APT_DIR
-        apt_dir.mkdir(exist_ok=True)
-        keyring = resolve_keyring(source, apt_dir)
-        conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings())
-        update(apt_get, conf, apt_dir, source)
+        conf = private_apt(adir, arch, source, apt_get)
         package, current, deb_sha256 = resolve(apt_cache, conf, arch)
         if version is not None and version != current:
             raise LabError(f"kernel package version {version} for {arch} is not cached and the registry's "

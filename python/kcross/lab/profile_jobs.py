@@ -97,6 +97,8 @@ def check(args: argparse.Namespace, src: Path) -> None:
     opt = "--trace" if args.trace else "--profile"
     if args.mode != "counting":
         raise UserError(f"{opt} profiles counting runs: not with --mode {args.mode}")
+    if getattr(args, "crosscheck", None):
+        raise UserError(f"{opt} and --crosscheck are separate boots: run one, then the other")
     if args.trace:
         if args.bench:
             raise UserError("--trace names its benchmark: drop --bench")

@@ -18,6 +18,7 @@ from rich.text import Text
 from kcross.judge.categories import Category
 from kcross.judge.verdict import Judgement, exact_change
 from kcross.lab.session import Counted, rows_by_name
+from kcross.render import clip_words
 
 
 def fmt(value: float | None) -> str:
@@ -48,6 +49,9 @@ def delta_text(j: Judgement | None) -> str:
     return exact_change(j).split(" ")[0]
 
 
+REASON_WIDTH = 60   # a skip reason or a judgement's error in the compare table
+
+
 def _reason(c: Counted, name: str) -> str:
     for r in c.stream.results:
         if f"{r['suite']}/{r['name']}" == name and r["status"] != "ok":
@@ -76,10 +80,10 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
         j = verdicts.get(name)
         if x is None or y is None or j is None:
             why = _reason(a, name) or _reason(b, name) or "not measured"
-            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(why[:60]))
+            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(clip_words(why, REASON_WIDTH)))
             continue
         if j.error is not None:
-            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(j.error[:60]))
+            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(clip_words(j.error, REASON_WIDTH)))
             continue
         pct = "0" if j.category is Category.IDENTICAL else \
             ("—" if j.ratio is None else exact_change(j).split("(")[-1].rstrip(")"))

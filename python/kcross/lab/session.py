@@ -55,6 +55,8 @@ class Counted:
     stream: RunStream
     records: list[dict[str, Any]] = field(default_factory=list)   # in stream order
     messages: list[str] = field(default_factory=list)             # non-record guest output
+    # The results of the plan's commands after the harness's (count()'s extra_plan).
+    extra: list[CommandResult] = field(default_factory=list)
     # Host times of the boot: the guest's own clock is the fixed -rtc base.
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -195,21 +197,24 @@ def check_harness_status(result: CommandResult, messages: Sequence[str], arch: s
 def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None = None,
           suites: Sequence[str] = DEFAULT_SUITES, bench: str | None = None,
           env: Mapping[str, str] | None = None, timeout: float = COUNTING_TIMEOUT,
-          workdir: Path | None = None) -> Counted:
-    """Boot ``guest`` in counting mode, run the harness, return its records as a lab run."""
+          workdir: Path | None = None, extra_plan: Sequence[Sequence[str]] = (),
+          extra_files: Mapping[str, Path] | None = None) -> Counted:
+    """Boot ``guest`` in counting mode, run the harness, return its records as a lab run.
+    ``extra_plan``: commands run after the harness in the same boot (``extra_files``: the
+    programs they need, {guest path: host file}); their results are ``Counted.extra``."""
     if guest.mode != "counting":
         raise UserError("instruction counts need a counting-mode guest")
     if guest.arch.name != payload.arch:
         raise UserError(f"the payload was built for {payload.arch}, the guest is "
                         f"{guest.arch.name}")
-    plan = [plan_command(harness_argv(suites=suites, bench=bench), env=env)]
-    files = {GUEST_HARNESS: payload.harness}
+    plan = [plan_command(harness_argv(suites=suites, bench=bench), env=env), *extra_plan]
+    files = {GUEST_HARNESS: payload.harness, **(extra_files or {})}
     started = datetime.now(UTC)
     results, _console = run_plan(guest, payload.init, files, plan, timeout=timeout,
                                  workdir=workdir)
-    if len(results) != 1:
+    if len(results) != len(plan):
         raise ConsoleError(f"the {guest.arch.name} guest ran {len(results)} commands, "
-                           "its plan had 1")
+                           f"its plan had {len(plan)}")
     where = f"{guest.arch.name} guest console"
     stream, records, messages = lab_records(results[0], lab_group(guest, kernel, variant), where)
     check_harness_status(results[0], messages, guest.arch.name)
@@ -218,8 +223,8 @@ def count(guest: Guest, kernel: Kernel, payload: Payload, *, variant: str | None
                            f"record (status {results[0].status}); its last words: "
                            f"{messages[-1] if messages else 'none'}")
     return Counted(guest=guest, kernel=kernel, variant=variant, stream=stream,
-                   records=records, messages=messages, started_at=started,
-                   finished_at=datetime.now(UTC))
+                   records=records, messages=messages, extra=list(results[1:]),
+                   started_at=started, finished_at=datetime.now(UTC))
 
 
 def rows_by_name(counted: Iterable[Counted]) -> list[str]:

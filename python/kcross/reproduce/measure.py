@@ -203,20 +203,6 @@ def _native_run(suite: str, glob: str | None, harness: Sequence[str], store: Any
     return Measured(NATIVE, DEFAULT, stored.fingerprint, stored.results, stored.id)
 
 
-def _boots_stop_on_signals() -> None:
-    """SIGTERM and SIGHUP stop the boots as Ctrl-C does (the guest killed, its files
-    removed: kcross.lab.boot cleans up on the way out), as in ``kcross lab``; a signal
-    the caller ignores (nohup) stays ignored."""
-    from kcross.errors import Interrupted
-
-    def raise_interrupted(signum: int, _frame: Any) -> None:
-        raise Interrupted(signum)
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, raise_interrupted)
-
-
 def profile_kernel_instructions(guest: Any, kernel: Any, payload: Any, bench: str, *,
                                 timeout: float) -> float | None:
     """The kernel instructions per operation of ``bench`` (suite/name) in ``guest``, from
@@ -246,13 +232,14 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
     """Each boot of the plan, one after another (a counting boot takes seconds): the
     kernel (``kernels[arch]``, else Debian's, fetched and cached), the payload built once
     per arch, the count."""
+    from kcross.lab.jobs import stop_on_signals
     from kcross.lab.kernel import fetch
     from kcross.lab.machines import Guest
     from kcross.lab.machines import arch as lab_arch
     from kcross.lab.payload import build_payload
     from kcross.lab.session import count
 
-    _boots_stop_on_signals()
+    stop_on_signals()   # as in kcross lab: SIGTERM/SIGHUP stop the boots like Ctrl-C
     done: list[Booted] = []
     for name in plan_.arches:
         boots = [b for b in plan_.boots if b.arch == name]
