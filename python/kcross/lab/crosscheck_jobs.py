@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kcross.cli.options import say
 from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK
-from kcross.lab.jobs import _count, _describe, _guest, _json, _status, store_runs
+from kcross.lab.jobs import count_boot, describe_kernel, exit_status, make_guest, print_runs_json, store_runs
 from kcross.lab.kernel import Kernel
 from kcross.lab.linux_source import Source
 from kcross.lab.payload import Payload
@@ -45,7 +45,7 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, src: 
     # The slow selftests add their host time to the boot's limit (--timeout).
     longer = argparse.Namespace(**{**vars(args), "timeout": args.timeout
                                    + host_seconds(args.arch, args.crosscheck)})
-    run = _count(longer, _guest(args, kernel, "counting"), kernel, payload, None, err,
+    run = count_boot(longer, make_guest(args, kernel, "counting"), kernel, payload, None, err,
                  suites=suites, extra_plan=plan(args.arch, args.crosscheck),
                  extra_files=built.files())
     checked = crosschecked(args.arch, run, src, args.crosscheck)
@@ -53,13 +53,13 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, src: 
     if args.json:
         from kcross.cli.options import print_json
 
-        _json([run])
+        print_runs_json([run])
         print_json([checked.as_json()])
     else:
         render.print_run(out, run.stream.results, run.stream.fingerprint or {},
                          title=f"{args.arch}: instructions per operation (counting mode, "
-                         f"{run.guest.cpu_model}, {_describe(kernel)})", unit=UNIT)
+                         f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
         out.print(crosscheck_table(checked, f"{args.arch}: the kernel's own selftests beside "
                                             "kcross (same boot, instructions per op)"))
     store_runs(args, [run], err)
-    return max(_status([run]), EXIT_CHECK_FAILED if failed else EXIT_OK)
+    return max(exit_status([run]), EXIT_CHECK_FAILED if failed else EXIT_OK)

@@ -77,7 +77,7 @@ def _check_against(kernel: Kernel, other: Kernel) -> None:
     sha = file_sha256(kernel.path)
     if file_sha256(other.path) == sha:
         raise UserError(f"--against {clipped(str(other.path))} is the same kernel as "
-                        f"{_describe(kernel)} (SHA-256 {sha[:16]}…): two boots of one kernel "
+                        f"{describe_kernel(kernel)} (SHA-256 {sha[:16]}…): two boots of one kernel "
                         "count the same instructions; name another kernel")
 
 
@@ -88,7 +88,7 @@ def build(arch_name: str, source: Path, err: Console) -> Payload:
     return build_payload(arch_name, source=source)
 
 
-def _describe(kernel: Kernel) -> str:
+def describe_kernel(kernel: Kernel) -> str:
     if kernel.source == "debian":
         return f"Debian {kernel.package} {kernel.version}"
     return str(kernel.path)
@@ -122,25 +122,25 @@ def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) 
 
 # ---------------------------------------------------------------- modes
 
-def _guest(args: argparse.Namespace, kernel: Kernel, mode: str, **over: Any) -> Guest:
+def make_guest(args: argparse.Namespace, kernel: Kernel, mode: str, **over: Any) -> Guest:
     settings: dict[str, Any] = {"append": args.append, "cpu": args.cpu,
                                 "machine_opts": tuple(args.machine_opt)}
     settings.update(over)
     return Guest(arch(args.arch), kernel.path, mode=mode, **settings)
 
 
-def _count(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payload,
+def count_boot(args: argparse.Namespace, guest: Guest, kernel: Kernel, payload: Payload,
            variant: str | None, err: Console, env: dict[str, str] | None = None,
            suites: Sequence[str] | None = None, **extra: Any) -> Counted:
     chosen = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
     say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
-                   f"{_describe(kernel)}{', ' + variant if variant else ''})...")
+                   f"{describe_kernel(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else chosen, bench=args.bench,
                  env=env, timeout=args.timeout, **extra)
 
 
-def _parallel(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+def parallel_boots(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
     """Run guest boots two at a time (counting is deterministic: load changes no count);
     each job's result, or the KcrossError it raised.  Anything else (a bug, Ctrl-C, a
     stop signal) stops every guest, cancels the boots not started, and is raised."""
@@ -178,36 +178,36 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
         return profiling(args, kernel, payload, out, err)
     if args.compare:
         a, b = args.compare
-        runs = _parallel([
-            lambda m=m: _count(args, _guest(args, kernel, "counting"), kernel, payload,  # type: ignore[misc]
+        runs = parallel_boots([
+            lambda m=m: count_boot(args, make_guest(args, kernel, "counting"), kernel, payload,  # type: ignore[misc]
                                f"KCROSS_SYSCALL={m}", err, env={"KCROSS_SYSCALL": m})
             for m in (a, b)])
-        _raise_first(runs)
+        raise_first(runs)
         if args.json:
-            _json(runs, (a, b))
+            print_runs_json(runs, (a, b))
             store_runs(args, runs, err)
-            return _status(runs)
+            return exit_status(runs)
         out.print(compare_table(runs[0], runs[1], a, b))
         out.print(Text("KCROSS_SYSCALL moves only the paths through the run-time selected "
                        "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
                        "*-inline rows are fixed instructions (-inline the arch's own, "
                        "-inline-alt its alternative)"))
         store_runs(args, runs, err)
-        return _status(runs)
+        return exit_status(runs)
     if args.against:
         other = resolve_kernel(args.arch, args.against, refresh=False, err=err)
-        runs = _parallel([
-            lambda k=k, v=v: _count(args, _guest(args, k, "counting"), k, payload, v, err)  # type: ignore[misc]
+        runs = parallel_boots([
+            lambda k=k, v=v: count_boot(args, make_guest(args, k, "counting"), k, payload, v, err)  # type: ignore[misc]
             for k, v in ((kernel, "kernel A"), (other, "kernel B"))])
-        _raise_first(runs)
+        raise_first(runs)
         if args.json:
-            _json(runs, ("A", "B"))
+            print_runs_json(runs, ("A", "B"))
             store_runs(args, runs, err)
-            return _status(runs)
+            return exit_status(runs)
         out.print(compare_table(runs[0], runs[1], "A", "B"))
-        out.print(Text(f"A: {_describe(kernel)}\nB: {_describe(other)}"))
+        out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
         store_runs(args, runs, err)
-        return _status(runs)
+        return exit_status(runs)
     if args.mitigations:
         return mitigations(args, kernel, payload, out, err)
     if args.crosscheck:
@@ -215,19 +215,19 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
 
         assert selftests is not None
         return crosscheck(args, kernel, payload, selftests, out, err)
-    run = _count(args, _guest(args, kernel, "counting"), kernel, payload, None, err)
+    run = count_boot(args, make_guest(args, kernel, "counting"), kernel, payload, None, err)
     if args.json:
-        _json([run])
+        print_runs_json([run])
         store_runs(args, [run], err)
-        return _status([run])
+        return exit_status([run])
     render.print_run(out, run.stream.results, run.stream.fingerprint or {},
                      title=f"{args.arch}: instructions per operation (counting mode, "
-                     f"{run.guest.cpu_model}, {_describe(kernel)})", unit=UNIT)
+                     f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
     store_runs(args, [run], err)
-    return _status([run])
+    return exit_status([run])
 
 
-def _json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
+def print_runs_json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
     """--json: each run's records (the lab run stream, as 'kcross show --json' writes a
     stored one), then, for two runs, the comparison record of B against A."""
     from kcross.cli.options import print_json
@@ -242,13 +242,13 @@ def _json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
         print_json([comparison_record(list(judged(runs[0], runs[1], *labels).values()))])
 
 
-def _raise_first(results: Sequence[Any]) -> None:
+def raise_first(results: Sequence[Any]) -> None:
     for r in results:
         if isinstance(r, BaseException):
             raise r
 
 
-def _status(runs: Sequence[Counted]) -> int:
+def exit_status(runs: Sequence[Counted]) -> int:
     failed = any(r["status"] == "failed" for run in runs for r in run.stream.results)
     return EXIT_CHECK_FAILED if failed else EXIT_OK
 
@@ -272,8 +272,8 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
             guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
                           machine_opts=tuple(machine_opts), append=append)
             name = b.name if v is None else f"{b.name} + {v.name}"
-            return _count(args, guest, kernel, payload, name, err, suites=suites)
-        results = _parallel([job, *[lambda v=v: job(v) for v in variants]])
+            return count_boot(args, guest, kernel, payload, name, err, suites=suites)
+        results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         base = results[0]
         if isinstance(base, KcrossError):
             # No baseline, no table: its variants cannot be compared with anything.
@@ -299,16 +299,16 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
     if failed_baselines and not stored:
         raise failed_baselines[0]
     store_runs(args, stored, err)
-    return EXIT_BROKEN if failed_baselines else _status(stored)
+    return EXIT_BROKEN if failed_baselines else exit_status(stored)
 
 
 def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
                 err: Console) -> int:
     from kcross.lab.correctness import TestOutcome, evidence, run_tests, summary
 
-    guest = _guest(args, kernel, "correctness")
+    guest = make_guest(args, kernel, "correctness")
     say(err, f"kcross lab: {guest.arch.name} correctness boot ({guest.vcpus} vCPUs, "
-                   f"{guest.cpu_model}, {_describe(kernel)}): {len(payload.tests)} tests...")
+                   f"{guest.cpu_model}, {describe_kernel(kernel)}): {len(payload.tests)} tests...")
     finished = itertools.count(1)
 
     def progress(o: TestOutcome, seconds: float) -> None:   # a line per test as it ends
@@ -318,7 +318,7 @@ def correctness(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
 
     outcomes = run_tests(payload, guest, timeout=args.timeout, progress=progress)
     table = Table(title=f"{args.arch}: the library's tests on a real kernel "
-                  f"({guest.vcpus} vCPUs, multi-threaded TCG, {_describe(kernel)})",
+                  f"({guest.vcpus} vCPUs, multi-threaded TCG, {describe_kernel(kernel)})",
                   title_justify="left")
     table.add_column("test", no_wrap=True)
     table.add_column("status")
@@ -437,7 +437,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     # guest harness knows, the database, the kernel files), then what this host lacks
     # (all of it in one line), then QEMU's own verdict on the user's CPU model and
     # machine options.
-    probe = _guest(args, Kernel(args.arch, Path("/")),
+    probe = make_guest(args, Kernel(args.arch, Path("/")),
                    "correctness" if args.mode == "correctness" else "counting")
     src = source_tree(args.arch, args.source)
     _check_guest_names(args, src)

@@ -110,16 +110,9 @@ def check(args: argparse.Namespace, src: Path) -> None:
 
 # ---------------------------------------------------------------- the boots
 
-def _guest(args: argparse.Namespace, kernel: Kernel, **over: Any) -> Guest:
-    settings: dict[str, Any] = {"append": args.append, "cpu": args.cpu,
-                                "machine_opts": tuple(args.machine_opt)}
-    settings.update(over)
-    return Guest(arch(args.arch), kernel.path, mode="counting", **settings)
-
-
 def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
               err: Console) -> int:
-    from kcross.lab.jobs import _describe, _parallel, _raise_first, _status
+    from kcross.lab.jobs import describe_kernel, exit_status, make_guest, parallel_boots, raise_first
     from kcross.lab.profile import Profiled, prepare, profile_counted
 
     src = find_source(args.source)
@@ -136,7 +129,7 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
     def boot(guest: Guest, k: Kernel, label: str, env: dict[str, str] | None = None,
              only: str | None = None, on: Sequence[str] = suites) -> Profiled:
         say(err, f"kcross lab: {guest.arch.name} profiled counting boot ({guest.cpu_model}, "
-                 f"{_describe(k)}{', ' + label if label else ''})...")
+                 f"{describe_kernel(k)}{', ' + label if label else ''})...")
         p = prepared
         if k is not kernel:   # --against: the other kernel's System.map, if any
             with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
@@ -152,25 +145,25 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
     if args.compare:
         a, b = args.compare
         labels = (a, b)
-        jobs = [lambda m=m: boot(_guest(args, kernel), kernel, f"KCROSS_SYSCALL={m}",  # type: ignore[misc]
+        jobs = [lambda m=m: boot(make_guest(args, kernel, "counting"), kernel, f"KCROSS_SYSCALL={m}",  # type: ignore[misc]
                                  {"KCROSS_SYSCALL": m}) for m in (a, b)]
     elif args.against:
         from kcross.lab.jobs import resolve_kernel
 
         other = resolve_kernel(args.arch, args.against, refresh=False, err=err)
         labels = ("A", "B")
-        jobs = [lambda k=k, v=v: boot(_guest(args, k), k, v)  # type: ignore[misc]
+        jobs = [lambda k=k, v=v: boot(make_guest(args, k, "counting"), k, v)  # type: ignore[misc]
                 for k, v in ((kernel, "kernel A"), (other, "kernel B"))]
     else:
-        run = boot(_guest(args, kernel), kernel, "")
+        run = boot(make_guest(args, kernel, "counting"), kernel, "")
         _show_one(args, run, out)
-        return _status([run.counted])
-    runs = _parallel(jobs)
-    _raise_first(runs)
+        return exit_status([run.counted])
+    runs = parallel_boots(jobs)
+    raise_first(runs)
     _show_two(args, runs[0], runs[1], labels, out)
     if args.against:
-        out.print(Text(f"A: {_describe(kernel)}\nB: {_describe(other)}"))
-    return _status([r.counted for r in runs])
+        out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
+    return exit_status([r.counted for r in runs])
 
 
 def _symbols_line(run: Any) -> Text:
@@ -225,7 +218,7 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
 
 def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., Any],
                  out: Console) -> int:
-    from kcross.lab.jobs import _parallel
+    from kcross.lab.jobs import parallel_boots
     from kcross.lab.mitigations import TABLES, variant_args
     from kcross.lab.profile_diff import diff
     from kcross.lab.report import KEY_BENCH
@@ -241,7 +234,7 @@ def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., A
                           machine_opts=tuple(opts), append=append)
             return boot(guest, kernel, b.name if v is None else f"{b.name} + {v.name}",
                         only=only, on=("syscall",))
-        results = _parallel([job, *[lambda v=v: job(v) for v in variants]])
+        results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         base = results[0]
         if isinstance(base, KcrossError):
             out.print(Text(f"{args.arch} baseline {baseline.name}: not a result: {base}",

@@ -210,12 +210,18 @@ def profile_kernel_instructions(guest: Any, kernel: Any, payload: Any, bench: st
     instruction, user and kernel apart, issue 16): the one place the profile's figure
     enters the experiments (the talk's 151 kernel instructions per getppid).
 
-    None until the profile is part of kcross: the row then says so
-    (kcross.reproduce.outcome.NOT_PROFILED).  Connected, it is one profiled boot, e.g.
-    ``kcross.lab.profile.profile_counted(guest, kernel, payload, suites=(suite,),
-    bench=name, timeout=timeout)[bench].kernel``."""
-    del guest, kernel, payload, bench, timeout
-    return None
+    One profiled boot of the benchmark's suite (``kcross.lab.profile.profile_counted``):
+    the plugin built (cached) and loaded, the benchmark alone; None when the profile has
+    no row for it (the row then says why: kcross.reproduce.outcome.NOT_PROFILED)."""
+    from kcross.lab.profile import profile_counted
+
+    suite, name = bench.split("/", 1)
+    profiled = profile_counted(guest, kernel, payload, suites=(suite,), bench=name,
+                               timeout=timeout)
+    try:
+        return profiled[bench].kernel
+    except KeyError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -271,7 +277,7 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
 def store_lab(booted: Sequence[Booted], store_factory: Callable[[], Any] | None,
               command: Sequence[str]) -> list[Measured]:
     """The boots as measurements, each stored (source ``repro``) unless no factory (the
-    profile's figures are not stored: the report's section says "not yet measured")."""
+    profile's figures are not stored: the report's section says so)."""
     from kcross.importer import import_stream
     from kcross.store import DuplicateImport
 

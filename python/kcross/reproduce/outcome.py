@@ -19,7 +19,8 @@ from kcross.reproduce.measure import Measured
 from kcross.series import Series
 from kcross.sides import Side
 
-NOT_PROFILED = "not yet measured: needs the lab profile (--profile)"
+NOT_PROFILED = ("no figure of the lab profile's (--profile): printed by kcross reproduce, "
+                "never stored")
 
 
 @dataclass(frozen=True)
