@@ -56,6 +56,8 @@ void kh_clock_avoid_second_carry(uint64_t batch_ns)
 
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec)
 		return;		/* no coarse clock, or a tick of a second or more */
+	if (batch_ns >= 1000000000u - (uint64_t)res.tv_nsec)
+		batch_ns = 0;	/* no room before a second for it: avoid the carry alone */
 	for (;;) {
 		if (clock_gettime(CLOCK_MONOTONIC, &fine) ||
 		    clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse))

@@ -80,6 +80,10 @@ def test_param_test_counts_threads_and_aborts() -> None:
     ("null_syscall", "SIGSEGV", ["half a line"], "exit SIGSEGV: half a line"),
     ("context_switch yield", "0", ["Using threads with yield on cpus 0/0 touching", "3"],
      "fewer than two seconds"),
+    ("context_switch yield", "0", ["Using threads with yield on cpus 0/0 touching", "3", "0"],
+     "no switch in its last second"),
+    ("null_syscall", "1", ["the peer's failure message " * 10],
+     "exit 1: the peer's failure message the peer's failure message"),
     ("context_switch yield", "0", ["1", "2"], "no 'Using ... on cpus' line"),
     ("param_test spinlock", "0",
      ["tid 1: number of rseq abort: 0, signals delivered: 0"] * 5, "5 of 6 threads reported"),
@@ -386,3 +390,9 @@ def test_a_row_without_figures_says_why() -> None:
 def test_only_the_slow_peer_adds_host_time() -> None:
     assert ST.host_seconds("ppc64le") == 0.0
     assert ST.host_seconds("ppc64le", "all") == 900.0
+
+
+def test_a_long_failure_is_cut_at_a_word() -> None:
+    figures = ST.parse(peer("null_syscall"),
+                       CommandResult(1, "x", "1", ["the peer's failure message " * 10]))
+    assert figures.problem is not None and figures.problem.endswith(" failure…")

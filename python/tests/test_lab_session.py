@@ -179,7 +179,8 @@ def test_ppc64le_scv_is_offered_selected_and_cheaper(payloads: dict, first_runs:
     # The selection's cost with sc selected (the default run has scv: the test below).
     dispatch, inline = (median(forced.stream, n) for n in ("getppid-dispatch", "getppid-inline"))
     print(f"ppc64le (sc forced): getppid-dispatch {dispatch:.1f}, getppid-inline {inline:.1f}")
-    assert round(dispatch - inline, 1) <= 2
+    # never below the inline instruction: fewer would be the other instruction taken
+    assert 0 <= round(dispatch - inline, 1) <= 2
 
 
 # ---------------------------------------------------------------- exactness (issue 16)
@@ -199,8 +200,9 @@ def test_selection_costs_at_most_two_instructions(arch: str, payloads: dict,
     dispatch = median(run.stream, "getppid-dispatch")
     print(f"{arch} ({selected}): getppid-dispatch {dispatch:.1f}, {inline} "
           f"{median(run.stream, inline):.1f} instructions")
-    # Medians carry a share of interrupts a few millionths of an instruction wide.
-    assert round(dispatch - median(run.stream, inline), 1) <= 2
+    # Medians carry a share of interrupts a few millionths of an instruction wide; below
+    # the inline instruction's count would be another instruction taken than selected.
+    assert 0 <= round(dispatch - median(run.stream, inline), 1) <= 2
 
 
 def _record(result: CommandResult, name: str) -> dict:

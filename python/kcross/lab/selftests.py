@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kcross.errors import LabError
+from kcross.errors import LabError, clipped
 from kcross.lab.initramfs import CommandResult, plan_command
-from kcross.lab.kernel import cache_root, file_sha256
+from kcross.lab.kernel import ARCHES, cache_root, file_sha256
 from kcross.lab.linux_source import Source
 from kcross.lab.machines import arch as lab_arch
+from kcross.render import clip_words
 
 GUEST_DIR = "/lab/selftests"
 SELFTESTS = "tools/testing/selftests"
@@ -74,7 +75,7 @@ class Program:
     sources: tuple[str, ...]        # relative to the directory
     cflags: tuple[str, ...]
     libs: tuple[str, ...] = ()
-    arches: tuple[str, ...] = ("ppc64le", "aarch64", "x86_64")
+    arches: tuple[str, ...] = ARCHES
 
 
 PROGRAMS: tuple[Program, ...] = (
@@ -115,7 +116,7 @@ class Peer:
     host_seconds: float = 0.0
     # What is known to make its figure differ from kcross's, said when it does.
     differs_because: str | None = None
-    arches: tuple[str, ...] = ("ppc64le", "aarch64", "x86_64")
+    arches: tuple[str, ...] = ARCHES
 
     @property
     def ops(self) -> int | None:
@@ -289,7 +290,7 @@ def _build(arch: str, source: Source, directory: Path) -> dict[str, Path]:
                 first = next((ln for ln in proc.stderr.splitlines() if "error" in ln),
                              proc.stderr.strip().splitlines()[-1:] or ["no message"])
                 raise LabError(f"building the selftest {p.name} for {arch} failed: "
-                               f"{str(first)[:200]}; log: {log}")
+                               f"{clipped(str(first), 200)}; log: {log}")
             built[p.name] = target
     meta = {"arch": arch, "key": build_key(arch), "source_package": source.package,
             "source_version": source.version, "source_sha256": source.deb_sha256,
@@ -363,7 +364,7 @@ def parse(peer: Peer, result: CommandResult) -> Figures:
     lines = tuple(result.output)
     if not result.ok:
         last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "no output")
-        return Figures(peer, result.status, False, problem=f"exit {result.status}: {last[:160]}",
+        return Figures(peer, result.status, False, problem=f"exit {result.status}: {clip_words(last, 160)}",
                        output=lines)
     if peer.kind == "null-syscall":
         got = parse_null_syscall(lines)
@@ -382,6 +383,10 @@ def parse(peer: Peer, result: CommandResult) -> Figures:
             return Figures(peer, result.status, False,
                            problem="fewer than two seconds of switch counts", output=lines)
         steady = counts[-1]           # the first second holds the threads' start
+        if steady <= 0:
+            return Figures(peer, result.status, False,
+                           problem="no switch in its last second (the peer stalled)",
+                           output=lines)
         return Figures(peer, result.status, True,
                        per_op=INSTRUCTIONS_PER_GUEST_SECOND / steady,
                        reading=f"{steady} switches per guest second (seconds: "
