@@ -27,7 +27,8 @@ from kcross.errors import LabError
 from kcross.lab import costly as costly_table
 from kcross.lab import elf
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import DEFAULT_SUITES, KERNEL_BASE, Guest
+from kcross.lab.machines import DEFAULT_SUITES, Guest
+from kcross.lab.machines import arch as lab_arch
 from kcross.lab.payload import Payload
 from kcross.lab.plugin import build_plugin, check_plugin, qemu_args
 from kcross.lab.profile_data import EMPTY, SAMPLE, PluginOutput, Window, parse
@@ -169,7 +170,7 @@ def profile_counted(guest: Guest, kernel: Kernel, payload: Payload, *,
         p = prepared or prepare(arch, kernel, payload, source, guest.arch.qemu, work)
         out = work / "profile.out"
         profiled = dataclasses.replace(guest, extra=(*guest.extra, *qemu_args(
-            p.plugin, out, p.markers, KERNEL_BASE[arch], trace=trace)))
+            p.plugin, out, p.markers, lab_arch(arch).kernel_base, trace=trace)))
         forced = dict(env or {})
         forced["KCROSS_PROFILE"] = "1" if p.system_map is not None else "kallsyms"
         counted = count(profiled, kernel, payload, variant=variant, suites=suites, bench=bench,
@@ -207,7 +208,7 @@ def build(counted: Counted, data: PluginOutput, p: Prepared, kernel: Kernel, arc
         raise LabError(f"the {arch} guest's harness reported {len(results)} benchmarks, the "
                        f"profile plugin saw {len(data.benches)}")
     ktable, where, slide = kernel_symbols(p, counted.messages)
-    base = KERNEL_BASE[arch]
+    base = lab_arch(arch).kernel_base
 
     def place(addr: int) -> tuple[str, Place]:
         return (KERNEL, ktable.lookup(addr)) if addr >= base else (USER, p.harness.lookup(addr))
