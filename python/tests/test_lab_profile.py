@@ -207,6 +207,27 @@ def test_what_qemus_ppc_disassembler_lacks_is_decoded_from_the_bytes() -> None:
         == "rfscv"
     assert costly.decoded("ppc64le", bytes.fromhex("00000000"), ".long 0x0") == ".long 0x0"
     assert costly.decoded("ppc64le", bytes.fromhex("02000044"), "sc") == "sc"
+    # x86's instructions are not 4-byte words: its bytes are left as QEMU printed them.
+    assert costly.decoded("x86_64", bytes.fromhex("01000044"), ".byte 0x01, 0x00, 0x00, 0x44") \
+        == ".byte 0x01, 0x00, 0x00, 0x44"
+
+
+def test_the_trace_limit_is_passed_to_the_plugin_which_has_no_default_of_its_own() -> None:
+    from kcross.lab.plugin import PLUGIN_SOURCE, TRACE_MAX, qemu_args
+
+    _, traced = qemu_args(Path("/p.so"), Path("/o"), {"sample": 1}, 1 << 63, trace=True)
+    assert f"trace=1,tracemax={TRACE_MAX}" in traced
+    _, plain = qemu_args(Path("/p.so"), Path("/o"), {"sample": 1}, 1 << 63)
+    assert "trace" not in plain
+    text = (Path(__file__).parents[2] / PLUGIN_SOURCE).read_text()
+    assert "static size_t trace_max;" in text and str(TRACE_MAX) not in text
+
+
+def test_a_long_malformed_line_is_clipped_as_echoed_input(tmp_path: Path) -> None:
+    path = tmp_path / "System.map"
+    path.write_text(MAP + "zzz T" + " x" * 100 + "\n")
+    with pytest.raises(LabError, match=r"'zzz T x x.*\.\.\. \(205 characters\)'$"):
+        read_system_map(path)
 
 
 # ---------------------------------------------------------------- the figures

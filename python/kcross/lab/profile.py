@@ -30,7 +30,7 @@ from kcross.lab.kernel import Kernel
 from kcross.lab.machines import DEFAULT_SUITES, Guest
 from kcross.lab.machines import arch as lab_arch
 from kcross.lab.payload import Payload
-from kcross.lab.plugin import build_plugin, check_plugin, qemu_args
+from kcross.lab.plugin import TRACE_MAX, build_plugin, check_plugin, qemu_args
 from kcross.lab.profile_data import EMPTY, SAMPLE, PluginOutput, Window, parse
 from kcross.lab.session import COUNTING_TIMEOUT, Counted, count
 from kcross.lab.symbols import (
@@ -49,8 +49,6 @@ MARKERS = {"sample": "kh_profile_sample", "empty": "kh_profile_empty",
            "close": "kh_profile_close", "dump": "kh_profile_dump"}
 SAY = "@@kcross-profile "
 EMPTY_LOOP = "(the empty loop, subtracted)"
-# Trace: at most this many instructions of the traced window are recorded.
-TRACE_MAX = 1_000_000
 
 
 # Where an address is: user or kernel, and its function+offset.
