@@ -241,13 +241,19 @@ class FakeCounted:
         return 5.0
 
 
-def profiled(tmp_path: Path, trace: str = "") -> Any:
+# The harness's own record of the benchmark: 6 instructions/op, the empty loop's 1 (the
+# statistics rule subtracts it).
+RECORD = {"schema": 2, "suite": "syscall", "name": "x", "status": "ok", "iters": 10,
+          "samples": [6.0] * 5, "overhead": {"samples": [1.0] * 5}}
+
+
+def profiled(tmp_path: Path, trace: str = "", record: dict[str, Any] = RECORD) -> Any:
     data = parse(plugin_file(tmp_path, SAMPLES + EMPTY_WINDOW * 5 + trace + DISAS + "D\n"))
     harness = SymbolTable([(0x1000, "bench_x"), (0x2000, "empty_loop")])
     kallsyms = [f"@@kcross-profile ksym {K + 0x100:x} system_call_common",
                 f"@@kcross-profile ksym {K + 0x200:x} interrupt_return"]
     counted = FakeCounted(["@@kcross-profile kallsyms _text - _etext -", *kallsyms],
-                          [{"suite": "syscall", "name": "x", "status": "ok", "iters": 10}])
+                          [record])
     p = Prepared(Path("/p.so"), {}, harness, None)
     return build(counted, data, p, None, "ppc64le", trace=bool(trace))  # type: ignore[arg-type]
 
@@ -268,6 +274,21 @@ def test_user_and_kernel_add_up_to_the_statistics_rules_figure(tmp_path: Path) -
                      ("privilege switch", "rfid", "interrupt_return"): 1.0,
                      ("privilege switch", "sc", "bench_x"): 1.0}
     assert run.kernel_symbols == "the guest's /proc/kallsyms"
+
+
+def test_the_empty_loop_is_subtracted_as_the_harness_record_decided(tmp_path: Path) -> None:
+    """The windows alone would subtract (1 of 6 per op); the record's empty loop is 4 of 6,
+    half the median or more: not subtracted, in the profile either."""
+    from kcross.stats import summarize_record
+
+    record = {**RECORD, "overhead": {"samples": [4.0] * 5}}
+    assert not summarize_record(record).overhead.subtracted
+    p = profiled(tmp_path, record=record)["x"]
+    assert (p.figure, p.user, p.kernel, p.subtracted) == (6.0, 2.0, 4.0, False)
+    assert (USER, EMPTY_LOOP) not in {(f.space, f.function) for f in p.functions}
+    with pytest.raises(LabError, match="the harness's record of syscall/x has no overhead "
+                                       "decision: no empty-loop samples"):
+        profiled(tmp_path, record={**RECORD, "overhead": None})
 
 
 def test_two_profiles_differ_by_the_judges_exact_comparison(tmp_path: Path) -> None:

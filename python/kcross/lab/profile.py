@@ -243,11 +243,17 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
     if not samples or not empties:
         raise LabError(f"the profile of {name} has {len(samples)} sample and {len(empties)} "
                        "empty-loop windows: both are needed")
-    summary = stats.summarize([w.total / iters for w in samples],
-                              [w.total / iters for w in empties])
-    _m, mid = _median_window(samples, iters)
-    _e, empty = _median_window(empties, iters)
-    sub = summary.overhead.subtracted
+    # Whether the empty loop is subtracted is the harness record's decision (the statistics
+    # rule on its own samples, kcross.stats.summarize_record), never the windows' own: the
+    # profile and the harness's figure cannot differ by the whole empty loop on a row near
+    # the rule's thresholds.
+    try:
+        sub = stats.summarize_record(record).overhead.subtracted
+    except stats.StatsError as e:
+        raise LabError(f"the harness's record of {name} has no overhead decision: {e}") \
+            from None
+    med, mid = _median_window(samples, iters)
+    empty_med, empty = _median_window(empties, iters)
     scale = 1.0 / iters
     user = (mid.user - (empty.user if sub else 0)) * scale
     kern = (mid.kernel - (empty.kernel if sub else 0)) * scale
@@ -269,7 +275,8 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
             if n:
                 functions[(space, EMPTY_LOOP)] = -n * scale
     return BenchProfile(
-        name=name, iters=iters, windows=len(samples), figure=summary.median, user=user,
+        name=name, iters=iters, windows=len(samples), figure=med - (empty_med if sub else 0.0),
+        user=user,
         kernel=kern, subtracted=sub, counting=None,
         functions=sorted((FunctionCost(s, f, v) for (s, f), v in functions.items()),
                          key=lambda x: (-abs(x.per_op), x.space, x.function)),
