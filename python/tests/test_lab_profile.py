@@ -538,3 +538,34 @@ def test_a_benchmark_one_side_lacks_is_said(monkeypatch: pytest.MonkeyPatch) -> 
     out = Console(file=io.StringIO(), width=200)
     _show_pairs(b, a, ("A", "B"), out, lambda pa, pb, labels: f"both {pa}")
     assert out.file.getvalue().splitlines()[1] == "s/y: not in A: skipped (no rseq)"  # type: ignore[attr-defined]
+
+
+def _profile(user: float, empty: float) -> Any:
+    from kcross.lab.profile import BenchProfile, FunctionCost
+
+    return BenchProfile(name="syscall/x", iters=10, windows=5, figure=user + 4.0, user=user,
+                        kernel=4.0, subtracted=True, counting=None,
+                        functions=[FunctionCost(USER, "bench_x", user - empty),
+                                   FunctionCost(USER, EMPTY_LOOP, empty),
+                                   FunctionCost(KERNEL, "system_call_common", 4.0)])
+
+
+def test_the_empty_loops_line_is_judged_by_its_size_and_unjudged_says_why() -> None:
+    import io
+
+    from kcross.views.profile import diff_view
+    from rich.console import Console
+
+    d = diff(_profile(1.0, -1.0), _profile(1.0, -2.0), ("A", "B"))
+    (loop,) = [c for c in d.functions if c.what == f"{USER} {EMPTY_LOOP}"]
+    assert loop.judgement.category.name == "HIGHER" and (loop.a, loop.b) == (-1.0, -2.0)
+    # A negative per-op figure is not judged: the judge's own words are shown, never
+    # "identical".
+    d = diff(_profile(-0.5, -1.0), _profile(-0.5, -1.0), ("A", "B"))
+    user = next(c for c in d.totals if c.what == "user")
+    assert user.judgement.category.name == "UNJUDGED"
+    out = Console(file=io.StringIO(), width=300)
+    out.print(diff_view(d, ("A", "B")))
+    (line,) = [t for t in out.file.getvalue().splitlines()  # type: ignore[attr-defined]
+               if t.lstrip().startswith("user")]
+    assert "is negative (-0.5)" in line and "identical" not in line
