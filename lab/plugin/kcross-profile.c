@@ -122,7 +122,7 @@ static uint64_t marker[M_COUNT];
 static uint64_t kernel_base;
 static FILE *out;
 static bool trace_on, traced;
-static size_t trace_max = 1000000;
+static size_t trace_max;	/* tracemax=: kcross.lab.plugin.TRACE_MAX, required with trace=1 */
 static struct insn **trace;
 static size_t n_trace;
 static char window;		/* 0: closed; 's' or 'e': open */
@@ -341,6 +341,10 @@ KP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 	if (!path || !have_kernel) {
 		qemu_plugin_outs("kcross-profile: needs out=PATH, kernel=ADDR, sample=, empty=, "
 				 "close= and dump= addresses\n");
+		return 1;
+	}
+	if (trace_on && !trace_max) {
+		qemu_plugin_outs("kcross-profile: trace=1 needs tracemax=N\n");
 		return 1;
 	}
 	out = fopen(path, "w");

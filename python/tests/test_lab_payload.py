@@ -49,6 +49,7 @@ from kcross.lab.payload import (
     build_payload,
     find_source,
     guest_tests,
+    harness_benchmarks,
     harness_suites,
     missing_tools,
     syscall_mechanisms,
@@ -318,6 +319,67 @@ def test_mechanisms_and_suites_are_read_from_the_tree(tmp_path: Path) -> None:
     (tree / "harness" / "bench" / "a.c").write_text("")        # listed, never named
     assert harness_suites(tree) is None
     assert syscall_mechanisms("ppc64le", tmp_path) is None and harness_suites(tmp_path) is None
+
+
+BENCH_C = """\
+#if defined(KC_ARCH_X86_64)
+# define HINTS X(H_A, "pause", "pause", "pause")
+#elif defined(KC_ARCH_PPC64LE)
+# define HINTS X(H_B, "or27", "or 27,27,27", "or 27,27,27") \\
+\t\t    X(H_C, "or1", "or 1,1,1", "or 1,1,1")
+#endif
+static const struct kh_bench rows[] = {
+\t{ "plain", "every arch", f, 0, 0, NULL },
+#if defined(KC_ARCH_X86_64)
+\t{ "rdtscp", "x86 only", f, 0, 0, NULL },
+#elif defined(KC_ARCH_AARCH64)
+\t{ "isb", "arm only", f, 0, 0, NULL },
+#else
+\t{ "other", "neither", f, 0, 0, NULL },
+#endif
+#if KC_HAVE_SYSCALL_ALT
+\t{ "alt", "an alternative syscall instruction", f, 0, 0, NULL },
+#endif
+#define X(id, name, text, insn) \\
+\t{ "hint-" name, "one `" text "`", f, 0, id, NULL },
+\tHINTS
+#undef X
+\t{ NULL, NULL, NULL, 0, 0, NULL },
+};
+const struct kh_suite kh_suite_s = { "s", rows, 0 };
+"""
+
+
+def test_benchmarks_are_the_rows_each_archs_compiler_sees(tmp_path: Path) -> None:
+    """The arch conditions decided (KC_HAVE_SYSCALL_ALT: the arch header's alternative),
+    the X-macro rows expanded; a row under a condition not decidable here: None."""
+    tree = _tree(tmp_path / "src", {
+        "include/kcross/arch/ppc64le.h": '#define KC_SYSMECH_ALT_NAME "scv"\n',
+        "include/kcross/arch/x86_64.h": "\n",
+        "include/kcross/arch/aarch64.h": "\n",
+        "harness/bench/s.c": BENCH_C,
+    })
+    assert harness_benchmarks("ppc64le", tree) == (
+        "s/plain", "s/other", "s/alt", "s/hint-or27", "s/hint-or1")
+    assert harness_benchmarks("x86_64", tree) == ("s/plain", "s/rdtscp", "s/hint-pause")
+    assert harness_benchmarks("aarch64", tree) is None     # no HINTS on aarch64: unsure
+    (tree / "harness" / "bench" / "s.c").write_text(
+        BENCH_C.replace("#if KC_HAVE_SYSCALL_ALT", "#if KC_UNKNOWN > 1"))
+    assert harness_benchmarks("x86_64", tree) is None      # a row it cannot decide
+    assert harness_benchmarks("x86_64", tmp_path) is None
+
+
+def test_benchmarks_are_the_real_harness_ones() -> None:
+    """The rows read from this tree are those a harness built from it lists, on each arch."""
+    found = [(a, c) for a, c in _harnesses() if a in ARCHES]
+    if not found:
+        pytest.skip("no real harness (set KCROSS_TEST_REAL_HARNESS; ./check passes the cross ones)")
+    for arch, command in found:
+        listed = subprocess.run([*command, "list", "--json"], capture_output=True, text=True,
+                                timeout=120, check=True)
+        rows = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+        assert sorted(harness_benchmarks(arch, REPO) or ()) == sorted(
+            f"{r['suite']}/{r['name']}" for r in rows if r["type"] == "bench"), arch
 
 
 def _harnesses() -> list[tuple[str, list[str]]]:

@@ -207,6 +207,27 @@ def test_what_qemus_ppc_disassembler_lacks_is_decoded_from_the_bytes() -> None:
         == "rfscv"
     assert costly.decoded("ppc64le", bytes.fromhex("00000000"), ".long 0x0") == ".long 0x0"
     assert costly.decoded("ppc64le", bytes.fromhex("02000044"), "sc") == "sc"
+    # x86's instructions are not 4-byte words: its bytes are left as QEMU printed them.
+    assert costly.decoded("x86_64", bytes.fromhex("01000044"), ".byte 0x01, 0x00, 0x00, 0x44") \
+        == ".byte 0x01, 0x00, 0x00, 0x44"
+
+
+def test_the_trace_limit_is_passed_to_the_plugin_which_has_no_default_of_its_own() -> None:
+    from kcross.lab.plugin import PLUGIN_SOURCE, TRACE_MAX, qemu_args
+
+    _, traced = qemu_args(Path("/p.so"), Path("/o"), {"sample": 1}, 1 << 63, trace=True)
+    assert f"trace=1,tracemax={TRACE_MAX}" in traced
+    _, plain = qemu_args(Path("/p.so"), Path("/o"), {"sample": 1}, 1 << 63)
+    assert "trace" not in plain
+    text = (Path(__file__).parents[2] / PLUGIN_SOURCE).read_text()
+    assert "static size_t trace_max;" in text and str(TRACE_MAX) not in text
+
+
+def test_a_long_malformed_line_is_clipped_as_echoed_input(tmp_path: Path) -> None:
+    path = tmp_path / "System.map"
+    path.write_text(MAP + "zzz T" + " x" * 100 + "\n")
+    with pytest.raises(LabError, match=r"'zzz T x x.*\.\.\. \(205 characters\)'$"):
+        read_system_map(path)
 
 
 # ---------------------------------------------------------------- the figures
@@ -220,13 +241,19 @@ class FakeCounted:
         return 5.0
 
 
-def profiled(tmp_path: Path, trace: str = "") -> Any:
+# The harness's own record of the benchmark: 6 instructions/op, the empty loop's 1 (the
+# statistics rule subtracts it).
+RECORD = {"schema": 2, "suite": "syscall", "name": "x", "status": "ok", "iters": 10,
+          "samples": [6.0] * 5, "overhead": {"samples": [1.0] * 5}}
+
+
+def profiled(tmp_path: Path, trace: str = "", record: dict[str, Any] = RECORD) -> Any:
     data = parse(plugin_file(tmp_path, SAMPLES + EMPTY_WINDOW * 5 + trace + DISAS + "D\n"))
     harness = SymbolTable([(0x1000, "bench_x"), (0x2000, "empty_loop")])
     kallsyms = [f"@@kcross-profile ksym {K + 0x100:x} system_call_common",
                 f"@@kcross-profile ksym {K + 0x200:x} interrupt_return"]
     counted = FakeCounted(["@@kcross-profile kallsyms _text - _etext -", *kallsyms],
-                          [{"suite": "syscall", "name": "x", "status": "ok", "iters": 10}])
+                          [record])
     p = Prepared(Path("/p.so"), {}, harness, None)
     return build(counted, data, p, None, "ppc64le", trace=bool(trace))  # type: ignore[arg-type]
 
@@ -247,6 +274,21 @@ def test_user_and_kernel_add_up_to_the_statistics_rules_figure(tmp_path: Path) -
                      ("privilege switch", "rfid", "interrupt_return"): 1.0,
                      ("privilege switch", "sc", "bench_x"): 1.0}
     assert run.kernel_symbols == "the guest's /proc/kallsyms"
+
+
+def test_the_empty_loop_is_subtracted_as_the_harness_record_decided(tmp_path: Path) -> None:
+    """The windows alone would subtract (1 of 6 per op); the record's empty loop is 4 of 6,
+    half the median or more: not subtracted, in the profile either."""
+    from kcross.stats import summarize_record
+
+    record = {**RECORD, "overhead": {"samples": [4.0] * 5}}
+    assert not summarize_record(record).overhead.subtracted
+    p = profiled(tmp_path, record=record)["x"]
+    assert (p.figure, p.user, p.kernel, p.subtracted) == (6.0, 2.0, 4.0, False)
+    assert (USER, EMPTY_LOOP) not in {(f.space, f.function) for f in p.functions}
+    with pytest.raises(LabError, match="the harness's record of syscall/x has no overhead "
+                                       "decision: no empty-loop samples"):
+        profiled(tmp_path, record={**RECORD, "overhead": None})
 
 
 def test_two_profiles_differ_by_the_judges_exact_comparison(tmp_path: Path) -> None:
@@ -288,7 +330,18 @@ def test_benchmarks_and_windows_must_pair(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["ppc64le", "--trace", "nosuch"], "--trace nosuch: no such benchmark"),
-    (["ppc64le", "--trace", "getppid-*"], "--trace getppid-*: names 7 benchmarks"),
+    (["ppc64le", "--trace", "getppid-*"], "--trace getppid-*: names 6 benchmarks"),
+    # rows of another arch's harness, and a macro row this arch does not make
+    (["ppc64le", "--trace", "rdtscp"], "--trace rdtscp: no such benchmark on ppc64le"),
+    (["aarch64", "--trace", "getppid-inline-alt"],
+     "--trace getppid-inline-alt: no such benchmark on aarch64"),
+    (["ppc64le", "--trace", "spin/hint-nosuch"], "--trace spin/hint-nosuch: no such benchmark"),
+    (["x86_64", "--trace", "hint-or27"], "--trace hint-or27: no such benchmark on x86_64"),
+    (["ppc64le", "--profile", "--bench", "nosuch"], "--bench nosuch: no such benchmark in"),
+    (["ppc64le", "--profile", "--suite", "cpuid", "--bench", "getppid-inline"],
+     "--bench getppid-inline: no such benchmark in ppc64le's suites cpuid"),
+    (["ppc64le", "--profile", "--mitigations", "--bench", "cpuid/*"],
+     "--bench cpuid/*: no such benchmark in the syscall suite --profile --mitigations"),
     (["ppc64le", "--trace", "getppid-inline", "--bench", "x"], "--trace names its benchmark"),
     (["ppc64le", "--trace", "getppid-inline", "--compare", "sc", "scv"],
      "--trace shows one boot's operation"),
@@ -299,6 +352,33 @@ def test_bad_profile_input_is_refused_before_any_build(kcross, tmp_path: Path,  
                                                        args: list[str], message: str) -> None:
     assert_one_line_error(kcross("lab", *args, extra_env={"PATH": str(tmp_path)}), 2, message)
     assert not (tmp_path / "home" / ".cache").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ppc64le", "--trace", "rdtscp"], "--trace rdtscp: no such benchmark on ppc64le"),
+    (["ppc64le", "--profile", "--bench", "nosuch"], "--bench nosuch: no such benchmark"),
+])
+def test_a_name_the_guest_would_refuse_is_refused_before_any_fetch_build_or_boot(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        args: list[str], message: str) -> None:
+    from kcross.cli import main
+    from kcross.lab import jobs, plugin, profile, profile_jobs
+
+    def never(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("fetched, built or booted before the name was checked")
+
+    for module, name in ((jobs, "resolve_kernel"), (jobs, "build"), (plugin, "build_plugin"),
+                         (profile, "prepare"), (profile, "profile_counted"),
+                         (profile_jobs, "profiling")):
+        monkeypatch.setattr(module, name, never)
+    with pytest.raises(SystemExit) as exit_:
+        main(["lab", *args])
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    # the real benchmarks are taken: the refusal is about the name, not any --profile
+    from kcross.lab.payload import harness_benchmarks
+    assert "cpuid/rdtscp" in (harness_benchmarks("x86_64", Path(__file__).resolve().parents[2]) or ())
 
 
 def test_a_qemu_whose_plugin_api_does_not_fit_is_refused(tmp_path: Path) -> None:
@@ -386,3 +466,106 @@ def test_a_system_map_beside_the_kernel_is_moved_by_the_boots_slide(tmp_path: Pa
     assert str(table.lookup(0xFFFFFFFF81000100 + slide)) == "entry_SYSCALL_64+0x0"
     _t, where, found = kernel_symbols(p, ["@@kcross-profile kallsyms _text - _etext -"])
     assert found == 0 and "unmoved" in where
+
+
+# ---------------------------------------------------------------- the jobs' outcomes
+
+class FakeRun:
+    """A profiled boot: the profiles it has and its harness records."""
+
+    def __init__(self, benches: dict[str, Any], results: list[dict[str, Any]]) -> None:
+        self.benches = benches
+        self.counted = FakeCounted([], results)
+
+
+def _mitigations_status(monkeypatch: pytest.MonkeyPatch, boot: Any) -> tuple[int, str]:
+    import argparse
+    import io
+
+    from kcross.lab import profile_jobs
+    from rich.console import Console
+
+    monkeypatch.setattr("kcross.views.profile.diff_view", lambda d, labels: "a diff")
+    monkeypatch.setattr("kcross.lab.profile_diff.diff", lambda a, b, labels: None)
+    out = Console(file=io.StringIO(), width=200)
+    args = argparse.Namespace(arch="ppc64le", bench=None)
+    kernel = type("K", (), {"path": Path("/vmlinux")})()
+    status = profile_jobs._mitigations(args, kernel, boot, out)  # type: ignore[arg-type]
+    return status, out.file.getvalue()  # type: ignore[attr-defined]
+
+
+OK = [{"suite": "syscall", "name": "getppid-inline", "status": "ok"}]
+
+
+def test_a_failed_variant_or_benchmark_fails_profile_mitigations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kcross.errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK
+
+    def fine(guest: Any, kernel: Any, label: str, **_: Any) -> FakeRun:
+        return FakeRun({"syscall/getppid-inline": object()}, OK)
+
+    status, text = _mitigations_status(monkeypatch, fine)
+    assert status == EXIT_OK and "a diff" in text
+
+    def variant_fails(guest: Any, kernel: Any, label: str, **kw: Any) -> FakeRun:
+        if " + " in label:
+            raise LabError("the guest did not boot")
+        return fine(guest, kernel, label)
+
+    status, text = _mitigations_status(monkeypatch, variant_fails)
+    assert status == EXIT_BROKEN and "not a result: the guest did not boot" in text
+
+    def bench_fails(guest: Any, kernel: Any, label: str, **kw: Any) -> FakeRun:
+        return FakeRun({}, [{**OK[0], "status": "failed", "reason": "wrong pid"}])
+
+    status, text = _mitigations_status(monkeypatch, bench_fails)
+    assert status == EXIT_CHECK_FAILED
+
+
+def test_a_benchmark_one_side_lacks_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from kcross.lab.profile_jobs import _show_pairs
+    from rich.console import Console
+
+    a = FakeRun({"s/x": 1, "s/y": 2}, [])
+    b = FakeRun({"s/x": 1}, [{"suite": "s", "name": "y", "status": "skipped",
+                              "reason": "no rseq"}])
+    out = Console(file=io.StringIO(), width=200)
+    _show_pairs(a, b, ("A", "B"), out, lambda pa, pb, labels: f"both {pa}")
+    assert out.file.getvalue().splitlines() == [  # type: ignore[attr-defined]
+        "both 1", "s/y: not in B: skipped (no rseq)"]
+    out = Console(file=io.StringIO(), width=200)
+    _show_pairs(b, a, ("A", "B"), out, lambda pa, pb, labels: f"both {pa}")
+    assert out.file.getvalue().splitlines()[1] == "s/y: not in A: skipped (no rseq)"  # type: ignore[attr-defined]
+
+
+def _profile(user: float, empty: float) -> Any:
+    from kcross.lab.profile import BenchProfile, FunctionCost
+
+    return BenchProfile(name="syscall/x", iters=10, windows=5, figure=user + 4.0, user=user,
+                        kernel=4.0, subtracted=True, counting=None,
+                        functions=[FunctionCost(USER, "bench_x", user - empty),
+                                   FunctionCost(USER, EMPTY_LOOP, empty),
+                                   FunctionCost(KERNEL, "system_call_common", 4.0)])
+
+
+def test_the_empty_loops_line_is_judged_by_its_size_and_unjudged_says_why() -> None:
+    import io
+
+    from kcross.views.profile import diff_view
+    from rich.console import Console
+
+    d = diff(_profile(1.0, -1.0), _profile(1.0, -2.0), ("A", "B"))
+    (loop,) = [c for c in d.functions if c.what == f"{USER} {EMPTY_LOOP}"]
+    assert loop.judgement.category.name == "HIGHER" and (loop.a, loop.b) == (-1.0, -2.0)
+    # A negative per-op figure is not judged: the judge's own words are shown, never
+    # "identical".
+    d = diff(_profile(-0.5, -1.0), _profile(-0.5, -1.0), ("A", "B"))
+    user = next(c for c in d.totals if c.what == "user")
+    assert user.judgement.category.name == "UNJUDGED"
+    out = Console(file=io.StringIO(), width=300)
+    out.print(diff_view(d, ("A", "B")))
+    (line,) = [t for t in out.file.getvalue().splitlines()  # type: ignore[attr-defined]
+               if t.lstrip().startswith("user")]
+    assert "is negative (-0.5)" in line and "identical" not in line

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kcross.lab.machines import arch as lab_arch
+
 BARRIER = "barrier"
 FLUSH = "cache flush"
 PRIVILEGE = "privilege switch"
@@ -97,14 +99,13 @@ GAPS: dict[str, tuple[tuple[int, int, str], ...]] = {
     "x86_64": (),
     "aarch64": (),
 }
-LITTLE_ENDIAN_WORDS = frozenset(("ppc64le", "aarch64"))
 
 
 def decoded(arch: str, raw: bytes, disassembly: str) -> str:
     """QEMU's disassembly of an instruction, or where it printed only the bytes, the
     instruction GAPS decodes from them (else the disassembly as it is)."""
     if not disassembly.lstrip().startswith((".byte", ".long", ".word")) \
-            or arch not in LITTLE_ENDIAN_WORDS or len(raw) != 4:
+            or not lab_arch(arch).le_insn_words or len(raw) != 4:
         return disassembly
     word = int.from_bytes(raw, "little")
     for mask, value, text in GAPS[arch]:

@@ -58,6 +58,14 @@ class Arch:
     cross_gcc: str
     cross_package: str
     cross_libc_package: str   # the C library the static guest programs link (libc.a)
+    # Where the kernel lives in the virtual address space: every address at or above it
+    # is the kernel's (the profile plugin splits user and kernel instructions there).
+    # ppc64: the linear map and kernel text from 0xc000000000000000; x86-64 and arm64:
+    # the upper half.
+    kernel_base: int
+    # Whether its instructions are 4-byte words stored little-endian (costly.py decodes
+    # the words QEMU's disassembler prints only as bytes); x86's are of varying length.
+    le_insn_words: bool
     extra: tuple[str, ...] = ()   # further QEMU options this machine needs
     # Kernel options this machine needs beyond kconfig.COMMON (its console, its platform).
     kconfig: tuple[tuple[str, str], ...] = ()
@@ -83,16 +91,19 @@ def tcg_cpu(model: str) -> str:
 _ARCHES: dict[str, Arch] = {
     "ppc64le": Arch("ppc64le", "qemu-system-ppc64", "qemu-system-ppc", "pseries,x-vof=on",
                     "power9", "hvc0", "powerpc64le", "powerpc64le-linux-gnu-gcc",
-                    "gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross", ("-vga", "none"),
+                    "gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross",
+                    0xC000000000000000, True, ("-vga", "none"),
                     (("CONFIG_PPC_PSERIES", "the pseries platform"),
                      ("CONFIG_HVC_CONSOLE", "the hvc0 console"))),
     "aarch64": Arch("aarch64", "qemu-system-aarch64", "qemu-system-arm", "virt",
                     "max,pauth-impdef=on", "ttyAMA0", "aarch64", "aarch64-linux-gnu-gcc",
-                    "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross", (),
+                    "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross", 0xFFFF000000000000,
+                    True, (),
                     (("CONFIG_SERIAL_AMBA_PL011_CONSOLE", "the ttyAMA0 console"),)),
     "x86_64": Arch("x86_64", "qemu-system-x86_64", "qemu-system-x86", "q35",
                    tcg_cpu("Skylake-Client-v1"), "ttyS0", "x86_64",
-                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross", (),
+                   "x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross",
+                   0xFFFF800000000000, False, (),
                    (("CONFIG_SERIAL_8250_CONSOLE", "the ttyS0 console"),)),
 }
 assert tuple(_ARCHES) == ARCHES
@@ -180,15 +191,3 @@ class Guest:
         CPU model as for a boot, and ends at the monitor's ``quit``."""
         return [*self._machine_argv(), "-display", "none", "-serial", "none", "-nic", "none",
                 "-S", "-monitor", "stdio", *self._mode_argv()]
-
-
-# Where each arch's kernel lives in the virtual address space: every address at or above
-# it is the kernel's (the profile plugin splits user and kernel instructions there).
-# ppc64: the linear map and kernel text from 0xc000000000000000; x86-64 and arm64: the
-# upper half.
-KERNEL_BASE: dict[str, int] = {
-    "ppc64le": 0xC000000000000000,
-    "aarch64": 0xFFFF000000000000,
-    "x86_64": 0xFFFF800000000000,
-}
-assert tuple(KERNEL_BASE) == tuple(_ARCHES)

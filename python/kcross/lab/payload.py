@@ -22,6 +22,7 @@ minute, and the whole correctness run must stay within a few minutes of host tim
 from __future__ import annotations
 
 import fcntl
+import fnmatch
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ from typing import Any
 
 from kcross.errors import LabError, UserError
 from kcross.lab.initramfs import plan_command
-from kcross.lab.kernel import cache_root
+from kcross.lab.kernel import ARCHES, cache_root
 from kcross.lab.machines import arch as lab_arch
 
 GUEST_DIR = "/lab"
@@ -148,7 +149,8 @@ def _built_from() -> Path | None:
 
 _SYSMECH = re.compile(r'^#define\s+KC_SYSMECH_(NATIVE|ALT)_NAME\s+"([^"]+)"', re.MULTILINE)
 _SYSMECH_LIBC = re.compile(r'\[KC_SYSMECH_LIBC\]\s*=\s*"([^"]+)"')
-_SUITE_DEFINED = re.compile(r'const\s+struct\s+kh_suite\s+(kh_suite_\w+)\s*=\s*\{\s*"([^"]+)"')
+_SUITE_DEFINED = re.compile(
+    r'const\s+struct\s+kh_suite\s+(kh_suite_\w+)\s*=\s*\{\s*"([^"]+)",\s*(\w+)')
 _SUITE_LISTED = re.compile(r"&(kh_suite_\w+)")
 
 
@@ -181,6 +183,131 @@ def harness_suites(src: Path) -> tuple[str, ...] | None:
     if not suites or any(s is None for s in suites):
         return None
     return tuple(s for s in suites if s is not None)
+
+
+# The benchmark rows of harness/bench/*.c's tables as ``name``'s compiler sees them: the
+# preprocessor's conditions on the arch (KC_ARCH_<ARCH>, KC_HAVE_SYSCALL_ALT from the
+# arch header's KC_SYSMECH_ALT_NAME) decided, the X-macro rows (spin's SPIN_HINTS)
+# expanded.  A row under a condition read here cannot decide makes the listing None.
+_CONDITION = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_TERM = re.compile(r"^(!?)\s*(?:defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)|(\w+))$")
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)$")
+_ROW = re.compile(r'^\s*\{\s*"([^"]+)",')
+_X_ROW = re.compile(r'\{\s*"([^"]*)"\s*name\s*,')
+_X_ENTRY = re.compile(r'\bX\(\s*\w+\s*,\s*"([^"]+)"')
+
+
+class _Unsure(Exception):
+    """A row the reading here cannot decide."""
+
+
+def _macros(name: str, src: Path) -> dict[str, bool]:
+    """What the arch conditions the tables use evaluate to for ``name``."""
+    header = (src / "include" / "kcross" / "arch" / f"{lab_arch(name).name}.h").read_text()
+    facts = {f"KC_ARCH_{a.upper()}": a == name for a in ARCHES}
+    facts["KC_HAVE_SYSCALL_ALT"] = "ALT" in dict(_SYSMECH.findall(header))
+    return facts
+
+
+def _condition(kind: str, expr: str, facts: dict[str, bool]) -> bool | None:
+    expr = re.sub(r"/\*.*?\*/|//.*$", "", expr).strip()
+    if kind in ("ifdef", "ifndef"):
+        value = facts.get(expr)
+        return None if value is None else value == (kind == "ifdef")
+    term = _TERM.match(expr)
+    if term is None:
+        return None
+    value = facts.get(term[2] or term[3] or term[4])
+    return None if value is None else value != bool(term[1])
+
+
+def _and(a: bool | None, b: bool | None) -> bool | None:
+    return False if a is False or b is False else (None if a is None or b is None else True)
+
+
+def _or(a: bool | None, b: bool | None) -> bool | None:
+    return True if a is True or b is True else (None if a is None or b is None else False)
+
+
+def _lines(text: str, facts: dict[str, bool]) -> list[tuple[str, bool | None]]:
+    """Each line (continuations joined) with whether the compiler sees it (None: unsure)."""
+    out: list[tuple[str, bool | None]] = []
+    stack: list[tuple[bool | None, bool | None]] = []   # (the enclosing, any branch taken)
+    active: bool | None = True
+    for line in text.replace("\\\n", " ").splitlines():
+        m = _CONDITION.match(line)
+        if m is None:
+            out.append((line, active))
+            continue
+        kind, expr = m[1], m[2]
+        if kind in ("if", "ifdef", "ifndef"):
+            value = _condition(kind, expr, facts)
+            stack.append((active, value))
+            active = _and(active, value)
+        elif not stack:
+            raise _Unsure
+        elif kind == "endif":
+            active = stack.pop()[0]
+        else:
+            outer, taken = stack[-1]
+            value = True if kind == "else" else _condition(kind, expr, facts)
+            branch = _and(None if taken is None else not taken, value)
+            stack[-1] = (outer, _or(taken, value))
+            active = _and(outer, branch)
+    return out
+
+
+def _table_rows(lines: list[tuple[str, bool | None]], table: str) -> list[str]:
+    start = next((i for i, (line, _) in enumerate(lines)
+                  if re.search(rf"\b{table}\[\]\s*=\s*\{{", line)), None)
+    if start is None:
+        raise _Unsure
+    defines = {d[1]: d[3] for line, seen in lines[:start] if seen and (d := _DEFINE.match(line))}
+    unsure = {d[1] for line, seen in lines[:start] if seen is None and (d := _DEFINE.match(line))}
+    rows: list[str] = []
+    prefix: str | None = None
+    for line, seen in lines[start + 1:]:
+        if line.startswith("};"):
+            return rows
+        if seen is False:
+            continue
+        define, row, use = _DEFINE.match(line), _ROW.match(line), re.match(r"^\s*(\w+)\s*$", line)
+        if seen is None and (define or row or use):
+            raise _Unsure
+        if define and define[1] == "X":
+            x = _X_ROW.search(define[3])
+            prefix = x[1] if x else None
+        elif row:
+            rows.append(row[1])
+        elif use:
+            if prefix is None or use[1] not in defines or use[1] in unsure:
+                raise _Unsure
+            rows += [prefix + n for n in _X_ENTRY.findall(defines[use[1]])]
+    raise _Unsure
+
+
+def harness_benchmarks(name: str, src: Path) -> tuple[str, ...] | None:
+    """suite/name of every benchmark ``name``'s guest harness has (harness/bench/*.c's
+    tables as its compiler sees them); None when the tree does not say in the expected
+    form (then the guest harness judges)."""
+    names: list[str] = []
+    try:
+        facts = _macros(name, src)
+        for f in sorted((src / "harness" / "bench").glob("*.c")):
+            text = f.read_text()
+            lines = _lines(text, facts)
+            for suite in _SUITE_DEFINED.finditer(text):
+                names += [f"{suite[2]}/{row}" for row in _table_rows(lines, suite[3])]
+    except (OSError, _Unsure):
+        return None
+    return tuple(names) if names else None
+
+
+def bench_matches(glob: str, benchmark: str) -> bool:
+    """Whether the harness's ``--bench GLOB`` takes ``benchmark`` (suite/name): GLOB
+    matches its name or suite/name (harness/registry.c, fnmatch)."""
+    return fnmatch.fnmatchcase(benchmark, glob) \
+        or fnmatch.fnmatchcase(benchmark.split("/", 1)[1], glob)
 
 
 # ---------------------------------------------------------------- tools

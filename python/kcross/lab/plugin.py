@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from kcross.errors import LabError
+from kcross.errors import LabError, clipped
 from kcross.lab.kernel import cache_root
 
 PLUGIN_SOURCE = Path("lab") / "plugin" / "kcross-profile.c"
@@ -58,9 +58,9 @@ def build_plugin(src: Path, *, cache_dir: Path | None = None,
                               text=True, check=False, stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
             first = next((line for line in proc.stderr.splitlines() if "error" in line),
-                         proc.stderr.strip()[:200])
+                         proc.stderr.strip())
             tmp.unlink(missing_ok=True)
-            raise LabError(f"building the profile plugin failed: {first.strip()[:200]}")
+            raise LabError(f"building the profile plugin failed: {clipped(first.strip(), 200)}")
         tmp.replace(out)   # whole or not at all: a reader never sees half a plugin
     except OSError as e:
         raise LabError(f"cannot build the profile plugin in {out.parent}: "
@@ -68,14 +68,19 @@ def build_plugin(src: Path, *, cache_dir: Path | None = None,
     return out
 
 
+# Trace: at most this many instructions of the traced window are recorded (the plugin's
+# tracemax=, which it requires with trace=1: this is its one owner).
+TRACE_MAX = 1_000_000
+
+
 def qemu_args(plugin: Path, out: Path, markers: Mapping[str, int], kernel_base: int,
               *, trace: bool = False) -> tuple[str, str]:
     """The ``-plugin`` option: the plugin, its output file, the marker addresses and the
-    first kernel address (and trace=1 for --trace)."""
+    first kernel address (and for --trace, trace=1 and at most TRACE_MAX instructions)."""
     opts = [str(plugin), f"out={out}", f"kernel={kernel_base:#x}",
             *(f"{name}={addr:#x}" for name, addr in markers.items())]
     if trace:
-        opts.append("trace=1")
+        opts += ["trace=1", f"tracemax={TRACE_MAX}"]
     for o in opts:
         if "," in o:
             raise LabError(f"the profile plugin's argument {o!r} holds a comma (QEMU's "

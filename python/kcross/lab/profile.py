@@ -27,9 +27,10 @@ from kcross.errors import LabError
 from kcross.lab import costly as costly_table
 from kcross.lab import elf
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import DEFAULT_SUITES, KERNEL_BASE, Guest
+from kcross.lab.machines import DEFAULT_SUITES, Guest
+from kcross.lab.machines import arch as lab_arch
 from kcross.lab.payload import Payload
-from kcross.lab.plugin import build_plugin, check_plugin, qemu_args
+from kcross.lab.plugin import TRACE_MAX, build_plugin, check_plugin, qemu_args
 from kcross.lab.profile_data import EMPTY, SAMPLE, PluginOutput, Window, parse
 from kcross.lab.session import COUNTING_TIMEOUT, Counted, count
 from kcross.lab.symbols import (
@@ -48,8 +49,6 @@ MARKERS = {"sample": "kh_profile_sample", "empty": "kh_profile_empty",
            "close": "kh_profile_close", "dump": "kh_profile_dump"}
 SAY = "@@kcross-profile "
 EMPTY_LOOP = "(the empty loop, subtracted)"
-# Trace: at most this many instructions of the traced window are recorded.
-TRACE_MAX = 1_000_000
 
 
 # Where an address is: user or kernel, and its function+offset.
@@ -169,7 +168,7 @@ def profile_counted(guest: Guest, kernel: Kernel, payload: Payload, *,
         p = prepared or prepare(arch, kernel, payload, source, guest.arch.qemu, work)
         out = work / "profile.out"
         profiled = dataclasses.replace(guest, extra=(*guest.extra, *qemu_args(
-            p.plugin, out, p.markers, KERNEL_BASE[arch], trace=trace)))
+            p.plugin, out, p.markers, lab_arch(arch).kernel_base, trace=trace)))
         forced = dict(env or {})
         forced["KCROSS_PROFILE"] = "1" if p.system_map is not None else "kallsyms"
         counted = count(profiled, kernel, payload, variant=variant, suites=suites, bench=bench,
@@ -207,7 +206,7 @@ def build(counted: Counted, data: PluginOutput, p: Prepared, kernel: Kernel, arc
         raise LabError(f"the {arch} guest's harness reported {len(results)} benchmarks, the "
                        f"profile plugin saw {len(data.benches)}")
     ktable, where, slide = kernel_symbols(p, counted.messages)
-    base = KERNEL_BASE[arch]
+    base = lab_arch(arch).kernel_base
 
     def place(addr: int) -> tuple[str, Place]:
         return (KERNEL, ktable.lookup(addr)) if addr >= base else (USER, p.harness.lookup(addr))
@@ -244,11 +243,17 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
     if not samples or not empties:
         raise LabError(f"the profile of {name} has {len(samples)} sample and {len(empties)} "
                        "empty-loop windows: both are needed")
-    summary = stats.summarize([w.total / iters for w in samples],
-                              [w.total / iters for w in empties])
-    _m, mid = _median_window(samples, iters)
-    _e, empty = _median_window(empties, iters)
-    sub = summary.overhead.subtracted
+    # Whether the empty loop is subtracted is the harness record's decision (the statistics
+    # rule on its own samples, kcross.stats.summarize_record), never the windows' own: the
+    # profile and the harness's figure cannot differ by the whole empty loop on a row near
+    # the rule's thresholds.
+    try:
+        sub = stats.summarize_record(record).overhead.subtracted
+    except stats.StatsError as e:
+        raise LabError(f"the harness's record of {name} has no overhead decision: {e}") \
+            from None
+    med, mid = _median_window(samples, iters)
+    empty_med, empty = _median_window(empties, iters)
     scale = 1.0 / iters
     user = (mid.user - (empty.user if sub else 0)) * scale
     kern = (mid.kernel - (empty.kernel if sub else 0)) * scale
@@ -270,7 +275,8 @@ def _bench(name: str, record: Mapping[str, object], windows: Sequence[Window],
             if n:
                 functions[(space, EMPTY_LOOP)] = -n * scale
     return BenchProfile(
-        name=name, iters=iters, windows=len(samples), figure=summary.median, user=user,
+        name=name, iters=iters, windows=len(samples), figure=med - (empty_med if sub else 0.0),
+        user=user,
         kernel=kern, subtracted=sub, counting=None,
         functions=sorted((FunctionCost(s, f, v) for (s, f), v in functions.items()),
                          key=lambda x: (-abs(x.per_op), x.space, x.function)),

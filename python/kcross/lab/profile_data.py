@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kcross.errors import LabError
+from kcross.errors import LabError, clipped
 
 HEADER = "kcross-profile 1"
 SAMPLE, EMPTY = "s", "e"
@@ -49,7 +49,7 @@ def parse(path: Path) -> PluginOutput:
     lines = text.splitlines()
 
     def bad(number: int, why: str) -> LabError:
-        shown = lines[number - 1][:60] if 0 < number <= len(lines) else ""
+        shown = clipped(lines[number - 1], 60) if 0 < number <= len(lines) else ""
         return LabError(f"the profile {path} is malformed at line {number} ({why}): {shown!r}")
 
     if not lines or not lines[0].startswith(HEADER + " "):

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kcross.judge.categories import Category
 from kcross.judge.verdict import Judgement, Pair, judge
-from kcross.lab.profile import BenchProfile
+from kcross.lab.profile import EMPTY_LOOP, BenchProfile
 from kcross.schema import UNIT_INSTRUCTIONS
 from kcross.series import Series
 
@@ -31,8 +32,8 @@ class Changed:
 class ProfileDiff:
     name: str
     totals: list[Changed]          # total, user, kernel: always listed
-    functions: list[Changed]       # changed ones only
-    costly: list[Changed]          # changed ones only
+    functions: list[Changed]       # changed (or unjudged) ones only
+    costly: list[Changed]          # changed (or unjudged) ones only
 
     @property
     def changed(self) -> bool:
@@ -44,7 +45,13 @@ def _series(label: str, name: str, value: float) -> Series:
 
 
 def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str]) -> list[Changed]:
-    verdicts = judge([Pair(what, _series(labels[0], what, a), _series(labels[1], what, b))
+    """Each row judged (kcross.judge); the empty loop's line, a count subtracted (shown
+    negative), by its size."""
+    def judged(what: str, v: float) -> float:
+        return abs(v) if what.endswith(EMPTY_LOOP) else v
+
+    verdicts = judge([Pair(what, _series(labels[0], what, judged(what, a)),
+                           _series(labels[1], what, judged(what, b)))
                       for what, a, b in rows])
     return [Changed(what, a, b, j) for (what, a, b), j in zip(rows, verdicts, strict=True)]
 
@@ -66,8 +73,11 @@ def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B"))
                 if max(abs(x.get(k, 0.0)), abs(y.get(k, 0.0))) >= SHOWN_PER_OP]
         return [(k, x.get(k, 0.0), y.get(k, 0.0)) for k in keys]
 
-    functions = [c for c in _judged(rows(fa, fb), labels) if c.judgement.category.changed]
-    costly = [c for c in _judged(rows(ca, cb), labels) if c.judgement.category.changed]
+    # Listed: what changed, and what the judge could not judge (with its reason).
+    functions = [c for c in _judged(rows(fa, fb), labels)
+                 if c.judgement.category is not Category.IDENTICAL]
+    costly = [c for c in _judged(rows(ca, cb), labels)
+              if c.judgement.category is not Category.IDENTICAL]
     functions.sort(key=lambda c: -abs(c.b - c.a))
     costly.sort(key=lambda c: c.what)
     return ProfileDiff(a.name, totals, functions, costly)

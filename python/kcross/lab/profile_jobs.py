@@ -22,8 +22,6 @@ A profiled boot is not stored: its harness ran with the profile windows on
 from __future__ import annotations
 
 import argparse
-import fnmatch
-import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,61 +31,47 @@ from rich.console import Console
 from rich.text import Text
 
 from kcross.cli.options import say
-from kcross.errors import EXIT_BROKEN, EXIT_OK, KcrossError, LabError, UserError
+from kcross.errors import EXIT_BROKEN, KcrossError, LabError, UserError
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
-from kcross.lab.payload import Payload, find_source
+from kcross.lab.payload import Payload, bench_matches, find_source, harness_benchmarks
+from kcross.render import clip_words
 
-_SUITE = re.compile(r'const\s+struct\s+kh_suite\s+kh_suite_\w+\s*=\s*\{\s*"([^"]+)",\s*(\w+)')
-_ROW = re.compile(r'^\s*\{\s*"([^"]+)",\s*"', re.MULTILINE)
+# --profile --mitigations profiles the null syscall: this suite's KEY_BENCH, or --bench.
+MITIGATIONS_SUITE = "syscall"
 
-
-def harness_benchmarks(src: Path) -> tuple[list[str], list[str]] | None:
-    """suite/name of every benchmark row written out in the tree's harness/bench/*.c
-    (every arch's), and the suites whose table also makes rows by macro (the spin hints,
-    the percpu-scaling variants: their names are the guest harness's to check); None when
-    the tree does not say in the expected form."""
-    names: list[str] = []
-    generated: list[str] = []
-    try:
-        files = sorted((src / "harness" / "bench").glob("*.c"))
-        for f in files:
-            text = f.read_text()
-            for suite in _SUITE.finditer(text):
-                table = text.find(f"{suite[2]}[] = {{")
-                if table < 0:
-                    continue
-                rows = text[table:text.find("\n};", table)]
-                names += [f"{suite[1]}/{n}" for n in _ROW.findall(rows)]
-                if "#define" in rows or not _ROW.search(rows):
-                    generated.append(suite[1])
-    except OSError:
-        return None
-    return (names, generated) if names else None
+def _benchmarks(opt: str, arch_name: str, src: Path) -> tuple[str, ...]:
+    listed = harness_benchmarks(arch_name, src)
+    if listed is None:
+        raise UserError(f"{opt}: cannot read the benchmarks of {src}/harness/bench")
+    return listed
 
 
-def traced_benchmark(glob: str, src: Path) -> str:
-    """The one benchmark (suite/name, or SUITE/GLOB for a suite whose rows are made by
-    macro) ``--trace GLOB`` names; UserError when it names none or several."""
-    read = harness_benchmarks(src)
-    if read is None:
-        raise UserError(f"--trace {glob}: cannot read the benchmarks of {src}/harness/bench")
-    known, generated = read
-    hits = [n for n in known if fnmatch.fnmatchcase(n, glob)
-            or fnmatch.fnmatchcase(n.split("/", 1)[1], glob)]
-    suite, slash, rest = glob.partition("/")
-    if not hits and slash and suite in generated and not any(c in rest for c in "*?["):
-        return glob   # a row made by macro: the guest harness checks the name
+def traced_benchmark(glob: str, arch_name: str, src: Path) -> str:
+    """The one benchmark (suite/name) of ``arch_name``'s guest harness ``--trace GLOB``
+    names; UserError when it names none or several."""
+    hits = [n for n in _benchmarks(f"--trace {glob}", arch_name, src) if bench_matches(glob, n)]
     if not hits:
-        if generated:
-            raise UserError(f"--trace {glob}: no such benchmark (kcross list names them; "
-                            f"a row of {', '.join(generated)} is named SUITE/NAME)")
-        raise UserError(f"--trace {glob}: no such benchmark (kcross list names them)")
+        raise UserError(f"--trace {glob}: no such benchmark on {arch_name} "
+                        f"(kcross list names them)")
     if len(hits) > 1:
         shown = ", ".join(hits[:4]) + (", ..." if len(hits) > 4 else "")
         raise UserError(f"--trace {glob}: names {len(hits)} benchmarks ({shown}); a trace "
                         "is one benchmark's operation: name one")
     return hits[0]
+
+
+def _check_bench(args: argparse.Namespace, src: Path) -> None:
+    """--profile's --bench GLOB names at least one benchmark of the suites profiled (for
+    --mitigations, the syscall suite: its null syscall)."""
+    suites = (MITIGATIONS_SUITE,) if args.mitigations else \
+        tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
+    listed = _benchmarks(f"--bench {args.bench}", args.arch, src)
+    if not any(n.split("/", 1)[0] in suites and bench_matches(args.bench, n) for n in listed):
+        where = ("the syscall suite --profile --mitigations profiles" if args.mitigations
+                 else f"{args.arch}'s suites {', '.join(suites)}")
+        raise UserError(f"--bench {args.bench}: no such benchmark in {where} "
+                        "(kcross list names them)")
 
 
 def check(args: argparse.Namespace, src: Path) -> None:
@@ -105,7 +89,9 @@ def check(args: argparse.Namespace, src: Path) -> None:
         if args.compare or args.against or args.mitigations:
             raise UserError("--trace shows one boot's operation: not with --compare, "
                             "--against or --mitigations (use --profile for differences)")
-        traced_benchmark(args.trace, src)
+        traced_benchmark(args.trace, args.arch, src)
+    elif args.bench:
+        _check_bench(args, src)
 
 
 # ---------------------------------------------------------------- the boots
@@ -119,7 +105,7 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
     suites: Sequence[str] = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
     bench = args.bench
     if args.trace:
-        name = traced_benchmark(args.trace, src)
+        name = traced_benchmark(args.trace, args.arch, src)
         suites, bench = (name.split("/", 1)[0],), name
     with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
         say(err, "kcross lab: building the profile plugin and loading it in "
@@ -194,11 +180,33 @@ def _show_two(args: argparse.Namespace, a: Any, b: Any, labels: tuple[str, str],
     if args.json:
         _json([(labels[0], a), (labels[1], b)])
         return
-    for name, pa in a.benches.items():
-        pb = b.benches.get(name)
-        if pb is not None:
-            out.print(diff_view(diff(pa, pb, labels), labels))
+    _show_pairs(a, b, labels, out,
+                lambda pa, pb, labels: diff_view(diff(pa, pb, labels), labels))
     out.print(_symbols_line(a))
+
+
+def _show_pairs(a: Any, b: Any, labels: tuple[str, str], out: Console,
+                view: Callable[[Any, Any, tuple[str, str]], Any]) -> None:
+    """Each benchmark's two profiles shown by ``view``; a benchmark one side lacks is said
+    (the other side's record of it: skipped or failed, and why)."""
+    for name in [*a.benches, *(n for n in b.benches if n not in a.benches)]:
+        pa, pb = a.benches.get(name), b.benches.get(name)
+        if pa is not None and pb is not None:
+            out.print(view(pa, pb, labels))
+        else:
+            lacking, run = (labels[1], b) if pb is None else (labels[0], a)
+            out.print(Text(f"{name}: not in {lacking}: {_why_missing(run, name)}",
+                           style="yellow"))
+
+
+def _why_missing(run: Any, name: str) -> str:
+    """Why a profiled boot has no profile of benchmark ``name``: its harness record's
+    status and reason, if it has one."""
+    for r in run.counted.stream.results:
+        if f"{r.get('suite')}/{r.get('name')}" == name or r.get("name") == name:
+            reason = r.get("reason")
+            return clip_words(f"{r.get('status')}" + (f" ({reason})" if reason else ""), 200)
+    return "not run"
 
 
 def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
@@ -218,14 +226,15 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
 
 def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., Any],
                  out: Console) -> int:
-    from kcross.lab.jobs import parallel_boots
+    from kcross.lab.jobs import exit_status, parallel_boots
     from kcross.lab.mitigations import TABLES, variant_args
     from kcross.lab.profile_diff import diff
     from kcross.lab.report import KEY_BENCH
     from kcross.views.profile import diff_view
 
     only = args.bench or KEY_BENCH
-    status = EXIT_OK
+    broken = False      # a boot that failed: as kcross lab --mitigations, EXIT_BROKEN
+    counted = []        # the boots that ran: their failed benchmarks fail the run
     for baseline, variants in TABLES[args.arch]:
         def job(v: Any = None, b: Any = baseline) -> Any:
             cpu, opts, append = ((b.cpu, b.machine_opts, b.append) if v is None
@@ -233,21 +242,20 @@ def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., A
             guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
                           machine_opts=tuple(opts), append=append)
             return boot(guest, kernel, b.name if v is None else f"{b.name} + {v.name}",
-                        only=only, on=("syscall",))
+                        only=only, on=(MITIGATIONS_SUITE,))
         results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
+        counted += [r.counted for r in results if not isinstance(r, KcrossError)]
         base = results[0]
         if isinstance(base, KcrossError):
-            out.print(Text(f"{args.arch} baseline {baseline.name}: not a result: {base}",
-                           style="red"))
-            status = EXIT_BROKEN
+            out.print(Text(f"{args.arch} baseline {baseline.name} ({len(variants)} variants "
+                           f"not compared): not a result: {base}", style="red"))
+            broken = True
             continue
         for v, r in zip(variants, results[1:], strict=True):
             if isinstance(r, KcrossError):
                 out.print(Text(f"{baseline.name} + {v.name}: not a result: {r}", style="red"))
+                broken = True
                 continue
-            for name, pa in base.benches.items():
-                pb = r.benches.get(name)
-                if pb is not None:
-                    out.print(diff_view(diff(pa, pb, (baseline.name, v.name)),
-                                        (baseline.name, v.name)))
-    return status
+            _show_pairs(base, r, (baseline.name, v.name), out,
+                        lambda pa, pb, labels: diff_view(diff(pa, pb, labels), labels))
+    return EXIT_BROKEN if broken else exit_status(counted)

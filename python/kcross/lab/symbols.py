@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcross.errors import LabError
+from kcross.errors import LabError, clipped
 
 TEXT_TYPES = frozenset("tTwW")
 UNKNOWN = "?"
@@ -78,7 +78,7 @@ def read_system_map(path: Path) -> list[tuple[int, str, str]]:
             out.append((int(parts[0], 16), parts[1], parts[2]))
         except ValueError:
             raise LabError(f"{path} line {number} is not 'ADDRESS TYPE NAME': "
-                           f"{line[:60]!r}") from None
+                           f"{clipped(line, 60)!r}") from None
     if not out:
         raise LabError(f"{path} holds no symbols")
     return out

@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kcross.judge.verdict import exact_change
+from kcross.judge.verdict import words
 from kcross.lab.profile import BenchProfile, TraceLine
 from kcross.lab.profile_diff import SHOWN_PER_OP, ProfileDiff
 
@@ -84,8 +84,7 @@ def diff_view(d: ProfileDiff, labels: tuple[str, str]) -> RenderableType:
     table.add_column(b, justify="right")
     table.add_column("change", no_wrap=True)
     for c in d.totals:
-        table.add_row(c.what, _n(c.a), _n(c.b), exact_change(c.judgement)
-                      if c.judgement.category.changed else "identical")
+        table.add_row(c.what, _n(c.a), _n(c.b), words(c.judgement))
     sections: list[tuple[str, list]] = [("function", d.functions),
                                         ("costly instruction", d.costly)]
     for title, rows in sections:
@@ -93,5 +92,5 @@ def diff_view(d: ProfileDiff, labels: tuple[str, str]) -> RenderableType:
             table.add_row(Text(f"  no {title} changed", style="dim"), "", "", "")
             continue
         for c in rows:
-            table.add_row(f"  {title}: {c.what}", _n(c.a), _n(c.b), exact_change(c.judgement))
+            table.add_row(f"  {title}: {c.what}", _n(c.a), _n(c.b), words(c.judgement))
     return Group(table, Text(""))
