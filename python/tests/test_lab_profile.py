@@ -569,3 +569,16 @@ def test_the_empty_loops_line_is_judged_by_its_size_and_unjudged_says_why() -> N
     (line,) = [t for t in out.file.getvalue().splitlines()  # type: ignore[attr-defined]
                if t.lstrip().startswith("user")]
     assert "is negative (-0.5)" in line and "identical" not in line
+
+
+def test_a_narrow_terminal_folds_the_names_never_the_figures() -> None:
+    import io
+
+    from kcross.views.profile import diff_view
+    from rich.console import Console
+
+    d = diff(_profile(401.25, 1.0), _profile(349.5, 1.0), ("sc", "scv"))
+    out = Console(file=io.StringIO(), width=60)
+    out.print(diff_view(d, ("sc", "scv")))
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "401.25" in text and "349.5" in text and "…" not in text

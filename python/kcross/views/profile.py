@@ -30,7 +30,7 @@ def profile_view(p: BenchProfile, *, top: int = TOP_FUNCTIONS) -> RenderableType
                 f"of {p.windows} batches of {p.iters}"
                 f"{', the empty loop subtracted' if p.subtracted else ''})", style="bold")
     functions = Table(title_justify="left", box=None, pad_edge=False)
-    functions.add_column("instr/op", justify="right")
+    functions.add_column("instr/op", justify="right", no_wrap=True)   # a figure is never cut
     functions.add_column("space")
     functions.add_column("function", no_wrap=True)
     shown = [f for f in p.functions if abs(f.per_op) >= SHOWN_PER_OP][:top]
@@ -41,7 +41,7 @@ def profile_view(p: BenchProfile, *, top: int = TOP_FUNCTIONS) -> RenderableType
         functions.add_row(_n(rest), "", "(the rest: under "
                           f"{SHOWN_PER_OP} per op each, or past the top {top})")
     costly = Table(box=None, pad_edge=False)
-    costly.add_column("per op", justify="right")
+    costly.add_column("per op", justify="right", no_wrap=True)
     costly.add_column("costly instruction")
     costly.add_column("space")
     costly.add_column("in", no_wrap=True)
@@ -79,9 +79,9 @@ def diff_view(d: ProfileDiff, labels: tuple[str, str]) -> RenderableType:
     a, b = labels
     table = Table(title=f"{d.name}: {a} → {b}", title_justify="left", box=None,
                   pad_edge=False)
-    table.add_column("", no_wrap=True)
-    table.add_column(a, justify="right")
-    table.add_column(b, justify="right")
+    table.add_column("", overflow="fold")       # the line's name folds; its figures never cut
+    table.add_column(a, justify="right", no_wrap=True)
+    table.add_column(b, justify="right", no_wrap=True)
     table.add_column("change", no_wrap=True)
     for c in d.totals:
         table.add_row(c.what, _n(c.a), _n(c.b), words(c.judgement))
