@@ -344,7 +344,7 @@ extern const struct kh_setting kh_settings[];
 
 /* Profile windows for the labs' plugin (profile.c; KCROSS_PROFILE). */
 enum { KH_WINDOW_NONE, KH_WINDOW_SAMPLE, KH_WINDOW_EMPTY };
-void kh_profile_init(void);
+void kh_profile_init(const char *mode);	/* KCROSS_PROFILE's value, or NULL */
 void kh_profile_finish(void);
 bool kh_profile_on(void);
 void kh_profile_open(int window);
@@ -357,6 +357,7 @@ const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len);
  * unset; else the first one's error line "NAME=value: ..." (a static
  * buffer), for main.c to refuse the run with. */
 const char *kh_settings_error(void);
+const char *kh_setting_named(const char *name);
 /* The forcings the method obeys, into m: force_fail, delay_glob, delay_ns
  * (call after kh_settings_error() said all are valid). */
 void kh_settings_method(struct kh_method *m);

@@ -500,7 +500,7 @@ static void check_forcings(struct opts *o)
 	if (err)
 		die_usage("%s", err);
 	kh_settings_method(&o->m);
-	kh_profile_init();
+	kh_profile_init(kh_setting_named("KCROSS_PROFILE"));
 }
 
 /*

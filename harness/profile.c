@@ -73,15 +73,12 @@ static void kallsyms(bool all)
 	setvbuf(stderr, NULL, _IONBF, 0);
 }
 
-void kh_profile_init(void)
+/* mode: KCROSS_PROFILE's validated value (main.c reads it: this file stays
+ * below the settings in the harness's layers), or NULL. */
+void kh_profile_init(const char *mode)
 {
-	const char *v = NULL;
-
-	for (const struct kh_setting *s = kh_settings; s->name; s++)
-		if (!strcmp(s->name, "KCROSS_PROFILE"))
-			v = kh_setting_value(s, NULL, 0);
-	profiling = v != NULL;
-	all_symbols = profiling && !strcmp(v, "kallsyms");
+	profiling = mode != NULL;
+	all_symbols = profiling && !strcmp(mode, "kallsyms");
 }
 
 void kh_profile_finish(void)

@@ -119,7 +119,7 @@ const char *kh_setting_value(const struct kh_setting *s, char *err, size_t len)
 }
 
 /* The validated value of the harness's forcing `name`, or NULL. */
-static const char *value_of(const char *name)
+const char *kh_setting_named(const char *name)
 {
 	for (const struct kh_setting *s = kh_settings; s->name; s++)
 		if (!strcmp(s->name, name))
@@ -145,10 +145,10 @@ const char *kh_settings_error(void)
 void kh_settings_method(struct kh_method *m)
 {
 	static char glob[GLOB_MAX];
-	const char *v = value_of("KCROSS_TEST_DELAY");
+	const char *v = kh_setting_named("KCROSS_TEST_DELAY");
 	char err[400];
 
-	m->force_fail = value_of("KCROSS_TEST_FAIL");
+	m->force_fail = kh_setting_named("KCROSS_TEST_FAIL");
 	m->delay_glob = NULL;
 	m->delay_ns = 0;
 	if (v && parse_delay(v, glob, sizeof(glob), &m->delay_ns, err, sizeof(err)))
