@@ -32,8 +32,9 @@ EPILOG = (
     "fresh processes); in the labs, counting boots (kcross lab). Every run is stored with "
     "the source 'repro'; 'kcross report' of those runs has a section 'Reproduced "
     "experiments'. A published figure against ours is not a test (another machine, often "
-    "another unit): both are printed with their ratio; two figures of ours are compared "
-    "by kcross's verdicts.")
+    "another unit): both are printed, with their ratio only where both are of one kind; "
+    "two figures of ours are compared by kcross's verdicts. Each lab boot is stored as it "
+    "finishes: a boot that fails leaves the others' rows, its own say why.")
 PARENTS = ("db", "harness", "json")
 
 
