@@ -535,3 +535,36 @@ def test_a_lab_this_host_cannot_boot_is_one_line_before_anything_runs(kcross,
     assert "qemu-system-ppc" in line and "gcc-powerpc64le-linux-gnu" in line
     assert "--no-lab" in line
     assert not db.exists()
+
+
+def test_the_command_prints_every_finished_boot_when_one_fails(monkeypatch, capsys,
+                                                                tmp_path: Path) -> None:
+    """The command (in-process, boots faked): a failed boot leaves the others' rows, its
+    own say its error, every finished boot stored, exit 3; Ctrl-C: what finished stored
+    and said, exit 130."""
+    from kcross.cli import main
+    from kcross.errors import GuestError, Interrupted
+
+    monkeypatch.setattr(measure, "check_labs", lambda *_args: tmp_path)
+    _fake_boots(monkeypatch, tmp_path, {"sc": GuestError("the guest hung")})
+    db = tmp_path / "k.db"
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "glibc-scv", "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 3
+    line = next(x for x in out.splitlines() if "3619 cycles" in x)
+    assert "the ppc64le sc boot failed: the guest hung" in line
+    assert "cycles vs instructions: no ratio" in next(x for x in out.splitlines()
+                                                      if "379 cycles" in x)
+    assert query(db, "SELECT COUNT(*), MIN(source), MAX(source) FROM runs")[0] == \
+        (2, "repro", "repro")
+    assert "stored as run 1, 2" in err
+
+    _fake_boots(monkeypatch, tmp_path, {"sc": Interrupted(2)})
+    db = tmp_path / "k2.db"
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "glibc-scv", "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 130
+    assert query(db, "SELECT COUNT(*) FROM runs")[0][0] == 2
+    assert "stored as run 1, 2" in err
