@@ -111,13 +111,13 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
         names = [f"{r.get('suite')}/{r.get('name')}"
                  for r in harness.collect(command, ["list", "--json"]) if r.get("type") == "bench"]
         measure.check_names(experiments, names)
+    source = measure.check_labs(arches, args.source, plan)
     remove = None
     if args.no_store:
         db, remove = measure.scratch_db() if native else (None, None)
     else:
         db = args.db
         store_for_writing(db, lazy=True)
-    source = measure.check_labs(arches, args.source, plan)
     argv = ["reproduce", *args.argv]
     found: list[measure.Measured] = []
     kept: list[measure.Measured] = []
