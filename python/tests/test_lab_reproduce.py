@@ -22,9 +22,11 @@ def power() -> dict[str, Place]:
     kernel_path, _ = lab_prerequisites("ppc64le")
     chosen = ex.chosen("power-entry") + ex.chosen("glibc-scv")
     plan = measure.plan(chosen, native=False, arches=("ppc64le",))
-    booted = measure.lab_runs(plan, SOURCE, timeout=600, say=lambda _line: None,
-                              kernels={"ppc64le": Kernel.from_file(kernel_path, "ppc64le")})
-    found = measure.store_lab(booted, None, ["reproduce"])
+    lab = measure.lab_runs(plan, SOURCE, timeout=600, say=lambda _line: None,
+                           keep=lambda b: measure.store_boot(b, None, ["reproduce"]),
+                           kernels={"ppc64le": Kernel.from_file(kernel_path, "ppc64le")})
+    assert lab.failed == {}
+    found = lab.measured
     assert {(m.variant, m.fingerprint["syscall"]["mechanism"]) for m in found} == {
         ("default", "scv"), ("sc", "sc"), ("power8", "sc")}
     return {o.experiment.name: o.places[0] for o in outcomes(chosen, found)}

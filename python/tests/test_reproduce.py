@@ -106,7 +106,9 @@ def test_power_entry_sets_sc_and_scv_beside_the_published_cycles() -> None:
     rows = {r.figure.key: r for r in place.rows}
     assert rows["sc"].published == 482 and rows["scv"].published == 346
     assert 390 < rows["sc"].cell.value < 410 and 340 < rows["scv"].cell.value < 360
-    assert rows["sc"].ratio == pytest.approx(rows["sc"].cell.value / 482)
+    # instructions against cycles: no ratio, and the row says why
+    assert rows["sc"].ratio is None and rows["scv"].ratio is None
+    assert rows["sc"].no_ratio == "cycles vs instructions: no ratio"
     assert rows["kernel"].cell.value is None and rows["kernel"].cell.reason == NOT_PROFILED
     (change,) = place.changes
     assert change.published == "B/A 0.718"
@@ -128,7 +130,7 @@ def test_the_profile_hook_is_the_one_place_its_figure_enters(monkeypatch) -> Non
     profiled = dataclasses.replace(m, profile={"syscall/getppid-inline": 151.0})
     (o,) = outcomes(ex.chosen("power-entry"), [profiled])
     row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
-    assert row.cell.value == 151.0 and row.ratio == 1.0
+    assert row.cell.value == 151.0 and row.ratio == 1.0   # instructions vs instructions
     (o,) = outcomes(ex.chosen("power-entry"), [m])
     row = next(r for r in o.places[0].rows if r.figure.key == "kernel")
     assert row.cell.value is None and row.cell.reason == NOT_PROFILED
@@ -156,11 +158,223 @@ def test_an_experiment_not_measured_anywhere_says_where_and_why() -> None:
 def test_a_stored_lab_run_of_another_variant_is_not_read_as_ours() -> None:
     default = _lab("lab-ppc64le-scv.jsonl", "default")
     fp = dict(default.fingerprint)
-    assert measure.from_stored(fp, default.results, 1, "lab") is None   # KCROSS_SYSCALL=scv
+    assert measure.from_stored(fp, default.results, 1, "repro") is None   # KCROSS_SYSCALL=scv
     fp["lab"] = {**fp["lab"], "variant": "reproduce sc"}
-    assert measure.from_stored(fp, default.results, 1, "lab").variant == "sc"  # type: ignore[union-attr]
+    assert measure.from_stored(fp, default.results, 1, "repro").variant == "sc"  # type: ignore[union-attr]
     fp["lab"] = {**fp["lab"], "variant": None}
     assert measure.from_stored(fp, default.results, 1, "repro").variant == "default"  # type: ignore[union-attr]
+    # a plain kcross lab run (its own -cpu, --append, kernel): never reproduce's boot
+    assert measure.from_stored(fp, default.results, 1, "lab") is None
+
+
+def test_the_ratio_is_only_of_figures_of_one_kind() -> None:
+    from kcross.reproduce.outcome import Cell, _ratio, unit_kind
+
+    assert unit_kind("ns/op") == unit_kind("s") == "time"
+    assert unit_kind("instructions/op") == unit_kind("instructions") == "instructions"
+    rseq = ex.chosen("rseq-percpu")[0]
+    counter = rseq.figure("counter-rseq")                       # 2.0 ns/op published
+    assert _ratio(rseq, counter, Cell(3.0, "ns/op", "percpu/add-rseq", "ok")) == (1.5, "")
+    assert _ratio(rseq, counter, Cell(40.0, "instructions/op", "percpu/add-rseq", "ok")) == \
+        (None, "ns vs instructions: no ratio")
+    power = ex.chosen("power-entry")[0]
+    assert _ratio(power, power.figure("sc"), Cell(400.0, "instructions/op", None, "ok")) == \
+        (None, "cycles vs instructions: no ratio")
+    assert _ratio(power, power.figure("kernel"), Cell(302.0, "instructions/op", None, "ok")) \
+        == (2.0, "")
+    spin = ex.chosen("powernv-spin")[0]                         # a whole loop's seconds
+    ratio, why = _ratio(spin, spin.figure("sibling-plain"), Cell(3.0, "ns/op", None, "ok"))
+    assert ratio is None and "no ratio" in why
+    assert _ratio(rseq, counter, Cell(None, "ns/op", None, "skipped")) == (None, "")
+
+
+def test_the_view_says_why_a_row_has_no_ratio() -> None:
+    import io
+
+    from kcross.views.reproduce import print_outcome, record
+    from rich.console import Console
+
+    (o,) = outcomes(ex.chosen("power-entry"), [_lab("lab-ppc64le-scv.jsonl", "default")])
+    buffer = io.StringIO()
+    print_outcome(Console(file=buffer, width=250), o)
+    line = next(x for x in buffer.getvalue().splitlines() if "482 cycles" in x)
+    assert "cycles vs instructions: no ratio" in line
+    figures = {f["key"]: f for f in record(o)["places"][0]["figures"]}
+    assert figures["sc"]["ratio"] is None
+    assert figures["sc"]["no_ratio"] == "cycles vs instructions: no ratio"
+
+
+def _stored(tmp_path: Path, name: str, variant: str | None, source: str,
+            started: str) -> int:
+    """The ppc64le capture stored with lab.variant ``variant`` and ``source``."""
+    import datetime as dt
+
+    from kcross.cli.options import store_for_writing
+    from kcross.importer import import_stream
+
+    records = [json.loads(line) for line in (DATA / name).read_text().splitlines()]
+    records[0]["lab"] = {**records[0]["lab"], "variant": variant}
+    when = dt.datetime.fromisoformat(started)
+    return import_stream(lambda: store_for_writing(str(tmp_path / "k.db")), records,
+                         command=["test"], source=source, force=True, started_at=when,
+                         finished_at=when).run_id
+
+
+def test_the_reports_section_reads_reproduces_own_newest_boots_only(tmp_path: Path) -> None:
+    """A plain ``kcross lab`` run (no variant: it would pass for the default boot) beside
+    reproduce's: the section reads reproduce's, and of two reproduce boots the newer."""
+    from kcross.cli.options import store_for_writing
+    from kcross.report.reproduced import section
+
+    older = _stored(tmp_path, "lab-ppc64le-sc.jsonl", None, "repro", "2026-01-01T00:00:00+00:00")
+    ours = _stored(tmp_path, "lab-ppc64le-scv.jsonl", None, "repro", "2026-02-01T00:00:00+00:00")
+    plain = _stored(tmp_path, "lab-ppc64le-sc.jsonl", None, "lab", "2026-03-01T00:00:00+00:00")
+    store = store_for_writing(str(tmp_path / "k.db"))
+    try:
+        runs = [store.load_run(str(i)) for i in (older, ours, plain)]
+    finally:
+        store.close()
+    (m,) = measure.newest_stored(runs)
+    assert m.run_id == ours and m.fingerprint["syscall"]["mechanism"] == "scv"
+    views = {v.name: v for v in section(runs)}
+    (place,) = views["power-entry"].places
+    assert f"(run {ours})" in place.title
+    assert str(plain) not in place.title.split("(run ")[1]
+
+
+# ---------------------------------------------------------------- the boots, faked
+
+def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
+                profile: Exception | float | None = 151.0,
+                ) -> tuple[list[tuple[str, int]], list[measure.Measured]]:
+    """The lab's boots replaced: each count gives the ppc64le capture with its variant
+    (or raises ``fail[variant]``); the profile gives ``profile`` (or raises it).
+    Returns (variant, boots kept so far) per boot, in order, and the list _keep fills."""
+    from types import SimpleNamespace
+
+    from kcross.importer import read_stream
+    from kcross.lab import jobs, session
+    from kcross.lab import kernel as lab_kernel
+    from kcross.lab import payload as lab_payload
+
+    booted: list[tuple[str, int]] = []
+    kept: list[measure.Measured] = []
+
+    def count(guest, kernel, payload, *, variant, suites, env, timeout):  # noqa: ARG001
+        name = (variant or "").removeprefix(measure.VARIANT_PREFIX) or "default"
+        booted.append((name, len(kept)))
+        if name in fail:
+            raise fail[name]
+        records = [json.loads(line) for line in
+                   (DATA / "lab-ppc64le-scv.jsonl").read_text().splitlines()]
+        records[0]["lab"] = {**records[0]["lab"], "variant": variant}
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        stream, _ = read_stream(path)
+        return SimpleNamespace(stream=stream, started_at=None, finished_at=None)
+
+    def profiled(*_args, **_kwargs):
+        if isinstance(profile, Exception):
+            raise profile
+        return profile
+
+    monkeypatch.setattr(session, "count", count)
+    monkeypatch.setattr(jobs, "stop_on_signals", lambda: None)
+    monkeypatch.setattr(lab_kernel, "fetch",
+                        lambda _arch, say: SimpleNamespace(path=tmp_path / "vmlinux"))  # noqa: ARG005
+    monkeypatch.setattr(lab_payload, "build_payload", lambda _arch, source: None)  # noqa: ARG005
+    monkeypatch.setattr(measure, "profile_kernel_instructions", profiled)
+    return booted, kept
+
+
+def _keep(tmp_path: Path, kept: list[measure.Measured]):
+    from kcross.cli.options import store_for_writing
+
+    def keep(b: measure.Booted) -> measure.Measured:
+        m = measure.store_boot(b, lambda: store_for_writing(str(tmp_path / "k.db")),
+                               ["reproduce"])
+        kept.append(m)
+        return m
+
+    return keep
+
+
+def test_a_failed_boot_loses_none_of_the_others_and_its_rows_say_why(monkeypatch,
+                                                                    tmp_path: Path) -> None:
+    from kcross.errors import GuestError, LabError
+
+    booted, kept = _fake_boots(monkeypatch, tmp_path, {"sc": GuestError("the guest hung")},
+                               profile=LabError("qemu-system-ppc64 cannot run the profile "
+                                                "plugin"))
+    chosen = ex.chosen("power-entry") + ex.chosen("glibc-scv")
+    plan = measure.plan(chosen, native=False, arches=("ppc64le",))
+    lab = measure.lab_runs(plan, tmp_path, timeout=60, say=lambda _line: None,
+                           keep=_keep(tmp_path, kept))
+    # each boot stored as it finished, before the next one started
+    assert booted == [("default", 0), ("power8", 1), ("sc", 2)]
+    assert query(tmp_path / "k.db", "SELECT COUNT(*) FROM runs")[0][0] == 2
+    assert {m.variant for m in lab.measured} == {"default", "power8"}
+    assert all(m.run_id is not None for m in lab.measured)
+    assert lab.failed == {("ppc64le", "sc"): "the ppc64le sc boot failed: the guest hung"}
+    power, glibc = outcomes(chosen, lab.measured, failed=lab.failed)
+    rows = {r.figure.key: r for r in glibc.places[0].rows}
+    assert rows["stat-sc"].cell.value is None
+    assert rows["stat-sc"].cell.reason == "the ppc64le sc boot failed: the guest hung"
+    assert rows["getpid-sc"].cell.value is not None                    # the power8 boot
+    kernel = next(r for r in power.places[0].rows if r.figure.key == "kernel")
+    assert kernel.cell.value is None
+    assert kernel.cell.reason == ("the profiled boot failed: qemu-system-ppc64 cannot run "
+                                  "the profile plugin")
+    # a failed default boot: the place is not measured, with the error
+    (o,) = outcomes(ex.chosen("glibc-scv"), [], failed={("ppc64le", "default"): "boom"})
+    assert o.missing == ("ppc64le: boom",)
+
+
+def test_ctrl_c_in_a_later_boot_keeps_what_finished(monkeypatch, tmp_path: Path) -> None:
+    from kcross.errors import Interrupted
+
+    booted, kept = _fake_boots(monkeypatch, tmp_path, {"sc": Interrupted(2)})
+    plan = measure.plan(ex.chosen("glibc-scv"), native=False, arches=("ppc64le",))
+    with pytest.raises(Interrupted):
+        measure.lab_runs(plan, tmp_path, timeout=60, say=lambda _line: None,
+                         keep=_keep(tmp_path, kept))
+    assert [v for v, _ in booted] == ["default", "power8", "sc"]
+    assert [m.variant for m in kept] == ["default", "power8"]
+    assert query(tmp_path / "k.db", "SELECT COUNT(*) FROM runs")[0][0] == 2
+
+
+def test_a_profiled_boot_needs_gcc_and_a_plugin_qemu_loads_before_anything_runs(
+        monkeypatch, tmp_path: Path) -> None:
+    from kcross.errors import LabError
+    from kcross.lab import kernel as lab_kernel
+    from kcross.lab import payload as lab_payload
+    from kcross.lab import plugin
+
+    checked: list[str] = []
+    monkeypatch.setattr(measure.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(lab_payload, "missing_tools", lambda _arch: [])
+    monkeypatch.setattr(lab_payload, "source_tree", lambda _arch, _src: tmp_path)
+    monkeypatch.setattr(lab_kernel, "cached", lambda _arch: object())
+    monkeypatch.setattr(plugin, "missing_tools", lambda: [("gcc", ("gcc",))])
+    monkeypatch.setattr(plugin, "build_plugin", lambda _src: tmp_path / "p.so")
+    monkeypatch.setattr(plugin, "check_plugin",
+                        lambda qemu, _plugin, _work: checked.append(qemu))
+    profiled = measure.plan(ex.chosen("power-entry"), native=False, arches=("ppc64le",))
+    with pytest.raises(LabError, match=r"need gcc \(apt-get install gcc\)|need .*gcc"):
+        measure.check_labs(("ppc64le",), None, profiled)
+    plain = measure.plan(ex.chosen("glibc-scv"), native=False, arches=("ppc64le",))
+    assert measure.check_labs(("ppc64le",), None, plain) == tmp_path   # no profile: no gcc
+    assert checked == []
+    monkeypatch.setattr(plugin, "missing_tools", lambda: [])
+    assert measure.check_labs(("ppc64le",), None, profiled) == tmp_path
+    assert checked == ["qemu-system-ppc64"]
+
+    def refuse(qemu, _plugin, _work):
+        raise LabError(f"{qemu} cannot run the profile plugin: no plugin support")
+
+    monkeypatch.setattr(plugin, "check_plugin", refuse)
+    with pytest.raises(LabError, match="cannot run the profile plugin"):
+        measure.check_labs(("ppc64le",), None, profiled)
 
 
 # ---------------------------------------------------------------- the command
@@ -321,3 +535,36 @@ def test_a_lab_this_host_cannot_boot_is_one_line_before_anything_runs(kcross,
     assert "qemu-system-ppc" in line and "gcc-powerpc64le-linux-gnu" in line
     assert "--no-lab" in line
     assert not db.exists()
+
+
+def test_the_command_prints_every_finished_boot_when_one_fails(monkeypatch, capsys,
+                                                                tmp_path: Path) -> None:
+    """The command (in-process, boots faked): a failed boot leaves the others' rows, its
+    own say its error, every finished boot stored, exit 3; Ctrl-C: what finished stored
+    and said, exit 130."""
+    from kcross.cli import main
+    from kcross.errors import GuestError, Interrupted
+
+    monkeypatch.setattr(measure, "check_labs", lambda *_args: tmp_path)
+    _fake_boots(monkeypatch, tmp_path, {"sc": GuestError("the guest hung")})
+    db = tmp_path / "k.db"
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "glibc-scv", "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 3
+    line = next(x for x in out.splitlines() if "3619 cycles" in x)
+    assert "the ppc64le sc boot failed: the guest hung" in line
+    assert "cycles vs instructions: no ratio" in next(x for x in out.splitlines()
+                                                      if "379 cycles" in x)
+    assert query(db, "SELECT COUNT(*), MIN(source), MAX(source) FROM runs")[0] == \
+        (2, "repro", "repro")
+    assert "stored as run 1, 2" in err
+
+    _fake_boots(monkeypatch, tmp_path, {"sc": Interrupted(2)})
+    db = tmp_path / "k2.db"
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "glibc-scv", "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 130
+    assert query(db, "SELECT COUNT(*) FROM runs")[0][0] == 2
+    assert "stored as run 1, 2" in err

@@ -8,16 +8,18 @@ kcross.views.reproduce's."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from ..errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
+from ..errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, UserError
 from .options import Common, say, shown
 
 if TYPE_CHECKING:
     from ..reproduce.experiments import Experiment
+    from ..reproduce.measure import Measured
 
 HELP = "the published experiments (POWER sc/scv, glibc scv, cpu_switch, spin hint, rseq), " \
     "measured again"
@@ -30,8 +32,9 @@ EPILOG = (
     "fresh processes); in the labs, counting boots (kcross lab). Every run is stored with "
     "the source 'repro'; 'kcross report' of those runs has a section 'Reproduced "
     "experiments'. A published figure against ours is not a test (another machine, often "
-    "another unit): both are printed with their ratio; two figures of ours are compared "
-    "by kcross's verdicts.")
+    "another unit): both are printed, with their ratio only where both are of one kind; "
+    "two figures of ours are compared by kcross's verdicts. Each lab boot is stored as it "
+    "finishes: a boot that fails leaves the others' rows, its own say why.")
 PARENTS = ("db", "harness", "json")
 
 
@@ -108,16 +111,18 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
         names = [f"{r.get('suite')}/{r.get('name')}"
                  for r in harness.collect(command, ["list", "--json"]) if r.get("type") == "bench"]
         measure.check_names(experiments, names)
+    source = measure.check_labs(arches, args.source, plan)
     remove = None
     if args.no_store:
         db, remove = measure.scratch_db() if native else (None, None)
     else:
         db = args.db
         store_for_writing(db, lazy=True)
-    source = measure.check_labs(arches, args.source)
     argv = ["reproduce", *args.argv]
+    found: list[measure.Measured] = []
+    kept: list[measure.Measured] = []
+    failed: dict[tuple[str, str], str] = {}
     try:
-        found = []
         if command is not None and plan.native:
             store = store_for_writing(db, lazy=True)
             try:
@@ -126,10 +131,20 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
                 store.close()
         if arches:
             assert source is not None
-            booted = measure.lab_runs(plan, source, timeout=args.timeout,
-                                      say=lambda line: say(err, line))
-            found += measure.store_lab(
-                booted, None if args.no_store else (lambda: store_for_writing(db)), argv)
+            factory = None if args.no_store else (lambda: store_for_writing(db))
+
+            def keep(booted: measure.Booted) -> measure.Measured:
+                m = measure.store_boot(booted, factory, argv)
+                kept.append(m)   # stored: said even when a later boot is interrupted
+                return m
+
+            lab = measure.lab_runs(plan, source, timeout=args.timeout,
+                                   say=lambda line: say(err, line), keep=keep)
+            found += lab.measured   # the boots kept, with their profiles
+            failed = lab.failed
+    except Interrupted:
+        _say_stored(err, [*found, *kept], args.no_store)
+        raise
     finally:
         if remove is not None:
             remove()
@@ -137,7 +152,7 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
                for a in LAB_ARCHES if a not in arches}
     if args.lab_only:
         skipped["native"] = "--lab-only"
-    results = outcomes(experiments, found, skipped=skipped)
+    results = outcomes(experiments, found, skipped=skipped, failed=failed)
     from ..views.reproduce import print_outcome, record
 
     if args.json:
@@ -145,9 +160,15 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
     else:
         for o in results:
             print_outcome(out, o)
+    _say_stored(err, found, args.no_store)
+    if failed:
+        return EXIT_BROKEN   # a boot failed: its rows say why
+    failed_check = any(r.get("status") == "failed" for m in found for r in m.results)
+    return EXIT_CHECK_FAILED if failed_check else EXIT_OK
+
+
+def _say_stored(err: Console, found: Sequence[Measured], no_store: bool) -> None:
     ids = sorted({m.run_id for m in found if m.run_id is not None})
-    if ids and not args.no_store:
+    if ids and not no_store:
         say(err, f"kcross reproduce: stored as run {', '.join(map(str, ids))}; the HTML page: "
                  f"kcross report {' '.join(map(str, ids))} -o reproduce.html")
-    failed = any(r.get("status") == "failed" for m in found for r in m.results)
-    return EXIT_CHECK_FAILED if failed else EXIT_OK

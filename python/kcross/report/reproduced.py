@@ -1,7 +1,7 @@
 """The report's "Reproduced experiments" section: present when the report's runs include
 one that ``kcross reproduce`` stored (source ``repro``).  The experiments are read from
-every run of the report they can use (kcross.reproduce.measure.from_stored: the native
-runs reproduce stored, the counting lab runs of its boots), computed by
+reproduce's own runs among the report's, the newest per place and boot
+(kcross.reproduce.measure.newest_stored: never a plain ``kcross lab`` run), computed by
 kcross.reproduce.outcome and worded by kcross.views.reproduce, as the command prints them.
 """
 
@@ -37,15 +37,14 @@ class ExperimentView:
 def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
     """The experiments the runs measured (none unless a run's source is ``repro``)."""
     from ..reproduce.experiments import EXPERIMENTS
-    from ..reproduce.measure import SOURCE, from_stored
+    from ..reproduce.measure import SOURCE, newest_stored
     from ..reproduce.outcome import outcomes
     from ..views import reproduce as words
     from ..views.ministat_report import ministat_text
 
     if not any(r.source == SOURCE for r in runs):
         return []
-    measured = [m for r in runs
-                if (m := from_stored(r.fingerprint, r.results, r.id, r.source)) is not None]
+    measured = newest_stored(runs)
     found = []
     for o in outcomes(EXPERIMENTS, measured):
         if not o.places:
@@ -58,7 +57,7 @@ def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
                 f": {p.machine}{ids}"
             rows = [(r.figure.label + (f" ({r.figure.note})" if r.figure.note else ""),
                      "—" if r.published is None else f"{r.published:g} {r.figure.unit or e.unit}",
-                     words.ours_text(r.cell), words.ratio_text(r.ratio), words.where_of(r.cell))
+                     words.ours_text(r.cell), words.ratio_text(r), words.where_of(r.cell))
                     for r in p.rows]
             changes = [(c.a, c.b, c.published, words.change_text(c)) for c in p.changes]
             ministat = ministat_text(list(p.ministat))[0] if p.ministat else ""

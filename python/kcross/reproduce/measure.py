@@ -4,7 +4,7 @@ counting boot per variant (kcross.lab.session.count).  Every run is stored like 
 with the source ``repro`` (a lab run identical to one already stored is that run).
 
 :class:`Measured` is one run as the experiments read it, made from a run just measured or
-from a stored one (:func:`from_stored`: the HTML report's section).
+from one reproduce stored (:func:`newest_stored`: the HTML report's section).
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class Measured:
     run_id: int | None = None
     # kernel instructions per op by benchmark, from the lab profile (profile_kernel_instructions)
     profile: Mapping[str, float] = field(default_factory=dict)
+    # why the profiled boot gave no figure, by benchmark (its error)
+    profile_errors: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def arch(self) -> str:
@@ -51,9 +53,12 @@ class Measured:
 
 def from_stored(fingerprint: Mapping[str, Any], results: Sequence[Mapping[str, Any]],
                 run_id: int | None, source: str) -> Measured | None:
-    """A stored run as a measurement: a counting lab run (any source; its variant read
-    from fingerprint.lab.variant), or a native run that ``kcross reproduce`` stored; None
-    for any other run."""
+    """A stored run as a measurement: a run ``kcross reproduce`` stored (source ``repro``),
+    natively or a counting lab boot of its (the variant read from fingerprint.lab.variant);
+    None for any other run (a plain ``kcross lab`` run, with its own -cpu, --append or
+    kernel, is not reproduce's boot even without a variant)."""
+    if source != SOURCE:
+        return None
     lab = fingerprint.get("lab")
     if isinstance(lab, Mapping):
         if lab.get("mode") != "counting":
@@ -66,9 +71,26 @@ def from_stored(fingerprint: Mapping[str, Any], results: Sequence[Mapping[str, A
         else:
             return None   # another lab variant (a mitigation, --compare): not ours
         return Measured(str(fingerprint.get("arch") or "?"), name, fingerprint, results, run_id)
-    if source != SOURCE:
-        return None
     return Measured(NATIVE, DEFAULT, fingerprint, results, run_id)
+
+
+def newest_stored(runs: Sequence[Any]) -> list[Measured]:
+    """The stored runs (kcross.store.StoredRun) reproduce can read (:func:`from_stored`),
+    one per place, variant and suites (the native part stores one run per suite): the
+    newest (started last; the higher id on a tie), newest first, so that a benchmark two
+    kept runs hold (a whole-plan boot and a later one-experiment boot) is read from the
+    newest."""
+    newest: dict[tuple[str, str, frozenset[str]], tuple[Any, Measured]] = {}
+    for r in runs:
+        m = from_stored(r.fingerprint, r.results, r.id, r.source)
+        if m is None:
+            continue
+        key = (m.where, m.variant, frozenset(str(x.get("suite")) for x in m.results))
+        seen = newest.get(key)
+        if seen is None or (r.started_at, r.id) > (seen[0].started_at, seen[0].id):
+            newest[key] = (r, m)
+    kept = sorted(newest.values(), key=lambda rm: (rm[0].started_at, rm[0].id), reverse=True)
+    return [m for _, m in kept]
 
 
 # ---------------------------------------------------------------- what to measure
@@ -135,15 +157,20 @@ def plan(experiments: Sequence[Experiment], *, native: bool, arches: Sequence[st
 
 # ---------------------------------------------------------------- checks before anything runs
 
-def check_labs(arches: Sequence[str], source: Path | str | None) -> Path | None:
+def check_labs(arches: Sequence[str], source: Path | str | None,
+               plan_: Plan | None = None) -> Path | None:
     """Everything the labs need, refused in one line before anything is built or booted:
-    the source tree, then every program this host lacks (with the packages)."""
+    the source tree, then every program this host lacks (with the packages); where a boot
+    of ``plan_`` profiles, the host's gcc for the profile plugin, then the plugin built and
+    loaded by that lab's QEMU (kcross.lab.plugin's check, as ``kcross lab --profile``'s)."""
     if not arches:
         return None
     from kcross.lab import kernel as debian
+    from kcross.lab import plugin
     from kcross.lab.machines import arch as lab_arch
     from kcross.lab.payload import missing_tools, needs, source_tree
 
+    profiled = sorted({b.arch for b in (plan_.boots if plan_ else ()) if b.profile})
     src = None
     missing: list[tuple[str, tuple[str, ...]]] = []
     for name in arches:
@@ -154,10 +181,16 @@ def check_labs(arches: Sequence[str], source: Path | str | None) -> Path | None:
         missing += missing_tools(name)
         if debian.cached(name) is None:
             missing += debian.missing_tools()
+        if name in profiled:
+            missing += plugin.missing_tools()
     if missing:
         unique = list(dict.fromkeys(missing))
         raise LabError(f"kcross reproduce's labs ({', '.join(arches)}) need {needs(unique)} "
                        "(or --no-lab, or --arch for fewer labs)")
+    for name in profiled:
+        if name in arches and src is not None:
+            with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
+                plugin.check_plugin(lab_arch(name).qemu, plugin.build_plugin(src), Path(tmp))
     return src
 
 
@@ -226,18 +259,37 @@ def profile_kernel_instructions(guest: Any, kernel: Any, payload: Any, bench: st
 
 @dataclass(frozen=True)
 class Booted:
-    """One boot of the plan: its counting run, and the profile's figures where it has some."""
+    """One boot of the plan: its counting run, and the profile's figures where it has some
+    (or why the profiled boot gave none)."""
 
     boot: Boot
     counted: Any                      # kcross.lab.session.Counted
     profile: Mapping[str, float] = field(default_factory=dict)
+    profile_errors: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LabRuns:
+    """What the boots gave: each finished boot as kept (stored) when it finished, and each
+    boot that failed with its error, by (arch, variant)."""
+
+    measured: list[Measured]
+    failed: dict[tuple[str, str], str]
 
 
 def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], None],
-             kernels: Mapping[str, Any] | None = None) -> list[Booted]:
+             keep: Callable[[Booted], Measured],
+             kernels: Mapping[str, Any] | None = None) -> LabRuns:
     """Each boot of the plan, one after another (a counting boot takes seconds): the
     kernel (``kernels[arch]``, else Debian's, fetched and cached), the payload built once
-    per arch, the count."""
+    per arch, the count.  ``keep`` is given each counting boot as soon as it finished
+    (it stores it), before the next boot starts, so that a later boot's failure or Ctrl-C
+    loses none.  A boot that fails (a KcrossError: a timeout, a guest or plugin failure)
+    is recorded with its error and the next one runs; Interrupted stops at once (what
+    finished is kept)."""
+    import dataclasses
+
+    from kcross.errors import Interrupted, KcrossError
     from kcross.lab.jobs import stop_on_signals
     from kcross.lab.kernel import fetch
     from kcross.lab.machines import Guest
@@ -246,57 +298,82 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
     from kcross.lab.session import count
 
     stop_on_signals()   # as in kcross lab: SIGTERM/SIGHUP stop the boots like Ctrl-C
-    done: list[Booted] = []
+    result = LabRuns([], {})
     for name in plan_.arches:
         boots = [b for b in plan_.boots if b.arch == name]
         if not boots:
             continue
-        kernel = (kernels or {}).get(name) or \
-            fetch(name, say=lambda line: say(f"kcross reproduce: {line}"))
-        say(f"kcross reproduce: building kcross for {name} (static)...")
-        payload = build_payload(name, source=source)
+        try:
+            kernel = (kernels or {}).get(name) or \
+                fetch(name, say=lambda line: say(f"kcross reproduce: {line}"))
+            say(f"kcross reproduce: building kcross for {name} (static)...")
+            payload = build_payload(name, source=source)
+        except Interrupted:
+            raise
+        except KcrossError as exc:
+            say(f"kcross reproduce: the {name} lab failed: {exc}")
+            for boot in boots:
+                result.failed[(boot.arch, boot.variant)] = f"the {name} lab failed: {exc}"
+            continue
         for boot in boots:
             spec = boot.spec
             guest = Guest(lab_arch(name), kernel.path, cpu=spec.cpu if spec else None)
+            what = f"{name} {boot.variant} boot"
             say(f"kcross reproduce: {name} counting boot ({guest.cpu_model}"
                 f"{', ' + spec.why.split(':')[0] if spec else ''}; {', '.join(boot.suites)})...")
-            counted = count(guest, kernel, payload,
-                            variant=None if spec is None else VARIANT_PREFIX + boot.variant,
-                            suites=boot.suites, env=dict(spec.env) if spec else None,
-                            timeout=timeout)
-            profile = {}
+            try:
+                counted = count(guest, kernel, payload,
+                                variant=None if spec is None else VARIANT_PREFIX + boot.variant,
+                                suites=boot.suites, env=dict(spec.env) if spec else None,
+                                timeout=timeout)
+            except Interrupted:
+                raise
+            except KcrossError as exc:
+                say(f"kcross reproduce: the {what} failed: {exc}")
+                result.failed[(boot.arch, boot.variant)] = f"the {what} failed: {exc}"
+                continue
+            measured = keep(Booted(boot, counted))   # stored before the next boot
+            profile: dict[str, float] = {}
+            errors: dict[str, str] = {}
             for bench in boot.profile:
-                value = profile_kernel_instructions(guest, kernel, payload, bench,
-                                                    timeout=timeout)
+                say(f"kcross reproduce: {name} profiled boot ({bench})...")
+                try:
+                    value = profile_kernel_instructions(guest, kernel, payload, bench,
+                                                        timeout=timeout)
+                except Interrupted:
+                    result.measured.append(measured)
+                    raise
+                except KcrossError as exc:
+                    say(f"kcross reproduce: the {name} profiled boot failed: {exc}")
+                    errors[bench] = f"the profiled boot failed: {exc}"
+                    continue
                 if value is not None:
                     profile[bench] = value
-            done.append(Booted(boot, counted, profile))
-    return done
+            result.measured.append(dataclasses.replace(measured, profile=profile,
+                                                       profile_errors=errors))
+    return result
 
 
-def store_lab(booted: Sequence[Booted], store_factory: Callable[[], Any] | None,
-              command: Sequence[str]) -> list[Measured]:
-    """The boots as measurements, each stored (source ``repro``) unless no factory (the
+def store_boot(booted: Booted, store_factory: Callable[[], Any] | None,
+               command: Sequence[str]) -> Measured:
+    """One boot as a measurement, stored (source ``repro``) unless no factory (the
     profile's figures are not stored: the report's section says so)."""
     from kcross.importer import import_stream
     from kcross.store import DuplicateImport
 
-    found: list[Measured] = []
-    for b in booted:
-        boot, c = b.boot, b.counted
-        run_id: int | None = None
-        if store_factory is not None:
-            try:
-                run_id = import_stream(store_factory, c.stream, command=list(command),
-                                       source=SOURCE, name=f"reproduce {boot.arch}",
-                                       started_at=c.started_at,
-                                       finished_at=c.finished_at).run_id
-            except DuplicateImport as exc:   # counting is deterministic: already stored
-                run_id = exc.run_id
-        fp = c.stream.fingerprint or {}
-        found.append(Measured(boot.arch, boot.variant, fp, list(c.stream.results), run_id,
-                              dict(b.profile)))
-    return found
+    boot, c = booted.boot, booted.counted
+    run_id: int | None = None
+    if store_factory is not None:
+        try:
+            run_id = import_stream(store_factory, c.stream, command=list(command),
+                                   source=SOURCE, name=f"reproduce {boot.arch}",
+                                   started_at=c.started_at,
+                                   finished_at=c.finished_at).run_id
+        except DuplicateImport as exc:   # counting is deterministic: already stored
+            run_id = exc.run_id
+    fp = c.stream.fingerprint or {}
+    return Measured(boot.arch, boot.variant, fp, list(c.stream.results), run_id,
+                    dict(booted.profile), dict(booted.profile_errors))
 
 
 def scratch_db() -> tuple[str, Callable[[], None]]:

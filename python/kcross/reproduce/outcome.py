@@ -2,7 +2,9 @@
 figures beside the published ones, and our own changes judged by kcross.judge.
 
 A published figure against ours is not a test (another machine, often another unit): the
-row carries both and their ratio, and the experiment says what differs.  Two figures of
+row carries both, and their ratio only where both are of one kind (instructions against
+instructions, time against time; cycles against instructions has none, and the row says
+so), and the experiment says what differs.  Two figures of
 ours are compared only by :func:`kcross.judge.verdict.judge` (exact counts by value,
 timings over their processes), never here.
 """
@@ -45,7 +47,8 @@ class Cell:
 class Row:
     figure: Figure
     cell: Cell
-    ratio: float | None          # ours / published, when both are figures
+    ratio: float | None          # ours / published, when both are figures of one kind
+    no_ratio: str = ""           # why there is no ratio although both are figures
 
     @property
     def published(self) -> float | None:
@@ -156,7 +159,8 @@ class _Runs:
         return None
 
 
-def _cell(runs: _Runs, place: str, arch: str, figure: Figure, unit: str) -> Cell:
+def _cell(runs: _Runs, place: str, arch: str, figure: Figure, unit: str,
+          failed: Mapping[str, str]) -> Cell:
     from kcross import stats
 
     ours = _ours_for(figure, place, arch)
@@ -164,8 +168,8 @@ def _cell(runs: _Runs, place: str, arch: str, figure: Figure, unit: str) -> Cell
         why = "no such benchmark on " + arch if figure.ours else "not a benchmark"
         return Cell(None, unit, None, "not measured", why)
     if ours.variant not in runs.by_variant:
-        return Cell(None, unit, ours.bench, "not measured", f"no {ours.variant} boot",
-                    variant=ours.variant)
+        return Cell(None, unit, ours.bench, "not measured",
+                    failed.get(ours.variant) or f"no {ours.variant} boot", variant=ours.variant)
     found = runs.find(ours.variant, ours.bench)
     if found is None:
         return Cell(None, unit, ours.bench, "not measured", "not in the runs",
@@ -192,10 +196,42 @@ def _profiled(runs: _Runs, place: str, arch: str, figure: Figure) -> Cell:
     value = None if found is None or ours is None or place == NATIVE else \
         found[0].profile.get(ours.bench)
     if value is None:
+        error = found[0].profile_errors.get(ours.bench) if found and ours else None
         return Cell(None, "instructions/op", ours.bench if ours else None, "not measured",
-                    NOT_PROFILED)
+                    error or NOT_PROFILED)
     return Cell(value, "instructions/op", ours.bench if ours else None, "ok",
                 run_id=found[0].run_id if found else None)
+
+
+def unit_kind(unit: str) -> str:
+    """What a unit measures, per operation or not: cycles, instructions, or time (ns and
+    s are both time, but a whole loop's seconds are not one iteration's: see
+    Experiment.ratio)."""
+    u = unit.strip().lower().removesuffix("/op").strip()
+    if u in ("cycle", "cycles"):
+        return "cycles"
+    if u in ("instruction", "instructions", "insn", "insns"):
+        return "instructions"
+    if u in ("ns", "us", "ms", "s"):
+        return "time"
+    return u
+
+
+def _ratio(e: Experiment, f: Figure, cell: Cell) -> tuple[float | None, str]:
+    """Ours / published only where both are of one kind (instructions against
+    instructions, time against time); otherwise none, and why."""
+    if cell.value is None or not f.published:
+        return None, ""
+    published, ours = f.unit or e.unit, cell.unit
+    if unit_kind(published) != unit_kind(ours):
+        def said(unit: str) -> str:
+            kind = unit_kind(unit)
+            return unit.strip().removesuffix("/op") if kind == "time" else kind
+
+        return None, f"{said(published)} vs {said(ours)}: no ratio"
+    if not e.ratio:
+        return None, "a whole loop vs one iteration: no ratio"
+    return cell.value / f.published, ""
 
 
 def _published_change(a: Figure, b: Figure, published: str | None) -> str:
@@ -222,7 +258,9 @@ def _one_value_per_process(s: Series) -> Series:
                                processes=None)
 
 
-def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Place:
+def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
+                  failed: Mapping[str, str] | None = None) -> Place:
+    """``failed``: boots of this place that failed, by variant, with their error."""
     from kcross.judge.verdict import Pair, judge
 
     runs = _Runs(measured)
@@ -235,10 +273,9 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
         if f.key == e.profile:
             cell = _profiled(runs, place, arch, f)
         else:
-            cell = _cell(runs, place, arch, f, unit)
-        ratio = cell.value / f.published if cell.value is not None and f.published \
-            and e.ratio else None
-        rows.append(Row(f, cell, ratio))
+            cell = _cell(runs, place, arch, f, unit, failed or {})
+        ratio, why = _ratio(e, f, cell)
+        rows.append(Row(f, cell, ratio, why))
     changes: list[ChangeRow] = []
     pairs: list[tuple[int, Pair]] = []
     for c in e.changes:
@@ -272,9 +309,12 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured]) -> Pl
 
 
 def outcomes(experiments: Sequence[Experiment], measured: Sequence[Measured],
-             skipped: Mapping[str, str] | None = None) -> list[Outcome]:
+             skipped: Mapping[str, str] | None = None,
+             failed: Mapping[tuple[str, str], str] | None = None) -> list[Outcome]:
     """Each experiment at each place it has measurements for (natively first, then the
-    labs in the experiment's order); ``skipped``: places not measured, with why."""
+    labs in the experiment's order); ``skipped``: places not measured, with why;
+    ``failed``: boots that failed, by (arch, variant), with their error (the rows they
+    measure say it; a failed default boot: the place is not measured, with it)."""
     found = []
     for e in experiments:
         places: list[Place] = []
@@ -285,10 +325,12 @@ def outcomes(experiments: Sequence[Experiment], measured: Sequence[Measured],
                   ((DEFAULT, *e.variants(where)) if where != NATIVE else (DEFAULT,))]
             if not any(m.variant == DEFAULT for m in ms) and where != NATIVE:
                 ms = []
+            here = {v: why for (a, v), why in (failed or {}).items() if a == where}
             if ms:
                 ms.sort(key=lambda m: m.variant != DEFAULT)
-                places.append(place_outcome(e, where, ms))
+                places.append(place_outcome(e, where, ms, here))
             else:
-                missing.append(f"{where}: {(skipped or {}).get(where, 'not measured')}")
+                why = here.get(DEFAULT) or (skipped or {}).get(where, "not measured")
+                missing.append(f"{where}: {why}")
         found.append(Outcome(e, tuple(places), tuple(missing)))
     return found

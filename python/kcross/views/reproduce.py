@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..reproduce.experiments import Experiment
-from ..reproduce.outcome import Cell, ChangeRow, Outcome, Place
+from ..reproduce.outcome import Cell, ChangeRow, Outcome, Place, Row
 
 
 def _published(value: float | None, unit: str) -> str:
@@ -30,8 +30,11 @@ def ours_text(cell: Cell) -> str:
     return f"{format_value(cell.value, cell.unit)} {cell.unit.removesuffix('/op')}"
 
 
-def ratio_text(ratio: float | None) -> str:
-    return "—" if ratio is None else f"{ratio:.3f}"
+def ratio_text(row: Row) -> str:
+    """Ours / published, or why none (figures of different kinds: cycles vs instructions)."""
+    if row.ratio is not None:
+        return f"{row.ratio:.3f}"
+    return row.no_ratio or "—"
 
 
 def change_text(c: ChangeRow) -> str:
@@ -67,7 +70,7 @@ def figures_table(e: Experiment, place: Place) -> Table:
         note = f" ({row.figure.note})" if row.figure.note else ""
         published = _published(row.published, row.figure.unit or e.unit)
         table.add_row(Text(row.figure.label + note), Text(published),
-                      Text(ours_text(row.cell)), Text(ratio_text(row.ratio)),
+                      Text(ours_text(row.cell)), Text(ratio_text(row)),
                       Text(where_of(row.cell)))
     return table
 
@@ -140,7 +143,7 @@ def record(o: Outcome) -> dict[str, Any]:
             "place": p.name, "machine": p.machine, "unit": p.unit, "runs": list(p.runs),
             "figures": [{"key": r.figure.key, "label": r.figure.label,
                          "published": r.published, "ours": _cell_record(r.cell),
-                         "ratio": r.ratio} for r in p.rows],
+                         "ratio": r.ratio, "no_ratio": r.no_ratio or None} for r in p.rows],
             "changes": [{"a": c.a, "b": c.b, "published": c.published,
                          "verdict": verdict_record(c.judgement) if c.judgement else None,
                          "reason": c.reason or None} for c in p.changes],
