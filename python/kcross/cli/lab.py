@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ..lab.machines import DEFAULT_SUITES, MODES
 from ..lab.selftests import SELECTIONS
-from .options import Common
+from .options import Common, lab_guest_options
 
 HELP = "run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU"
 DESCRIPTION = (
@@ -73,11 +73,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                         "rows with their agreement")
     p.add_argument("--refresh", action="store_true",
                    help="fetch Debian's current kernel even if one is cached")
-    p.add_argument("--source", metavar="DIR", type=Path,
-                   help="kcross source tree to build the guest programs from")
-    p.add_argument("--no-store", action="store_true", help="print, do not store")
-    p.add_argument("--timeout", metavar="S", type=float, default=600.0,
-                   help="host seconds one guest may run (default 600)")
+    lab_guest_options(p, "guest")
 
 
 

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import numtext
@@ -139,6 +140,16 @@ def wide_option(parser: argparse.ArgumentParser) -> None:
                              "reasons of skipped benchmarks, and the footer's details (at its "
                              "natural width: pipe it into 'less -S'); by default the table "
                              "fits 120 columns")
+
+
+def lab_guest_options(parser: argparse.ArgumentParser, guest: str) -> None:
+    """``--source``, ``--no-store`` and ``--timeout``: the options of every command that
+    builds and boots lab guests (``kcross lab``, ``kcross reproduce``)."""
+    parser.add_argument("--source", metavar="DIR", type=Path,
+                        help=f"kcross source tree to build the {guest}s' programs from")
+    parser.add_argument("--no-store", action="store_true", help="print, do not store")
+    parser.add_argument("--timeout", metavar="S", type=float, default=600.0,
+                        help=f"host seconds one {guest} may run (default 600)")
 
 
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from ..errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, UserError
-from .options import Common, say, shown
+from .options import Common, lab_guest_options, say, shown
 
 if TYPE_CHECKING:
     from ..reproduce.experiments import Experiment
@@ -47,11 +46,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     where.add_argument("--lab-only", action="store_true", help="measure in the labs only")
     p.add_argument("--arch", action="append", metavar="ARCH",
                    help="only this lab (ppc64le, aarch64, x86_64); repeatable")
-    p.add_argument("--source", metavar="DIR", type=Path,
-                   help="kcross source tree to build the lab guests' programs from")
-    p.add_argument("--no-store", action="store_true", help="print, do not store")
-    p.add_argument("--timeout", metavar="S", type=float, default=600.0,
-                   help="host seconds one lab guest may run (default 600)")
+    lab_guest_options(p, "lab guest")
 
 
 def _labs(args: argparse.Namespace, experiments: tuple[Experiment, ...]) -> tuple[str, ...]:

@@ -42,7 +42,6 @@ from kcross.lab.initramfs import CommandResult, plan_command
 from kcross.lab.kernel import ARCHES, cache_root, file_sha256
 from kcross.lab.linux_source import Source
 from kcross.lab.machines import arch as lab_arch
-from kcross.render import clip_words
 
 GUEST_DIR = "/lab/selftests"
 SELFTESTS = "tools/testing/selftests"
@@ -361,6 +360,9 @@ def parse(peer: Peer, result: CommandResult) -> Figures:
     """One peer's console output made figures.  Under -icount shift=0 the guest's clocks
     count instructions: null_syscall's ns per call *is* instructions per call, and
     context_switch's switches per (guest) second are switches per 10^9 instructions."""
+    from kcross.render import clip_words  # here: kcross.render loads the statistics (numpy),
+    # and this module is imported by every command's registration (cli/lab.py)
+
     lines = tuple(result.output)
     if not result.ok:
         last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "no output")
