@@ -47,6 +47,13 @@ def ppc64le_elf(path: Path) -> Path:
     (["ppc64le", "--compare", "scv", "scv"], "--compare scv scv: the same mechanism twice"),
     (["ppc64le", "--suite", "syscall,ctxsv"], "--suite syscall,ctxsv: no suite 'ctxsv' (suites: syscall, "),
     (["ppc64le", "--suite", "syscall,"], "give suite names separated by commas"),
+    (["ppc64le", "--bench", "nosuch"],
+     "--bench nosuch: no such benchmark in ppc64le's suites syscall, cpuid, percpu"),
+    (["ppc64le", "--bench", "rdtscp"], "--bench rdtscp: no such benchmark in ppc64le's"),
+    (["x86_64", "--suite", "syscall", "--bench", "rdtscp"],
+     "--bench rdtscp: no such benchmark in x86_64's suites syscall"),
+    (["ppc64le", "--mitigations", "--bench", "cpuid/*"],
+     "--bench cpuid/*: no such benchmark in ppc64le's suites syscall"),
 ])
 @pytest.mark.parametrize("qemu", ["installed", "absent"])
 def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list[str],  # type: ignore[no-untyped-def]

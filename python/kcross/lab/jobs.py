@@ -366,9 +366,10 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _check_guest_names(args: argparse.Namespace, src: Path) -> None:
-    """--compare's mechanisms and --suite's suites, as the guest harness built from ``src``
-    knows them (kcross.lab.payload reads them from the tree)."""
-    from kcross.lab.payload import harness_suites, syscall_mechanisms
+    """--compare's mechanisms, --suite's suites and --bench's benchmarks, as the guest
+    harness built from ``src`` knows them (kcross.lab.payload reads them from the tree;
+    --profile and --trace check their names in kcross.lab.profile_jobs)."""
+    from kcross.lab.payload import benchmarks_named, harness_suites, syscall_mechanisms
 
     offered = syscall_mechanisms(args.arch, src) if args.compare else None
     if offered is not None:
@@ -382,6 +383,12 @@ def _check_guest_names(args: argparse.Namespace, src: Path) -> None:
             if name not in suites:
                 raise UserError(f"--suite {args.suite}: no suite {name!r} (suites: "
                                 f"{', '.join(suites)})")
+    if args.bench and args.mode == "counting" and not (args.profile or args.trace):
+        chosen = tuple(args.suite.split(",")) if args.suite else \
+            ("syscall",) if args.mitigations else DEFAULT_SUITES
+        if benchmarks_named(args.bench, args.arch, src, chosen) == []:
+            raise UserError(f"--bench {args.bench}: no such benchmark in {args.arch}'s "
+                            f"suites {', '.join(chosen)} (kcross list names them)")
 
 
 def _check_store(args: argparse.Namespace) -> None:

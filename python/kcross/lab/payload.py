@@ -310,6 +310,17 @@ def bench_matches(glob: str, benchmark: str) -> bool:
         or fnmatch.fnmatchcase(benchmark.split("/", 1)[1], glob)
 
 
+def benchmarks_named(glob: str, name: str, src: Path,
+                     suites: Sequence[str] | None = None) -> list[str] | None:
+    """The benchmarks (suite/name) of ``name``'s guest harness, in ``suites`` when given,
+    that ``--bench GLOB`` takes; None when the tree does not say (the guest judges)."""
+    listed = harness_benchmarks(name, src)
+    if listed is None:
+        return None
+    return [n for n in listed if (suites is None or n.split("/", 1)[0] in suites)
+            and bench_matches(glob, n)]
+
+
 # ---------------------------------------------------------------- tools
 
 def _compiler_packages(name: str) -> tuple[str, str]:

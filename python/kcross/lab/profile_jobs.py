@@ -34,7 +34,7 @@ from kcross.cli.options import say
 from kcross.errors import EXIT_BROKEN, KcrossError, LabError, UserError
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
-from kcross.lab.payload import Payload, bench_matches, find_source, harness_benchmarks
+from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
 from kcross.render import clip_words
 
 # --profile --mitigations profiles the null syscall: this suite's KEY_BENCH, or --bench.
@@ -66,8 +66,11 @@ def _check_bench(args: argparse.Namespace, src: Path) -> None:
     --mitigations, the syscall suite: its null syscall)."""
     suites = (MITIGATIONS_SUITE,) if args.mitigations else \
         tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
-    listed = _benchmarks(f"--bench {args.bench}", args.arch, src)
-    if not any(n.split("/", 1)[0] in suites and bench_matches(args.bench, n) for n in listed):
+    named = benchmarks_named(args.bench, args.arch, src, suites)
+    if named is None:
+        raise UserError(f"--bench {args.bench}: cannot read the benchmarks of "
+                        f"{src}/harness/bench")
+    if not named:
         where = ("the syscall suite --profile --mitigations profiles" if args.mitigations
                  else f"{args.arch}'s suites {', '.join(suites)}")
         raise UserError(f"--bench {args.bench}: no such benchmark in {where} "
