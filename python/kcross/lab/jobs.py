@@ -255,7 +255,7 @@ def exit_status(runs: Sequence[Counted]) -> int:
 
 def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
                 err: Console) -> int:
-    from kcross.lab.mitigations import REFUSED, TABLES, variant_args
+    from kcross.lab.mitigations import REFUSED, TABLES, counting_guest
 
     suites = tuple(args.suite.split(",")) if args.suite else ("syscall",)
     stored: list[Counted] = []
@@ -267,11 +267,7 @@ def mitigations(args: argparse.Namespace, kernel: Kernel, payload: Payload, out:
                                    if index == 0 else [])
 
         def job(v: Any = None, b: Any = baseline) -> Counted:
-            cpu, machine_opts, append = ((b.cpu, b.machine_opts, b.append) if v is None
-                                         else variant_args(args.arch, b, v))
-            guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
-                          machine_opts=tuple(machine_opts), append=append)
-            name = b.name if v is None else f"{b.name} + {v.name}"
+            guest, name = counting_guest(args.arch, kernel.path, b, v)
             return count_boot(args, guest, kernel, payload, name, err, suites=suites)
         results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         base = results[0]

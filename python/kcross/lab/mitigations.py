@@ -25,9 +25,10 @@ with what QEMU said, so that nobody adds them back as results.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from kcross.errors import UserError
-from kcross.lab.machines import tcg_cpu
+from kcross.lab.machines import Guest, arch, tcg_cpu
 
 
 @dataclass(frozen=True)
@@ -289,3 +290,16 @@ def variant_args(arch: str, baseline: Baseline,
     opts = tuple(o for o in baseline.machine_opts if _opt_key(o) not in keys) + variant.machine_opts
     append = " ".join((baseline.append + " " + variant.append).split())
     return cpu, opts, append
+
+
+def counting_guest(arch_name: str, kernel: Path, baseline: Baseline,
+                   variant: Variant | None = None) -> tuple[Guest, str]:
+    """The counting guest of ``baseline`` (with ``variant`` booted on it), and its label
+    ("BASELINE" or "BASELINE + VARIANT"): kcross lab --mitigations, with or without
+    --profile."""
+    cpu, machine_opts, append = ((baseline.cpu, baseline.machine_opts, baseline.append)
+                                 if variant is None
+                                 else variant_args(arch_name, baseline, variant))
+    guest = Guest(arch(arch_name), kernel, mode="counting", cpu=cpu,
+                  machine_opts=tuple(machine_opts), append=append)
+    return guest, baseline.name if variant is None else f"{baseline.name} + {variant.name}"

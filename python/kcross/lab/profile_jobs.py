@@ -230,7 +230,7 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
 def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., Any],
                  out: Console) -> int:
     from kcross.lab.jobs import exit_status, parallel_boots
-    from kcross.lab.mitigations import TABLES, variant_args
+    from kcross.lab.mitigations import TABLES, counting_guest
     from kcross.lab.profile_diff import diff
     from kcross.lab.report import KEY_BENCH
     from kcross.views.profile import diff_view
@@ -240,12 +240,8 @@ def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., A
     counted = []        # the boots that ran: their failed benchmarks fail the run
     for baseline, variants in TABLES[args.arch]:
         def job(v: Any = None, b: Any = baseline) -> Any:
-            cpu, opts, append = ((b.cpu, b.machine_opts, b.append) if v is None
-                                 else variant_args(args.arch, b, v))
-            guest = Guest(arch(args.arch), kernel.path, mode="counting", cpu=cpu,
-                          machine_opts=tuple(opts), append=append)
-            return boot(guest, kernel, b.name if v is None else f"{b.name} + {v.name}",
-                        only=only, on=(MITIGATIONS_SUITE,))
+            guest, label = counting_guest(args.arch, kernel.path, b, v)
+            return boot(guest, kernel, label, only=only, on=(MITIGATIONS_SUITE,))
         results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         counted += [r.counted for r in results if not isinstance(r, KcrossError)]
         base = results[0]
