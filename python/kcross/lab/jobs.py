@@ -397,23 +397,40 @@ def _check_store(args: argparse.Namespace) -> None:
     store_for_writing(args.db, lazy=True)
 
 
-def _check_programs(args: argparse.Namespace, probe: Guest) -> None:
-    """Every program this host lacks for the lab, named in one line with the packages."""
+def missing_programs(arch_name: str, *, debian_tools: bool,
+                     plugin: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """The programs this host lacks for ``arch_name``'s lab, each with its packages: QEMU,
+    the guest programs' compilers, APT's and dpkg's tools when a Debian package is to be
+    fetched (``debian_tools``), gcc for the profile plugin (``plugin``)."""
     from kcross.lab import kernel as debian
-    from kcross.lab.payload import missing_tools, needs
+    from kcross.lab.machines import arch
+    from kcross.lab.payload import missing_tools
 
+    a = arch(arch_name)
     missing: list[tuple[str, tuple[str, ...]]] = []
-    if not shutil.which(probe.arch.qemu):
-        missing.append((probe.arch.qemu, (probe.arch.qemu_package,)))
-    missing += missing_tools(args.arch)
-    if args.kernel is None and (args.refresh or debian.cached(args.arch) is None):
+    if not shutil.which(a.qemu):
+        missing.append((a.qemu, (a.qemu_package,)))
+    missing += missing_tools(arch_name)
+    if debian_tools:
         missing += debian.missing_tools()
-    elif args.crosscheck:
-        missing += debian.missing_tools()   # apt and dpkg-deb: the selftests' source package
-    if args.profile or args.trace:
+    if plugin:
         from kcross.lab.plugin import missing_tools as plugin_tools
 
         missing += plugin_tools()
+    return missing
+
+
+def _check_programs(args: argparse.Namespace) -> None:
+    """Every program this host lacks for the lab, named in one line with the packages."""
+    from kcross.lab import kernel as debian
+    from kcross.lab.payload import needs
+
+    fetching = args.kernel is None and (args.refresh or debian.cached(args.arch) is None)
+    missing = missing_programs(args.arch,
+                               # apt and dpkg-deb: the kernel's package, or the selftests'
+                               # source package
+                               debian_tools=fetching or bool(args.crosscheck),
+                               plugin=bool(args.profile or args.trace))
     if missing:
         raise LabError(f"kcross lab {args.arch} needs {needs(missing)}")
 
@@ -453,7 +470,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else None
     if own and other:
         _check_against(own, other)
-    _check_programs(args, probe)
+    _check_programs(args)
     if args.cpu or args.machine_opt:
         check_configuration(probe)
     stop_on_signals()

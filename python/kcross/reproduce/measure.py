@@ -167,22 +167,17 @@ def check_labs(arches: Sequence[str], source: Path | str | None,
         return None
     from kcross.lab import kernel as debian
     from kcross.lab import plugin
+    from kcross.lab.jobs import missing_programs
     from kcross.lab.machines import arch as lab_arch
-    from kcross.lab.payload import missing_tools, needs, source_tree
+    from kcross.lab.payload import needs, source_tree
 
     profiled = sorted({b.arch for b in (plan_.boots if plan_ else ()) if b.profile})
     src = None
     missing: list[tuple[str, tuple[str, ...]]] = []
     for name in arches:
         src = source_tree(name, source)
-        a = lab_arch(name)
-        if not shutil.which(a.qemu):
-            missing.append((a.qemu, (a.qemu_package,)))
-        missing += missing_tools(name)
-        if debian.cached(name) is None:
-            missing += debian.missing_tools()
-        if name in profiled:
-            missing += plugin.missing_tools()
+        missing += missing_programs(name, debian_tools=debian.cached(name) is None,
+                                    plugin=name in profiled)
     if missing:
         unique = list(dict.fromkeys(missing))
         raise LabError(f"kcross reproduce's labs ({', '.join(arches)}) need {needs(unique)} "
