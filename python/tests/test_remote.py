@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -201,11 +203,40 @@ for number, record in enumerate(records):
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     environ = isolated_env(tmp_path)
     environ.pop("SSH_AUTH_SOCK", None)  # only the test's key
     environ["KCROSS_DB"] = str(tmp_path / "k.db")
-    return environ
+    # Where kcross makes the private directory of the ssh master's socket (see
+    # _nothing_left_here): short, as a socket's path must be (pytest's are too long).
+    local = tempfile.mkdtemp(prefix="kcross-test-", dir="/tmp")
+    environ["TMPDIR"] = local
+    try:
+        yield environ
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _nothing_left_here(env: dict[str, str]) -> None:
+    """The ssh master kcross started has exited and its directory is gone."""
+    local = Path(env["TMPDIR"])
+    deadline = time.monotonic() + 10  # `ssh -O exit` asks; the master exits a moment later
+    while time.monotonic() < deadline:
+        masters = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                   and str(local).encode() in _cmdline(pid)]
+        if not masters:
+            break
+        time.sleep(0.1)
+    assert masters == [], [_cmdline(pid) for pid in masters]
+    assert list(local.iterdir()) == []
+    assert len(str(local)) + len("/kcross-ssh.12345678/master") <= remote.CONTROL_PATH_MAX
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _kcross(env: dict[str, str], *args: str, timeout: float = 120,
@@ -414,6 +445,7 @@ def test_unreachable_host_is_one_line_and_the_other_still_lands(
     # Alone, the same host is the one error line of the contract.
     alone = _kcross(env, "run", "--remote", dead, *sshd.options, "--harness", str(harness))
     assert_one_line_error(alone, 2, f"{dead}: cannot connect")
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -450,6 +482,7 @@ def test_harness_crash_there_keeps_what_arrived(sshd: Sshd, env: dict[str, str],
     (run,) = _runs(Path(env["KCROSS_DB"]))
     assert run["status"] == "failed" and run["results"] == 1 and run["source"] == "remote"
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -469,6 +502,7 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
     (run,) = _runs(db)
     assert run["status"] == "interrupted"
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
     (note,) = _notes(notes)
     deadline = time.monotonic() + 10  # the stand-in there was stopped, not left sleeping
     while Path(f"/proc/{note['pid']}").exists() and time.monotonic() < deadline:
@@ -510,6 +544,7 @@ def test_harness_killed_there_is_one_line(sshd: Sshd, env: dict[str, str],
     (run,) = _runs(db)
     assert run["status"] == "failed" and run["results"] == 1
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -573,3 +608,43 @@ def test_ctrl_c_with_two_hosts_stops_both(sshd: Sshd, env: dict[str, str],
                      "in run") == 2, err
     assert [r["status"] for r in _runs(db)] == ["interrupted", "interrupted"]
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+
+
+# --- one connection per host and run --------------------------------------------------
+
+def _sshd_saw(sshd: Sshd, since: int) -> tuple[int, int, int]:
+    """(authentications, TCP connections they came on, sessions) in the sshd's log after
+    byte ``since``: LogLevel VERBOSE logs each login with its client port, and each
+    session (a command, multiplexed or not) with the port of its connection."""
+    text = sshd.log.read_bytes()[since:].decode("utf-8", "replace")
+    logins = re.findall(r"Accepted publickey for \S+ from \S+ port (\d+)", text)
+    sessions = re.findall(r"Starting session: command for \S+ from \S+ port (\d+)", text)
+    return len(logins), len(set(logins)), len(sessions)
+
+
+@needs_sshd
+@pytest.mark.parametrize(("extra", "connections"), [
+    ([], 1),
+    # The user's own -o options win over kcross's: without multiplexing, every ssh
+    # kcross starts is a connection of its own (the copy, each process, the removal).
+    (["-o", "ControlMaster=no"], 1 + 3 + 1),
+])
+def test_one_connection_per_host_and_run(sshd: Sshd, env: dict[str, str], tmp_path: Path,
+                                         extra: list[str], connections: int) -> None:
+    notes = tmp_path / "notes.jsonl"
+    harness = _stand_in(tmp_path / "stand_in.py", notes)
+    since = sshd.log.stat().st_size
+    proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, *extra,
+                   "--harness", str(harness), "--processes", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "run 1: 2 ok, 0 skipped, 0 failed (3 processes each)" in proc.stdout
+    assert len(_notes(notes)) == 3
+    # The copy, 3 harness processes and the removal: 5 sessions, on one connection.
+    deadline = time.monotonic() + 10  # sshd writes its log a moment after the fact
+    while _sshd_saw(sshd, since)[2] < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _sshd_saw(sshd, since) == (connections, connections, 5), \
+        sshd.log.read_bytes()[since:].decode()[-3000:]
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
