@@ -56,6 +56,20 @@ MISSING = [name for name, found in (("sshd (Debian: openssh-server)", SSHD),
 needs_sshd = pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)}")
 USER = pwd.getpwuid(os.getuid()).pw_name
 REMOTE_TIMER = "clock_gettime"  # what the sshd's SetEnv forces on the remote harness
+# What the readiness checks read on "the other host" (127.0.0.2: its sessions have
+# KCROSS_TEST_SYSROOT pointing here): bare metal, CPUs 0-1, CPU 1 not tuned thrice.
+UNTUNED = {
+    "proc/self/status": "Name:\tcat\nCpus_allowed_list:\t0-1",
+    "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu sse2",
+    "sys/class/dmi/id/sys_vendor": "Dell Inc.",
+    "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor": "powersave",
+    "sys/devices/system/cpu/cpu1/topology/thread_siblings_list": "1",
+    "proc/sys/kernel/randomize_va_space": "0",
+    "proc/sys/kernel/nmi_watchdog": "1",
+    "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
+}
+UNTUNED_SAYS = "machine not tuned: governor powersave, ASLR off, NMI watchdog on — see " \
+    "'kcross sysinfo --check' there"
 
 
 def _free_port() -> int:
@@ -83,7 +97,8 @@ class Sshd:
 
     @property
     def other_url(self) -> str:
-        """The same sshd on another loopback address: another host to ssh."""
+        """The same sshd on another loopback address: another host to ssh (whose readiness
+        checks read UNTUNED)."""
         return f"ssh://127.0.0.2:{self.port}"
 
     @property
@@ -111,6 +126,10 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     (root / "authorized_keys").write_text((root / "user_key.pub").read_text())
     remote_tmp = root / "remote-tmp"
     remote_tmp.mkdir()
+    untuned = root / "untuned"
+    for path, text in UNTUNED.items():
+        (untuned / path).parent.mkdir(parents=True, exist_ok=True)
+        (untuned / path).write_text(text + "\n")
     if os.getuid() == 0 and not Path("/run/sshd").is_dir():
         # sshd started as root needs its privilege-separation directory (the
         # openssh-server package's service creates it; nothing else does here).
@@ -133,8 +152,11 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowUsers {USER}
-SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp}
 LogLevel VERBOSE
+Match LocalAddress 127.0.0.1
+    SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp}
+Match LocalAddress 127.0.0.2
+    SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp} KCROSS_TEST_SYSROOT={untuned}
 """)
         with log.open("ab") as fh:
             proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)],
@@ -415,6 +437,9 @@ def test_two_hosts_at_once_give_two_runs(sshd: Sshd, env: dict[str, str],
     assert proc.returncode == 0, proc.stderr
     assert f"== {sshd.url} ==" in proc.stdout and f"== {second} ==" in proc.stdout
     assert proc.stdout.count("2 ok, 0 skipped, 0 failed") == 2
+    # Each host's readiness line is its own: the untuned files are the other host's only.
+    assert proc.stderr.count(f"kcross: {second}: {UNTUNED_SAYS}\n") == 1, proc.stderr
+    assert proc.stderr.count("governor powersave") == 1, proc.stderr
     runs = _runs(Path(env["KCROSS_DB"]))
     assert [r["status"] for r in runs] == ["complete", "complete"]
     assert {json.loads(r["command"])[2] for r in runs} == {sshd.url, second}
@@ -648,3 +673,53 @@ def test_one_connection_per_host_and_run(sshd: Sshd, env: dict[str, str], tmp_pa
         sshd.log.read_bytes()[since:].decode()[-3000:]
     assert list(sshd.remote_tmp.iterdir()) == []
     _nothing_left_here(env)
+
+
+# --- the remote machine's readiness line ---------------------------------------------
+
+def _shorts(line: str | None) -> set[str]:
+    """The items of a readiness line, less those that follow the load of the moment."""
+    if line is None:
+        return set()
+    listed = line.split("machine not tuned: ", 1)[1].split(" — see ", 1)[0]
+    return {item for item in listed.split(", ") if not re.search(r"busy|IRQs on CPU", item)}
+
+
+@needs_sshd
+def test_readiness_line_is_the_remote_machines(sshd: Sshd, env: dict[str, str],
+                                               tmp_path: Path) -> None:
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
+    proc = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                   "--harness", str(harness), "--quick")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    # Where a local run prints it: first, once the harness has started.
+    assert lines[0] == f"kcross: {sshd.other_url}: {UNTUNED_SAYS}", proc.stderr
+    assert sum("not tuned" in line for line in lines) == 1
+    quiet = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                    "--harness", str(harness), "--quick", "--no-check")
+    assert quiet.returncode == 0 and "not tuned" not in quiet.stderr, quiet.stderr
+    # --cpu: the harness's rule, applied to the CPUs a process may use there (0-1).
+    busy = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                   "--harness", str(harness), "--quick", "--cpu", "5")
+    assert_one_line_error(busy, 2, f"{sshd.other_url}: cannot pin to CPU 5: not in the "
+                                   "remote shell's allowed CPUs (0-1)")
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+
+
+@needs_sshd
+def test_readiness_line_of_this_machine_over_ssh(sshd: Sshd, env: dict[str, str],
+                                                 tmp_path: Path) -> None:
+    """127.0.0.1 is this machine, read through /proc and /sys over ssh: the same line as
+    the local checks', but for the load of the moment."""
+    from kcross import readiness
+
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
+    proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, "--harness", str(harness),
+                   "--quick")
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "not tuned" in line]
+    assert len(said) <= 1 and all(line.startswith(f"kcross: {sshd.url}: ") for line in said)
+    here = readiness.warning_line(readiness.run_checks(checks=readiness.RUN_CHECKS))
+    assert _shorts(said[0] if said else None) == _shorts(here), (said, here)
