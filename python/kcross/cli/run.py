@@ -95,10 +95,12 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
     p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
-                   help="run on that machine over ssh (BatchMode: a key or an agent): the "
-                        "static harness is copied to a temporary directory there, run, and "
-                        "removed; the run is stored here with that machine's fingerprint; "
-                        "repeat for several machines at once")
+                   help="run on that machine over ssh (BatchMode: a key or an agent; one "
+                        "multiplexed connection per machine): the static harness (built for "
+                        "its architecture: see README, 'A harness for another architecture') "
+                        "is copied to a temporary directory there, run, and removed; the run "
+                        "is stored here with that machine's fingerprint; repeat for several "
+                        "machines at once")
     p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
                    help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
                         "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
@@ -106,7 +108,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="do not check the machine first (by default one stderr line names "
                         "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
-                        "never stops the run)")
+                        "never stops the run; with --remote, about the remote machine)")
     p.add_argument("--tag", metavar="NAME",
                    help="tag the run NAME once it is stored complete (see 'kcross tag')")
     wide_option(p)
