@@ -705,29 +705,34 @@ GATHERED = (
     "proc/sys/kernel/nmi_watchdog", "proc/sys/kernel/perf_event_paranoid", "proc/self/status",
     "proc/[0-9]*/comm",
 )
-_FILE, _WINDOW, _REST = "@@kcross-file ", "@@kcross-window ", "@@kcross-files"
+_COUNTS, _LINES, _WINDOW, _REST, _END = ("@@kcross-counts", "@@kcross-lines",
+                                         "@@kcross-window ", "@@kcross-files", "@@kcross-end")
 
 
 def gather_script() -> str:
     """A POSIX sh script printing what the checks read on the machine it runs on: /proc/stat
     and /proc/interrupts, again :data:`SAMPLE_SECONDS` later (1 s where ``sleep`` takes
-    whole seconds only), then every :data:`GATHERED` file; each file as a line
-    ``@@kcross-file PATH`` and its text.  It only reads (``cat``, ``sleep``).  Under
-    ``$KCROSS_TEST_SYSROOT`` when set there, as :func:`kcross.cli.options.sysroot` here."""
+    whole seconds only), then every :data:`GATHERED` file.  Each set of files is two
+    ``grep`` processes however many files (a server's thousands of /proc/PID/comm): one
+    counts each readable file's lines (``PATH:N``, so an empty file is told from a missing
+    one), the other prints them (``PATH:LINE``).  It only reads (``grep``, ``sleep``).
+    Under ``$KCROSS_TEST_SYSROOT`` when set there, as :func:`kcross.cli.options.sysroot`
+    here."""
     def files(patterns: Sequence[str]) -> str:
-        return "g " + " ".join(f'"$r"/{p}' for p in patterns)
+        return "g " + " ".join(patterns)
 
     return "; ".join((
-        'r=${KCROSS_TEST_SYSROOT:-}; r=${r%/}',
-        'g() { for f in "$@"; do if [ -f "$f" ] && [ -r "$f" ]; then '
-        f"printf '{_FILE}%s\\n' \"${{f#\"$r\"/}}\"; cat -- \"$f\" 2>/dev/null; echo; fi; done; }}",
+        'cd "${KCROSS_TEST_SYSROOT:-/}" || exit 0',
+        f"g() {{ echo '{_COUNTS}'; grep -H -a -c '' -- \"$@\" 2>/dev/null; "
+        f"echo '{_LINES}'; grep -H -a '' -- \"$@\" 2>/dev/null; }}",
         files(SAMPLED),
         f"if sleep {SAMPLE_SECONDS:g} 2>/dev/null; then s={SAMPLE_SECONDS:g}; "
         "else sleep 1; s=1; fi",
-        f"printf '{_WINDOW}%s\\n' \"$s\"",
+        f"echo \"{_WINDOW}$s\"",
         files(SAMPLED),
         f"echo '{_REST}'",
         files(GATHERED),
+        f"echo '{_END}'",
     ))
 
 
@@ -752,47 +757,47 @@ class Gathered:
 
 
 def gathered(text: str) -> Gathered:
-    """Read :func:`gather_script`'s output (lines before its first marker are ignored)."""
-    readings: list[dict[str, str]] = [{}, {}]
-    files: dict[str, str] = {}
-    current: dict[str, str] | None = None
+    """Read :func:`gather_script`'s output (lines before its first marker and after its
+    last are ignored)."""
+    readings: list[dict[str, list[str]]] = [{}, {}]
+    rest: dict[str, list[str]] = {}
     seconds: float | None = None
-    name = ""
-    lines: list[str] = []
-
-    def flush() -> None:
-        if current is not None:
-            current[name] = "\n".join(lines).strip()
-
-    target = readings[0]
+    target: dict[str, list[str]] = readings[0]
+    section = ""
     for line in text.splitlines():
-        if line.startswith((_FILE, _WINDOW)) or line == _REST:
-            flush()
-            current = None
-            lines = []
-            if line.startswith(_FILE):
-                name, current = line[len(_FILE):], target
-            elif line.startswith(_WINDOW):
-                try:
-                    seconds = float(line[len(_WINDOW):])
-                except ValueError:
-                    seconds = None
-                target = readings[1]
-            else:
-                target = files
-        elif current is not None:
-            lines.append(line)
-    flush()
+        if line.startswith(_WINDOW):
+            try:
+                seconds = float(line[len(_WINDOW):])
+            except ValueError:
+                seconds = None
+            target, section = readings[1], ""
+        elif line == _REST:
+            target, section = rest, ""
+        elif line == _END:
+            target, section = {}, ""
+        elif line in (_COUNTS, _LINES):
+            section = line
+        elif section:
+            path, colon, value = line.partition(":")
+            if not colon:
+                continue
+            if section == _COUNTS:
+                target[path] = []      # readable, perhaps empty
+            elif path in target:
+                target[path].append(value)
+    texts = [{path: "\n".join(lines).strip() for path, lines in found.items()}
+             for found in (*readings, rest)]
+    files = texts[2]
     window = None
     if seconds and seconds > 0:
-        before, after = readings
+        before, after = texts[0], texts[1]
         window = Window(seconds, (_read_stat(before.get("proc/stat")),
                                   _read_stat(after.get("proc/stat"))),
                         (_read_interrupts(before.get("proc/interrupts")),
                          _read_interrupts(after.get("proc/interrupts"))))
     for path in SAMPLED:  # the checks read the later reading, as Machine.read would now
-        if path in readings[1]:
-            files[path] = readings[1][path]
+        if path in texts[1]:
+            files[path] = texts[1][path]
     return Gathered(files, window)
 
 
