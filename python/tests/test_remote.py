@@ -723,3 +723,44 @@ def test_readiness_line_of_this_machine_over_ssh(sshd: Sshd, env: dict[str, str]
     assert len(said) <= 1 and all(line.startswith(f"kcross: {sshd.url}: ") for line in said)
     here = readiness.warning_line(readiness.run_checks(checks=readiness.RUN_CHECKS))
     assert _shorts(said[0] if said else None) == _shorts(here), (said, here)
+
+
+def _connection_processes(sshd: Sshd) -> list[int]:
+    """The sshd's per-connection processes (its children)."""
+    listener = (sshd.root / "sshd.pid").read_text().strip()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == listener:
+            found.append(int(pid))
+    return found
+
+
+@needs_sshd
+def test_lost_connection_is_one_line_and_the_copy_still_goes(sshd: Sshd, env: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    """The one connection breaks mid-run (its sshd process killed, as a network would drop
+    it): every session on it ends; one line, the results so far kept, and the removal
+    comes through a new connection."""
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl", mode="hang")
+    db = Path(env["KCROSS_DB"])
+    since = sshd.log.stat().st_size
+    with _started(env, "run", "--remote", sshd.url, *sshd.options,
+                  "--harness", str(harness)) as proc:
+        deadline = time.monotonic() + 90
+        while not any(r["results"] for r in _runs(db)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (connection,) = _connection_processes(sshd)
+        os.kill(connection, signal.SIGKILL)
+        _out, err = proc.communicate(timeout=60)
+    line = assert_one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), 3,
+                                 f"{sshd.url}: kcross-harness ended with ssh's status 255",
+                                 after_progress=True)
+    assert "1 result(s) kept in run 1 (marked failed)" in line
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+    logins, connections, _sessions = _sshd_saw(sshd, since)
+    assert (logins, connections) == (2, 2)  # the run's, then the removal's
