@@ -20,8 +20,9 @@ import pytest
 from conftest import fake_capture, isolated_env
 from kcross.cli import COMMANDS
 
-# What the commands below may need, heaviest first: scipy.stats (Mann-Whitney U of a
-# verdict: compare, check, history of timings), matplotlib (plots: report, --plot),
+# What the commands below may need, heaviest first: scipy.stats (Mann-Whitney U: the
+# verdict on runs of one harness process each; runs of K processes, kcross run's
+# default, are judged with Student's t, which scipy.special has), matplotlib (plots: report, --plot),
 # numpy and scipy.special (the figures of samples: the median's CI is an exact binomial,
 # scipy.special.bdtr), SQLAlchemy (the store), jsonschema (records read or imported),
 # Jinja2 (the HTML page), rich (tables), psycopg (a PostgreSQL store only).
@@ -34,7 +35,8 @@ NO_VERDICT = ("scipy.stats", *NO_PLOT)
 BENCH = "syscall/getcpu-vdso"
 
 # The rules, in one place: (case, kcross arguments, modules it must not load; a name
-# covers its submodules).  STORE is a store holding two runs; CAPTURE a harness output.
+# covers its submodules).  STORE holds two runs of one harness process each, KSTORE two
+# runs of 3 processes each; CAPTURE is a harness output.
 RULES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("kcross", [], EVERYTHING),
     ("--help", ["--help"], EVERYTHING),
@@ -52,6 +54,11 @@ RULES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("history", ["history", BENCH, "--db", "STORE"], NO_PLOT),
     ("compare", ["compare", "1", "2", "--db", "STORE"], NO_PLOT),
     ("check", ["check", "--baseline", "1", "--db", "STORE"], NO_PLOT),
+    ("history, K processes", ["history", BENCH, "--db", "KSTORE"], NO_VERDICT),
+    ("compare, K processes", ["compare", "1", "2", "--db", "KSTORE"], NO_VERDICT),
+    ("check, K processes", ["check", "--baseline", "1", "--db", "KSTORE"], NO_VERDICT),
+    ("report, K processes", ["report", "1", "2", "-o", "PAGE", "--db", "KSTORE"],
+     ("scipy.stats", "psycopg")),
 ]
 
 
@@ -78,8 +85,8 @@ def among(modules: list[str], names: tuple[str, ...]) -> list[str]:
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """STORE: two runs of BENCH and another (a complete quick run of syscall/getcpu-*
-    by the fake harness, imported twice); CAPTURE: that run's records; SCRATCH: an empty
-    store's place."""
+    by the fake harness, imported twice); KSTORE: two runs of them by 3 processes each;
+    CAPTURE: the quick run's records; SCRATCH: an empty store's place; PAGE: a report's."""
     root = tmp_path_factory.mktemp("startup")
     capture = root / "capture.jsonl"
     capture.write_text(fake_capture("--quick", "--bench", "syscall/getcpu-*"))
@@ -88,7 +95,14 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         subprocess.run([sys.executable, "-m", "kcross", "import", *force, "--db", str(store),
                         str(capture)], env=isolated_env(root), check=True,
                        capture_output=True, timeout=60)
-    return {"STORE": str(store), "CAPTURE": str(capture), "SCRATCH": str(root / "scratch.db")}
+    kstore = root / "k3.db"
+    for _ in range(2):
+        subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--processes", "3",
+                        "--bench", "syscall/getcpu-*", "--db", str(kstore)],
+                       env={**isolated_env(root), "KCROSS_FAKE_RESAMPLE": "1"}, check=True,
+                       capture_output=True, timeout=60)
+    return {"STORE": str(store), "KSTORE": str(kstore), "CAPTURE": str(capture),
+            "SCRATCH": str(root / "scratch.db"), "PAGE": str(root / "report.html")}
 
 
 @pytest.mark.parametrize(("args", "forbidden"), [(args, forbidden)
