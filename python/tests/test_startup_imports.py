@@ -73,7 +73,9 @@ def loaded(args: list[str], env: dict[str, str], out: Path) -> tuple[list[str], 
              "runpy.run_module('kcross', run_name='__main__', alter_sys=True)\n")
     proc = subprocess.run([sys.executable, "-c", probe, *args], env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    return json.loads(out.read_text()), f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    status = f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert out.exists(), status
+    return json.loads(out.read_text()), status
 
 
 def among(modules: list[str], names: tuple[str, ...]) -> list[str]:
