@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from .options import Common, say, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "store the output of 'kcross-harness run --json' from elsewhere"
 PARENTS = ("db",)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KcrossError, OutputClosed, UserError
 from .options import (
@@ -32,6 +30,9 @@ from .options import (
     sysroot,
     wide_option,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The harness's suites, in its registry's order (harness/registry.c; a test checks this
 # list against `kcross-harness list`): for --help only, `kcross list` is the reference.
