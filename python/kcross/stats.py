@@ -365,15 +365,20 @@ def raw_samples(record: Mapping[str, Any]) -> list[float]:
     return samples
 
 
-def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
-    """The store's queryable summary figures of a result record; None where there is none."""
-    columns: dict[str, float | None] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
-                                        "ci_high_ns": None, "ci_confidence": None}
+def summary_columns(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The store's summary figures of a result record, kept beside it when it is written so
+    that reads need not compute them again; None where there is none.  The overhead
+    decision: its median (``overhead_ns``), ``subtracted``, ``overhead_reason``."""
+    columns: dict[str, Any] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
+                               "ci_high_ns": None, "ci_confidence": None, "overhead_ns": None,
+                               "subtracted": None, "overhead_reason": None}
     try:
         summary = summarize_record(record)
     except StatsError:
         return columns
-    columns.update(median_ns=summary.median, min_ns=summary.min)
+    columns.update(median_ns=summary.median, min_ns=summary.min,
+                   overhead_ns=summary.overhead.median, subtracted=summary.overhead.subtracted,
+                   overhead_reason=summary.overhead.reason)
     try:
         ci = summary.ci
     except StatsError:

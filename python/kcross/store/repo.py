@@ -27,6 +27,7 @@ from ..stats import summary_columns
 from . import tables as t
 from .db import OldSchema, check_writable, guard, open_engine
 from .liveness import Liveness, Owner, judge
+from .packing import pack, unpack
 from .location import Target
 from .refs import HASH_SHOWN, REF_FORMS, check_tag_name, parse_ref
 
@@ -138,9 +139,15 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
     return started, finished
 
 
-def _stat_columns(record: dict[str, Any]) -> dict[str, Any]:
-    """Queryable summary columns (kcross.stats's rule); NULL where the samples support no figure."""
-    return {"n": len(record["samples"]), **summary_columns(record)}
+def result_row(run_id: int, seq: int, record: dict[str, Any]) -> dict[str, Any]:
+    """The results row of a validated result record: its summary columns (kcross.stats's
+    rule, computed once, here; NULL where the samples support no figure), its sample
+    arrays packed and the rest of the record (store/packing.py)."""
+    stripped, packed = pack(record)
+    return {"run_id": run_id, "seq": seq, "suite": record["suite"], "name": record["name"],
+            "status": record["status"], "reason": record["reason"], "record": stripped,
+            "samples": packed, "process": int(record.get("process", 0)),
+            "n": len(record["samples"]), **summary_columns(record)}
 
 
 @dataclass(frozen=True)
@@ -317,10 +324,15 @@ class Store:
     @staticmethod
     def _insert_result(conn: sa.Connection, run_id: int, seq: int,
                        record: dict[str, Any]) -> None:
-        conn.execute(sa.insert(t.results).values(
-            run_id=run_id, seq=seq, suite=record["suite"], name=record["name"],
-            status=record["status"], reason=record["reason"], record=record,
-            process=int(record.get("process", 0)), **_stat_columns(record)))
+        conn.execute(sa.insert(t.results), [result_row(run_id, seq, record)])
+
+    @staticmethod
+    def _insert_results(conn: sa.Connection, run_id: int,
+                        records: Sequence[dict[str, Any]]) -> None:
+        """All of a run's results in one statement (executemany)."""
+        if records:
+            conn.execute(sa.insert(t.results), [result_row(run_id, seq, record)
+                                                for seq, record in enumerate(records)])
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
                   command: Sequence[str], source: str = "run") -> int:
@@ -455,8 +467,7 @@ class Store:
                                           same.id)
             run_id = self._insert_run(conn, stream.fingerprint, stream.plan, command=command,
                                       source=source, started_at=started, status=status)
-            for seq, record in enumerate(stream.results):
-                self._insert_result(conn, run_id, seq, record)
+            self._insert_results(conn, run_id, stream.results)
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 finished_at=finished, end_record=stream.end, content_hash=digest,
                 error=None if stream.complete else "stream ended without an end record"))
@@ -651,8 +662,14 @@ class Store:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
-    def load_run(self, ref: str | int) -> StoredRun:
-        """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py)."""
+    def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
+        """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).
+
+        ``check``: validate every record again against the schema (``kcross show``, exports:
+        a database edited by hand is refused in one line).  Otherwise the records are
+        taken as validated when they were written (only their JSON and type are checked):
+        the readers that show figures (compare, report, push) need not pay for it again.
+        """
         # JSON columns are read as text and checked here: a database edited by
         # hand must give one line naming the run and record, not a traceback.
         raw = {name: sa.type_coerce(t.runs.c[name], sa.Text).label(name)
@@ -666,26 +683,32 @@ class Store:
             if run is None:  # deleted between the two statements
                 raise UserError(f"no run {ref} in {self.target.display} (see 'kcross runs')")
             rows = conn.execute(sa.select(t.results.c.seq, t.results.c.suite, t.results.c.name,
-                                          sa.type_coerce(t.results.c.record, sa.Text))
+                                          sa.type_coerce(t.results.c.record, sa.Text),
+                                          t.results.c.samples)
                                 .where(t.results.c.run_id == run.id)
                                 .order_by(t.results.c.seq)).all()
         where = f"{self.target.display}: run {run.id}"
-        fingerprint = self._record(run.fingerprint, f"{where} fingerprint", "fingerprint")
+        fingerprint = self._record(run.fingerprint, f"{where} fingerprint", "fingerprint",
+                                   check=check)
         assert fingerprint is not None
         live = judge(run.status, owner_host=run.owner_host, owner_pid=run.owner_pid,
                      owner_id=run.owner_id, updated_at=_as_utc(run.updated_at))
         return StoredRun(
             id=run.id, started_at=_as_utc(run.started_at), finished_at=_as_utc(run.finished_at),
             status=run.status, source=run.source, error=run.error, fingerprint=fingerprint,
-            plan=self._record(run.plan, f"{where} plan", "plan", nullable=True),
-            results=[self._record(r[3], f"{where} result {r[1]}/{r[2]} (seq {r[0]})", "result")
+            plan=self._record(run.plan, f"{where} plan", "plan", nullable=True, check=check),
+            results=[self._record(r[3], f"{where} result {r[1]}/{r[2]} (seq {r[0]})", "result",
+                                  packed=r[4], check=check)
                      for r in rows],
-            end=self._record(run.end_record, f"{where} end record", "end", nullable=True),
+            end=self._record(run.end_record, f"{where} end record", "end", nullable=True,
+                             check=check),
             state=live.state, live=live.live)
 
     @staticmethod
-    def _record(value: Any, where: str, rtype: str, *, nullable: bool = False) -> Any:
-        """A stored JSON record, checked like harness output: one line if damaged."""
+    def _record(value: Any, where: str, rtype: str, *, nullable: bool = False,
+                packed: bytes | None = None, check: bool = True) -> Any:
+        """A stored JSON record (its packed arrays put back), checked like harness output
+        when ``check``: one line if damaged."""
         if value is None:
             if nullable:
                 return None
@@ -701,6 +724,12 @@ class Store:
         if not isinstance(value, dict) or value.get("type") != rtype:
             raise StoreError(f"{where} is not a {rtype} record (was the database edited "
                              "by hand?)")
+        try:
+            unpack(value, bytes(packed) if packed is not None else None)
+        except ValueError as exc:
+            raise StoreError(f"{where}: {exc} (was the database edited by hand?)") from None
+        if not check:
+            return value
         try:
             validate(value, where, IMPORT_VERSIONS)
         except SchemaError as exc:

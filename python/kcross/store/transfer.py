@@ -169,8 +169,7 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
             t.machines.c.fingerprint_hash == machine["fingerprint_hash"])).scalar_one()
         dest_id = conn.execute(sa.insert(t.runs).values(machine_id=machine_id, **row)
                                .returning(t.runs.c.id)).scalar_one()
-        for seq, record in enumerate(source.run.results):
-            Store._insert_result(conn, dest_id, seq, record)
+        Store._insert_results(conn, dest_id, source.run.results)
         notes += _copy_tags(conn, source.tags, dest_id)
     return Copied(run_id, dest_id, True, len(source.run.results), row["status"], tuple(notes))
 
