@@ -43,7 +43,7 @@ def cell(series: Series) -> Cell:
     the processes for a run of several, else of the samples)."""
     if series.record is not None:
         try:
-            summary = stats.summarize_record(series.record)
+            summary = series.summary or stats.summarize_record(series.record)
             try:
                 return Cell(series, summary.median, summary.ci, None)
             except StatsError as exc:

@@ -27,8 +27,8 @@ from ..stats import summary_columns
 from . import tables as t
 from .db import OldSchema, check_writable, guard, open_engine
 from .liveness import Liveness, Owner, judge
-from .packing import pack, unpack
 from .location import Target
+from .packing import pack, unpack
 from .refs import HASH_SHOWN, REF_FORMS, check_tag_name, parse_ref
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
@@ -192,6 +192,20 @@ class StoredRun:
     end: dict[str, Any] | None
     state: str = ""
     live: bool = False
+
+
+@dataclass(frozen=True)
+class StoredResults:
+    """Some results of one stored run, as a trend reads them (``Store.results_named``): the
+    run's machine row and its per-run fingerprint values instead of its whole fingerprint
+    (everything else in a fingerprint is the machine's: judge.machine.identity)."""
+
+    run_id: int
+    started_at: dt.datetime
+    machine_id: int
+    host_time: str | None            # fingerprint.host.time
+    timer_hz: float | None           # fingerprint.timer.hz
+    results: list[dict[str, Any]]    # in the run's order
 
 
 class DuplicateImport(UserError):
@@ -625,13 +639,21 @@ class Store:
                         "that and no machine hash starts with it (see 'kcross runs')")
 
 
-    def list_runs(self) -> list[RunSummary]:
-        """All runs, newest first."""
+    def count_runs(self) -> int:
+        """How many runs are stored."""
+        with guard(self.target, "counting runs"), self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count(t.runs.c.id))).scalar_one())
+
+    def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
+                  status: str | None = None, limit: int | None = None) -> list[RunSummary]:
+        """The runs, newest first: all, or those of ``ids``, of one ``machine`` (its
+        fingerprint hash) or of one stored ``status``, the newest ``limit`` of them."""
         # Benchmarks, not result rows: a run of K processes has K rows per benchmark.
         count = (sa.select(sa.func.count(t.results.c.id))
                  .where(t.results.c.run_id == t.runs.c.id, t.results.c.process == 0)
                  .scalar_subquery())
-        query = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status, t.runs.c.source,
+        query: sa.Select[Any] = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status,
+                                           t.runs.c.source,
                            t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
@@ -643,11 +665,22 @@ class Store:
                            .label("lab_variant"),
                            count.label("results"))
                  .join(t.machines, t.machines.c.id == t.runs.c.machine_id))
+        if ids is not None:
+            query = query.where(t.runs.c.id.in_(list(ids)))
+        if machine is not None:
+            query = query.where(t.machines.c.fingerprint_hash == machine)
+        if status is not None:
+            query = query.where(t.runs.c.status == status)
+        query = _newest_first(query)
+        if limit is not None:
+            query = query.limit(limit)
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
-            rows = conn.execute(_newest_first(query)).all()
+            rows = conn.execute(query).all()
             tagged: dict[int, list[str]] = {}
-            for name, run_id in conn.execute(sa.select(t.tags.c.name, t.tags.c.run_id)
-                                             .order_by(t.tags.c.name)):
+            tag_query = sa.select(t.tags.c.name, t.tags.c.run_id).order_by(t.tags.c.name)
+            if ids is not None or machine is not None or limit is not None:
+                tag_query = tag_query.where(t.tags.c.run_id.in_([r.id for r in rows]))
+            for name, run_id in conn.execute(tag_query):
                 tagged.setdefault(run_id, []).append(name)
         summaries = []
         for r in rows:
@@ -661,6 +694,51 @@ class Store:
                 machine_hash=r.fingerprint_hash, tags=tuple(tagged.get(r.id, ())),
                 arch=r.arch, variant=r.lab_variant))
         return summaries
+
+    def result_names(self) -> list[str]:
+        """Every stored benchmark's ``suite/name``, sorted."""
+        with guard(self.target, "listing benchmarks"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.results.c.name, t.results.c.suite).distinct()).all()
+        return sorted(f"{suite}/{name}" for name, suite in rows)
+
+    def machine_fingerprints(self) -> dict[int, dict[str, Any]]:
+        """Every machine row's fingerprint (as first seen), by machine id."""
+        with guard(self.target, "reading machines"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.machines.c.id, sa.type_coerce(
+                t.machines.c.fingerprint, sa.Text))).all()
+        where = f"{self.target.display}: machine"
+        return {r[0]: self._record(r[1], f"{where} {r[0]} fingerprint", "fingerprint",
+                                   check=False) for r in rows}
+
+    def results_named(self, names: Sequence[str]) -> list[StoredResults]:
+        """The stored results of the benchmarks ``names`` (``suite/name``), in one query,
+        grouped by run, oldest run first (start, then id), each run's in its order.
+
+        Records are taken as validated when they were written (``load_run`` says more).
+        """
+        wanted = [tuple(n.split("/", 1)) for n in names]
+        r, run = t.results.c, t.runs.c
+        query = (sa.select(r.run_id, run.started_at, run.machine_id,
+                           run.fingerprint[("host", "time")].as_string().label("host_time"),
+                           run.timer_hz, r.seq, r.suite, r.name,
+                           sa.type_coerce(r.record, sa.Text).label("record"), r.samples)
+                 .join(t.runs, run.id == r.run_id)
+                 .where(sa.tuple_(r.suite, r.name).in_(wanted) if len(wanted) > 1 else
+                        sa.and_(r.suite == wanted[0][0], r.name == wanted[0][1]))
+                 .order_by(run.started_at, run.id, r.seq))
+        found: list[StoredResults] = []
+        where = f"{self.target.display}: run"
+        with guard(self.target, "reading results"), self.engine.connect() as conn:
+            for row in conn.execute(query):
+                if not found or found[-1].run_id != row.run_id:
+                    found.append(StoredResults(
+                        run_id=row.run_id, started_at=_as_utc(row.started_at),
+                        machine_id=row.machine_id, host_time=row.host_time,
+                        timer_hz=row.timer_hz, results=[]))
+                found[-1].results.append(self._record(
+                    row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "
+                    f"(seq {row.seq})", "result", packed=row.samples, check=False))
+        return found
 
     def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
         """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).

@@ -83,7 +83,7 @@ def refuse_running(src: Store, ids: Sequence[int], *, force: bool) -> None:
     """Refuse, before anything is copied, runs whose stored status is still ``running``."""
     if force:
         return
-    running = [r for r in src.list_runs() if r.id in set(ids) and r.status == "running"]
+    running = [r for r in src.list_runs(status="running") if r.id in set(ids)]
     if running:
         shown = ", ".join(f"{r.id} ({r.state})" for r in running[:5])
         raise UserError(f"run {shown} still running in {src.target.display}: nothing copied; "
@@ -112,7 +112,9 @@ class _Source:
 
 
 def _read(src: Store, run_id: int) -> _Source:
-    stored = src.load_run(run_id)  # checks every record: a damaged run is refused, in one line
+    # Records were validated when they were written; a damaged one (JSON, type, packed
+    # samples) is still refused in one line.
+    stored = src.load_run(run_id, check=False)
     with guard(src.target, f"reading run {run_id}"), src.engine.connect() as conn:
         try:
             row = conn.execute(sa.select(*(t.runs.c[n] for n in _RUN_COLUMNS))
