@@ -84,6 +84,40 @@ def pack(record: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
     return stripped, b"".join(parts)
 
 
+def _arrays(record: Mapping[str, Any], packed: bytes) -> list[tuple[tuple[str, ...], int, int,
+                                                                    int]]:
+    """The packed arrays' (key, kind, length, offset of the bitmap or values), checked
+    against the bytes and the record; ValueError when they do not fit."""
+    data = memoryview(packed)
+    if not data or data[0] != FORMAT:
+        raise ValueError("packed samples of an unknown format")
+    found = []
+    at = 1
+    while at < len(data):
+        if at + _HEAD.size > len(data):
+            raise ValueError("packed samples are cut short")
+        code, kind, n = _HEAD.unpack_from(data, at)
+        at += _HEAD.size
+        if code >= len(KEYS) or kind not in (_FLOAT, _INT, _MIXED):
+            raise ValueError("packed samples are damaged")
+        end = at + ((n + 7) // 8 if kind == _MIXED else 0) + 8 * n
+        if end > len(data):
+            raise ValueError("packed samples are cut short")
+        path = KEYS[code]
+        holder = record if len(path) == 1 else record.get(path[0])
+        if not isinstance(holder, Mapping) or holder.get(path[-1], 0) is not None:
+            raise ValueError(f"packed {'.'.join(path)} has no place in the record")
+        found.append((path, kind, n, at))
+        at = end
+    return found
+
+
+def check(record: Mapping[str, Any], packed: bytes | None) -> None:
+    """Raise ValueError unless ``packed`` can be put back into ``record``."""
+    if packed is not None:
+        _arrays(record, packed)
+
+
 def unpack(record: dict[str, Any], packed: bytes | None) -> dict[str, Any]:
     """Put the packed arrays back into ``record`` (changed in place and returned).
 
@@ -93,52 +127,16 @@ def unpack(record: dict[str, Any], packed: bytes | None) -> dict[str, Any]:
         return record
     import numpy as np
 
-    data = memoryview(packed)
-    if not data or data[0] != FORMAT:
-        raise ValueError("packed samples of an unknown format")
-    at = 1
-    while at < len(data):
-        code, kind, n = _HEAD.unpack_from(data, at)
-        at += _HEAD.size
-        if code >= len(KEYS) or kind not in (_FLOAT, _INT, _MIXED):
-            raise ValueError("packed samples are damaged")
+    for path, kind, n, at in _arrays(record, packed):
         bits = None
         if kind == _MIXED:
             size = (n + 7) // 8
-            bits = np.unpackbits(np.frombuffer(data, np.uint8, size, at), count=n,
+            bits = np.unpackbits(np.frombuffer(packed, np.uint8, size, at), count=n,
                                  bitorder="little")
             at += size
-        if at + 8 * n > len(data):
-            raise ValueError("packed samples are cut short")
-        array = np.frombuffer(data, "<i8" if kind == _INT else "<f8", n, at)
-        at += 8 * n
-        values = array.tolist()
+        values = np.frombuffer(packed, "<i8" if kind == _INT else "<f8", n, at).tolist()
         if bits is not None:
             values = [int(x) if b else x for x, b in zip(values, bits.tolist(), strict=True)]
-        path = KEYS[code]
-        holder = record if len(path) == 1 else record.get(path[0])
-        if not isinstance(holder, dict) or holder.get(path[-1], 0) is not None:
-            raise ValueError(f"packed {'.'.join(path)} has no place in the record")
+        holder = record if len(path) == 1 else record[path[0]]
         holder[path[-1]] = values
     return record
-
-
-def floats(packed: bytes | None, key: tuple[str, ...] = ("samples",)) -> list[float] | None:
-    """One packed array as floats (integers converted), without the rest of the record;
-    None when it is not packed."""
-    if packed is None:
-        return None
-    import numpy as np
-
-    data = memoryview(packed)
-    at = 1
-    want = KEYS.index(key)
-    while at < len(data):
-        code, kind, n = _HEAD.unpack_from(data, at)
-        at += _HEAD.size + ((n + 7) // 8 if kind == _MIXED else 0)
-        if code == want:
-            return np.frombuffer(data, "<i8" if kind == _INT else "<f8", n, at) \
-                .astype(np.float64).tolist()
-        at += 8 * n
-    return None
-
