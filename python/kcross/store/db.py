@@ -343,9 +343,18 @@ def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:
                                    check_same_thread=False)
         return sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
 
-    engine = sa.create_engine("sqlite+pysqlite://", creator=connect)
+    engine = sa.create_engine("sqlite+pysqlite://", creator=connect,
+                              json_serializer=_compact_json)
     _sqlite_transactions(engine, immediate=not read_only)
     return engine
+
+
+def _compact_json(value: object) -> str:
+    """JSON columns as SQLite stores them: without the spaces after ',' and ':' (a record
+    is mostly punctuation and numbers: 7% of a store)."""
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _sqlite_transactions(engine: sa.Engine, *, immediate: bool) -> None:

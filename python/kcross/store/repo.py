@@ -805,14 +805,19 @@ class Store:
         try:
             unpack(value, bytes(packed) if packed is not None else None)
         except ValueError as exc:
+            if check:  # what the schema says of the record is the better line
+                Store._validate(value, where)
             raise StoreError(f"{where}: {exc} (was the database edited by hand?)") from None
-        if not check:
-            return value
+        if check:
+            Store._validate(value, where)
+        return value
+
+    @staticmethod
+    def _validate(value: dict[str, Any], where: str) -> None:
         try:
             validate(value, where, IMPORT_VERSIONS)
         except SchemaError as exc:
             raise StoreError(f"{exc} (was the database edited by hand?)") from None
-        return value
 
 
 def _common_prefix(texts: Sequence[str]) -> int:
