@@ -177,8 +177,8 @@ def _v5_packed_samples(conn: sa.Connection) -> None:
         last = rows[-1][0]
         updates = []
         for row_id, text in rows:
-            try:
-                record = json.loads(text)
+            try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
+                record = text if isinstance(text, dict) else json.loads(text)
             except (TypeError, ValueError):
                 continue  # a record edited by hand: kept as it is, reads say what is wrong
             if not isinstance(record, dict):
