@@ -23,21 +23,22 @@ import difflib
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .errors import UserError
 from .judge.categories import Category
 from .judge.machine import host as host_key
 from .judge.machine import identity
-from .judge.noise import PointCache, of_series
+from .judge.noise import PointCache, RunPoint, of_series, single_point
 from .judge.verdict import Judgement, Pair, RunNoise, judge
 from .schema import dig, unit_of
-from .series import Series, bench_name, merge_results, series_of_results
-from .stats import ALPHA, MedianCI, StatsError, Summary, summarize_record
+from .series import Series, bench_name, merge_results, run_start, series_of_results
+from .stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
     from .store import Store
+    from .store.repo import StoredResults
 
 
 
@@ -64,7 +65,7 @@ class Point:
     def _summary(self) -> Summary | None:
         if self.series is None or self.series.record is None:
             return None
-        return self.series.summary or summarize_record(self.series.record)
+        return self.series.figures
 
     @property
     def median(self) -> float | None:
@@ -154,7 +155,41 @@ def _machine_matches(spec: str, hostname: str, machine: str) -> bool:
     return spec == hostname or (len(spec) >= 4 and machine.startswith(spec.lower()))
 
 
-def points(store: Store, pattern: str) -> list[Point]:
+def _series(label: str, fp: dict[str, Any], run: StoredResults, wanted: list[dict[str, Any]],
+            cache: PointCache | None) -> dict[str, Series]:
+    """The series of a run's wanted benchmarks.  A benchmark of one harness process is made
+    from the figures the store kept beside it (kcross.stats.summary_columns): its samples
+    from the stored overhead decision, its noise point from the stored median and CI (into
+    ``cache``), its summary left to be computed if it is shown.  Several processes' records
+    are merged and summarised (series_of_results)."""
+    counts: dict[str, int] = {}
+    for record in run.results:
+        counts[bench_name(record)] = counts.get(bench_name(record), 0) + 1
+    merged = [r for r in wanted if counts[bench_name(r)] > 1]
+    found = {s.name: s for s in series_of_results(label, fp, merged)} if merged else {}
+    unit = unit_of(fp, wanted)
+    started = run_start(fp)
+    for record, figures in zip(run.results, run.figures, strict=True):
+        name = bench_name(record)
+        if counts[name] > 1 or record.get("status") != "ok" or figures["median_ns"] is None:
+            continue
+        found[name] = Series(source=label, name=name, unit=str(record.get("unit") or unit),
+                             samples=stored_samples(record, figures), record=record,
+                             fingerprint=fp, run=label, started=started)
+        if cache is not None:
+            try:
+                if figures["ci_low_ns"] is None:
+                    raise StatsError("no CI")
+                point: RunPoint | None = single_point(label, figures["median_ns"],
+                                                      figures["ci_low_ns"],
+                                                      figures["ci_high_ns"], started)
+            except StatsError:
+                point = None
+            cache[(label, name)] = point
+    return found
+
+
+def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[Point]:
     """Every stored point of the benchmarks ``pattern`` names, oldest first.
 
     One query for their results (no other result is read, nothing validated again: the
@@ -180,7 +215,7 @@ def points(store: Store, pattern: str) -> list[Point]:
         hostname, ident, key, kernel = about[run.machine_id]
         wanted = merge_results(run.results)
         unit = unit_of(fp, run.results)
-        with_figures = {s.name: s for s in series_of_results(f"run {run.run_id}", fp, wanted)}
+        with_figures = _series(f"run {run.run_id}", fp, run, wanted, cache)
         for record in wanted:
             name = bench_name(record)
             status = "ok"
@@ -200,7 +235,8 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
     """The trend of ``pattern``: the last ``last`` runs holding it (all by default) of
     ``machine`` (a hostname or machine hash prefix; all by default), oldest first, each point
     with its change against the previous point of its host, shown or not."""
-    every = points(store, pattern)
+    cache: PointCache = {}
+    every = points(store, pattern, cache)
     shown = list(range(len(every)))
     if machine is not None:
         shown = [i for i in shown if _machine_matches(machine, every[i].hostname,
@@ -224,7 +260,6 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
             latest[key] = i
     pairs = [(previous[i], i) for i in shown if i in previous]
     by_machine = _series_by_machine(every)
-    cache: PointCache = {}
     judged = judge([Pair(every[b].name, every[a].series, every[b].series,  # type: ignore[arg-type]
                          _noise(by_machine, every[a], every[b], cache))
                     for a, b in pairs], alpha=alpha)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .schema import unit_of
@@ -49,17 +50,21 @@ class Series:
     # was made: None for plain numbers.
     summary: Summary | None = field(default=None, compare=False, repr=False)
 
+    @cached_property
+    def figures(self) -> Summary | None:
+        """The record's summary: the one given, else computed once (None: plain numbers, or
+        a record without figures)."""
+        if self.summary is not None or self.record is None:
+            return self.summary
+        try:
+            return summarize_record(self.record)
+        except StatsError:
+            return None
+
     @property
     def overhead_subtracted(self) -> bool | None:
         """Whether the empty loop's cost was subtracted; None for plain numbers."""
-        if self.record is None:
-            return None
-        if self.summary is not None:
-            return self.summary.overhead.subtracted
-        try:
-            return summarize_record(self.record).overhead.subtracted
-        except StatsError:
-            return None
+        return None if self.figures is None else self.figures.overhead.subtracted
 
     def raw(self) -> Series:
         """The same series with its samples as measured, the empty loop included (itself

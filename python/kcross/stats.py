@@ -387,6 +387,17 @@ def summary_columns(record: Mapping[str, Any]) -> dict[str, Any]:
     return columns
 
 
+def stored_samples(record: Mapping[str, Any], columns: Mapping[str, Any]) -> tuple[float, ...]:
+    """The samples a record's summary is of (``Summary.samples``), from the decision its
+    stored :func:`summary_columns` hold, without deciding again: schema 1's as the harness
+    gave them, schema 2's less the empty loop's median when it was subtracted (the same
+    arithmetic as :func:`summarize`).  For a record of one harness process."""
+    data = _clean(record.get("samples"))  # type: ignore[arg-type]
+    if record.get("schema") != 1 and columns.get("subtracted"):
+        data = data - float(columns["overhead_ns"])
+    return tuple(float(x) for x in data)
+
+
 # --- comparisons: the statistics behind a verdict ------------------------------------------
 #
 # What is measured when B is compared with A; kcross.judge decides what it means (the

@@ -72,8 +72,17 @@ def run_point(series: Series) -> RunPoint:
     if median <= 0:
         raise StatsError("median is 0: no log figure")
     ci = stats.median_ci(series.samples)
-    se = stats.log_se_of_interval(max(ci.low, median * 1e-12), ci.high)
-    return RunPoint(str(series.run), math.log(median), se * se, series.started)
+    return single_point(str(series.run), median, ci.low, ci.high, series.started)
+
+
+def single_point(run: str, median: float, low: float, high: float,
+                 started: float | None) -> RunPoint:
+    """The point of a run of one process from its median and the median's CI (also as the
+    store keeps them beside a result: kcross.stats.summary_columns)."""
+    if median <= 0:
+        raise StatsError("median is 0: no log figure")
+    se = stats.log_se_of_interval(max(low, median * 1e-12), high)
+    return RunPoint(run, math.log(median), se * se, started)
 
 
 def separation(a: Series, b: Series) -> float | None:

@@ -206,6 +206,12 @@ class StoredResults:
     host_time: str | None            # fingerprint.host.time
     timer_hz: float | None           # fingerprint.timer.hz
     results: list[dict[str, Any]]    # in the run's order
+    figures: list[dict[str, Any]]    # each result's summary columns (stats.summary_columns)
+
+
+# The summary columns a trend reads beside the records.
+_FIGURES = ("median_ns", "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns", "overhead_ns",
+            "subtracted", "overhead_reason")
 
 
 class DuplicateImport(UserError):
@@ -671,9 +677,14 @@ class Store:
             query = query.where(t.machines.c.fingerprint_hash == machine)
         if status is not None:
             query = query.where(t.runs.c.status == status)
+        if limit is not None:  # the newest first, then their counts: not every run's
+            newest = _newest_first(sa.select(t.runs.c.id).select_from(
+                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)))
+            for clause in query.whereclause, :
+                if clause is not None:
+                    newest = newest.where(clause)
+            query = query.where(t.runs.c.id.in_(newest.limit(limit).scalar_subquery()))
         query = _newest_first(query)
-        if limit is not None:
-            query = query.limit(limit)
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
             tagged: dict[int, list[str]] = {}
@@ -721,7 +732,8 @@ class Store:
         query = (sa.select(r.run_id, run.started_at, run.machine_id,
                            run.fingerprint[("host", "time")].as_string().label("host_time"),
                            run.timer_hz, r.seq, r.suite, r.name,
-                           sa.type_coerce(r.record, sa.Text).label("record"), r.samples)
+                           sa.type_coerce(r.record, sa.Text).label("record"), r.samples,
+                           *(r[name] for name in _FIGURES))
                  .join(t.runs, run.id == r.run_id)
                  .where(sa.tuple_(r.suite, r.name).in_(wanted) if len(wanted) > 1 else
                         sa.and_(r.suite == wanted[0][0], r.name == wanted[0][1]))
@@ -734,7 +746,8 @@ class Store:
                     found.append(StoredResults(
                         run_id=row.run_id, started_at=_as_utc(row.started_at),
                         machine_id=row.machine_id, host_time=row.host_time,
-                        timer_hz=row.timer_hz, results=[]))
+                        timer_hz=row.timer_hz, results=[], figures=[]))
+                found[-1].figures.append({name: row._mapping[name] for name in _FIGURES})
                 found[-1].results.append(self._record(
                     row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "
                     f"(seq {row.seq})", "result", packed=row.samples, check=False))
