@@ -17,7 +17,8 @@ History:
      (run_id, suite, name, process).  Existing results are process 0.
   5: results.samples (a record's sample arrays packed as binary, store/packing.py; the
      record keeps the rest) and results.overhead_ns/subtracted/overhead_reason (the rest
-     of the summary, computed when a result is written so reads need not); indexes on
+     of the summary, computed when a result is written so reads need not; the stored
+     figures are computed again with them, by kcross.stats.summary_columns); indexes on
      results (name, suite) and runs.machine_id.  Every stored result is converted: its
      record reads back equal, number for number.
 """
@@ -165,8 +166,10 @@ def _v5_packed_samples(conn: sa.Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_results_name ON results (name, suite)"))
     conn.execute(sa.text("CREATE INDEX ix_runs_machine_id ON runs (machine_id)"))
     md = sa.MetaData()
+    figures = ("median_ns", "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns")
     results = sa.Table("results", md, sa.Column("id", sa.Integer, primary_key=True),
-                       sa.Column("record", json_type()), *(sa.Column(n, t) for n, t in columns))
+                       sa.Column("record", json_type()), *(sa.Column(n, t) for n, t in columns),
+                       *(sa.Column(n, sa.Float()) for n in figures))
     raw = sa.type_coerce(results.c.record, sa.Text)
     last = 0
     while True:  # in batches of ids: memory stays small whatever the store's size
@@ -184,9 +187,11 @@ def _v5_packed_samples(conn: sa.Connection) -> None:
             if not isinstance(record, dict):
                 continue
             stripped, packed = pack(record)
-            figures = summary_columns(record) if record.get("type") == "result" else {}
+            if record.get("type") != "result":
+                continue
+            # every figure by today's rule: the stored ones and the decision beside them agree
             updates.append({"row_id": row_id, "record": stripped, "samples": packed,
-                            **{n: figures.get(n) for n, _ in columns if n != "samples"}})
+                            **summary_columns(record)})
         if updates:
             # The keys that are columns become the SET clause (SQLAlchemy's executemany).
             conn.execute(sa.update(results).where(results.c.id == sa.bindparam("row_id")),
