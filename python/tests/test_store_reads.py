@@ -128,7 +128,7 @@ def test_bench_store_prints_every_figure(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     figures = {m[1] for m in re.finditer(r"^(?:sqlite|-)\s+20x5\s+(\S.*?)\s{2,}", proc.stdout,
                                            re.MULTILINE)}
-    assert figures == {"start-up", "generate", "bytes/run", "runs", "history",
+    assert figures == {"start-up", "start-up+store", "generate", "bytes/run", "runs", "history",
                        "history --last", "compare", "report", "show --json", "import",
                        "push->sqlite 20"}, proc.stdout
     assert "failed" not in proc.stdout and "| sqlite | history |" in proc.stdout
