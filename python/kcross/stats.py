@@ -29,6 +29,7 @@ been, so a meaningless figure is never printed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -586,6 +587,7 @@ def single_process_level(samples: Sequence[float], like: Level) -> Level:
     return Level(log=float(np.log(m)), var=like.var * like.processes, df=like.df, processes=1)
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function, asked the same thing thousands of times
 def _t_ppf(q: float, df: float) -> float:
     from scipy.special import ndtri, stdtrit
 
