@@ -12,7 +12,8 @@ kernel on one box is exactly what a trend is for.  Each point shows the store's
 machine hash, so a changed configuration is visible, and its note says what
 changed (the kernel release) against the previous point.
 
-Only the store's public reading API is used (``list_runs``, ``load_run``).
+Only the store's public reading API is used (``result_names``, ``results_named``,
+``machine_fingerprints``): one query for the benchmark's results, none per run.
 """
 
 from __future__ import annotations
@@ -22,21 +23,22 @@ import difflib
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .errors import UserError
 from .judge.categories import Category
 from .judge.machine import host as host_key
 from .judge.machine import identity
-from .judge.noise import of_series
+from .judge.noise import PointCache, RunPoint, of_series, single_point
 from .judge.verdict import Judgement, Pair, RunNoise, judge
 from .schema import dig, unit_of
-from .series import Series, bench_name, merge_results, series_of_results
-from .stats import ALPHA, MedianCI, StatsError, summarize_record
+from .series import Series, bench_name, merge_results, run_start, series_of_results
+from .stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
     from .store import Store
+    from .store.repo import StoredResults
 
 
 
@@ -60,18 +62,23 @@ class Point:
         """hostname and short machine hash: ``vm 1a2b3c4d``."""
         return f"{self.hostname} {self.machine[:8]}"
 
-    @property
-    def median(self) -> float | None:
+    def _summary(self) -> Summary | None:
         if self.series is None or self.series.record is None:
             return None
-        return summarize_record(self.series.record).median
+        return self.series.figures
+
+    @property
+    def median(self) -> float | None:
+        summary = self._summary()
+        return None if summary is None else summary.median
 
     @property
     def ci(self) -> MedianCI | StatsError | None:
-        if self.series is None or self.series.record is None:
+        summary = self._summary()
+        if summary is None:
             return None
         try:
-            return summarize_record(self.series.record).ci
+            return summary.ci
         except StatsError as exc:
             return exc
 
@@ -148,30 +155,67 @@ def _machine_matches(spec: str, hostname: str, machine: str) -> bool:
     return spec == hostname or (len(spec) >= 4 and machine.startswith(spec.lower()))
 
 
-def points(store: Store, pattern: str) -> list[Point]:
+def _series(label: str, fp: dict[str, Any], run: StoredResults, wanted: list[dict[str, Any]],
+            cache: PointCache | None) -> dict[str, Series]:
+    """The series of a run's wanted benchmarks.  A benchmark of one harness process is made
+    from the figures the store kept beside it (kcross.stats.summary_columns): its samples
+    from the stored overhead decision, its noise point from the stored median and CI (into
+    ``cache``), its summary left to be computed if it is shown.  Several processes' records
+    are merged and summarised (series_of_results)."""
+    counts: dict[str, int] = {}
+    for record in run.results:
+        counts[bench_name(record)] = counts.get(bench_name(record), 0) + 1
+    merged = [r for r in wanted if counts[bench_name(r)] > 1]
+    found = {s.name: s for s in series_of_results(label, fp, merged)} if merged else {}
+    unit = unit_of(fp, wanted)
+    started = run_start(fp)
+    for record, figures in zip(run.results, run.figures, strict=True):
+        name = bench_name(record)
+        if counts[name] > 1 or record.get("status") != "ok" or figures["median_ns"] is None:
+            continue
+        found[name] = Series(source=label, name=name, unit=str(record.get("unit") or unit),
+                             samples=stored_samples(record, figures), record=record,
+                             fingerprint=fp, run=label, started=started)
+        if cache is not None:
+            try:
+                if figures["ci_low_ns"] is None:
+                    raise StatsError("no CI")
+                point: RunPoint | None = single_point(label, figures["median_ns"],
+                                                      figures["ci_low_ns"],
+                                                      figures["ci_high_ns"], started)
+            except StatsError:
+                point = None
+            cache[(label, name)] = point
+    return found
+
+
+def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[Point]:
     """Every stored point of the benchmarks ``pattern`` names, oldest first.
 
-    :class:`UserError` when no stored run holds such a benchmark (naming the closest
-    stored names).
+    One query for their results (no other result is read, nothing validated again: the
+    store did that when it wrote them); the machine rows give what the fingerprints say
+    but for their per-run values (judge.machine.identity).  :class:`UserError` when no
+    stored run holds such a benchmark (naming the closest stored names).
     """
+    known = store.result_names()
+    names = [n for n in known if matches(pattern, n)]
+    if not names:
+        close = closest_names(pattern, known)
+        hint = f" (closest: {', '.join(close)})" if close else \
+            (" (no runs stored)" if not known else " (see 'kcross list')")
+        raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
+    machines = store.machine_fingerprints()
+    about = {mid: (str(dig(fp, "host", "hostname") or "?"), identity(fp), host_key(fp),
+                   str(dig(fp, "kernel", "release") or "?")) for mid, fp in machines.items()}
     found: list[Point] = []
-    known: set[str] = set()
-    runs = sorted(store.list_runs(), key=lambda r: (r.started_at, r.id))
-    for summary in runs:
-        if summary.results == 0:
-            continue
-        run = store.load_run(str(summary.id))
-        fp = run.fingerprint
-        merged = merge_results(run.results)
-        names = [bench_name(r) for r in merged]
-        known.update(names)
-        hostname = str(dig(fp, "host", "hostname") or "?")
-        ident = identity(fp)
-        wanted = [r for r, n in zip(merged, names, strict=True) if matches(pattern, n)]
-        if not wanted:
-            continue
+    for run in store.results_named(names):
+        machine_fp = machines[run.machine_id]
+        fp = {**machine_fp, "host": {**(machine_fp.get("host") or {}), "time": run.host_time},
+              "timer": {**(machine_fp.get("timer") or {}), "hz": run.timer_hz}}
+        hostname, ident, key, kernel = about[run.machine_id]
+        wanted = merge_results(run.results)
         unit = unit_of(fp, run.results)
-        with_figures = {s.name: s for s in series_of_results(f"run {run.id}", fp, wanted)}
+        with_figures = _series(f"run {run.run_id}", fp, run, wanted, cache)
         for record in wanted:
             name = bench_name(record)
             status = "ok"
@@ -180,15 +224,9 @@ def points(store: Store, pattern: str) -> list[Point]:
                 reason = record.get("reason")
                 status = f"{status}: {reason}" if reason and status != "ok" else \
                     (status if status != "ok" else "ok but no figures")
-            found.append(Point(run_id=run.id, started_at=run.started_at, name=name,
-                               hostname=hostname, machine=ident, host_key=host_key(fp),
-                               kernel=str(dig(fp, "kernel", "release") or "?"), unit=unit,
-                               series=with_figures.get(name), status=status))
-    if not any(matches(pattern, n) for n in known):
-        close = closest_names(pattern, known)
-        hint = f" (closest: {', '.join(close)})" if close else \
-            (" (no runs stored)" if not known else " (see 'kcross list')")
-        raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
+            found.append(Point(run_id=run.run_id, started_at=run.started_at, name=name,
+                               hostname=hostname, machine=ident, host_key=key, kernel=kernel,
+                               unit=unit, series=with_figures.get(name), status=status))
     return found
 
 
@@ -197,7 +235,8 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
     """The trend of ``pattern``: the last ``last`` runs holding it (all by default) of
     ``machine`` (a hostname or machine hash prefix; all by default), oldest first, each point
     with its change against the previous point of its host, shown or not."""
-    every = points(store, pattern)
+    cache: PointCache = {}
+    every = points(store, pattern, cache)
     shown = list(range(len(every)))
     if machine is not None:
         shown = [i for i in shown if _machine_matches(machine, every[i].hostname,
@@ -222,7 +261,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
     pairs = [(previous[i], i) for i in shown if i in previous]
     by_machine = _series_by_machine(every)
     judged = judge([Pair(every[b].name, every[a].series, every[b].series,  # type: ignore[arg-type]
-                         _noise(by_machine, every[a], every[b]))
+                         _noise(by_machine, every[a], every[b], cache))
                     for a, b in pairs], alpha=alpha)
     changes = {b: (every[a], j) for (a, b), j in zip(pairs, judged, strict=True)}
     rows = []
@@ -242,7 +281,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
         rows.append(Row(point=p, previous=before, change=change, note=note))
     shown_points = [every[i] for i in shown]
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
-                 noise=_machine_noise(by_machine, shown_points))
+                 noise=_machine_noise(by_machine, shown_points, cache))
 
 
 def _series_by_machine(every: list[Point]) -> dict[tuple[str, str], dict[str, dict[str, Series]]]:
@@ -256,26 +295,26 @@ def _series_by_machine(every: list[Point]) -> dict[tuple[str, str], dict[str, di
 
 
 def _noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]], a: Point,
-           b: Point) -> RunNoise | None:
+           b: Point, cache: PointCache) -> RunNoise | None:
     """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
     a's machine identity (else b's), both runs left out."""
     apart = abs((b.started_at - a.started_at).total_seconds())
     for p in (a, b):
         runs = by_machine.get((p.name, p.machine), {})
         found = of_series(runs, [p.name], exclude=[f"run {a.run_id}", f"run {b.run_id}"],
-                          apart=apart)
+                          apart=apart, cache=cache)
         if p.name in found:
             return found[p.name]
     return None
 
 
 def _machine_noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]],
-                   shown: list[Point]) -> list[MachineNoise]:
+                   shown: list[Point], cache: PointCache) -> list[MachineNoise]:
     """The run-to-run noise of each benchmark on each machine identity shown (all its runs)."""
     found = []
     for name, machine in dict.fromkeys((p.name, p.machine) for p in shown if p.series):
         runs = by_machine.get((name, machine), {})
         hostname = next(p.hostname for p in shown if p.machine == machine)
-        noise = of_series(runs, [name]).get(name)
+        noise = of_series(runs, [name], cache=cache).get(name)
         found.append(MachineNoise(name, hostname, machine, noise, len(runs)))
     return found

@@ -17,11 +17,12 @@ samples); the process index gives the verdicts their second level.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .schema import unit_of
-from .stats import PROCESS_OF_SAMPLE, StatsError, raw_samples, summarize_record
+from .stats import PROCESS_OF_SAMPLE, StatsError, Summary, raw_samples, summarize_record
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,25 @@ class Series:
     processes: tuple[int, ...] | None = None
     run: str | None = None
     started: float | None = None     # when its run started (POSIX seconds), when known
+    # The record's figures (kcross.stats.summarize_record), computed once, where the series
+    # was made: None for plain numbers.
+    summary: Summary | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def figures(self) -> Summary | None:
+        """The record's summary: the one given, else computed once (None: plain numbers, or
+        a record without figures)."""
+        if self.summary is not None or self.record is None:
+            return self.summary
+        try:
+            return summarize_record(self.record)
+        except StatsError:
+            return None
 
     @property
     def overhead_subtracted(self) -> bool | None:
         """Whether the empty loop's cost was subtracted; None for plain numbers."""
-        if self.record is None:
-            return None
-        try:
-            return summarize_record(self.record).overhead.subtracted
-        except StatsError:
-            return None
+        return None if self.figures is None else self.figures.overhead.subtracted
 
     def raw(self) -> Series:
         """The same series with its samples as measured, the empty loop included (itself
@@ -97,15 +107,15 @@ def series_of_results(source: str, fingerprint: Mapping[str, Any] | None,
         if record.get("status") != "ok":
             continue
         try:
-            samples = summarize_record(record).samples
+            summary = summarize_record(record)
         except StatsError:
             continue
         processes = record.get(PROCESS_OF_SAMPLE)
         found.append(Series(source=source, name=bench_name(record),
-                            unit=str(record.get("unit") or unit), samples=samples,
+                            unit=str(record.get("unit") or unit), samples=summary.samples,
                             record=record, fingerprint=fingerprint,
                             processes=tuple(processes) if processes else None,
-                            run=run or source, started=started))
+                            run=run or source, started=started, summary=summary))
     return found
 
 

@@ -194,7 +194,7 @@ def read_capture(path: Path, name: str) -> Records:
 def read_run(ref: str, open_store: Callable[[], Store]) -> Records:
     """A stored run, by any reference ``Store.load_run`` takes."""
     try:
-        stored = open_store().load_run(ref)
+        stored = open_store().load_run(ref, check=False)   # validated when written
     except UserError as exc:
         raise UserError(f"{shown(ref)} is neither an existing file nor a stored run: {exc}") \
             from None

@@ -29,6 +29,7 @@ been, so a meaningless figure is never printed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -365,21 +366,37 @@ def raw_samples(record: Mapping[str, Any]) -> list[float]:
     return samples
 
 
-def summary_columns(record: Mapping[str, Any]) -> dict[str, float | None]:
-    """The store's queryable summary figures of a result record; None where there is none."""
-    columns: dict[str, float | None] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
-                                        "ci_high_ns": None, "ci_confidence": None}
+def summary_columns(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The store's summary figures of a result record, kept beside it when it is written so
+    that reads need not compute them again; None where there is none.  The overhead
+    decision: its median (``overhead_ns``), ``subtracted``, ``overhead_reason``."""
+    columns: dict[str, Any] = {"median_ns": None, "min_ns": None, "ci_low_ns": None,
+                               "ci_high_ns": None, "ci_confidence": None, "overhead_ns": None,
+                               "subtracted": None, "overhead_reason": None}
     try:
         summary = summarize_record(record)
     except StatsError:
         return columns
-    columns.update(median_ns=summary.median, min_ns=summary.min)
+    columns.update(median_ns=summary.median, min_ns=summary.min,
+                   overhead_ns=summary.overhead.median, subtracted=summary.overhead.subtracted,
+                   overhead_reason=summary.overhead.reason)
     try:
         ci = summary.ci
     except StatsError:
         return columns
     columns.update(ci_low_ns=ci.low, ci_high_ns=ci.high, ci_confidence=ci.confidence)
     return columns
+
+
+def stored_samples(record: Mapping[str, Any], columns: Mapping[str, Any]) -> tuple[float, ...]:
+    """The samples a record's summary is of (``Summary.samples``), from the decision its
+    stored :func:`summary_columns` hold, without deciding again: schema 1's as the harness
+    gave them, schema 2's less the empty loop's median when it was subtracted (the same
+    arithmetic as :func:`summarize`).  For a record of one harness process."""
+    data = _clean(record.get("samples"))  # type: ignore[arg-type]
+    if record.get("schema") != 1 and columns.get("subtracted"):
+        data = data - float(columns["overhead_ns"])
+    return tuple(float(x) for x in data)
 
 
 # --- comparisons: the statistics behind a verdict ------------------------------------------
@@ -570,6 +587,7 @@ def single_process_level(samples: Sequence[float], like: Level) -> Level:
     return Level(log=float(np.log(m)), var=like.var * like.processes, df=like.df, processes=1)
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function, asked the same thing thousands of times
 def _t_ppf(q: float, df: float) -> float:
     from scipy.special import ndtri, stdtrit
 

@@ -220,15 +220,17 @@ def test_interrupted_push_leaves_no_half_run(stores: tuple[str, str],
     src, dst = stores
     fill(src, ("alpha", 1), ("beta", 2))
     calls = {"n": 0}
-    insert = Store._insert_result
+    copy_tags = transfer_module._copy_tags
 
-    def failing(conn: sa.Connection, run_id: int, seq: int, record: dict[str, Any]) -> None:
+    def failing(conn: sa.Connection, names: Any, dest_id: int) -> list[str]:
         calls["n"] += 1
-        if calls["n"] == N + 3:  # in the middle of the second run's results
+        if calls["n"] == 2:  # the second run's results are in, its transaction is not over
+            assert conn.execute(sa.text("SELECT count(*) FROM results WHERE run_id = :r"),
+                                {"r": dest_id}).scalar_one() == N
             raise KeyboardInterrupt
-        insert(conn, run_id, seq, record)
+        return copy_tags(conn, names, dest_id)
 
-    monkeypatch.setattr(Store, "_insert_result", staticmethod(failing))
+    monkeypatch.setattr(transfer_module, "_copy_tags", failing)
     source = opened(src)
     dest = Store.open(resolve(dst), write=True)
     assert dest is not None

@@ -99,3 +99,49 @@ def test_v1_schema_is_migrated_on_postgres(pg_schema: str) -> None:
 
 
 _PG_SAME = {"FLOAT": "DOUBLE PRECISION"}  # PostgreSQL's FLOAT is DOUBLE PRECISION
+
+
+def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Path,
+                                                    pg_schema: str) -> None:
+    """A store as schema 4 left it (samples inside the JSONB records), upgraded by the next
+    write: every run reads back as before, its records equal number for number, its content
+    hash the same, its figures (history, compare) the same."""
+    import sqlalchemy as sa
+    from kcross.store import migrations
+    from kcross.store.packing import unpack
+    from kcross.store.repo import content_hash
+    from test_history import QUIET, store_runs
+
+    store_runs(tmp_path, pg_schema)
+    db = ["--db", pg_schema]
+    shown = {run: kcross("show", run, "--json", *db).stdout for run in ("1", "3", "5")}
+    history = kcross("history", QUIET, *db).stdout
+    compared = kcross("compare", "1", "2", *db).stdout
+    engine = sa.create_engine(pg_schema)
+    with engine.begin() as conn:   # back to schema 4: the records whole, no schema 5 columns
+        for row_id, record, packed in conn.execute(sa.text(
+                "SELECT id, record, samples FROM results")).all():
+            conn.execute(sa.text("UPDATE results SET record = CAST(:r AS jsonb) WHERE id = :i"),
+                         {"r": json.dumps(unpack(record, packed)), "i": row_id})
+        conn.execute(sa.text("DROP INDEX ix_results_name"))
+        conn.execute(sa.text("DROP INDEX ix_runs_machine_id"))
+        conn.execute(sa.text("ALTER TABLE results DROP COLUMN samples, DROP COLUMN overhead_ns, "
+                             "DROP COLUMN subtracted, DROP COLUMN overhead_reason"))
+        conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))
+        assert conn.execute(sa.text("SELECT count(*) FROM results WHERE record->'samples' "
+                                    "= 'null'::jsonb")).scalar_one() == 0
+    assert_one_line_error(kcross("show", *db), contains="upgraded to 5")
+    assert kcross("tag", "1", "first", *db).returncode == 0   # a write: upgraded
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT version FROM kcross_schema")).scalar_one() == \
+            migrations.LATEST
+        assert conn.execute(sa.text("SELECT count(*) FROM results WHERE samples IS NULL "
+                                    "AND status = 'ok'")).scalar_one() == 0
+        hashes = dict(conn.execute(sa.text("SELECT id, content_hash FROM runs")).all())
+    engine.dispose()
+    for run, before in shown.items():
+        after = kcross("show", run, "--json", *db).stdout
+        assert after == before
+        assert content_hash(json.loads(line) for line in after.splitlines()) == hashes[int(run)]
+    assert kcross("history", QUIET, *db).stdout == history
+    assert kcross("compare", "1", "2", *db).stdout == compared

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from kcross.stats import (
     HALF_MEDIAN,
@@ -212,10 +213,38 @@ def test_summary_columns_for_the_store() -> None:
     cols = summary_columns(_v2(samples, [1.0] * 21))
     s = summarize(samples, [1.0] * 21)
     assert cols == {"median_ns": s.median, "min_ns": s.min, "ci_low_ns": s.ci.low,
-                    "ci_high_ns": s.ci.high, "ci_confidence": s.ci.confidence}
+                    "ci_high_ns": s.ci.high, "ci_confidence": s.ci.confidence,
+                    "overhead_ns": 1.0, "subtracted": True, "overhead_reason": SUBTRACTED}
     few = summary_columns(_v2([3.0, 4.0], [0.1]))
     assert few["median_ns"] == 3.5 and few["ci_low_ns"] is None
+    assert few["subtracted"] is False and few["overhead_reason"] == WITHIN_NOISE
     assert set(summary_columns({"schema": 2, "status": "skipped"}).values()) == {None}
+
+
+def test_summary_columns_are_the_summary_of_random_records() -> None:
+    """What the store keeps beside a result is exactly what summarize_record says of it,
+    whatever the samples and the empty loop (subtracted, within the noise, half the median,
+    too few for a CI)."""
+    rng = np.random.default_rng(20261126)
+    decisions = set()
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        scale = float(rng.choice([0.3, 10.0, 1000.0]))
+        samples = list(np.round(scale * (1 + rng.exponential(0.05, n)), 10))
+        empty = list(np.round(scale * float(rng.choice([0.001, 0.3, 0.7])) *
+                              (1 + rng.exponential(0.02, n)), 10))
+        record = _v2(samples, empty)
+        cols = summary_columns(record)
+        s = summarize_record(record)
+        decisions.add(s.overhead.reason)
+        want = {"median_ns": s.median, "min_ns": s.min, "overhead_ns": s.overhead.median,
+                "subtracted": s.overhead.subtracted, "overhead_reason": s.overhead.reason}
+        try:
+            want.update(ci_low_ns=s.ci.low, ci_high_ns=s.ci.high, ci_confidence=s.ci.confidence)
+        except StatsError:
+            want.update(ci_low_ns=None, ci_high_ns=None, ci_confidence=None)
+        assert cols == want
+    assert decisions == {SUBTRACTED, WITHIN_NOISE, HALF_MEDIAN}
 
 
 def test_summary_is_immutable_and_complete() -> None:

@@ -108,42 +108,55 @@ def test_migrations_produce_the_tables_the_code_queries(tmp_path: Path) -> None:
     engine.dispose()
 
 
-def test_a_schema_3_store_upgrades_to_4_and_loses_nothing(kcross: Kcross,
-                                                           tmp_path: Path) -> None:
+def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: Path) -> None:
     """data/store-schema3.db was written by kcross at schema 3 (two runs of the fake harness,
-    one tagged, and an imported lab run).  Upgraded by the next write, every stored row and
-    figure is as it was, each result is process 0, and the runs read back record for record."""
+    one tagged, and an imported lab run).  Upgraded by the next write (to schema 4: results'
+    process; to 5: packed samples and the summary's overhead columns), every stored row and
+    figure is as it was, each result is process 0, and the runs read back record for record,
+    byte for byte as the records were stored, with their content hashes unchanged."""
     import shutil
     import sqlite3
 
     from conftest import PYTHON_DIR
+    from kcross.stats import summary_columns
+    from kcross.store.repo import content_hash
 
     db = tmp_path / "old.db"
     shutil.copy(PYTHON_DIR / "tests" / "data" / "store-schema3.db", db)
+    figures = "id, run_id, seq, suite, name, status, reason, median_ns, ci_low_ns, ci_high_ns, " \
+              "ci_confidence, min_ns, n"
 
     def rows() -> dict[str, list[tuple]]:
         conn = sqlite3.connect(db)
         try:
             return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
                     for table in ("machines", "runs", "tags")} | {
-                "results": conn.execute(
-                    "SELECT id, run_id, seq, suite, name, status, reason, median_ns, ci_low_ns, "
-                    "ci_high_ns, ci_confidence, min_ns, n, record FROM results ORDER BY id"
-                ).fetchall()}
+                "results": conn.execute(f"SELECT {figures} FROM results ORDER BY id").fetchall(),
+                "records": conn.execute("SELECT run_id, record FROM results ORDER BY id")
+                .fetchall()}
         finally:
             conn.close()
 
     before = rows()
     assert query(db, "SELECT version FROM kcross_schema") == [(3,)]
     shown_before = kcross("show", "1", "--db", str(db))
-    assert shown_before.returncode == 2 and "upgraded to 4" in shown_before.stderr
+    assert shown_before.returncode == 2 and f"upgraded to {migrations.LATEST}" in \
+        shown_before.stderr
     assert kcross("tag", "latest", "after", "--db", str(db)).returncode == 0   # a write
-    assert query(db, "SELECT version FROM kcross_schema") == [(4,)]
+    assert query(db, "SELECT version FROM kcross_schema") == [(migrations.LATEST,)]
     after = rows()
     assert after["results"] == before["results"] and after["machines"] == before["machines"]
     assert after["runs"] == before["runs"]
     assert set(after["tags"]) - set(before["tags"]) == {t for t in after["tags"] if t[0] == "after"}
     assert query(db, "SELECT DISTINCT process FROM results") == [(0,)]
+    # the samples left the JSON for the packed column, and the new figures are stats.py's
+    packed = query(db, "SELECT record, samples, overhead_ns, subtracted, overhead_reason "
+                       "FROM results ORDER BY id")
+    assert all(json.loads(r[0])["samples"] is None and r[1] for r in packed)
+    for (_, text), (_, _, oh, sub, why) in zip(before["records"], packed, strict=True):
+        want = summary_columns(json.loads(text))
+        assert (oh, None if sub is None else bool(sub), why) == \
+            (want["overhead_ns"], want["subtracted"], want["overhead_reason"])
     # the unique key is (run, suite, name, process): a second process of a result is welcome
     conn = sqlite3.connect(db)
     try:
@@ -160,6 +173,10 @@ def test_a_schema_3_store_upgrades_to_4_and_loses_nothing(kcross: Kcross,
     for run in ("1", "2", "3"):
         proc = kcross("show", run, "--db", str(db), "--json")
         assert proc.returncode == 0, proc.stderr
-        records = [json.loads(line) for line in proc.stdout.splitlines()]
-        stored = [json.loads(r[-1]) for r in before["results"] if str(r[1]) == run]
-        assert [r for r in records if r["type"] == "result"] == stored
+        lines = proc.stdout.splitlines()
+        records = [json.loads(line) for line in lines]
+        stored = [text for run_id, text in before["records"] if str(run_id) == run]
+        shown = [line for line, r in zip(lines, records, strict=True) if r["type"] == "result"]
+        assert shown == [json.dumps(json.loads(text)) for text in stored]   # byte for byte
+        (digest,) = [r[-1] for r in before["runs"] if str(r[0]) == run]
+        assert content_hash(records) == digest

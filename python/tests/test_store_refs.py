@@ -248,10 +248,24 @@ def test_failed_run_is_not_tagged(kcross: Kcross, tmp_path: Path) -> None:
 
 
 def _as_v2(path: Path) -> None:
-    """Turn a current SQLite store into what schema 2 left: no tags table."""
+    """Turn a current SQLite store into what schema 2 left: no tags table, the samples in
+    the records (schema 5 packs them apart), no schema 5 columns and indexes (the results'
+    process column stays: schema 4 rebuilds that table without it first)."""
+    import json
+
+    from kcross.store.packing import unpack
+
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("DROP TABLE tags")
+        rows = conn.execute("SELECT id, record, samples FROM results").fetchall()
+        for row_id, record, packed in rows:
+            conn.execute("UPDATE results SET record = ? WHERE id = ?",
+                         (json.dumps(unpack(json.loads(record), packed)), row_id))
+        for index in ("ix_results_name", "ix_runs_machine_id"):
+            conn.execute(f"DROP INDEX {index}")
+        for column in ("samples", "overhead_ns", "subtracted", "overhead_reason"):
+            conn.execute(f"ALTER TABLE results DROP COLUMN {column}")
         conn.execute("UPDATE kcross_schema SET version = 2")
     conn.close()
 

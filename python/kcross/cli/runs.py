@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING, Any
 
+from .. import numtext
+from ..errors import shown
 from .options import Common, print_json, say, stores
 
 if TYPE_CHECKING:
@@ -14,23 +17,42 @@ HELP = "list stored runs, newest first"
 PARENTS = ("db", "json")
 
 
+# The newest runs shown by default: a fleet's store holds thousands.
+SHOWN = 100
+
+
+def _count(text: str) -> int:
+    value = numtext.whole(text, 1, math.inf)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
+                                         f"{shown(text)}")
+    return value
+
+
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    pass
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--last", type=_count, metavar="N",
+                       help=f"show the newest N runs (default {SHOWN}; with --json, all)")
+    group.add_argument("--all", action="store_true", help="show every run")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import render
 
+    limit = None if args.all or (args.json and args.last is None) else (args.last or SHOWN)
     with stores(args.db) as opened:
         store = opened.reading_or_none()
-        runs = [] if store is None else store.list_runs()
-        if not runs:
+        runs = [] if store is None else store.list_runs(limit=limit)
+        if store is None or not runs:
             say(err, f"no runs stored in {opened.target.display}")
             return 0
+        total = len(runs) if limit is None or len(runs) < limit else store.count_runs()
     if args.json:
         print_json([_run_json(run) for run in runs])
-        return 0
-    out.print(render.runs_table(runs))
+    else:
+        out.print(render.runs_table(runs))
+    if total > len(runs):
+        say(err, f"the newest {len(runs)} of {total} runs shown; --last N or --all for more")
     return 0
 
 

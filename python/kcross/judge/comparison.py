@@ -41,15 +41,12 @@ class Cell:
 def cell(series: Series) -> Cell:
     """A series' figure as every view shows it: the rule's median, and its interval (over
     the processes for a run of several, else of the samples)."""
-    if series.record is not None:
+    summary = series.figures
+    if summary is not None:
         try:
-            summary = stats.summarize_record(series.record)
-            try:
-                return Cell(series, summary.median, summary.ci, None)
-            except StatsError as exc:
-                return Cell(series, summary.median, None, str(exc))
-        except StatsError:
-            pass
+            return Cell(series, summary.median, summary.ci, None)
+        except StatsError as exc:
+            return Cell(series, summary.median, None, str(exc))
     median = stats.median(series.samples)
     try:
         return Cell(series, median, stats.median_ci(series.samples), None)

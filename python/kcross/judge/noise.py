@@ -72,8 +72,17 @@ def run_point(series: Series) -> RunPoint:
     if median <= 0:
         raise StatsError("median is 0: no log figure")
     ci = stats.median_ci(series.samples)
-    se = stats.log_se_of_interval(max(ci.low, median * 1e-12), ci.high)
-    return RunPoint(str(series.run), math.log(median), se * se, series.started)
+    return single_point(str(series.run), median, ci.low, ci.high, series.started)
+
+
+def single_point(run: str, median: float, low: float, high: float,
+                 started: float | None) -> RunPoint:
+    """The point of a run of one process from its median and the median's CI (also as the
+    store keeps them beside a result: kcross.stats.summary_columns)."""
+    if median <= 0:
+        raise StatsError("median is 0: no log figure")
+    se = stats.log_se_of_interval(max(low, median * 1e-12), high)
+    return RunPoint(run, math.log(median), se * se, started)
 
 
 def separation(a: Series, b: Series) -> float | None:
@@ -101,10 +110,7 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
                          f"{MIN_RUNS}")
     if apart is not None:
         window = max(2.0 * apart, NEAR_WINDOW_S)
-        pairs = [(p.log, q.log, p.var, q.var) for g in groups
-                 for i, p in enumerate(g) for q in g[i + 1:]
-                 if p.started is not None and q.started is not None
-                 and abs(p.started - q.started) <= window]
+        pairs = [(p.log, q.log, p.var, q.var) for g in groups for p, q in _near(g, window)]
         if len(pairs) >= MIN_PAIRS:
             var, df = stats.between_runs_near(pairs)
             return RunNoise(var=var, df=df, runs=runs, source=source, within=window)
@@ -113,14 +119,41 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
     return RunNoise(var=var, df=df, runs=runs, source=source)
 
 
+def _near(points: Sequence[RunPoint], window: float) -> list[tuple[RunPoint, RunPoint]]:
+    """The pairs (p, q) of points, p before q in ``points``, whose starts are at most
+    ``window`` apart, in the order of a loop over p then q: found through the points
+    sorted by start, so that thousands of runs cost their near pairs, not all pairs."""
+    import bisect
+
+    timed = sorted((p.started, i) for i, p in enumerate(points) if p.started is not None)
+    starts = [t for t, _ in timed]
+    pairs = []
+    slack = window * (1 + 1e-9) + 1e-6   # the search is wider than the test: rounding
+    for i, p in enumerate(points):
+        if p.started is None:
+            continue
+        lo = bisect.bisect_left(starts, p.started - slack)
+        hi = bisect.bisect_right(starts, p.started + slack)
+        for j in sorted(j for t, j in timed[lo:hi] if j > i and abs(p.started - t) <= window):
+            pairs.append((p, points[j]))
+    return pairs
+
+
+# (run label, benchmark) -> its point, or None when it has none: reused across the noise
+# estimates of one command (kcross history estimates one per change shown).
+PointCache = dict[tuple[str, str], RunPoint | None]
+
+
 def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
               exclude: Iterable[str] = (), source: str = HISTORY,
               apart: float | None = None,
-              exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
+              exclude_started: Iterable[float] = (),
+              cache: PointCache | None = None) -> dict[str, RunNoise]:
     """The noise of each benchmark named, from series of separate runs (run label ->
     benchmark -> series), leaving out the runs in ``exclude`` and those that started at
     a time in ``exclude_started`` (the runs compared, given as files), for two runs
-    ``apart`` seconds apart (None: at any time)."""
+    ``apart`` seconds apart (None: at any time).  ``cache`` keeps the runs' points between
+    calls on the same series."""
     left_out = set(exclude)
     starts = set(exclude_started)
     found: dict[str, RunNoise] = {}
@@ -129,10 +162,19 @@ def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
         for run, series in by_run.items():
             if run in left_out or name not in series or series[name].started in starts:
                 continue
-            try:
-                points.append(run_point(series[name]))
-            except StatsError:
+            if cache is not None and (run, name) in cache:
+                point = cache[(run, name)]
+                if point is not None:
+                    points.append(point)
                 continue
+            try:
+                point = run_point(series[name])
+            except StatsError:
+                point = None
+            if cache is not None:
+                cache[(run, name)] = point
+            if point is not None:
+                points.append(point)
         try:
             found[name] = estimate(points, source, apart=apart)
         except StatsError:
@@ -153,11 +195,11 @@ class History:
     def runs_of(self, machine: str) -> dict[str, dict[str, Series]]:
         """The last complete runs of one machine identity: run label -> name -> series."""
         if machine not in self._runs:
-            summaries = [s for s in self.store.list_runs()
-                         if s.machine_hash == machine and s.status == "complete"]
+            summaries = self.store.list_runs(machine=machine, status="complete",
+                                             limit=self.limit)
             found: dict[str, dict[str, Series]] = {}
-            for summary in summaries[:self.limit]:
-                run = self.store.load_run(str(summary.id))
+            for summary in summaries:
+                run = self.store.load_run(str(summary.id), check=False)
                 label = f"run {run.id}"
                 found[label] = {s.name: s for s in series_of_results(label, run.fingerprint,
                                                                      run.results)}

@@ -2,9 +2,11 @@
 
 A database that cannot be used must produce one clear line and stay exactly
 as it was: a file without write permission is refused for writing (even for
-root, who could write it anyway), a file that is not SQLite or fails SQLite's
-``quick_check`` is refused, and the check runs over a read-only connection
-before any read-write connection is opened.  The one exception comes first: a
+root, who could write it anyway), a file that is not SQLite is refused, one that
+fails SQLite's ``quick_check`` is refused for writing (the check runs over a
+read-only connection before any read-write connection is opened; it reads the
+whole file, a second per GB, so a reader leaves it to SQLite, which reports the
+damage it meets: ``guard`` names it corrupt).  The one exception comes first: a
 rollback journal that a writer killed mid-transaction left behind (a "hot
 journal") is played back by SQLite through a read-write connection, since no
 read-only connection may read the file until then (the database is not damaged:
@@ -131,7 +133,18 @@ def guard(target: Target, doing: str) -> Iterator[None]:
     except SQLAlchemyError as exc:
         if is_busy(exc):
             raise StoreError(f"{doing} failed: {busy_message(target)}") from None
+        if is_corrupt(exc):
+            raise StoreError(f"{target.display} is corrupt: {doing} failed: {first_line(exc)} "
+                             "(left unchanged)") from None
         raise StoreError(f"{target.display}: {doing} failed: {first_line(exc)}") from None
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """Whether an SQLite failure means a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+    orig = getattr(exc, "orig", None) or exc
+    code = getattr(orig, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in (sqlite3.SQLITE_CORRUPT,
+                                                       sqlite3.SQLITE_NOTADB)
 
 
 def open_engine(target: Target, *, write: bool) -> sa.Engine | None:
@@ -223,7 +236,8 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
         # too-new file must be refused without ever being opened for writing.
         ro = _sqlite_engine(path, read_only=True)
         try:
-            _quick_check(ro, target)
+            if write:  # a reader meets damage where it reads, and guard() names it
+                _quick_check(ro, target)
             with guard(target, "reading the schema version"), ro.connect() as conn:
                 version = migrations.current_version(conn, target.display)
         finally:
@@ -343,9 +357,18 @@ def _sqlite_engine(path: Path, *, read_only: bool) -> sa.Engine:
                                    check_same_thread=False)
         return sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
 
-    engine = sa.create_engine("sqlite+pysqlite://", creator=connect)
+    engine = sa.create_engine("sqlite+pysqlite://", creator=connect,
+                              json_serializer=_compact_json)
     _sqlite_transactions(engine, immediate=not read_only)
     return engine
+
+
+def _compact_json(value: object) -> str:
+    """JSON columns as SQLite stores them: without the spaces after ',' and ':' (a record
+    is mostly punctuation and numbers: 7% of a store)."""
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _sqlite_transactions(engine: sa.Engine, *, immediate: bool) -> None:

@@ -15,6 +15,12 @@ History:
   4: results.process (which harness process of a run measured a result: kcross run
      --processes K stores K results per benchmark); the results' unique key becomes
      (run_id, suite, name, process).  Existing results are process 0.
+  5: results.samples (a record's sample arrays packed as binary, store/packing.py; the
+     record keeps the rest) and results.overhead_ns/subtracted/overhead_reason (the rest
+     of the summary, computed when a result is written so reads need not; the stored
+     figures are computed again with them, by kcross.stats.summary_columns); indexes on
+     results (name, suite) and runs.machine_id.  Every stored result is converted: its
+     record reads back equal, number for number.
 """
 
 from __future__ import annotations
@@ -145,8 +151,55 @@ def _v4_result_process(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE results_v4 RENAME TO results"))
 
 
+def _v5_packed_samples(conn: sa.Connection) -> None:
+    """Version 5: packed sample arrays and the summary's overhead decision, per result."""
+    import json
+
+    from ..stats import summary_columns
+    from .packing import pack
+
+    columns = (("samples", sa.LargeBinary()), ("overhead_ns", sa.Float()),
+               ("subtracted", sa.Boolean()), ("overhead_reason", sa.Text()))
+    for name, type_ in columns:
+        conn.execute(sa.text(f"ALTER TABLE results ADD COLUMN {name} "
+                             f"{type_.compile(conn.dialect)}"))
+    conn.execute(sa.text("CREATE INDEX ix_results_name ON results (name, suite)"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_machine_id ON runs (machine_id)"))
+    md = sa.MetaData()
+    figures = ("median_ns", "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns")
+    results = sa.Table("results", md, sa.Column("id", sa.Integer, primary_key=True),
+                       sa.Column("record", json_type()), *(sa.Column(n, t) for n, t in columns),
+                       *(sa.Column(n, sa.Float()) for n in figures))
+    raw = sa.type_coerce(results.c.record, sa.Text)
+    last = 0
+    while True:  # in batches of ids: memory stays small whatever the store's size
+        rows = conn.execute(sa.select(results.c.id, raw).where(results.c.id > last)
+                            .order_by(results.c.id).limit(2000)).all()
+        if not rows:
+            break
+        last = rows[-1][0]
+        updates = []
+        for row_id, text in rows:
+            try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
+                record = text if isinstance(text, dict) else json.loads(text)
+            except (TypeError, ValueError):
+                continue  # a record edited by hand: kept as it is, reads say what is wrong
+            if not isinstance(record, dict):
+                continue
+            stripped, packed = pack(record)
+            if record.get("type") != "result":
+                continue
+            # every figure by today's rule: the stored ones and the decision beside them agree
+            updates.append({"row_id": row_id, "record": stripped, "samples": packed,
+                            **summary_columns(record)})
+        if updates:
+            # The keys that are columns become the SET clause (SQLAlchemy's executemany).
+            conn.execute(sa.update(results).where(results.c.id == sa.bindparam("row_id")),
+                         updates)
+
+
 STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
-                                                      _v4_result_process)
+                                                      _v4_result_process, _v5_packed_samples)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

@@ -27,6 +27,7 @@ from . import tables as t
 from .db import OldSchema, check_writable, guard, open_engine
 from .liveness import Liveness, Owner, judge
 from .location import Target
+from .packing import pack, unpack
 from .refs import HASH_SHOWN, REF_FORMS, check_tag_name, parse_ref
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed")
@@ -137,11 +138,17 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
     return started, finished
 
 
-def _stat_columns(record: dict[str, Any]) -> dict[str, Any]:
-    """Queryable summary columns (kcross.stats's rule); NULL where the samples support no figure."""
+def result_row(run_id: int, seq: int, record: dict[str, Any]) -> dict[str, Any]:
+    """The results row of a validated result record: its summary columns (kcross.stats's
+    rule, computed once, here; NULL where the samples support no figure), its sample
+    arrays packed and the rest of the record (store/packing.py)."""
     from ..stats import summary_columns  # here: numpy, which reading the store does not need
 
-    return {"n": len(record["samples"]), **summary_columns(record)}
+    stripped, packed = pack(record)
+    return {"run_id": run_id, "seq": seq, "suite": record["suite"], "name": record["name"],
+            "status": record["status"], "reason": record["reason"], "record": stripped,
+            "samples": packed, "process": int(record.get("process", 0)),
+            "n": len(record["samples"]), **summary_columns(record)}
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,26 @@ class StoredRun:
     end: dict[str, Any] | None
     state: str = ""
     live: bool = False
+
+
+@dataclass(frozen=True)
+class StoredResults:
+    """Some results of one stored run, as a trend reads them (``Store.results_named``): the
+    run's machine row and its per-run fingerprint values instead of its whole fingerprint
+    (everything else in a fingerprint is the machine's: judge.machine.identity)."""
+
+    run_id: int
+    started_at: dt.datetime
+    machine_id: int
+    host_time: str | None            # fingerprint.host.time
+    timer_hz: float | None           # fingerprint.timer.hz
+    results: list[dict[str, Any]]    # in the run's order
+    figures: list[dict[str, Any]]    # each result's summary columns (stats.summary_columns)
+
+
+# The summary columns a trend reads beside the records.
+_FIGURES = ("median_ns", "ci_low_ns", "ci_high_ns", "ci_confidence", "min_ns", "overhead_ns",
+            "subtracted", "overhead_reason")
 
 
 class DuplicateImport(UserError):
@@ -318,10 +345,15 @@ class Store:
     @staticmethod
     def _insert_result(conn: sa.Connection, run_id: int, seq: int,
                        record: dict[str, Any]) -> None:
-        conn.execute(sa.insert(t.results).values(
-            run_id=run_id, seq=seq, suite=record["suite"], name=record["name"],
-            status=record["status"], reason=record["reason"], record=record,
-            process=int(record.get("process", 0)), **_stat_columns(record)))
+        conn.execute(sa.insert(t.results), [result_row(run_id, seq, record)])
+
+    @staticmethod
+    def _insert_results(conn: sa.Connection, run_id: int,
+                        records: Sequence[dict[str, Any]]) -> None:
+        """All of a run's results in one statement (executemany)."""
+        if records:
+            conn.execute(sa.insert(t.results), [result_row(run_id, seq, record)
+                                                for seq, record in enumerate(records)])
 
     def start_run(self, fingerprint: dict[str, Any], plan: dict[str, Any], *,
                   command: Sequence[str], source: str = "run") -> int:
@@ -456,8 +488,7 @@ class Store:
                                           same.id)
             run_id = self._insert_run(conn, stream.fingerprint, stream.plan, command=command,
                                       source=source, started_at=started, status=status)
-            for seq, record in enumerate(stream.results):
-                self._insert_result(conn, run_id, seq, record)
+            self._insert_results(conn, run_id, stream.results)
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 finished_at=finished, end_record=stream.end, content_hash=digest,
                 error=None if stream.complete else "stream ended without an end record"))
@@ -615,13 +646,21 @@ class Store:
                         "that and no machine hash starts with it (see 'kcross runs')")
 
 
-    def list_runs(self) -> list[RunSummary]:
-        """All runs, newest first."""
+    def count_runs(self) -> int:
+        """How many runs are stored."""
+        with guard(self.target, "counting runs"), self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count(t.runs.c.id))).scalar_one())
+
+    def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
+                  status: str | None = None, limit: int | None = None) -> list[RunSummary]:
+        """The runs, newest first: all, or those of ``ids``, of one ``machine`` (its
+        fingerprint hash) or of one stored ``status``, the newest ``limit`` of them."""
         # Benchmarks, not result rows: a run of K processes has K rows per benchmark.
         count = (sa.select(sa.func.count(t.results.c.id))
                  .where(t.results.c.run_id == t.runs.c.id, t.results.c.process == 0)
                  .scalar_subquery())
-        query = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status, t.runs.c.source,
+        query: sa.Select[Any] = (sa.select(t.runs.c.id, t.runs.c.started_at, t.runs.c.status,
+                                           t.runs.c.source,
                            t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
@@ -633,11 +672,27 @@ class Store:
                            .label("lab_variant"),
                            count.label("results"))
                  .join(t.machines, t.machines.c.id == t.runs.c.machine_id))
+        if ids is not None:
+            query = query.where(t.runs.c.id.in_(list(ids)))
+        if machine is not None:
+            query = query.where(t.machines.c.fingerprint_hash == machine)
+        if status is not None:
+            query = query.where(t.runs.c.status == status)
+        if limit is not None:  # the newest first, then their counts: not every run's
+            newest = _newest_first(sa.select(t.runs.c.id).select_from(
+                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)))
+            for clause in query.whereclause, :
+                if clause is not None:
+                    newest = newest.where(clause)
+            query = query.where(t.runs.c.id.in_(newest.limit(limit).scalar_subquery()))
+        query = _newest_first(query)
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
-            rows = conn.execute(_newest_first(query)).all()
+            rows = conn.execute(query).all()
             tagged: dict[int, list[str]] = {}
-            for name, run_id in conn.execute(sa.select(t.tags.c.name, t.tags.c.run_id)
-                                             .order_by(t.tags.c.name)):
+            tag_query = sa.select(t.tags.c.name, t.tags.c.run_id).order_by(t.tags.c.name)
+            if ids is not None or machine is not None or limit is not None:
+                tag_query = tag_query.where(t.tags.c.run_id.in_([r.id for r in rows]))
+            for name, run_id in conn.execute(tag_query):
                 tagged.setdefault(run_id, []).append(name)
         summaries = []
         for r in rows:
@@ -652,8 +707,61 @@ class Store:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
-    def load_run(self, ref: str | int) -> StoredRun:
-        """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py)."""
+    def result_names(self) -> list[str]:
+        """Every stored benchmark's ``suite/name``, sorted."""
+        with guard(self.target, "listing benchmarks"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.results.c.name, t.results.c.suite).distinct()).all()
+        return sorted(f"{suite}/{name}" for name, suite in rows)
+
+    def machine_fingerprints(self) -> dict[int, dict[str, Any]]:
+        """Every machine row's fingerprint (as first seen), by machine id."""
+        with guard(self.target, "reading machines"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.machines.c.id, sa.type_coerce(
+                t.machines.c.fingerprint, sa.Text))).all()
+        where = f"{self.target.display}: machine"
+        return {r[0]: self._record(r[1], f"{where} {r[0]} fingerprint", "fingerprint",
+                                   check=False) for r in rows}
+
+    def results_named(self, names: Sequence[str]) -> list[StoredResults]:
+        """The stored results of the benchmarks ``names`` (``suite/name``), in one query,
+        grouped by run, oldest run first (start, then id), each run's in its order.
+
+        Records are taken as validated when they were written (``load_run`` says more).
+        """
+        wanted = [tuple(n.split("/", 1)) for n in names]
+        r, run = t.results.c, t.runs.c
+        query = (sa.select(r.run_id, run.started_at, run.machine_id,
+                           run.fingerprint[("host", "time")].as_string().label("host_time"),
+                           run.timer_hz, r.seq, r.suite, r.name,
+                           sa.type_coerce(r.record, sa.Text).label("record"), r.samples,
+                           *(r[name] for name in _FIGURES))
+                 .join(t.runs, run.id == r.run_id)
+                 .where(sa.tuple_(r.suite, r.name).in_(wanted) if len(wanted) > 1 else
+                        sa.and_(r.suite == wanted[0][0], r.name == wanted[0][1]))
+                 .order_by(run.started_at, run.id, r.seq))
+        found: list[StoredResults] = []
+        where = f"{self.target.display}: run"
+        with guard(self.target, "reading results"), self.engine.connect() as conn:
+            for row in conn.execute(query):
+                if not found or found[-1].run_id != row.run_id:
+                    found.append(StoredResults(
+                        run_id=row.run_id, started_at=_as_utc(row.started_at),
+                        machine_id=row.machine_id, host_time=row.host_time,
+                        timer_hz=row.timer_hz, results=[], figures=[]))
+                found[-1].figures.append({name: row._mapping[name] for name in _FIGURES})
+                found[-1].results.append(self._record(
+                    row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "
+                    f"(seq {row.seq})", "result", packed=row.samples, check=False))
+        return found
+
+    def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
+        """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).
+
+        ``check``: validate every record again against the schema (``kcross show``, exports:
+        a database edited by hand is refused in one line).  Otherwise the records are
+        taken as validated when they were written (only their JSON and type are checked):
+        the readers that show figures (compare, report, push) need not pay for it again.
+        """
         # JSON columns are read as text and checked here: a database edited by
         # hand must give one line naming the run and record, not a traceback.
         raw = {name: sa.type_coerce(t.runs.c[name], sa.Text).label(name)
@@ -667,26 +775,32 @@ class Store:
             if run is None:  # deleted between the two statements
                 raise UserError(f"no run {ref} in {self.target.display} (see 'kcross runs')")
             rows = conn.execute(sa.select(t.results.c.seq, t.results.c.suite, t.results.c.name,
-                                          sa.type_coerce(t.results.c.record, sa.Text))
+                                          sa.type_coerce(t.results.c.record, sa.Text),
+                                          t.results.c.samples)
                                 .where(t.results.c.run_id == run.id)
                                 .order_by(t.results.c.seq)).all()
         where = f"{self.target.display}: run {run.id}"
-        fingerprint = self._record(run.fingerprint, f"{where} fingerprint", "fingerprint")
+        fingerprint = self._record(run.fingerprint, f"{where} fingerprint", "fingerprint",
+                                   check=check)
         assert fingerprint is not None
         live = judge(run.status, owner_host=run.owner_host, owner_pid=run.owner_pid,
                      owner_id=run.owner_id, updated_at=_as_utc(run.updated_at))
         return StoredRun(
             id=run.id, started_at=_as_utc(run.started_at), finished_at=_as_utc(run.finished_at),
             status=run.status, source=run.source, error=run.error, fingerprint=fingerprint,
-            plan=self._record(run.plan, f"{where} plan", "plan", nullable=True),
-            results=[self._record(r[3], f"{where} result {r[1]}/{r[2]} (seq {r[0]})", "result")
+            plan=self._record(run.plan, f"{where} plan", "plan", nullable=True, check=check),
+            results=[self._record(r[3], f"{where} result {r[1]}/{r[2]} (seq {r[0]})", "result",
+                                  packed=r[4], check=check)
                      for r in rows],
-            end=self._record(run.end_record, f"{where} end record", "end", nullable=True),
+            end=self._record(run.end_record, f"{where} end record", "end", nullable=True,
+                             check=check),
             state=live.state, live=live.live)
 
     @staticmethod
-    def _record(value: Any, where: str, rtype: str, *, nullable: bool = False) -> Any:
-        """A stored JSON record, checked like harness output: one line if damaged."""
+    def _record(value: Any, where: str, rtype: str, *, nullable: bool = False,
+                packed: bytes | None = None, check: bool = True) -> Any:
+        """A stored JSON record (its packed arrays put back), checked like harness output
+        when ``check``: one line if damaged."""
         if value is None:
             if nullable:
                 return None
@@ -703,10 +817,21 @@ class Store:
             raise StoreError(f"{where} is not a {rtype} record (was the database edited "
                              "by hand?)")
         try:
+            unpack(value, bytes(packed) if packed is not None else None)
+        except ValueError as exc:
+            if check:  # what the schema says of the record is the better line
+                Store._validate(value, where)
+            raise StoreError(f"{where}: {exc} (was the database edited by hand?)") from None
+        if check:
+            Store._validate(value, where)
+        return value
+
+    @staticmethod
+    def _validate(value: dict[str, Any], where: str) -> None:
+        try:
             validate(value, where, IMPORT_VERSIONS)
         except SchemaError as exc:
             raise StoreError(f"{exc} (was the database edited by hand?)") from None
-        return value
 
 
 def _common_prefix(texts: Sequence[str]) -> int:

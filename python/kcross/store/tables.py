@@ -46,7 +46,8 @@ runs = sa.Table(
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=False, index=True),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
     sa.Column("status", sa.String(16), nullable=False),  # running/complete/interrupted/failed
-    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machines.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machines.id"), nullable=False,
+              index=True),  # since schema 5
     sa.Column("kcross_version", sa.String(64)),
     sa.Column("git_rev", sa.String(64)),
     sa.Column("mechanism", sa.String(32)),
@@ -83,10 +84,18 @@ results = sa.Table(
     sa.Column("ci_confidence", sa.Float),
     sa.Column("min_ns", sa.Float),
     sa.Column("n", sa.Integer, nullable=False),
+    # Since schema 5: without its sample arrays, which are in ``samples`` (store/packing.py).
     sa.Column("record", json_type(), nullable=False),
     # Since schema 4: which harness process of the run measured it (kcross run --processes).
     sa.Column("process", sa.Integer, nullable=False, server_default=sa.text("0")),
+    # Since schema 5: the record's sample arrays, packed (store/packing.py), and the rest of
+    # its summary (kcross.stats.summary_columns): the empty loop's median and decision.
+    sa.Column("samples", sa.LargeBinary),
+    sa.Column("overhead_ns", sa.Float),
+    sa.Column("subtracted", sa.Boolean),
+    sa.Column("overhead_reason", sa.Text),
     sa.UniqueConstraint("run_id", "suite", "name", "process", name="uq_results_process"),
+    sa.Index("ix_results_name", "name", "suite"),
 )
 
 # Since schema 3: a tag names one run (kcross tag, kcross run --tag); a run may have several.

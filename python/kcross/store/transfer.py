@@ -9,9 +9,10 @@ twice: the same push can be repeated, and two machines can pull each other's
 runs back and forth.  A run still being written is refused unless forced
 (its copy is then marked interrupted: the rest of it will not follow).
 
-Results are stored from their records, as an import stores them (the summary
-columns computed by this kcross).  Tags go along unless the destination has a tag of that name on another run:
-then the destination's tag is kept and the copy says so.
+Results are copied as they are stored: their records (validated when they were written),
+packed samples and summary figures (computed then, by kcross.stats), in one statement.
+Tags go along unless the destination has a tag of that name on another run: then the
+destination's tag is kept and the copy says so.
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import StoreError, UserError
+from . import packing
 from . import tables as t
 from .db import guard
 from .location import Target
-from .repo import Store, StoredRun, _as_utc
+from .repo import Store, _as_utc
 
 # Columns of runs copied as they are (the id is the destination's, machine_id its own row).
 _RUN_COLUMNS = tuple(c.name for c in t.runs.columns if c.name not in ("id", "machine_id"))
 _MACHINE_COLUMNS = tuple(c.name for c in t.machines.columns if c.name != "id")
+_RESULT_COLUMNS = tuple(c.name for c in t.results.columns if c.name not in ("id", "run_id"))
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def refuse_running(src: Store, ids: Sequence[int], *, force: bool) -> None:
     """Refuse, before anything is copied, runs whose stored status is still ``running``."""
     if force:
         return
-    running = [r for r in src.list_runs() if r.id in set(ids) and r.status == "running"]
+    running = [r for r in src.list_runs(status="running") if r.id in set(ids)]
     if running:
         shown = ", ".join(f"{r.id} ({r.state})" for r in running[:5])
         raise UserError(f"run {shown} still running in {src.target.display}: nothing copied; "
@@ -105,14 +108,17 @@ def transfer(src: Store, dst: Store, ids: Sequence[int], *, force: bool = False,
 
 @dataclass(frozen=True)
 class _Source:
-    run: StoredRun
-    row: dict[str, Any]       # runs columns but id and machine_id
-    machine: dict[str, Any]   # machines columns but id
+    row: dict[str, Any]             # runs columns but id and machine_id
+    machine: dict[str, Any]         # machines columns but id
+    results: list[dict[str, Any]]   # results columns but id and run_id, in seq order
     tags: list[str]
 
 
 def _read(src: Store, run_id: int) -> _Source:
-    stored = src.load_run(run_id)  # checks every record: a damaged run is refused, in one line
+    """A run's rows as stored.  Its records were validated when they were written, their
+    figures computed then (kcross.stats): they are copied as they are, not computed again.
+    A damaged row (JSON, record type, packed samples) is refused in one line."""
+    damaged = f"{src.target.display}: run {run_id}"
     with guard(src.target, f"reading run {run_id}"), src.engine.connect() as conn:
         try:
             row = conn.execute(sa.select(*(t.runs.c[n] for n in _RUN_COLUMNS))
@@ -121,12 +127,32 @@ def _read(src: Store, run_id: int) -> _Source:
                 sa.select(*(t.machines.c[n] for n in _MACHINE_COLUMNS))
                 .join(t.runs, t.runs.c.machine_id == t.machines.c.id)
                 .where(t.runs.c.id == run_id)).one()
+            results = [r._asdict() for r in conn.execute(
+                sa.select(*(t.results.c[n] for n in _RESULT_COLUMNS))
+                .where(t.results.c.run_id == run_id).order_by(t.results.c.seq))]
         except (ValueError, TypeError) as exc:  # a JSON column edited by hand
-            raise StoreError(f"{src.target.display}: run {run_id} or its machine row is "
-                             f"damaged ({exc}); was the database edited by hand?") from None
+            raise StoreError(f"{damaged} or its machine row is damaged ({exc}); was the "
+                             "database edited by hand?") from None
         tags = list(conn.execute(sa.select(t.tags.c.name).where(t.tags.c.run_id == run_id)
                                  .order_by(t.tags.c.name)).scalars())
-    return _Source(run=stored, row=_utc(row._asdict()), machine=_utc(machine._asdict()),
+    for what, value, rtype in (("fingerprint", row.fingerprint, "fingerprint"),
+                               ("plan", row.plan, "plan"), ("end record", row.end_record, "end")):
+        if not (value is None and what != "fingerprint") and \
+                (not isinstance(value, dict) or value.get("type") != rtype):
+            raise StoreError(f"{damaged} {what} is not a {rtype} record (was the database "
+                             "edited by hand?)")
+    for seq, result in enumerate(results):
+        where = f"{damaged} result {result['suite']}/{result['name']}"
+        record = result["record"]
+        if not isinstance(record, dict) or record.get("type") != "result":
+            raise StoreError(f"{where} is not a result record (was the database edited by "
+                             "hand?)")
+        try:
+            packing.check(record, result["samples"])
+        except ValueError as exc:
+            raise StoreError(f"{where}: {exc} (was the database edited by hand?)") from None
+        result["seq"] = seq
+    return _Source(row=_utc(row._asdict()), machine=_utc(machine._asdict()), results=results,
                    tags=tags)
 
 
@@ -145,7 +171,7 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
                             "use --force to copy it anyway")
         row.update(status="interrupted", owner_host=None, owner_pid=None, owner_id=None,
                    error=f"copied from {src.target.display} while still running "
-                         f"({len(source.run.results)} result(s) then)")
+                         f"({len(source.results)} result(s) then)")
         notes.append("copied while still running: marked interrupted there")
     with guard(dst.target, f"copying run {run_id}"), dst.engine.begin() as conn:
         if conn.dialect.name == "postgresql":
@@ -155,12 +181,12 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
         present = _present(conn, row, machine["fingerprint_hash"])
         if present is not None:
             dest_id, there_status, there_results = present
-            if (there_status, there_results) != (row["status"], len(source.run.results)):
+            if (there_status, there_results) != (row["status"], len(source.results)):
                 notes.append(f"differs there ({there_status}, {there_results} result(s); "
-                             f"here {row['status']}, {len(source.run.results)}): delete run "
+                             f"here {row['status']}, {len(source.results)}): delete run "
                              f"{dest_id} there to copy it again")
             notes += _copy_tags(conn, source.tags, dest_id)
-            return Copied(run_id, dest_id, False, len(source.run.results), row["status"],
+            return Copied(run_id, dest_id, False, len(source.results), row["status"],
                           tuple(notes))
         insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
         conn.execute(insert(t.machines).values(**machine)
@@ -169,10 +195,11 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
             t.machines.c.fingerprint_hash == machine["fingerprint_hash"])).scalar_one()
         dest_id = conn.execute(sa.insert(t.runs).values(machine_id=machine_id, **row)
                                .returning(t.runs.c.id)).scalar_one()
-        for seq, record in enumerate(source.run.results):
-            Store._insert_result(conn, dest_id, seq, record)
+        if source.results:
+            conn.execute(sa.insert(t.results), [{**r, "run_id": dest_id}
+                                                for r in source.results])
         notes += _copy_tags(conn, source.tags, dest_id)
-    return Copied(run_id, dest_id, True, len(source.run.results), row["status"], tuple(notes))
+    return Copied(run_id, dest_id, True, len(source.results), row["status"], tuple(notes))
 
 
 def _present(conn: sa.Connection, row: dict[str, Any],
