@@ -21,6 +21,8 @@ element, little-endian bit order), and its values.
 from __future__ import annotations
 
 import struct
+import sys
+from array import array
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +34,23 @@ _FLOAT, _INT, _MIXED = 0, 1, 2
 _HEAD = struct.Struct("<BBI")
 _EXACT_INT = 2**53   # integers a float64 holds exactly (for a mixed array)
 _INT64 = 2**63
+_SWAP = sys.byteorder != "little"   # the stored arrays are little-endian
+
+
+def _to_bytes(values: list[Any], typecode: str) -> bytes:
+    """``values`` as little-endian float64 ("d") or int64 ("q")."""
+    a = array(typecode, values)
+    if _SWAP:
+        a.byteswap()
+    return a.tobytes()
+
+
+def _from_bytes(data: memoryview, typecode: str) -> list[Any]:
+    a = array(typecode)
+    a.frombytes(data)
+    if _SWAP:
+        a.byteswap()
+    return a.tolist()
 
 
 def _kind(values: list[Any]) -> int | None:
@@ -55,8 +74,6 @@ def _kind(values: list[Any]) -> int | None:
 
 def pack(record: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
     """The record with its arrays set to null, and the arrays packed (None: none taken)."""
-    import numpy as np
-
     stripped = dict(record)
     overhead = record.get("overhead")
     if isinstance(overhead, Mapping):
@@ -74,10 +91,9 @@ def pack(record: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
             continue
         parts.append(_HEAD.pack(code, kind, len(values)))
         if kind == _MIXED:
-            bits = np.array([type(x) is int for x in values], dtype=bool)
-            parts.append(np.packbits(bits, bitorder="little").tobytes())
-        dtype = "<i8" if kind == _INT else "<f8"
-        parts.append(np.asarray(values, dtype=dtype).tobytes())
+            bits = sum(1 << i for i, x in enumerate(values) if type(x) is int)
+            parts.append(bits.to_bytes((len(values) + 7) // 8, "little"))
+        parts.append(_to_bytes(values, "q" if kind == _INT else "d"))
         holder[path[-1]] = None
     if len(parts) == 1:
         return dict(record), None
@@ -125,18 +141,16 @@ def unpack(record: dict[str, Any], packed: bytes | None) -> dict[str, Any]:
     """
     if packed is None:
         return record
-    import numpy as np
-
+    data = memoryview(packed)
     for path, kind, n, at in _arrays(record, packed):
         bits = None
         if kind == _MIXED:
             size = (n + 7) // 8
-            bits = np.unpackbits(np.frombuffer(packed, np.uint8, size, at), count=n,
-                                 bitorder="little")
+            bits = int.from_bytes(data[at:at + size], "little")
             at += size
-        values = np.frombuffer(packed, "<i8" if kind == _INT else "<f8", n, at).tolist()
+        values = _from_bytes(data[at:at + 8 * n], "q" if kind == _INT else "d")
         if bits is not None:
-            values = [int(x) if b else x for x, b in zip(values, bits.tolist(), strict=True)]
+            values = [int(x) if bits >> i & 1 else x for i, x in enumerate(values)]
         holder = record if len(path) == 1 else record[path[0]]
         holder[path[-1]] = values
     return record
