@@ -29,6 +29,7 @@
  *   @@kcross-lab TOKEN begin 1 <the plan line's tokens, joined by one space>
  *   ... the command's stdout and stderr, straight to the console ...
  *   @@kcross-lab TOKEN end 1 status=<exit code | SIGNAME | timeout>
+ *   @@kcross-lab TOKEN note <the first line of /lab/note>   (only if it exists)
  *   @@kcross-lab TOKEN done
  *
  * or, when /init itself cannot go on (a mount, the console, the token, the
@@ -63,6 +64,8 @@
 
 #define LAB_PLAN "/lab/plan"
 #define LAB_TOKEN "/lab/token"
+#define LAB_NOTE "/lab/note"
+#define LAB_MAX_NOTE 3072       /* bytes of /lab/note printed */
 #define LAB_TOKEN_LEN 16        /* hex digits: initramfs.py's TOKEN_LENGTH */
 #define LAB_STR_(x) #x
 #define LAB_STR(x) LAB_STR_(x)
@@ -342,6 +345,26 @@ static void run(int number, char **tok, int ntok, const char *shown)
 	}
 }
 
+/* /lab/note (a job's description, packed by a host that reads the console
+ * later: a LAVA job's kcross.lava), printed after the last command: it costs
+ * the commands nothing, so a counting boot's figures are the same with it. */
+static void say_note(void)
+{
+	static char buf[LAB_MAX_NOTE + 1];
+	ssize_t n;
+	int fd = open(LAB_NOTE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	do
+		n = read(fd, buf, LAB_MAX_NOTE);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	say("note %s", buf);
+}
+
 static void say_uptime(int commands)
 {
 	char buf[64] = "";
@@ -412,6 +435,7 @@ int main(void)
 		}
 		line = next;
 	}
+	say_note();
 	say("done");
 	power_off();
 }

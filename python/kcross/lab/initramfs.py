@@ -8,6 +8,7 @@ that carry the boot's token (TOKEN below)::
     @@kcross-lab TOKEN begin 1 /bin/hello a b
     ...output...
     @@kcross-lab TOKEN end 1 status=0      (an exit code, SIGNAME, or "timeout")
+    @@kcross-lab TOKEN note TEXT           (only when /lab/note was packed: its first line)
     @@kcross-lab TOKEN done
 
 or prints one ``@@kcross-lab TOKEN error WHAT: WHY`` line when it cannot go on; then it
@@ -42,6 +43,10 @@ from kcross.errors import EXIT_BROKEN, KcrossError, UserError
 INIT_PATH = "/init"
 PLAN_PATH = "/lab/plan"
 TOKEN_PATH = "/lab/token"
+# Printed by /init as a `note` marker after the last command (a LAVA job's description:
+# kcross.lava.job); lab/init.c's LAB_MAX_NOTE bytes of its first line.
+NOTE_PATH = "/lab/note"
+MAX_NOTE_BYTES = 3072
 TOKEN_LENGTH = 16           # hex digits: lab/init.c's LAB_TOKEN_LEN
 MARKER = "@@kcross-lab"
 # lab/init.c's limits: LAB_MAX_ARGS tokens per line, LAB_MAX_PLAN bytes of plan (exclusive).
@@ -250,7 +255,7 @@ _KERNEL_LINE = re.compile(r"^\s*(<\d+>)?\[\s*\d+\.\d+\]")
 def _marker(token: str) -> re.Pattern[str]:
     """A marker line of the boot whose token is ``token`` (none other)."""
     return re.compile(re.escape(f"{MARKER} {_check_token(token)}")
-                      + r" (start|begin|end|done|error)\b(.*)$")
+                      + r" (start|begin|end|note|done|error)\b(.*)$")
 
 
 _BEGIN = re.compile(r" ([1-9]\d*) (.*)$")
@@ -280,6 +285,7 @@ class ConsoleReader:
         self._running: tuple[int, str, list[str]] | None = None
         self._done = False
         self._tail: list[str] = []
+        self.notes: list[str] = []      # the `note` markers' text (/lab/note)
 
     @property
     def running(self) -> int | None:
@@ -307,6 +313,9 @@ class ConsoleReader:
         if kind == "error":
             raise ConsoleError(f"the guest's /init failed:{rest}")
         if kind == "start":
+            return None
+        if kind == "note" and running is None:
+            self.notes.append(rest.strip())
             return None
         if running is not None and kind != "end":
             raise ConsoleError(f"console: '{kind}' while command {running[0]} ({running[1]}) runs")

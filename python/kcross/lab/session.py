@@ -146,11 +146,14 @@ def _drop_guest_hardware_counters(result: dict[str, Any]) -> None:
             unavailable[event] = GUEST_PMU
 
 
-def lab_records(result: CommandResult, group: Mapping[str, Any],
-                where: str) -> tuple[RunStream, list[dict[str, Any]], list[str]]:
+def lab_records(result: CommandResult, group: Mapping[str, Any] | None,
+                where: str, *, fingerprint_extra: Mapping[str, Any] | None = None,
+                ) -> tuple[RunStream, list[dict[str, Any]], list[str]]:
     """The harness's records in a guest command's output, made lab records and checked:
     fingerprint.lab added, every result's unit instructions/op, and the hardware counters
-    the guest read (its emulated PMU) set aside as unavailable, with the reason.
+    the guest read (its emulated PMU) set aside as unavailable, with the reason.  ``group``
+    None: a guest on real hardware (a LAVA board), whose records are kept as the harness
+    wrote them.  ``fingerprint_extra``: further fingerprint groups (a LAVA job's ``lava``).
 
     Lines that are not JSON objects are the harness's messages (its stderr shares the
     console).  A line that starts like a record but is not one, or a record that breaks
@@ -170,8 +173,10 @@ def lab_records(result: CommandResult, group: Mapping[str, Any],
             raise ConsoleError(f"{where} line {number}: the guest printed a garbled record: "
                                f"{text[:80]!r}") from None
         if isinstance(raw, dict) and raw.get("type") == "fingerprint":
-            raw["lab"] = dict(group)
-        elif isinstance(raw, dict) and raw.get("type") == "result":
+            if group is not None:
+                raw["lab"] = dict(group)
+            raw.update(fingerprint_extra or {})
+        elif group is not None and isinstance(raw, dict) and raw.get("type") == "result":
             raw["unit"] = UNIT
             _drop_guest_hardware_counters(raw)
         try:
