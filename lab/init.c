@@ -29,7 +29,7 @@
  *   @@kcross-lab TOKEN begin 1 <the plan line's tokens, joined by one space>
  *   ... the command's stdout and stderr, straight to the console ...
  *   @@kcross-lab TOKEN end 1 status=<exit code | SIGNAME | timeout>
- *   @@kcross-lab TOKEN note <the first line of /lab/note>   (only if it exists)
+ *   @@kcross-lab TOKEN note <the first line of /lab/note>   (unless empty)
  *   @@kcross-lab TOKEN done
  *
  * or, when /init itself cannot go on (a mount, the console, the token, the
@@ -345,24 +345,40 @@ static void run(int number, char **tok, int ntok, const char *shown)
 	}
 }
 
-/* /lab/note (a job's description, packed by a host that reads the console
- * later: a LAVA job's kcross.lava), printed after the last command: it costs
- * the commands nothing, so a counting boot's figures are the same with it. */
-static void say_note(void)
+/* /lab/note: a job's description for a host that reads the console later
+ * (a LAVA job's, kcross.lava.job.Note), printed as a `note` marker after the
+ * last command.  Every boot's initramfs has it, LAB_MAX_NOTE bytes (the text's
+ * first line, padded), and /init reads and unlinks it with the token, before
+ * any command, in as many instructions whatever it says: the commands run in
+ * the same file system and memory as a boot with another note or none (a file
+ * more or less in the initramfs moves the count of a path lookup such as
+ * open-close's, by where the kernel's objects land), and its printing after
+ * them costs them nothing. */
+static char note[LAB_MAX_NOTE + 1];
+
+static void read_note(void)
 {
-	static char buf[LAB_MAX_NOTE + 1];
 	ssize_t n;
 	int fd = open(LAB_NOTE, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		fail("open " LAB_NOTE);
 	do
-		n = read(fd, buf, LAB_MAX_NOTE);
+		n = read(fd, note, LAB_MAX_NOTE);
 	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		fail("read " LAB_NOTE);
 	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	say("note %s", buf);
+	if (unlink(LAB_NOTE) < 0)
+		fail("unlink " LAB_NOTE);
+	note[n] = '\0';
+}
+
+static void say_note(void)
+{
+	note[strcspn(note, "\n")] = '\0';
+	if (note[0])
+		say("note %s", note);
 }
 
 static void say_uptime(int commands)
@@ -399,6 +415,7 @@ int main(void)
 		fail("chdir /");
 
 	read_token();
+	read_note();
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);

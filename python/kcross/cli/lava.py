@@ -57,6 +57,11 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     job.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (qemu device type)")
     job.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
                      help="add K=V to QEMU's -M (qemu device type); repeatable")
+    job.add_argument("--old-lava", action="store_true",
+                     help="for a LAVA server before 2025.02 (Debian 12's 2023.01), whose job "
+                          "schema refuses the no_network context: the guest then has LAVA's "
+                          "virtio network card, which moves a few path-lookup counts, and the "
+                          "run is stored as a machine of its own")
     job.add_argument("--console", metavar="DEV",
                      help="a board's console device (default: the arch's lab console)")
     job.add_argument("--dtb-url", metavar="URL", help="a board's device tree blob")

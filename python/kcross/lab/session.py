@@ -118,8 +118,17 @@ def lab_group(guest: Guest, kernel: Kernel, variant: str | None) -> dict[str, An
     }
 
 
+# The harness's one-line form of each result (harness/output.c), beside its JSON record: a
+# LAVA job's monitor reads it (kcross.lava).  Every counting boot prints it, so that a lab
+# boot and a LAVA job run the same plan and the console's output, which the counts of a
+# few paths depend on (open-close, stat-root), is the same in both.
+RESULT_LINES = ("--result-lines", UNIT)
+RESULT_LINE_PREFIX = "kcross-result: "
+
+
 def harness_argv(*, suites: Sequence[str] = DEFAULT_SUITES, bench: str | None = None) -> list[str]:
-    argv = [GUEST_HARNESS, "run", *COUNTING_OPTIONS, "--json"]
+    """The counting plan's harness command (kcross lab and kcross lava job run this one)."""
+    argv = [GUEST_HARNESS, "run", *COUNTING_OPTIONS, "--json", *RESULT_LINES]
     if suites:
         argv[2:2] = ["--suite", ",".join(suites)]
     if bench:
@@ -164,7 +173,7 @@ def lab_records(result: CommandResult, group: Mapping[str, Any] | None,
     for number, line in enumerate(result.output, 1):
         text = line.strip()
         if not text.startswith("{"):
-            if text:
+            if text and not text.startswith(RESULT_LINE_PREFIX):
                 messages.append(text)
             continue
         try:

@@ -120,6 +120,20 @@ def _options(command: str) -> tuple[str, dict[str, str]]:
     return os.path.basename(argv[0]) if argv else "", values
 
 
+def _network(command: str) -> str | None:
+    """The network options of a QEMU command that gives the guest a card (LAVA's template
+    without no_network), else None (-net none, -nic none)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    shown = [f"{a} {b}" for a, b in zip(argv, argv[1:])
+             if a in ("-net", "-nic", "-netdev") and b != "none"]
+    shown += [f"-device {b}" for a, b in zip(argv, argv[1:])
+              if a == "-device" and ("net" in b.split(",")[0] or "nic" in b.split(",")[0])]
+    return " ".join(shown) or None
+
+
 def _lab_group(log: JobLog, note: Note) -> dict[str, Any]:
     """The note's lab group, checked against what LAVA ran; QEMU's version settled."""
     assert note.lab is not None
@@ -148,6 +162,9 @@ def _lab_group(log: JobLog, note: Note) -> dict[str, Any]:
                 f", the job asked for {want}: its figures are not the lab's counts (the "
                 "device's or the job's context differ from what 'kcross lava job' wrote); "
                 "not stored")
+    network = _network(command)
+    if network is not None:
+        group["network"] = network       # LAVA's NIC: not the lab's machine (kcross.lava.qemu)
     kernel = group.get("kernel")
     sha = log.downloads().get("kernel")
     if not isinstance(kernel, dict) or sha is None or sha != kernel.get("sha256"):
