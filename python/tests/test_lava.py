@@ -256,7 +256,7 @@ def test_lavas_qemu_command_is_the_labs_machine(name: str, old_lava: bool, tmp_p
              and not lab[i + 1].startswith("-")}
     pairs -= {("-nic", "none"), ("-kernel", "/k"), ("-initrd", str(tmp_path / "initrd")),
               ("-append", guest.cmdline())}
-    got = {("-M" if a == "-machine" else a, b) for a, b in zip(rendered, rendered[1:])}
+    got = {("-M" if a == "-machine" else a, b) for a, b in zip(rendered, rendered[1:], strict=False)}
     assert pairs <= got, pairs - got
     assert "-no-reboot" in rendered and "-enable-kvm" not in rendered
     network = qemu.TEMPLATE_NETWORK if old_lava else qemu.NO_NETWORK
@@ -298,7 +298,7 @@ def test_the_job_definitions_are_valid_for_lava(tmp_path: Path) -> None:
     current["context"] = qemu.context(Guest(arch("ppc64le"), Path("/k")))
     paths.append(tmp_path / "current.yaml")
     paths[-1].write_text(yaml.safe_dump(current))
-    for path, extra in zip(paths, ([], [], ["no_network"])):
+    for path, extra in zip(paths, ([], [], ["no_network"]), strict=True):
         proc = subprocess.run(
             [SYSTEM_PYTHON, "-c", "import sys, yaml\nfrom lava_common.schemas import validate\n"
              "validate(yaml.safe_load(open(sys.argv[1])), strict=True, "

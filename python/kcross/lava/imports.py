@@ -127,9 +127,9 @@ def _network(command: str) -> str | None:
         argv = shlex.split(command)
     except ValueError:
         argv = command.split()
-    shown = [f"{a} {b}" for a, b in zip(argv, argv[1:])
+    shown = [f"{a} {b}" for a, b in zip(argv, argv[1:], strict=False)
              if a in ("-net", "-nic", "-netdev") and b != "none"]
-    shown += [f"-device {b}" for a, b in zip(argv, argv[1:])
+    shown += [f"-device {b}" for a, b in zip(argv, argv[1:], strict=False)
               if a == "-device" and ("net" in b.split(",")[0] or "nic" in b.split(",")[0])]
     return " ".join(shown) or None
 
