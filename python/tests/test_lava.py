@@ -376,3 +376,63 @@ def test_the_harness_line_is_the_stored_figure(tmp_path: Path) -> None:
             assert words[3] == f"{summarize_record(record).median:.10g}" and words[4] == "ns/op"
             checked += 1
     assert checked >= 5
+
+
+# ---------------------------------------------------------------- the test shell
+
+def test_the_test_shell_steps_report_every_result(tmp_path: Path) -> None:
+    """The Lava-Test-Shell steps, run by sh with a fake lava-test-case on PATH that records
+    its arguments, fed by the real harness: one call per result (pass with the figure and
+    unit; a skip without), named as a monitor names them, the JSON records on the console,
+    and the harness's exit status."""
+    import os
+    import shlex
+
+    from harnesses import native
+    from kcross.lava import testshell
+    from kcross.stats import summarize_record
+
+    command, why = native()
+    if command is None:
+        pytest.skip(why)
+    work = tmp_path / "work"
+    bin_dir = tmp_path / "bin"
+    work.mkdir()
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    fake = bin_dir / "lava-test-case"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {shlex.quote(str(calls))}\n')
+    harness = work / "kcross-harness"
+    harness.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(c) for c in command)
+                       + ' "$@" --quick\n')
+    for f in (fake, harness):
+        f.chmod(0o755)
+    params = testshell.definition(harness_url="", suites="syscall,cpuid",
+                                  bench="getppid-i*")["params"]
+    script = "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + testshell.STEPS
+    proc = subprocess.run(["sh", "-c", script], cwd=work, capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+                          timeout=300)
+    if "--result-lines" in proc.stdout and "unknown option" in proc.stdout:
+        pytest.skip(f"{command[0]} predates --result-lines (rebuild it)")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    results = [r for r in records if r["type"] == "result"]
+    assert records[0]["type"] == "fingerprint" and records[-1]["type"] == "end" and results
+    recorded = calls.read_text().splitlines()
+    assert len(recorded) == len(results)
+    for record, call in zip(results, recorded, strict=True):
+        name = lava_job.case_id(record["suite"], record["name"])
+        if record["status"] == "ok":
+            assert call == (f"{name} --result pass --measurement "
+                            f"{summarize_record(record).median:.10g} --units ns/op")
+        else:
+            assert call == f"{name} --result {'skip' if record['status'] == 'skipped' else 'fail'}"
+
+
+def test_the_test_shell_says_why_it_has_no_harness(tmp_path: Path) -> None:
+    from kcross.lava import testshell
+
+    proc = subprocess.run(["sh", "-c", "HARNESS_URL=\n" + testshell.STEPS], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "no ./kcross-harness and no HARNESS_URL" in proc.stdout

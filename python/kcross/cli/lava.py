@@ -65,6 +65,10 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     job.add_argument("--console", metavar="DEV",
                      help="a board's console device (default: the arch's lab console)")
     job.add_argument("--dtb-url", metavar="URL", help="a board's device tree blob")
+    job.add_argument("--test-shell", action="store_true",
+                     help="also write kcross-test-shell.yaml, a Lava-Test-Shell definition for "
+                          "a board that boots a root filesystem, and the static harness it "
+                          "downloads (kcross-harness-ARCH)")
     job.add_argument("--timeout", metavar="MIN", type=int, default=20,
                      help="minutes the test action may take (default 20)")
     job.add_argument("--source", metavar="DIR", type=Path,
@@ -75,7 +79,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..lava.make import make
 
     made = make(args, err)
-    for f in (*made.files, made.job, made.device, made.dispatcher):
+    for f in (*made.files, made.job, made.device, made.dispatcher, made.test_shell):
         if f is not None:
             say(out, f"wrote {f}")
     say(out, f"{len(made.cases)} benchmark(s) in the plan: {len(made.cases)} LAVA test "

@@ -39,6 +39,7 @@ DEVICE_TYPE_NAME = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]*$")
 # A board's kernel image type for LAVA's tftp deploy, per arch.
 BOARD_KERNEL_TYPE = {"aarch64": "image", "x86_64": "bzimage", "ppc64le": "image"}
 JOB_FILE, DEVICE_FILE, DISPATCHER_FILE = "job.yaml", "device.yaml", "dispatcher.yaml"
+TEST_SHELL_FILE = "kcross-test-shell.yaml"
 URL_SCHEMES = ("http", "https", "file")
 TIMING_UNIT = "ns/op"
 
@@ -52,6 +53,7 @@ class Made:
     files: list[Path] = field(default_factory=list)
     device: Path | None = None
     dispatcher: Path | None = None
+    test_shell: Path | None = None
     cases: list[str] = field(default_factory=list)   # the plan's benchmarks (suite/name)
 
 
@@ -162,8 +164,16 @@ def _url(base: str | None, path: Path) -> str:
 def _write_yaml(path: Path, data: Any, header: str) -> None:
     import yaml
 
-    text = header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False,
-                                   width=1000, allow_unicode=True)
+    class Dumper(yaml.SafeDumper):
+        """Multi-line strings (a test shell's steps) as literal blocks."""
+
+    def text_block(dumper: yaml.SafeDumper, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text_block)
+    text = header + yaml.dump(data, Dumper=Dumper, sort_keys=False, default_flow_style=False,
+                              width=1000, allow_unicode=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text)
@@ -286,5 +296,19 @@ def make(args: argparse.Namespace, err: Console) -> Made:
         _write_yaml(made.dispatcher, qemu.DISPATCHER_FILE,
                     "# lava-run needs a dispatcher address even for tmpfs jobs.\n")
     _write_yaml(made.job, definition, header)
+    if args.test_shell:
+        from kcross.lava import testshell
+
+        harness_file = out / f"kcross-harness-{args.arch}"
+        _copy(payload.harness, harness_file)
+        harness_file.chmod(0o755)
+        made.test_shell = out / TEST_SHELL_FILE
+        _write_yaml(made.test_shell, testshell.definition(
+            harness_url=_url(args.image_url_base, harness_file), suites=",".join(suites),
+            bench=args.bench),
+            "# A Lava-Test-Shell definition for a board that boots a root filesystem "
+            "(docs/lava.md):\n# add it to your job's test action; untested on a board "
+            "here.\n")
+        made.files.append(harness_file)
     made.cases = benchmarks_named(args.bench or "*", args.arch, src, suites) or []
     return made
