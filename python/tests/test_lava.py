@@ -346,7 +346,7 @@ def test_bad_input_is_one_line_before_anything_is_built(  # type: ignore[no-unty
                                                     "KCROSS_SOURCE": str(DATA.parents[2])})
     assert_one_line_error(proc, 2, message.replace("{tmp}", str(tmp_path)))
     assert not cache.exists()
-    assert not (tmp_path / "out" / "job.yaml").exists()
+    assert not (tmp_path / "out").exists()      # not even the directory
 
 
 # ---------------------------------------------------------------- the harness's line

@@ -206,7 +206,6 @@ def make(args: argparse.Namespace, err: Console) -> Made:
     a = arch(args.arch)
     _check_options(args)
     board = args.device_type != QEMU
-    out = _check_directory(args.output)
     guest = Guest(a, Path("/"), append=args.append, cpu=args.cpu,
                   machine_opts=tuple(args.machine_opt))
     src = source_tree(args.arch, args.source)
@@ -214,6 +213,7 @@ def make(args: argparse.Namespace, err: Console) -> Made:
     own: Kernel | None = None
     if args.kernel:
         own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err)
+    out = _check_directory(args.output)
     fetching = own is None and not args.kernel_url and cached(args.arch) is None
     _check_programs(args.arch, fetching)
     if args.cpu or args.machine_opt:
