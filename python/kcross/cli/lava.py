@@ -14,7 +14,7 @@ from rich.console import Console
 from ..lab.machines import DEFAULT_SUITES
 from .options import Common, say
 
-HELP = "make a LAVA job that runs kcross on a board farm (QEMU or a board)"
+HELP = "make a LAVA job that runs kcross on a board farm: kcross lava job ARCH -o DIR"
 DESCRIPTION = (
     "Write into DIR a LAVA job definition (job.yaml) and the images it boots: the kernel "
     "and an initramfs with the lab's /init and the static harness, the plan being the "
@@ -30,11 +30,15 @@ EPILOG = (
     "--device-type NAME makes a U-Boot/TFTP ramdisk job for a board (untested here).")
 
 
+# What `kcross lava` makes: one thing today (a positional word rather than a subcommand
+# parser: the command table is the only place that registers subcommands).
+ACTIONS = ("job",)
+
+
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    sub = p.add_subparsers(dest="lava_command", metavar="COMMAND", required=True)
-    job = sub.add_parser("job", help="write a job definition and its images into DIR",
-                         description=DESCRIPTION, epilog=EPILOG,
-                         formatter_class=p.formatter_class)
+    job = p
+    job.add_argument("action", choices=ACTIONS, metavar="job",
+                     help="write a job definition and its images into DIR")
     job.add_argument("arch", metavar="ARCH", help="ppc64le, aarch64 or x86_64")
     job.add_argument("-o", "--output", metavar="DIR", type=Path, required=True,
                      help="the directory to write (created if need be)")
