@@ -198,10 +198,10 @@ def make(args: argparse.Namespace, err: Console) -> Made:
     from kcross.cli.options import say as say_line
     from kcross.lab.jobs import resolve_kernel
     from kcross.lab.kernel import cached, fetch
+    from kcross.lab.payload import benchmarks_named, build_payload, source_tree
 
     def say(line: str) -> None:
         say_line(err, f"kcross lava: {line}")
-    from kcross.lab.payload import benchmarks_named, build_payload, source_tree
 
     a = arch(args.arch)
     _check_options(args)
@@ -230,7 +230,11 @@ def make(args: argparse.Namespace, err: Console) -> Made:
             say(f"downloading {kernel_url} to check it...")
             fetched = Path(tmp) / "kernel"
             _download(kernel_url, fetched)
-            kernel = Kernel.from_file(fetched, args.arch)
+            try:
+                kernel = Kernel.from_file(fetched, args.arch)
+            except UserError as exc:
+                raise UserError(f"--kernel-url {kernel_url}: "
+                                f"{str(exc).replace(str(fetched), 'the file')}") from None
         else:
             kernel = own or fetch(args.arch, say=say)
         guest = Guest(a, kernel.path, append=args.append, cpu=args.cpu,
