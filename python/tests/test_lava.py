@@ -222,6 +222,20 @@ def test_an_export_that_disagrees_stores_nothing(kcross, db_path: Path,  # type:
                           "the results export says job 8, the log's job is 7")
 
 
+def test_an_export_says_none_for_no_measurement() -> None:
+    """lava_results_app writes str(None) for a case without a measurement (a skip)."""
+    from kcross.lava.results import parse_export
+
+    cases = parse_export(yaml.safe_dump([
+        {"job": "7", "suite": "0_kcross", "name": "cpuid_rdpid", "result": "skip",
+         "measurement": "None", "unit": ""},
+        {"job": "7", "suite": "0_kcross", "name": "syscall_getppid_inline", "result": "pass",
+         "measurement": "336.0026042000", "unit": "instructions/op"}]))
+    assert cases is not None
+    assert (cases[0].measurement, cases[0].unit) == (None, None)
+    assert cases[1].measurement == "336.0026042000"
+
+
 def test_an_export_alone_is_refused(kcross, db_path: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "results.yaml"
     path.write_text(yaml.safe_dump(export_of(LOG)))

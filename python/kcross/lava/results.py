@@ -2,7 +2,9 @@
 
 ``/results/JOB/yaml`` and ``lavacli results JOB --yaml``: a YAML list of test cases, each
 a mapping with (among others) ``job``, ``suite``, ``name``, ``result``, ``measurement``
-and ``unit``; ``/results/JOB/csv``: the same fields as CSV columns.  The server names a
+and ``unit``, every value a string (lava_results_app/utils.py, export_testcase: a case
+without a measurement has ``"None"``); ``/results/JOB/csv``: the same fields as CSV
+columns.  The server names a
 monitors action's suite after the monitor, possibly with its test's index in front
 (``0_kcross``).
 
@@ -44,7 +46,8 @@ def _case(raw: Any) -> ExportCase | None:
 
     def text(key: str) -> str | None:
         v = raw.get(key)
-        return None if v is None or v == "" else str(v)
+        # lava_results_app's export_testcase writes str(None) for a case without one.
+        return None if v is None or v in ("", "None") else str(v)
 
     return ExportCase(text("job"), str(raw["suite"]), str(raw["name"]), str(raw["result"]),
                       text("measurement"), text("unit"))
