@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -450,3 +451,12 @@ def test_the_test_shell_says_why_it_has_no_harness(tmp_path: Path) -> None:
     proc = subprocess.run(["sh", "-c", "HARNESS_URL=\n" + testshell.STEPS], cwd=tmp_path,
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "no ./kcross-harness and no HARNESS_URL" in proc.stdout
+
+
+def test_the_log_from_standard_input(env: dict[str, str], db_path: Path) -> None:
+    """lavacli jobs logs N --raw | kcross import -: recognised by its content, read once."""
+    proc = subprocess.run([sys.executable, "-m", "kcross", "import", "-"], input=LOG.read_text(),
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("imported stdin (LAVA job 7, device type qemu")
+    assert query(db_path, "SELECT source, command FROM runs") == [("lava", '["import", "-"]')]

@@ -4,6 +4,7 @@ or the log of a LAVA job made by ``kcross lava job`` (docs/lava.md)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -35,18 +36,19 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="the LAVA device (hostname) that ran the job (lavacli jobs show N)")
 
 
-def _kind(path: Path) -> str:
+def _kind(path: Path, data: bytes | None) -> str:
     """'lava' (a job's log), 'export' (a results export), or 'capture'."""
     from ..lava.log import looks_like_log
     from ..lava.results import looks_like_export
 
-    if str(path) == "-":
-        return "capture"
-    try:
-        with open(path, "rb") as f:
-            head = f.read(1 << 16)
-    except OSError:
-        return "capture"   # the capture reader says why, in its words
+    if data is not None:
+        head = data[:1 << 16]
+    else:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16)
+        except OSError:
+            return "capture"   # the capture reader says why, in its words
     text = head.decode("utf-8", errors="replace")
     first = next((line for line in text.splitlines() if line.strip()), "")
     if looks_like_log(first):
@@ -56,8 +58,17 @@ def _kind(path: Path) -> str:
     return "capture"
 
 
+def _stdin() -> bytes:
+    try:
+        return sys.stdin.buffer.read()
+    except OSError as exc:
+        raise UserError(f"cannot read stdin: {exc.strerror or exc}") from None
+
+
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    kind = _kind(args.file)
+    # Standard input is read once, here: its kind is known only from its content.
+    data = _stdin() if str(args.file) == "-" else None
+    kind = _kind(args.file, data)
     lava_options = [o for o, v in (("--lava-results", args.lava_results),
                                    ("--lava-job", args.lava_job),
                                    ("--lava-device", args.lava_device)) if v]
@@ -74,7 +85,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         with stores(args.db) as opened:
             done = import_log(opened.writing, args.file, force=args.force,
                               export_path=args.lava_results, job_id=args.lava_job,
-                              device=args.lava_device)
+                              device=args.lava_device, data=data)
         what = "counting (lab group)" if done.counting else "timing"
         checked = f"{done.cases_checked} LAVA test case(s) checked"
         if args.lava_results:
@@ -89,7 +100,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..importer import import_file
 
     with stores(args.db) as opened:
-        imported = import_file(opened.writing, args.file, force=args.force)
+        imported = import_file(opened.writing, args.file, force=args.force, data=data)
     if imported.dropped_partial_line is not None:
         say(err, f"kcross: {name} line {imported.dropped_partial_line} was cut off "
                  "mid-record and is ignored")

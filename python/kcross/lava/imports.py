@@ -259,13 +259,13 @@ def _export_job(export: Sequence[ExportCase], where: str) -> str | None:
 
 def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = False,
                export_path: Path | None = None, job_id: str | None = None,
-               device: str | None = None) -> LavaImported:
+               device: str | None = None, data: bytes | None = None) -> LavaImported:
     """Check a kcross job's log (and export) as the module says, then store it."""
     from kcross.importer import import_stream
     from kcross.lab.session import check_harness_status, lab_records
     from kcross.store import DuplicateImport
 
-    log = read_log(path)
+    log = read_log(path, data)
     _check_outcome(log)
     token = _token(log)
     commands, note = _console(log, token)
@@ -300,9 +300,8 @@ def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = Fa
             stream.results, [(c.name, c.result, c.measurement)
                              for c in suite_cases(list(export), MONITOR)],
             f"{clipped(str(export_path))} (the results export)")
-    name = "stdin" if str(path) == "-" else str(path)
     try:
-        done = import_stream(store_factory, stream, command=["import", name], source=SOURCE,
+        done = import_stream(store_factory, stream, command=["import", str(path)], source=SOURCE,
                              force=force, name=log.name,
                              started_at=_when(log, token, "begin 1"),
                              finished_at=_when(log, token, "done"))

@@ -174,16 +174,18 @@ def _entry(text: str) -> Any:
     return yaml.load(text, Loader=loader)
 
 
-def read_log(path: Path) -> JobLog:
-    """The entries of a job's log (``-``: standard input).  LogError (one line) for a file
-    that is not one; a last line cut mid-entry is dropped (:attr:`JobLog.cut_line`)."""
+def read_log(path: Path, data: bytes | None = None) -> JobLog:
+    """The entries of a job's log (``-``: standard input; ``data``: its bytes, already
+    read).  LogError (one line) for a file that is not one; a last line cut mid-entry is
+    dropped (:attr:`JobLog.cut_line`)."""
     import yaml
 
     name = "stdin" if str(path) == "-" else clipped(str(path))
-    try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if data is None:
+        try:
+            data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
