@@ -5,6 +5,11 @@ tests point it at a fake tree) and returns a :class:`Finding`: its state, what
 it saw and the command that fixes it.  Nothing here ever writes, starts a
 program or changes the system: the fixes are printed, not applied.
 
+Gathering and judging are apart: the checks read a :class:`Machine`, whose
+files come from this machine's tree (:func:`run_checks`) or from the output
+of :func:`gather_script` run elsewhere (``kcross run --remote``: the same
+checks, the same line, about the remote machine; :func:`gathered`).
+
 States:
 
 - ``ok``: as it should be for measuring;
@@ -114,16 +119,21 @@ class Window:
 @dataclass(frozen=True)
 class Machine:
     """What every check reads: the tree, the measuring CPU, the harness's fingerprint
-    (when there is one) and the sampled window (when sampling was done)."""
+    (when there is one) and the sampled window (when sampling was done).  ``files``:
+    the machine's files as gathered elsewhere (:func:`gathered`), read instead of
+    ``root``'s."""
 
     root: Path
     cpu: int
     fingerprint: Mapping[str, Any] | None = None
     window: Window | None = None
     _cache: dict[str, str | None] = field(default_factory=dict, compare=False)
+    files: Mapping[str, str] | None = None
 
     def read(self, path: str) -> str | None:
         """The text of ``root/path`` stripped, or None when it cannot be read. Read-only."""
+        if self.files is not None:
+            return self.files.get(path)
         if path not in self._cache:
             try:
                 with open(self.root / path, encoding="utf-8", errors="replace") as f:
@@ -481,11 +491,14 @@ def check_nmi_watchdog(m: Machine) -> Finding:
 
 
 def _irqbalance_running(m: Machine) -> bool:
-    proc = m.root / "proc"
-    try:
-        pids = [p for p in os.listdir(proc) if p.isdigit()]
-    except OSError:
-        return False
+    if m.files is not None:
+        pids = [p.split("/")[1] for p in m.files if p.startswith("proc/")
+                and p.endswith("/comm") and p.split("/")[1].isdigit()]
+    else:
+        try:
+            pids = [p for p in os.listdir(m.root / "proc") if p.isdigit()]
+        except OSError:
+            return False
     return any(m.read(f"proc/{pid}/comm") == "irqbalance" for pid in pids)
 
 
@@ -592,30 +605,41 @@ CHECKS: tuple[Check, ...] = (check_governor, check_turbo, check_smt_sibling, che
 RUN_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c is not check_perf)
 
 
+def _status_cpus(status: str | None) -> set[int]:
+    """``Cpus_allowed_list`` of a /proc/PID/status text; empty when it has none."""
+    for line in (status or "").splitlines():
+        key, _, value = line.partition(":")
+        if key == "Cpus_allowed_list" and parse_cpu_list(value):
+            return parse_cpu_list(value)
+    return set()
+
+
 def allowed_cpus(root: Path | str = "/") -> set[int]:
     """The CPUs this process may run on: its affinity (under a test's tree, the tree's
     /proc/self/status ``Cpus_allowed_list`` when it has one)."""
     if Path(root) != Path("/"):
-        status = Machine(Path(root), 0).read("proc/self/status") or ""
-        for line in status.splitlines():
-            key, _, value = line.partition(":")
-            if key == "Cpus_allowed_list" and parse_cpu_list(value):
-                return parse_cpu_list(value)
+        listed = _status_cpus(Machine(Path(root), 0).read("proc/self/status"))
+        if listed:
+            return listed
     return set(os.sched_getaffinity(0))
 
 
-def measuring_cpu(requested: int | None = None, root: Path | str = "/") -> int:
+def measuring_cpu(requested: int | None = None, root: Path | str = "/", *,
+                  allowed: set[int] | None = None, whose: str = "this process's") -> int:
     """The CPU the harness pins to: ``--cpu C``, else the highest one this process may use.
 
     The harness's own rule (harness/threads.c: a CPU of the affinity it started with),
     applied before anything starts by every command that picks a measuring CPU (run,
     sysinfo --check, ab, aa, crosscheck): :class:`UserError` for one it may not use.
+    ``allowed``: another process's CPUs (a remote shell's, :func:`gathered`), named
+    ``whose`` in the error.
     """
-    allowed = allowed_cpus(root)
+    if allowed is None:
+        allowed = allowed_cpus(root)
     if requested is None:
         return max(allowed)
     if requested not in allowed:
-        raise UserError(f"cannot pin to CPU {requested}: not in this process's allowed CPUs "
+        raise UserError(f"cannot pin to CPU {requested}: not in {whose} allowed CPUs "
                         f"({format_cpu_list(allowed)})")
     return requested
 
@@ -629,7 +653,11 @@ def run_checks(root: Path | str = "/", cpu: int | None = None,
     ``unknown`` instead of stopping the others."""
     root = Path(root)
     window = sample(root, seconds, sleep) if seconds is not None else None
-    machine = Machine(root, measuring_cpu(cpu, root), fingerprint, window)
+    return judge(Machine(root, measuring_cpu(cpu, root), fingerprint, window), checks)
+
+
+def judge(machine: Machine, checks: Sequence[Check] = CHECKS) -> list[Finding]:
+    """Each check's finding on ``machine``, however its files were gathered."""
     findings = []
     for check in checks:
         try:
@@ -645,13 +673,132 @@ def warnings(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.state == WARN]
 
 
-def warning_line(findings: Iterable[Finding], cpu: int | None = None) -> str | None:
-    """The one stderr line of `kcross run`, or None when nothing warns."""
+def warning_line(findings: Iterable[Finding], cpu: int | None = None,
+                 where: str | None = None) -> str | None:
+    """The one stderr line of `kcross run`, or None when nothing warns.  ``where``: the
+    machine, when it is not this one (a ``--remote`` host's URL)."""
     shorts = [f.short or f.name for f in warnings(findings)]
     if not shorts:
         return None
     hint = "kcross sysinfo --check" + (f" --cpu {cpu}" if cpu is not None else "")
+    if where is not None:
+        return f"kcross: {where}: machine not tuned: {', '.join(shorts)} — see '{hint}' there"
     return f"kcross: machine not tuned: {', '.join(shorts)} — see '{hint}'"
+
+
+# --- another machine's files: gathered by a shell script, judged here ----------------------
+
+# Every file the checks read, as shell globs relative to the root: what gather_script
+# prints for a machine kcross cannot read itself.  A test runs every check on a recording
+# Machine and fails on a file read that no pattern here covers.
+SAMPLED = ("proc/stat", "proc/interrupts")
+GATHERED = (
+    "proc/cpuinfo", "sys/hypervisor/type", "sys/class/dmi/id/sys_vendor",
+    "sys/class/dmi/id/product_name", "proc/device-tree/hypervisor/compatible",
+    *(f"{CPU_SYSFS}/{name}" for name in ("intel_pstate/no_turbo", "cpufreq/boost",
+                                         "smt/control", "isolated", "nohz_full", "online")),
+    *(f"{CPU_SYSFS}/cpu[0-9]*/{name}" for name in (
+        "cpufreq/scaling_governor", "cpufreq/scaling_driver", "cpufreq/scaling_min_freq",
+        "cpufreq/scaling_max_freq", "cpufreq/boost", "topology/thread_siblings_list")),
+    "proc/cmdline", "proc/sys/kernel/randomize_va_space",
+    "sys/kernel/mm/transparent_hugepage/enabled", "sys/kernel/mm/transparent_hugepage/defrag",
+    "proc/sys/kernel/nmi_watchdog", "proc/sys/kernel/perf_event_paranoid", "proc/self/status",
+    "proc/[0-9]*/comm",
+)
+_COUNTS, _LINES, _WINDOW, _REST, _END = ("@@kcross-counts", "@@kcross-lines",
+                                         "@@kcross-window ", "@@kcross-files", "@@kcross-end")
+
+
+def gather_script() -> str:
+    """A POSIX sh script printing what the checks read on the machine it runs on: /proc/stat
+    and /proc/interrupts, again :data:`SAMPLE_SECONDS` later (1 s where ``sleep`` takes
+    whole seconds only), then every :data:`GATHERED` file.  Each set of files is two
+    ``grep`` processes however many files (a server's thousands of /proc/PID/comm): one
+    counts each readable file's lines (``PATH:N``, so an empty file is told from a missing
+    one), the other prints them (``PATH:LINE``).  It only reads (``grep``, ``sleep``).
+    Under ``$KCROSS_TEST_SYSROOT`` when set there, as :func:`kcross.cli.options.sysroot`
+    here."""
+    def files(patterns: Sequence[str]) -> str:
+        return "g " + " ".join(patterns)
+
+    return "; ".join((
+        'cd "${KCROSS_TEST_SYSROOT:-/}" || exit 0',
+        f"g() {{ echo '{_COUNTS}'; grep -H -a -c '' -- \"$@\" 2>/dev/null; "
+        f"echo '{_LINES}'; grep -H -a '' -- \"$@\" 2>/dev/null; }}",
+        files(SAMPLED),
+        f"if sleep {SAMPLE_SECONDS:g} 2>/dev/null; then s={SAMPLE_SECONDS:g}; "
+        "else sleep 1; s=1; fi",
+        f"echo \"{_WINDOW}$s\"",
+        files(SAMPLED),
+        f"echo '{_REST}'",
+        files(GATHERED),
+        f"echo '{_END}'",
+    ))
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What :func:`gather_script` printed: the files and the sampled window."""
+
+    files: dict[str, str]
+    window: Window | None
+
+    def machine(self, cpu: int | None = None, fingerprint: Mapping[str, Any] | None = None,
+                whose: str = "this process's") -> Machine | None:
+        """The machine to judge, its measuring CPU by the harness's rule applied to the
+        gathering shell's affinity (``--cpu C``: :class:`UserError` for one it may not
+        use, the error naming ``whose`` CPUs they are); None when the gathered files do
+        not say which CPUs it had."""
+        allowed = _status_cpus(self.files.get("proc/self/status"))
+        if not allowed:
+            return None
+        measuring = measuring_cpu(cpu, allowed=allowed, whose=whose)
+        return Machine(Path("/"), measuring, fingerprint, self.window, files=self.files)
+
+
+def gathered(text: str) -> Gathered:
+    """Read :func:`gather_script`'s output (lines before its first marker and after its
+    last are ignored)."""
+    readings: list[dict[str, list[str]]] = [{}, {}]
+    rest: dict[str, list[str]] = {}
+    seconds: float | None = None
+    target: dict[str, list[str]] = readings[0]
+    section = ""
+    for line in text.splitlines():
+        if line.startswith(_WINDOW):
+            try:
+                seconds = float(line[len(_WINDOW):])
+            except ValueError:
+                seconds = None
+            target, section = readings[1], ""
+        elif line == _REST:
+            target, section = rest, ""
+        elif line == _END:
+            target, section = {}, ""
+        elif line in (_COUNTS, _LINES):
+            section = line
+        elif section:
+            path, colon, value = line.partition(":")
+            if not colon:
+                continue
+            if section == _COUNTS:
+                target[path] = []      # readable, perhaps empty
+            elif path in target:
+                target[path].append(value)
+    texts = [{path: "\n".join(lines).strip() for path, lines in found.items()}
+             for found in (*readings, rest)]
+    files = texts[2]
+    window = None
+    if seconds and seconds > 0:
+        before, after = texts[0], texts[1]
+        window = Window(seconds, (_read_stat(before.get("proc/stat")),
+                                  _read_stat(after.get("proc/stat"))),
+                        (_read_interrupts(before.get("proc/interrupts")),
+                         _read_interrupts(after.get("proc/interrupts"))))
+    for path in SAMPLED:  # the checks read the later reading, as Machine.read would now
+        if path in texts[1]:
+            files[path] = texts[1][path]
+    return Gathered(files, window)
 
 
 def table(findings: Sequence[Finding], cpu: int) -> Any:

@@ -1,15 +1,25 @@
 """``kcross run --remote ssh://[user@]host[:port]``: run the harness on another machine over ssh.
 
 For each host, with the system's ``ssh`` (``BatchMode=yes``: a key or an
-agent, never a password prompt; ``ConnectTimeout``):
+agent, never a password prompt; ``ConnectTimeout``), over one connection: the
+first ``ssh`` becomes the master of OpenSSH's connection multiplexing
+(``ControlMaster=auto``, its socket in a private directory kcross makes and
+removes, ``ControlPersist`` short so that a killed kcross leaves no master
+behind for long), every later one a session on that connection, and the
+master is told to exit (``ssh -O exit``) when the run ends, however it ends.
+The user's own ``-o`` options come first and win (``-o ControlMaster=no``:
+one connection per ``ssh``, as before).
 
-1. one connection asks ``uname -m`` and refuses, in one line and before
+1. the first session asks ``uname -m`` and refuses, in one line and before
    anything is copied, a host of another architecture than the static harness
    (:func:`kcross.harness.locate`'s; a harness that is not static is refused
-   before connecting: the remote's C library is unknown); then makes a
+   before connecting: the remote's C library is unknown); unless ``--no-check``,
+   prints what the readiness checks read there (:func:`kcross.readiness.gather_script`),
+   judged here by the same checks as a local run's, the same line printed when
+   the harness starts (naming the host); then makes a
    temporary directory there (``mktemp -d`` under the remote's ``$TMPDIR``,
    else /tmp) and copies the harness into it through ssh's standard input;
-2. a second connection runs ``kcross-harness run --json`` there (the same
+2. a session per harness process runs ``kcross-harness run --json`` there (the same
    process tree as a local run: see 3.);
 3. the harness gets the options a local run forwards
    (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
@@ -20,7 +30,7 @@ agent, never a password prompt; ``ConnectTimeout``):
    machine's fingerprint (the harness measured there), ``runs.source`` is
    ``remote``, and ``runs.command`` is ``["run", "--remote", URL, ...the rest
    of the command]`` with the URL as :attr:`Host.url` writes it;
-4. a third connection removes the temporary directory (stopping the harness
+4. a last session removes the temporary directory (stopping the harness
    first if it still runs there), whatever ended the run, Ctrl-C included.
 
 Several ``--remote`` options run in parallel, one ``kcross run --remote URL``
@@ -50,6 +60,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,6 +101,12 @@ SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
 HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL",
                "KCROSS_TEST_DELAY")
 TMP_PREFIX = "kcross-remote."
+# Connection multiplexing: how long the master outlives its last session (the gap
+# between two harness processes is far shorter; a kcross killed with SIGKILL leaves
+# its master this long), and the longest socket path: sun_path holds 108 bytes and
+# ssh binds a name 17 characters longer first.
+CONTROL_PERSIST_S = 30
+CONTROL_PATH_MAX = 108 - 1 - 17
 HOST_MAX = 253  # the longest DNS name
 
 
@@ -302,13 +319,16 @@ def inspect_binary(command: Sequence[str]) -> Binary:
 
 # --- one host ------------------------------------------------------------------------
 
-# One connection: the machine first (the copy is made only where the harness
-# runs: "$1" lists the `uname -m` values that run it, empty for any), then
+# One session: the machine first (the copy is made only where the harness
+# runs: "$1" lists the `uname -m` values that run it, empty for any), then what the
+# readiness checks read ("$2", a script, when kcross checks the machine), then
 # mktemp's directory (known even when the copy then fails, so removed), then the copy.
-_UPLOAD = ('m=$(uname -m) || exit 1; echo "$m"; '
+_MACHINE, _DIRECTORY = "@@kcross-machine ", "@@kcross-directory "
+_UPLOAD = ('m=$(uname -m) || exit 1; echo "' + _MACHINE + '$m"; '
            'case " $1 " in "  "|*" $m "*) ;; *) exit 0;; esac; '
+           'if [ -n "$2" ]; then (eval "$2"); fi; '
            'd=$(mktemp -d "${TMPDIR:-/tmp}/' + TMP_PREFIX + 'XXXXXX") || exit 1; '
-           'echo "$d"; cat > "$d/$0" && chmod 700 "$d/$0"')
+           'echo "' + _DIRECTORY + '$d"; cat > "$d/$0" && chmod 700 "$d/$0"')
 _RUN = 'cd "$0" && echo $$ > pid && exec "$@"'
 # Stop the harness if it still runs there (its directory is its cwd, so a
 # reused pid is never hit), then remove the directory.
@@ -322,13 +342,52 @@ def _sh(script: str, *args: str) -> list[str]:
     return ["sh", "-c", shlex.quote(script), *(shlex.quote(a) for a in args)]
 
 
+def _control_directory() -> Path:
+    """A new private (0700) directory for the master's socket, short enough for one."""
+    for parent in (tempfile.gettempdir(), "/tmp"):
+        made = Path(tempfile.mkdtemp(prefix="kcross-ssh.", dir=parent))
+        if len(str(made / "master")) <= CONTROL_PATH_MAX and "%" not in str(made):
+            return made
+        made.rmdir()
+    raise RemoteError(f"no temporary directory with a path short enough for ssh's control "
+                      f"socket (at most {CONTROL_PATH_MAX - len('/master')} characters): "
+                      "set TMPDIR to a shorter one")
+
+
 class Session:
-    """What kcross does on one host over ssh: probe, copy, the run's command, clean up."""
+    """What kcross does on one host over ssh: probe, copy, the run's command, clean up;
+    every ``ssh`` a session on one multiplexed connection.  :meth:`close` ends it."""
 
     def __init__(self, host: Host, options: Sequence[str]) -> None:
         self.host = host
-        self.options = list(options)
+        self.user_options = list(options)
         self.directory: str | None = None
+        self.facts: str | None = None  # what the readiness checks read there, if asked
+        self.control: Path | None = _control_directory()
+
+    @property
+    def options(self) -> list[str]:
+        """The user's ``-o`` options, then the multiplexing (theirs win: first wins)."""
+        if self.control is None:
+            return self.user_options
+        return [*self.user_options, "ControlMaster=auto",
+                f"ControlPath={self.control / 'master'}",
+                f"ControlPersist={CONTROL_PERSIST_S}"]
+
+    def close(self) -> None:
+        """Tell the master to exit (when there is one) and remove its directory."""
+        if self.control is None:
+            return
+        try:
+            if (self.control / "master").exists():
+                subprocess.run(ssh_command(self.host, self.options, [], flags=["-O", "exit"]),
+                               stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=CLEANUP_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            shutil.rmtree(self.control, ignore_errors=True)
+            self.control = None
 
     def _ssh_raw(self, remote: Sequence[str], *, doing: str, timeout: float,
                  stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
@@ -359,23 +418,32 @@ class Session:
         self._check(returncode, stderr, doing)
         return stdout
 
-    def upload(self, binary: Binary) -> str:
-        """Check the host's machine, then copy the harness into a fresh temporary
-        directory there; return the directory."""
+    def upload(self, binary: Binary, *, gather: bool = False) -> str:
+        """Check the host's machine, (``gather``) gather what the readiness checks read
+        there (:attr:`facts`), then copy the harness into a fresh temporary directory
+        there; return the directory."""
         doing = "copying the harness"
+        script = ""
+        if gather:
+            from .readiness import gather_script
+
+            script = gather_script()
         try:
             with binary.path.open("rb") as fh:
                 returncode, stdout, stderr = self._ssh_raw(
-                    _sh(_UPLOAD, binary.remote_name, " ".join(binary.runs_on)), doing=doing,
-                    timeout=UPLOAD_TIMEOUT_S, stdin=fh)
+                    _sh(_UPLOAD, binary.remote_name, " ".join(binary.runs_on), script),
+                    doing=doing, timeout=UPLOAD_TIMEOUT_S, stdin=fh)
         except OSError as exc:
             raise UserError(f"cannot read {binary.path}: {exc.strerror or exc}") from None
-        lines = [line.strip() for line in stdout.splitlines()]
-        directory = lines[1] if len(lines) > 1 else ""
+        said = {marker: line[len(marker):].strip() for line in stdout.splitlines()
+                for marker in (_MACHINE, _DIRECTORY) if line.startswith(marker)}
+        directory = said.get(_DIRECTORY, "")
         if directory.startswith("/") and f"/{TMP_PREFIX}" in directory:
             self.directory = directory
+        if gather:
+            self.facts = stdout
         self._check(returncode, stderr, doing)
-        machine = lines[0] if lines else ""
+        machine = said.get(_MACHINE, "")
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", machine):
             raise RemoteError(f"{self.host.url}: 'uname -m' answered {machine!r}, not a "
                               "machine name")
@@ -394,6 +462,23 @@ class Session:
             else [f"./{binary.remote_name}"]
         return ssh_command(self.host, self.options,
                            _sh(_RUN, self.directory, "env", *env, *start))
+
+    def readiness_line(self, cpu: int | None) -> str | None:
+        """The line a local ``kcross run`` prints when the machine is not tuned, about this
+        host, from what :meth:`upload` gathered; None when nothing warns (or nothing was
+        gathered).  A ``--cpu`` the remote shell may not run on: one line."""
+        from . import readiness
+
+        if self.facts is None:
+            return None
+        try:
+            machine = readiness.gathered(self.facts).machine(cpu, whose="the remote shell's")
+        except UserError as exc:
+            raise RemoteError(f"{self.host.url}: {exc}") from None
+        if machine is None:
+            return None
+        findings = readiness.judge(machine, readiness.RUN_CHECKS)
+        return readiness.warning_line(findings, cpu, where=self.host.url)
 
     def cleanup(self) -> str | None:
         """Remove the temporary directory; None, or one line saying why it could not be."""
@@ -467,11 +552,13 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, stop)
     try:
-        session.upload(binary)
+        session.upload(binary, gather=not getattr(args, "no_check", False))
+        line = session.readiness_line(getattr(args, "cpu", None))
         request = RunRequest(harness=session.run_command(binary),
                              harness_args=[shlex.quote(a) for a in forwarded],
                              command=recorded_command(host, args.argv),
                              json_output=args.json, source="remote",
+                             notice=(lambda: line) if line else None,
                              tag=getattr(args, "tag", None), **delivery)
         try:
             return run(store, request, out, err)
@@ -479,7 +566,10 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
             raise _prefixed(host, exc) from None
     finally:
         with stop_signals_held():  # a second Ctrl-C must not strand the copy
-            problem = session.cleanup()
+            try:
+                problem = session.cleanup()
+            finally:
+                session.close()
         if problem:
             err.print(f"kcross: warning: {problem}", style="yellow", highlight=False,
                       markup=False, soft_wrap=True)

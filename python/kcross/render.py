@@ -20,10 +20,14 @@ from rich.text import Text
 
 from .schema import LAB_COUNTING, UNIT_INSTRUCTIONS, UNIT_NS, unit_of
 from .schema import dig as _get
-from .stats import SUBTRACTED, StatsError, Summary, summarize_record
 
-if TYPE_CHECKING:  # only a type: importing the store would load SQLAlchemy for `list`
+if TYPE_CHECKING:  # only types: the store loads SQLAlchemy, the statistics numpy
+    from .stats import Summary
     from .store import RunSummary
+
+# kcross.stats (numpy) is imported by the functions that compute figures, so that the
+# tables of stored runs, benchmarks and a fingerprint (`kcross runs`, `list`, `sysinfo`)
+# load no numpy.
 
 DASH = "–"
 OVERHEAD_MARK = "†"  # marks a median from which the empty-loop overhead was subtracted
@@ -152,6 +156,8 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
     result declares context switches per op (``switches_per_op``), the op is a round
     trip and a ``per switch`` column beside the median shows the median divided by them.
     """
+    from .stats import StatsError, summarize_record
+
     unit = unit or unit_of(None, results)
     with_switches = any(switches_per_op(rec) for rec in results)
     table = Table(title=title, title_justify="left", header_style="bold", box=RULED,
@@ -350,6 +356,8 @@ def _not_ok_lines(results: Sequence[dict[str, Any]], details: str) -> list[str]:
 
 def _summaries(results: Sequence[dict[str, Any]]) -> list[Summary]:
     """The summaries of the results that have figures (the table says why the others lack them)."""
+    from .stats import StatsError, summarize_record
+
     summaries = []
     for rec in results:
         if rec["status"] == "ok":
@@ -363,6 +371,8 @@ def _summaries(results: Sequence[dict[str, Any]]) -> list[Summary]:
 def _overhead_text(summaries: Sequence[Summary], unit: str = UNIT_NS, wide: bool = True) -> str:
     """One line: the empty-loop cost range and where it was subtracted (each benchmark's
     decision follows the statistics rule; see kcross.stats)."""
+    from .stats import SUBTRACTED
+
     measured = [s.overhead for s in summaries if s.overhead.median is not None]
     if not measured:
         return "overhead: no measured benchmark"
@@ -435,6 +445,8 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
     counters, overhead, flags, CI.  Without ``wide`` each is one short line, and the
     flags' details and the skipped benchmarks' reasons are left to ``details`` (the
     command that shows them: ``kcross show 12 --wide``)."""
+    from .stats import StatsError
+
     sc = fingerprint.get("syscall") or {}
     mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")}) or [sc.get("mechanism")]
     mech = f"syscall mechanism: {_join(str(m) for m in mechs)}"
@@ -477,6 +489,8 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
 
 
 def _has_ci(summary: Summary) -> bool:
+    from .stats import StatsError
+
     try:
         return summary.ci is not None
     except StatsError:

@@ -4,8 +4,6 @@ harness, figures never shown in a unit they are not in."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from conftest import FAKE_HARNESS, Kcross, assert_one_line_error, fake_capture
@@ -78,14 +76,3 @@ def test_a_unit_other_than_ns_per_op_is_refused_not_mislabelled(kcross: Kcross,
     capture.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert_one_line_error(kcross("import", str(capture)), code=2,
                           contains='$.unit: must be "ns/op" or "instructions/op", got "ms/op"')
-
-
-def test_building_the_command_table_loads_no_statistics() -> None:
-    """Every command registers at start-up: a registration that imports numpy or scipy
-    starts their thread pools before `kcross run` holds the stop signals (test_cli_signals)
-    and slows every command down."""
-    code = ("import sys; from kcross.cli import build_parser; build_parser(); "
-            "print(sorted(m for m in ('numpy', 'scipy', 'sqlalchemy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]", out.stdout

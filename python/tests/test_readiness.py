@@ -511,3 +511,79 @@ def test_cli_check_with_the_real_harness(kcross: Kcross) -> None:
     if "hypervisor" in Path("/proc/cpuinfo").read_text():
         assert found["virtual machine"]["state"] == "warn"
         assert "hypervisor flag (CPUID, per the harness)" in found["virtual machine"]["seen"]
+
+
+# --- another machine's files: gathered by the shell script, judged here ------------------
+
+def gather(tmp_path: Path, root: Path, after: dict[str, str] | None = None) -> str:
+    """gather_script's output on ``root`` (as ``kcross run --remote`` runs it there, in
+    sh); a stand-in ``sleep`` writes ``after`` into the tree as check()'s does."""
+    second = make_tree(tmp_path / "second-reading", {**IDLE_AFTER, **(after or {})})
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    (bindir / "sleep").write_text(f"#!/bin/sh\ncp -R '{second}/.' '{root}/'\n")
+    (bindir / "sleep").chmod(0o755)
+    done = subprocess.run(["sh", "-c", r.gather_script()], capture_output=True, text=True,
+                          env={"PATH": f"{bindir}:/usr/bin:/bin", "KCROSS_TEST_SYSROOT": str(root)},
+                          timeout=60, check=True)
+    assert done.stderr == ""
+    return done.stdout
+
+
+SCENARIOS = [({}, {}), *((w[1], w[2]) for w in WARNS),
+             ({"/proc/4242/comm": "irqbalance"},
+              {"/proc/interrupts": interrupts_text({"45": 40, "LOC": 25})}),
+             ({"/proc/cpuinfo": "flags\t: hypervisor\n"}, {"/proc/stat": stat_text({CPU: (1, 89, 10)})}),
+             ({"/proc/sys/kernel/randomize_va_space": "garbage", "/proc/interrupts": "",
+               f"{CPUS}/cpu{CPU}/topology/thread_siblings_list": None}, {})]
+
+
+@pytest.mark.parametrize("changes, after", SCENARIOS)
+def test_gathered_elsewhere_is_judged_as_here(tmp_path: Path, changes: dict[str, str | None],
+                                              after: dict[str, str]) -> None:
+    """The remote path (the script in sh, its output parsed, the same checks) finds exactly
+    what the local one finds on the same files: every check, in every state."""
+    root = make_tree(tmp_path / "there", {**TUNED, **changes})
+    machine = r.gathered(gather(tmp_path, root, after)).machine(CPU)
+    assert machine is not None
+    there = {f.name: f for f in r.judge(machine, r.CHECKS)}
+    assert there == check(tmp_path, changes, after)
+    assert r.warning_line(there.values(), CPU, where="ssh://lab1") == (
+        None if r.warning_line(there.values()) is None else
+        r.warning_line(there.values(), CPU).replace(  # type: ignore[union-attr]
+            "kcross: ", "kcross: ssh://lab1: ", 1) + " there")
+
+
+def test_every_file_a_check_reads_is_gathered(tmp_path: Path) -> None:
+    """gather_script prints GATHERED: a check reading a file it does not name would say
+    'unknown' about every remote machine. Every check, down every branch of SCENARIOS."""
+    from fnmatch import fnmatch
+
+    seen: set[str] = set()
+
+    class Recording(r.Machine):
+        def read(self, path: str) -> str | None:
+            seen.add(path)
+            return super().read(path)
+
+    for number, (changes, after) in enumerate(SCENARIOS):
+        root = make_tree(tmp_path / str(number), {**TUNED, **changes})
+        window = r.sample(root, sleep=lambda _s, root=root, after=after: make_tree(  # type: ignore[misc]
+            root, {**IDLE_AFTER, **after}))
+        r.judge(Recording(root, CPU, None, window), r.CHECKS)
+    missing = {p for p in seen if not any(fnmatch(p, g) for g in (*r.GATHERED, *r.SAMPLED))}
+    assert missing == set()
+    assert {f"{CPUS[1:]}/cpu{CPU}/cpufreq/boost", "proc/4242/comm", "proc/self/status"} <= seen
+
+
+def test_gathered_measuring_cpu_is_the_harness_rule(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "there", TUNED)
+    facts = r.gathered("ssh noise before the first marker\n" + gather(tmp_path, root))
+    assert facts.window is not None and facts.window.seconds == r.SAMPLE_SECONDS
+    assert facts.machine().cpu == 7  # type: ignore[union-attr]  # the highest allowed (0-7)
+    assert facts.machine(3).cpu == 3  # type: ignore[union-attr]
+    with pytest.raises(UserError, match=r"^cannot pin to CPU 9: not in the remote shell's "
+                                        r"allowed CPUs \(0-7\)$"):
+        facts.machine(9, whose="the remote shell's")
+    assert r.gathered("").machine() is None  # no /proc/self/status there: no CPU to judge
+    assert r.gathered("").window is None

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -54,6 +56,20 @@ MISSING = [name for name, found in (("sshd (Debian: openssh-server)", SSHD),
 needs_sshd = pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)}")
 USER = pwd.getpwuid(os.getuid()).pw_name
 REMOTE_TIMER = "clock_gettime"  # what the sshd's SetEnv forces on the remote harness
+# What the readiness checks read on "the other host" (127.0.0.2: its sessions have
+# KCROSS_TEST_SYSROOT pointing here): bare metal, CPUs 0-1, CPU 1 not tuned thrice.
+UNTUNED = {
+    "proc/self/status": "Name:\tcat\nCpus_allowed_list:\t0-1",
+    "proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu sse2",
+    "sys/class/dmi/id/sys_vendor": "Dell Inc.",
+    "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor": "powersave",
+    "sys/devices/system/cpu/cpu1/topology/thread_siblings_list": "1",
+    "proc/sys/kernel/randomize_va_space": "0",
+    "proc/sys/kernel/nmi_watchdog": "1",
+    "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
+}
+UNTUNED_SAYS = "machine not tuned: governor powersave, ASLR off, NMI watchdog on — see " \
+    "'kcross sysinfo --check' there"
 
 
 def _free_port() -> int:
@@ -81,7 +97,8 @@ class Sshd:
 
     @property
     def other_url(self) -> str:
-        """The same sshd on another loopback address: another host to ssh."""
+        """The same sshd on another loopback address: another host to ssh (whose readiness
+        checks read UNTUNED)."""
         return f"ssh://127.0.0.2:{self.port}"
 
     @property
@@ -109,6 +126,10 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     (root / "authorized_keys").write_text((root / "user_key.pub").read_text())
     remote_tmp = root / "remote-tmp"
     remote_tmp.mkdir()
+    untuned = root / "untuned"
+    for path, text in UNTUNED.items():
+        (untuned / path).parent.mkdir(parents=True, exist_ok=True)
+        (untuned / path).write_text(text + "\n")
     if os.getuid() == 0 and not Path("/run/sshd").is_dir():
         # sshd started as root needs its privilege-separation directory (the
         # openssh-server package's service creates it; nothing else does here).
@@ -131,8 +152,11 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowUsers {USER}
-SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp}
 LogLevel VERBOSE
+Match LocalAddress 127.0.0.1
+    SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp}
+Match LocalAddress 127.0.0.2
+    SetEnv KCROSS_TIMER={REMOTE_TIMER} TMPDIR={remote_tmp} KCROSS_TEST_SYSROOT={untuned}
 """)
         with log.open("ab") as fh:
             proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)],
@@ -201,11 +225,40 @@ for number, record in enumerate(records):
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     environ = isolated_env(tmp_path)
     environ.pop("SSH_AUTH_SOCK", None)  # only the test's key
     environ["KCROSS_DB"] = str(tmp_path / "k.db")
-    return environ
+    # Where kcross makes the private directory of the ssh master's socket (see
+    # _nothing_left_here): short, as a socket's path must be (pytest's are too long).
+    local = tempfile.mkdtemp(prefix="kcross-test-", dir="/tmp")
+    environ["TMPDIR"] = local
+    try:
+        yield environ
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _nothing_left_here(env: dict[str, str]) -> None:
+    """The ssh master kcross started has exited and its directory is gone."""
+    local = Path(env["TMPDIR"])
+    deadline = time.monotonic() + 10  # `ssh -O exit` asks; the master exits a moment later
+    while time.monotonic() < deadline:
+        masters = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                   and str(local).encode() in _cmdline(pid)]
+        if not masters:
+            break
+        time.sleep(0.1)
+    assert masters == [], [_cmdline(pid) for pid in masters]
+    assert list(local.iterdir()) == []
+    assert len(str(local)) + len("/kcross-ssh.12345678/master") <= remote.CONTROL_PATH_MAX
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _kcross(env: dict[str, str], *args: str, timeout: float = 120,
@@ -384,6 +437,9 @@ def test_two_hosts_at_once_give_two_runs(sshd: Sshd, env: dict[str, str],
     assert proc.returncode == 0, proc.stderr
     assert f"== {sshd.url} ==" in proc.stdout and f"== {second} ==" in proc.stdout
     assert proc.stdout.count("2 ok, 0 skipped, 0 failed") == 2
+    # Each host's readiness line is its own: the untuned files are the other host's only.
+    assert proc.stderr.count(f"kcross: {second}: {UNTUNED_SAYS}\n") == 1, proc.stderr
+    assert proc.stderr.count("governor powersave") == 1, proc.stderr
     runs = _runs(Path(env["KCROSS_DB"]))
     assert [r["status"] for r in runs] == ["complete", "complete"]
     assert {json.loads(r["command"])[2] for r in runs} == {sshd.url, second}
@@ -414,6 +470,7 @@ def test_unreachable_host_is_one_line_and_the_other_still_lands(
     # Alone, the same host is the one error line of the contract.
     alone = _kcross(env, "run", "--remote", dead, *sshd.options, "--harness", str(harness))
     assert_one_line_error(alone, 2, f"{dead}: cannot connect")
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -450,6 +507,7 @@ def test_harness_crash_there_keeps_what_arrived(sshd: Sshd, env: dict[str, str],
     (run,) = _runs(Path(env["KCROSS_DB"]))
     assert run["status"] == "failed" and run["results"] == 1 and run["source"] == "remote"
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -469,6 +527,7 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
     (run,) = _runs(db)
     assert run["status"] == "interrupted"
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
     (note,) = _notes(notes)
     deadline = time.monotonic() + 10  # the stand-in there was stopped, not left sleeping
     while Path(f"/proc/{note['pid']}").exists() and time.monotonic() < deadline:
@@ -510,6 +569,7 @@ def test_harness_killed_there_is_one_line(sshd: Sshd, env: dict[str, str],
     (run,) = _runs(db)
     assert run["status"] == "failed" and run["results"] == 1
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
 
 
 @needs_sshd
@@ -573,3 +633,134 @@ def test_ctrl_c_with_two_hosts_stops_both(sshd: Sshd, env: dict[str, str],
                      "in run") == 2, err
     assert [r["status"] for r in _runs(db)] == ["interrupted", "interrupted"]
     assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+
+
+# --- one connection per host and run --------------------------------------------------
+
+def _sshd_saw(sshd: Sshd, since: int) -> tuple[int, int, int]:
+    """(authentications, TCP connections they came on, sessions) in the sshd's log after
+    byte ``since``: LogLevel VERBOSE logs each login with its client port, and each
+    session (a command, multiplexed or not) with the port of its connection."""
+    text = sshd.log.read_bytes()[since:].decode("utf-8", "replace")
+    logins = re.findall(r"Accepted publickey for \S+ from \S+ port (\d+)", text)
+    sessions = re.findall(r"Starting session: command for \S+ from \S+ port (\d+)", text)
+    return len(logins), len(set(logins)), len(sessions)
+
+
+@needs_sshd
+@pytest.mark.parametrize(("extra", "connections"), [
+    ([], 1),
+    # The user's own -o options win over kcross's: without multiplexing, every ssh
+    # kcross starts is a connection of its own (the copy, each process, the removal).
+    (["-o", "ControlMaster=no"], 1 + 3 + 1),
+])
+def test_one_connection_per_host_and_run(sshd: Sshd, env: dict[str, str], tmp_path: Path,
+                                         extra: list[str], connections: int) -> None:
+    notes = tmp_path / "notes.jsonl"
+    harness = _stand_in(tmp_path / "stand_in.py", notes)
+    since = sshd.log.stat().st_size
+    proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, *extra,
+                   "--harness", str(harness), "--processes", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "run 1: 2 ok, 0 skipped, 0 failed (3 processes each)" in proc.stdout
+    assert len(_notes(notes)) == 3
+    # The copy, 3 harness processes and the removal: 5 sessions, on one connection.
+    deadline = time.monotonic() + 10  # sshd writes its log a moment after the fact
+    while _sshd_saw(sshd, since)[2] < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _sshd_saw(sshd, since) == (connections, connections, 5), \
+        sshd.log.read_bytes()[since:].decode()[-3000:]
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+
+
+# --- the remote machine's readiness line ---------------------------------------------
+
+def _shorts(line: str | None) -> set[str]:
+    """The items of a readiness line, less those that follow the load of the moment."""
+    if line is None:
+        return set()
+    listed = line.split("machine not tuned: ", 1)[1].split(" — see ", 1)[0]
+    return {item for item in listed.split(", ") if not re.search(r"busy|IRQs on CPU", item)}
+
+
+@needs_sshd
+def test_readiness_line_is_the_remote_machines(sshd: Sshd, env: dict[str, str],
+                                               tmp_path: Path) -> None:
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
+    proc = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                   "--harness", str(harness), "--quick")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    # Where a local run prints it: first, once the harness has started.
+    assert lines[0] == f"kcross: {sshd.other_url}: {UNTUNED_SAYS}", proc.stderr
+    assert sum("not tuned" in line for line in lines) == 1
+    quiet = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                    "--harness", str(harness), "--quick", "--no-check")
+    assert quiet.returncode == 0 and "not tuned" not in quiet.stderr, quiet.stderr
+    # --cpu: the harness's rule, applied to the CPUs a process may use there (0-1).
+    busy = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
+                   "--harness", str(harness), "--quick", "--cpu", "5")
+    assert_one_line_error(busy, 2, f"{sshd.other_url}: cannot pin to CPU 5: not in the "
+                                   "remote shell's allowed CPUs (0-1)")
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+
+
+@needs_sshd
+def test_readiness_line_of_this_machine_over_ssh(sshd: Sshd, env: dict[str, str],
+                                                 tmp_path: Path) -> None:
+    """127.0.0.1 is this machine, read through /proc and /sys over ssh: the same line as
+    the local checks', but for the load of the moment."""
+    from kcross import readiness
+
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
+    proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, "--harness", str(harness),
+                   "--quick")
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "not tuned" in line]
+    assert len(said) <= 1 and all(line.startswith(f"kcross: {sshd.url}: ") for line in said)
+    here = readiness.warning_line(readiness.run_checks(checks=readiness.RUN_CHECKS))
+    assert _shorts(said[0] if said else None) == _shorts(here), (said, here)
+
+
+def _connection_processes(sshd: Sshd) -> list[int]:
+    """The sshd's per-connection processes (its children)."""
+    listener = (sshd.root / "sshd.pid").read_text().strip()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == listener:
+            found.append(int(pid))
+    return found
+
+
+@needs_sshd
+def test_lost_connection_is_one_line_and_the_copy_still_goes(sshd: Sshd, env: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    """The one connection breaks mid-run (its sshd process killed, as a network would drop
+    it): every session on it ends; one line, the results so far kept, and the removal
+    comes through a new connection."""
+    harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl", mode="hang")
+    db = Path(env["KCROSS_DB"])
+    since = sshd.log.stat().st_size
+    with _started(env, "run", "--remote", sshd.url, *sshd.options,
+                  "--harness", str(harness)) as proc:
+        deadline = time.monotonic() + 90
+        while not any(r["results"] for r in _runs(db)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (connection,) = _connection_processes(sshd)
+        os.kill(connection, signal.SIGKILL)
+        _out, err = proc.communicate(timeout=60)
+    line = assert_one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), 3,
+                                 f"{sshd.url}: kcross-harness ended with ssh's status 255",
+                                 after_progress=True)
+    assert "1 result(s) kept in run 1 (marked failed)" in line
+    assert list(sshd.remote_tmp.iterdir()) == []
+    _nothing_left_here(env)
+    logins, connections, _sessions = _sshd_saw(sshd, since)
+    assert (logins, connections) == (2, 2)  # the run's, then the removal's

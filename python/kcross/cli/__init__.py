@@ -15,6 +15,7 @@ kcross itself may show a traceback.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
@@ -22,9 +23,6 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
-from rich.console import Console
-
-from .. import __version__, numtext
 from ..errors import (
     EXIT_BROKEN,
     EXIT_INTERRUPTED,
@@ -38,7 +36,10 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 
 # Subcommands import their heavy modules when they run: SQLAlchemy, numpy and scipy
 # together take most of a second to import, which argument errors, --help, list and
-# sysinfo should not pay.
+# sysinfo should not pay; the parsers of every command are built on every start, so a
+# command module imports nothing heavy at its top (not even rich: Console is only its
+# type there).  python/tests/test_startup_imports.py holds the rules, and
+# scripts/startup-time measures what each command's start costs.
 
 # The command table: every subcommand, in the order `kcross --help` lists them; the
 # module kcross.cli.NAME implements `kcross NAME`.
@@ -54,12 +55,30 @@ def command(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
+class _Version(argparse.Action):
+    """``--version``, like argparse's: the version is looked up only when asked for
+    (importlib.metadata would cost every start a few tens of milliseconds)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0,
+                         help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from .. import __version__
+
+        sys.stdout.write(f"kcross {__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> Parser:
     common = Common.build()
     parser = Parser(prog="kcross", description="Measure the cost of crossing between user "
                     "space and the Linux kernel (syscalls, vDSO, rseq).",
                     epilog=f"{EXIT_CODES}\n\n{ENVIRONMENT}", formatter_class=formatter())
-    parser.add_argument("--version", action="version", version=f"kcross {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = command(name)
@@ -70,30 +89,6 @@ def build_parser() -> Parser:
         module.arguments(p, common)
         p.set_defaults(func=module.main)
     return parser
-
-
-class _PlainConsole(Console):
-    """Standard output that is not a terminal (a file, a pipe, a mail): plain text.
-
-    It says its encoding is ASCII, so rich draws every table's box with ASCII
-    characters (``+ - |``: rich substitutes box.ASCII for any other box when the
-    output is ASCII-only), and it writes no colour or style codes.  The text in
-    the cells is written as it is (UTF-8).
-    """
-
-    @property
-    def encoding(self) -> str:
-        return "ascii"
-
-
-def _consoles() -> tuple[Console, Console]:
-    """stdout for results, stderr for progress and messages; wide plain tables when piped."""
-    out = Console()
-    if not out.is_terminal:
-        # The shell's COLUMNS when it is a width (rich ignores anything else too)
-        width = numtext.whole(os.environ.get("COLUMNS", ""), 1, 100_000, signed=False)
-        out = _PlainConsole(width=width or 200, color_system=None)
-    return out, Console(stderr=True)
 
 
 class _GuardedStdout:
@@ -166,7 +161,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             parser.print_help(sys.stderr)
             sys.exit(EXIT_USAGE)
         args.argv = arguments
-        out, err = _consoles()
+        from ._console import consoles  # rich: not for --help and usage errors
+
+        out, err = consoles()
         status = args.func(args, out, err)
         sys.stdout.flush()
     except OutputClosed as exc:

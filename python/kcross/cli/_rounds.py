@@ -8,8 +8,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from ..errors import UserError
 from .options import (
     CPU_RANGE,
@@ -23,6 +21,8 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..ab import Ready, Side
 
 ROUNDS_RANGE = (6, 10_000)  # 6: the fewest whose per-round ratios give a 95% CI of their median

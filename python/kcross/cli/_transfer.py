@@ -11,12 +11,12 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from ..errors import UserError
 from .options import say
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..store import Store, Target
 
 RUNS_HELP = ("runs to copy: ids, latest, latest~N, latest@HOST or tags (default: every run); "

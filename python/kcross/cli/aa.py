@@ -8,10 +8,6 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from ..errors import UserError, shown
 from ._rounds import line, settings, write_json
 from .options import (
@@ -30,6 +26,8 @@ from .options import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..aa import Rate, Result
 
 AA_ROUNDS, AA_BLOCK_ROUNDS = 12, 6
@@ -203,6 +201,9 @@ def _rate_cells(r: Rate) -> list[str]:
 
 
 def _print(result: Result, out: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     from .. import aa
 
     o = result.options

@@ -6,10 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from ..errors import UserError
 from ._rounds import (
     check_known,
@@ -26,6 +22,8 @@ from ._rounds import (
 from .options import Common
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..ab import ABResult
 
 AB_ROUNDS, AB_SAMPLES = 10, 41
@@ -105,6 +103,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _print_ab(result: ABResult, out: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     from .. import stats
     from ..ab import mechanisms
     from ..judge.verdict import paired_words

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from .. import numtext
 from ..errors import shown
 from ..judge.categories import MISSING_POLICIES
 from .options import print_json, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DESCRIPTION = """\
 Compare CURRENT (default: latest) with the baseline REF, benchmark by benchmark,
@@ -91,6 +91,8 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.text import Text
+
     from .. import gate
     from ..errors import KcrossError
     from ..judge.comparison import history_noise

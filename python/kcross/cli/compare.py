@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from .options import stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "ministat", "benchstat")
 MINISTAT_LEVELS = ("80", "90", "95", "98", "99", "99.5")  # stats.MINISTAT_LEVELS, as typed
@@ -87,6 +87,8 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.text import Text
+
     from .. import export, sides
     from ..errors import UserError
     from ..judge.comparison import compare, history_noise
@@ -148,6 +150,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _warn_differences(loaded: Any, strict: bool, err: Console) -> None:
     """One line when the sides come from different machines or settings (--strict: refuse)."""
+    from rich.text import Text
+
     from ..errors import UserError
     from ..judge.machine import differences_line
 

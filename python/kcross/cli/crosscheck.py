@@ -6,8 +6,6 @@ import argparse
 import functools
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from ._rounds import (
     ROUNDS_RANGE,
     ci_text,
@@ -18,6 +16,8 @@ from ._rounds import (
 from .options import CPU_RANGE, SAMPLES_RANGE, Common, number, sysroot
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..crosscheck import CheckResult
 
 CROSSCHECK_ROUNDS = 6

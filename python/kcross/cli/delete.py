@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from .options import Common, say, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "delete a run and its results"
 PARENTS = ("db",)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from .. import numtext
 from ..errors import shown
 from .options import print_json, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EPILOG = """\
 Each stored run holding the benchmark is one row, oldest first: its median with
@@ -57,6 +57,8 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.text import Text
+
     from .. import history, outfile
     from ..views import history as view
 

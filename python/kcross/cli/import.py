@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import UserError, clipped
 from .options import Common, say, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "store the output of 'kcross-harness run --json' or a LAVA job's log from elsewhere"
 EPILOG = (

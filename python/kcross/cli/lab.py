@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..lab.machines import DEFAULT_SUITES, MODES
 from ..lab.selftests import SELECTIONS
 from .options import Common, lab_guest_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "run kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU"
 DESCRIPTION = (

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..lab.machines import DEFAULT_SUITES
 from .options import Common, say
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "make a LAVA job that runs kcross on a board farm: kcross lava job ARCH -o DIR"
 DESCRIPTION = (

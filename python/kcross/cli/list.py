@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
 from .options import Common, print_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "list the benchmarks the harness knows"
 PARENTS = ("harness", "json")

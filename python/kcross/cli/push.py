@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import UserError
 from . import _transfer
 from .options import Common
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "copy runs from this store (--db) to another store"
 DESCRIPTION = ("Copy runs, with their machine, results and tags, from the store --db names "

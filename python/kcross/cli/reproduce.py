@@ -11,12 +11,12 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from ..errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, UserError
 from .options import Common, lab_guest_options, say, shown
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..reproduce.experiments import Experiment
     from ..reproduce.measure import Measured
 

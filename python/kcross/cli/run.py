@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KcrossError, OutputClosed, UserError
 from .options import (
@@ -32,6 +30,9 @@ from .options import (
     sysroot,
     wide_option,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # The harness's suites, in its registry's order (harness/registry.c; a test checks this
 # list against `kcross-harness list`): for --help only, `kcross list` is the reference.
@@ -95,10 +96,12 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="take the benchmarks' samples in turn: robust ratios on a drifting "
                         "machine (results arrive together at the end)")
     p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
-                   help="run on that machine over ssh (BatchMode: a key or an agent): the "
-                        "static harness is copied to a temporary directory there, run, and "
-                        "removed; the run is stored here with that machine's fingerprint; "
-                        "repeat for several machines at once")
+                   help="run on that machine over ssh (BatchMode: a key or an agent; one "
+                        "multiplexed connection per machine): the static harness (built for "
+                        "its architecture: see README, 'A harness for another architecture') "
+                        "is copied to a temporary directory there, run, and removed; the run "
+                        "is stored here with that machine's fingerprint; repeat for several "
+                        "machines at once")
     p.add_argument("-o", "--ssh-option", action="append", metavar="OPTION",
                    help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
                         "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
@@ -106,7 +109,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="do not check the machine first (by default one stderr line names "
                         "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
-                        "never stops the run)")
+                        "never stops the run; with --remote, about the remote machine)")
     p.add_argument("--tag", metavar="NAME",
                    help="tag the run NAME once it is stored complete (see 'kcross tag')")
     wide_option(p)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .options import Common, print_json, say, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "list stored runs, newest first"
 PARENTS = ("db", "json")

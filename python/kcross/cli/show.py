@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from .options import Common, export_option, stores, wide_option
 from .run import write_exports
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "show a stored run"
 PARENTS = ("db", "json")
@@ -22,8 +23,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.text import Text
+
     from .. import export, render
-    from ..series import merge_results
 
     exports = export.requested(args)
     with stores(args.db) as opened:
@@ -38,6 +40,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
+    from ..series import merge_results  # here: the statistics (numpy), which --json needs not
+
     # one row per benchmark, its processes pooled
     render.print_run(out, merge_results(stored.results), stored.fingerprint, title=title,
                      wide=args.wide, run_id=stored.id)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SchemaError, UserError
 from .options import CPU_RANGE, Common, number, print_json, stores, sysroot
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "describe this machine as kcross sees it"
 DESCRIPTION = ("Describe this machine as kcross sees it (the harness's fingerprint); with "

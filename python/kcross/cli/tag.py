@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import UserError
 from .options import Common, say, stores
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 HELP = "name a run (kcross tag RUN NAME), or list or delete tags"
 DESCRIPTION = ("Name a run so that every command taking a RUN accepts the name: 'kcross tag "

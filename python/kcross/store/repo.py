@@ -23,7 +23,6 @@ from ..errors import SchemaError, StoreError, UserError, shown
 from ..judge.machine import identity as machine_identity
 from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of, validate
 from ..schema import dig as _get
-from ..stats import summary_columns
 from . import tables as t
 from .db import OldSchema, check_writable, guard, open_engine
 from .liveness import Liveness, Owner, judge
@@ -140,6 +139,8 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
 
 def _stat_columns(record: dict[str, Any]) -> dict[str, Any]:
     """Queryable summary columns (kcross.stats's rule); NULL where the samples support no figure."""
+    from ..stats import summary_columns  # here: numpy, which reading the store does not need
+
     return {"n": len(record["samples"]), **summary_columns(record)}
 
 
