@@ -270,6 +270,8 @@ void kh_record_begin(struct kh_json *j, const char *type);
 /* One `result` record (JSON lines) or one line of the readable table. */
 void kh_result_emit_json(const struct kh_bench *b, const struct kh_result *r,
 			 const struct kh_timer *t, const struct kh_counters *ctr);
+/* --result-lines UNIT: the one-line form of a result (output.c). */
+void kh_result_print_line(const struct kh_bench *b, const struct kh_result *r, const char *unit);
 void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 			  const struct kh_timer *t);
 
@@ -304,6 +306,8 @@ void kh_json_str(struct kh_json *j, const char *key, const char *v); /* NULL →
 void kh_json_int(struct kh_json *j, const char *key, long long v);
 void kh_json_uint(struct kh_json *j, const char *key, unsigned long long v);
 void kh_json_num(struct kh_json *j, const char *key, double v);	/* NaN, ±Inf → null */
+/* A finite number as kh_json_num writes it, read back: what a reader of the record sees. */
+double kh_json_num_as_written(double v);
 void kh_json_bool(struct kh_json *j, const char *key, bool v);
 void kh_json_null(struct kh_json *j, const char *key);
 /* Close the record, write it (one write(2)) and free it: 0, or -1 with errno

@@ -302,11 +302,21 @@ void kh_json_uint(struct kh_json *j, const char *k, unsigned long long v)
 	text_eol(j);
 }
 
+#define KH_JSON_NUM_FORMAT "%.10g"
+
+double kh_json_num_as_written(double v)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), KH_JSON_NUM_FORMAT, v);
+	return strtod(text, NULL);
+}
+
 void kh_json_num(struct kh_json *j, const char *k, double v)
 {
 	key(j, k);
 	if (isfinite(v))
-		printf_(j, "%.10g", v);
+		printf_(j, KH_JSON_NUM_FORMAT, v);
 	else
 		puts_(j, j->text ? "-" : "null");
 	text_eol(j);

@@ -32,7 +32,7 @@ static const char usage[] =
 	"usage: kcross-harness list [--suite S[,S...]] [--bench GLOB] [--json]\n"
 	"       kcross-harness run [--suite S[,S...]] [--bench GLOB] [--samples N] [--quick]\n"
 	"                          [--cpu C] [--min-batch-ms MS] [--warmup-ms MS] [--interleave]\n"
-	"                          [--batch-multiple K]\n"
+	"                          [--batch-multiple K] [--result-lines UNIT]\n"
 	"                          [--json]\n"
 	"       kcross-harness sysinfo [--json]\n"
 	"       kcross-harness summarize [--json] SAMPLES_FILE [OVERHEAD_FILE]\n"
@@ -49,6 +49,10 @@ static const char usage[] =
 	"length (--min-batch-ms, default 2).  --batch-multiple K rounds every batch up\n"
 	"to a multiple of K iterations (work the kernel does every k calls then falls\n"
 	"alike in every batch when k divides K).  --samples, --cpu and K are whole numbers.\n"
+	"--result-lines UNIT (ns/op or instructions/op) adds after each result one line\n"
+	"'kcross-result: SUITE/NAME pass MEDIAN UNIT' (or skip, fail, unknown) for readers\n"
+	"that match lines (a LAVA monitors action): MEDIAN by the statistics rule, from\n"
+	"the figures as the JSON record writes them.\n"
 	"Environment (an empty value is unset; a bad value is refused, exit 2):\n"
 	"KCROSS_SYSCALL=" KC_SYSMECH_NATIVE_NAME KC__ALT_USAGE "|libc|auto forces the syscall mechanism,\n"
 	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
@@ -66,6 +70,7 @@ struct opts {
 	const char *glob;
 	bool json;
 	bool interleave;
+	const char *result_lines;	/* --result-lines UNIT, or NULL */
 	struct kh_method m;
 };
 
@@ -119,6 +124,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "batch-multiple", required_argument, NULL, 'M' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "interleave", no_argument, NULL, 'I' },
+		{ "result-lines", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -153,6 +159,12 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'M': o->m.batch_multiple = (uint64_t)parse_int("--batch-multiple", optarg, 1, 1000000); break;
 		case 'j': o->json = true; break;
 		case 'I': o->interleave = true; break;
+		case 'R':
+			if (strcmp(optarg, "ns/op") && strcmp(optarg, "instructions/op"))
+				die_usage("--result-lines wants ns/op or instructions/op, not '%s'",
+					  optarg);
+			o->result_lines = optarg;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("kcross-harness %s (%s)\n", kc_version(), kc_git_rev()); exit(0);
 		default:
@@ -352,6 +364,8 @@ static void report(const struct opts *o, const struct kh_bench *b, struct kh_res
 		kh_result_emit_json(b, r, t, ctr);
 	else
 		kh_result_print_text(b, r, t);
+	if (o->result_lines)
+		kh_result_print_line(b, r, o->result_lines);
 	stop_if_output_lost();
 	kh_result_free(r);
 }

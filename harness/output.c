@@ -209,3 +209,44 @@ void kh_result_print_text(const struct kh_bench *b, const struct kh_result *r,
 	fflush(stdout);
 	(void)t;
 }
+
+/*
+ * --result-lines UNIT: after each result, one line for a reader that matches lines with
+ * a regular expression instead of parsing JSON (a LAVA "monitors" test action):
+ *
+ *   kcross-result: SUITE/NAME pass MEDIAN UNIT
+ *   kcross-result: SUITE/NAME skip          (fail: the check failed; unknown: no figure)
+ *
+ * MEDIAN is the statistics rule's, computed from the figures as the JSON record writes
+ * them (each read back from its printed form), so it is the figure a reader of the record
+ * computes (kcross stores it), to the last printed digit.  UNIT names what the figures
+ * are (the harness measures ns/op; in a counting lab's guest those are instructions).
+ */
+void kh_result_print_line(const struct kh_bench *b, const struct kh_result *r, const char *unit)
+{
+	struct kh_summary s;
+	double *x = NULL, *o = NULL;
+	const char *result = r->status == KH_SKIP ? "skip" : "fail";
+	bool have = false;
+
+	if (r->status == KH_OK && r->n > 0 && r->oh_ns) {
+		x = malloc((size_t)r->n * sizeof(*x));
+		o = malloc((size_t)r->n * sizeof(*o));
+		if (x && o) {
+			for (int i = 0; i < r->n; i++) {
+				x[i] = kh_json_num_as_written(r->ns[i]);
+				o[i] = kh_json_num_as_written(r->oh_ns[i]);
+			}
+			have = kh_summarize(x, r->n, o, r->n, &s) == 0 && isfinite(s.median);
+		}
+	}
+	if (r->status == KH_OK)
+		result = have ? "pass" : "unknown";
+	if (have)
+		printf("kcross-result: %s/%s %s %.10g %s\n", b->suite, b->name, result, s.median, unit);
+	else
+		printf("kcross-result: %s/%s %s\n", b->suite, b->name, result);
+	fflush(stdout);
+	free(x);
+	free(o);
+}

@@ -29,6 +29,7 @@
  *   @@kcross-lab TOKEN begin 1 <the plan line's tokens, joined by one space>
  *   ... the command's stdout and stderr, straight to the console ...
  *   @@kcross-lab TOKEN end 1 status=<exit code | SIGNAME | timeout>
+ *   @@kcross-lab TOKEN note <the first line of /lab/note>   (unless empty)
  *   @@kcross-lab TOKEN done
  *
  * or, when /init itself cannot go on (a mount, the console, the token, the
@@ -63,6 +64,8 @@
 
 #define LAB_PLAN "/lab/plan"
 #define LAB_TOKEN "/lab/token"
+#define LAB_NOTE "/lab/note"
+#define LAB_MAX_NOTE 3072       /* bytes of /lab/note printed */
 #define LAB_TOKEN_LEN 16        /* hex digits: initramfs.py's TOKEN_LENGTH */
 #define LAB_STR_(x) #x
 #define LAB_STR(x) LAB_STR_(x)
@@ -342,6 +345,42 @@ static void run(int number, char **tok, int ntok, const char *shown)
 	}
 }
 
+/* /lab/note: a job's description for a host that reads the console later
+ * (a LAVA job's, kcross.lava.job.Note), printed as a `note` marker after the
+ * last command.  Every boot's initramfs has it, LAB_MAX_NOTE bytes (the text's
+ * first line, padded), and /init reads and unlinks it with the token, before
+ * any command, in as many instructions whatever it says: the commands run in
+ * the same file system and memory as a boot with another note or none (a file
+ * more or less in the initramfs moves the count of a path lookup such as
+ * open-close's, by where the kernel's objects land), and its printing after
+ * them costs them nothing. */
+static char note[LAB_MAX_NOTE + 1];
+
+static void read_note(void)
+{
+	ssize_t n;
+	int fd = open(LAB_NOTE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fail("open " LAB_NOTE);
+	do
+		n = read(fd, note, LAB_MAX_NOTE);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		fail("read " LAB_NOTE);
+	close(fd);
+	if (unlink(LAB_NOTE) < 0)
+		fail("unlink " LAB_NOTE);
+	note[n] = '\0';
+}
+
+static void say_note(void)
+{
+	note[strcspn(note, "\n")] = '\0';
+	if (note[0])
+		say("note %s", note);
+}
+
 static void say_uptime(int commands)
 {
 	char buf[64] = "";
@@ -376,6 +415,7 @@ int main(void)
 		fail("chdir /");
 
 	read_token();
+	read_note();
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -412,6 +452,7 @@ int main(void)
 		}
 		line = next;
 	}
+	say_note();
 	say("done");
 	power_off();
 }

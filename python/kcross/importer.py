@@ -42,13 +42,15 @@ class Imported:
     dropped_partial_line: int | None
 
 
-def read_stream(path: Path) -> tuple[RunStream, int | None]:
-    """Validate a capture; return it and the number of a cut-off last line, if any."""
+def read_stream(path: Path, data: bytes | None = None) -> tuple[RunStream, int | None]:
+    """Validate a capture; return it and the number of a cut-off last line, if any.
+    ``data``: the file's bytes, already read (standard input, read once by the caller)."""
     name = "stdin" if str(path) == "-" else clipped(str(path))
-    try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if data is None:
+        try:
+            data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
     stream = RunStream()
     lines = data.split(b"\n")
     partial: int | None = None
@@ -83,14 +85,14 @@ def _looks_cut(exc: Exception) -> bool:
 
 
 def import_file(store_factory: Callable[[], Store], path: Path, *,
-                force: bool = False) -> Imported:
+                force: bool = False, data: bytes | None = None) -> Imported:
     """Validate ``path`` (``-`` for stdin), then store it as one run with source ``import``.
 
     The store is opened only once the file is known to be good, so a bad file
     does not even create a database.  A capture already stored (same records)
     is refused unless ``force``.
     """
-    stream, partial = read_stream(path)
+    stream, partial = read_stream(path, data)
     name = "stdin" if str(path) == "-" else clipped(str(path))
     assert stream.fingerprint is not None  # read_stream refuses captures without one
     try:

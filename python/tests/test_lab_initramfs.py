@@ -114,6 +114,7 @@ def test_archive_lists_entries_with_modes(payload: dict) -> None:
         "init": (stat.S_IFREG, 0o755, 1),
         "lab": (stat.S_IFDIR, 0o755, 2),
         "lab/data.json": (stat.S_IFREG, 0o644, 1),
+        "lab/note": (stat.S_IFREG, 0o644, 1),
         "lab/plan": (stat.S_IFREG, 0o644, 1),
         "lab/token": (stat.S_IFREG, 0o600, 1),
     }
@@ -401,3 +402,20 @@ def test_counting_boots_are_identical(tmp_path: Path, arch: str) -> None:
     print(f"{arch}: counting boot in {time.monotonic() - started:.1f} s")
     assert boot(guest, image, timeout=180) == first
     assert [r.status for r in parse_console(first, TOKEN)] == STATUSES
+
+
+def test_every_initramfs_has_a_note_of_one_size(payload: dict) -> None:
+    """/lab/note is in every archive, padded to one size whatever it says (a LAVA job's
+    description or nothing): boots with different notes unpack the same file system
+    (kcross.lava: a file more or less moves the counts of path lookups)."""
+    from kcross.lab.initramfs import MAX_NOTE_BYTES, note_bytes
+
+    sizes = set()
+    for note in ("", '{"kcross":"lava-job"}', "x" * (MAX_NOTE_BYTES - 1)):
+        data = initramfs_bytes(payload["init"], payload["files"], payload["plan"], TOKEN, note)
+        member = next(m for m in read_newc(data) if m["name"] == "lab/note")
+        sizes.add(member["filesize"])
+        assert note_bytes(note).split(b"\n")[0].decode() == note
+    assert sizes == {MAX_NOTE_BYTES}
+    with pytest.raises(UserError, match="one line"):
+        note_bytes("a\nb")

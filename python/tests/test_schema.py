@@ -191,3 +191,29 @@ def test_one_stream_one_version(lines: list[str]) -> None:
     with pytest.raises(SchemaError, match="line 2: plan record is schema 1, the stream began "
                                           "with schema 2"):
         stream.add(plan, "line 2")
+
+
+def test_the_lava_group_is_checked(lines: list[str]) -> None:
+    """fingerprint.lava (kcross import of a LAVA job's log, issue 17): the job, device,
+    device type and dispatcher version; fingerprint.lab.network: present only with a card."""
+    record = json.loads(lines[0])
+    record["lava"] = {"job_id": "1234", "device": "rpi4-01", "device_type": "bcm2711-rpi-4-b",
+                      "dispatcher_version": "2025.02"}
+    parse_line(json.dumps(record), "line 1")
+    record["lava"]["device_type"] = ""
+    with pytest.raises(SchemaError, match=r"\$\.lava\.device_type"):
+        parse_line(json.dumps(record), "line 1")
+    del record["lava"]["device_type"]
+    with pytest.raises(SchemaError, match=r"\$\.lava: missing key 'device_type'"):
+        parse_line(json.dumps(record), "line 1")
+    lab = {"mode": "counting", "unit": "instructions/op", "emulator": "qemu-system-x86_64",
+           "emulator_version": "7.2.22", "accel": "tcg", "icount": "shift=0", "seed": 1,
+           "machine": "q35", "cpu": "max", "smp": 1, "append": "", "variant": None,
+           "kernel": {"source": "file", "package": None, "version": None, "path": "/k",
+                      "sha256": "0" * 64}}
+    record = json.loads(lines[0])
+    record["lab"] = {**lab, "network": "-net nic,model=virtio -net user"}
+    validate(record, "line 1")
+    record["lab"]["network"] = ""
+    with pytest.raises(SchemaError, match=r"\$\.lab\.network"):
+        validate(record, "line 1")

@@ -46,7 +46,7 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 COMMANDS: tuple[str, ...] = (
     "run", "list", "runs", "show", "compare", "check", "history", "report",
     "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "mark", "delete",
-    "push", "pull", "lab", "reproduce",
+    "push", "pull", "lab", "reproduce", "lava",
 )
 
 

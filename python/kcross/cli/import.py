@@ -1,36 +1,112 @@
-"""``kcross import FILE``: store a capture of ``kcross-harness run --json`` from elsewhere."""
+"""``kcross import FILE``: store a capture of ``kcross-harness run --json`` from elsewhere,
+or the log of a LAVA job made by ``kcross lava job`` (docs/lava.md)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import UserError, clipped
 from .options import Common, say, stores
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-HELP = "store the output of 'kcross-harness run --json' from elsewhere"
+HELP = "store the output of 'kcross-harness run --json' or a LAVA job's log from elsewhere"
+EPILOG = (
+    "A LAVA job's log (lava-run's output, or lavacli jobs logs N --raw) of a job made by "
+    "'kcross lava job' is recognised by its content and stored with source 'lava', after "
+    "checking LAVA's test cases against the harness's records. A LAVA results export alone "
+    "is refused: it has no fingerprint (give it with --lava-results beside the log).")
 PARENTS = ("db",)
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    p.add_argument("file", type=Path, metavar="FILE", help="a JSON-lines capture, or - for stdin")
+    p.add_argument("file", type=Path, metavar="FILE",
+                   help="a JSON-lines capture or a LAVA job's log, or - for stdin")
     p.add_argument("--force", action="store_true",
                    help="store it even if the same records are already stored")
+    p.add_argument("--lava-results", metavar="EXPORT", type=Path,
+                   help="a LAVA job's results export (lavacli results N --yaml, or the "
+                        "server's /results/N/yaml or /csv): every test case's measurement "
+                        "must equal the figure stored from the log")
+    p.add_argument("--lava-job", metavar="ID",
+                   help="the LAVA job's id, when the log does not say it")
+    p.add_argument("--lava-device", metavar="NAME",
+                   help="the LAVA device (hostname) that ran the job (lavacli jobs show N)")
+
+
+def _kind(path: Path, data: bytes | None) -> str:
+    """'lava' (a job's log), 'export' (a results export), or 'capture'."""
+    from ..lava.log import looks_like_log
+    from ..lava.results import looks_like_export
+
+    if data is not None:
+        head = data[:1 << 16]
+    else:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1 << 16)
+        except OSError:
+            return "capture"   # the capture reader says why, in its words
+    text = head.decode("utf-8", errors="replace")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if looks_like_log(first):
+        return "lava"
+    if not first.lstrip().startswith("{") and looks_like_export(text):
+        return "export"
+    return "capture"
+
+
+def _stdin() -> bytes:
+    try:
+        return sys.stdin.buffer.read()
+    except OSError as exc:
+        raise UserError(f"cannot read stdin: {exc.strerror or exc}") from None
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # Standard input is read once, here: its kind is known only from its content.
+    data = _stdin() if str(args.file) == "-" else None
+    kind = _kind(args.file, data)
+    lava_options = [o for o, v in (("--lava-results", args.lava_results),
+                                   ("--lava-job", args.lava_job),
+                                   ("--lava-device", args.lava_device)) if v]
+    name = "stdin" if str(args.file) == "-" else str(args.file)
+    if kind == "export":
+        raise UserError(f"{clipped(name)} is a LAVA results export: it has LAVA's test cases "
+                        "but no fingerprint (kernel, CPU, machine, harness), so kcross does "
+                        "not store it alone; give the job's log (lavacli jobs logs N --raw > "
+                        f"job.log) and this file with it: kcross import job.log "
+                        f"--lava-results {clipped(name)}")
+    if kind == "lava":
+        from ..lava.imports import import_log
+
+        with stores(args.db) as opened:
+            done = import_log(opened.writing, args.file, force=args.force,
+                              export_path=args.lava_results, job_id=args.lava_job,
+                              device=args.lava_device, data=data)
+        what = "counting (lab group)" if done.counting else "timing"
+        checked = f"{done.cases_checked} LAVA test case(s) checked"
+        if args.lava_results:
+            checked += f", {done.export_checked} in the results export"
+        say(out, f"imported {name} (LAVA job {done.job_id or '?'}, device type "
+                 f"{done.device_type}, {what}) as run {done.run_id}: "
+                 f"{done.results} of {done.planned} benchmark(s); {checked}")
+        return 0
+    if lava_options:
+        raise UserError(f"{', '.join(lava_options)}: for a LAVA job's log; {clipped(name)} "
+                        "is not one")
     from ..importer import import_file
 
     with stores(args.db) as opened:
-        done = import_file(opened.writing, args.file, force=args.force)
-    name = "stdin" if str(args.file) == "-" else str(args.file)
-    if done.dropped_partial_line is not None:
-        say(err, f"kcross: {name} line {done.dropped_partial_line} was cut off mid-record "
-                 "and is ignored")
-    state = "complete" if done.complete else "interrupted (no end record)"
-    say(out, f"imported {name} as run {done.run_id}: {state}, "
-             f"{done.results} of {done.planned} benchmark(s)")
+        imported = import_file(opened.writing, args.file, force=args.force, data=data)
+    if imported.dropped_partial_line is not None:
+        say(err, f"kcross: {name} line {imported.dropped_partial_line} was cut off "
+                 "mid-record and is ignored")
+    state = "complete" if imported.complete else "interrupted (no end record)"
+    say(out, f"imported {name} as run {imported.run_id}: {state}, "
+             f"{imported.results} of {imported.planned} benchmark(s)")
     return 0

@@ -28,6 +28,11 @@ from ..schema import dig
 # emulated machine never shares a row with a real one.
 _VOLATILE: dict[str, tuple[str, ...] | None] = {"kcross": None, "host": ("time",),
                                                 "timer": ("hz", "calibration")}
+# A LAVA job's group (fingerprint.lava, added by `kcross import` of its log): the job's id
+# and the dispatcher's version are per run.  In a lab (QEMU) run the emulated machine is
+# the lab group's, whichever worker ran it: the whole group goes.  A board's device and
+# device type are the board: they stay.
+_LAVA_MACHINE = ("device", "device_type")
 
 
 def identity(fingerprint: Mapping[str, Any]) -> str:
@@ -36,7 +41,8 @@ def identity(fingerprint: Mapping[str, Any]) -> str:
 
     Everything else is the machine, ``lab`` included but for its labels: the variant's
     name (the same configuration under another name is the same machine) and where the
-    kernel file lies (its SHA-256 says which kernel it is).
+    kernel file lies (its SHA-256 says which kernel it is); of ``lava``, a board's device
+    and device type (see _LAVA_MACHINE).
     """
     ident: dict[str, Any] = {}
     for key, value in fingerprint.items():
@@ -48,6 +54,10 @@ def identity(fingerprint: Mapping[str, Any]) -> str:
                 continue
             if isinstance(value, dict):
                 value = {k: v for k, v in value.items() if k not in drop}
+        if key == "lava" and isinstance(value, dict):
+            if isinstance(fingerprint.get("lab"), dict):
+                continue
+            value = {k: v for k, v in value.items() if k in _LAVA_MACHINE}
         if key == "lab" and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k != "variant"}
             if isinstance(value.get("kernel"), dict):

@@ -8,6 +8,7 @@ that carry the boot's token (TOKEN below)::
     @@kcross-lab TOKEN begin 1 /bin/hello a b
     ...output...
     @@kcross-lab TOKEN end 1 status=0      (an exit code, SIGNAME, or "timeout")
+    @@kcross-lab TOKEN note TEXT           (/lab/note's first line, unless empty)
     @@kcross-lab TOKEN done
 
 or prints one ``@@kcross-lab TOKEN error WHAT: WHY`` line when it cannot go on; then it
@@ -42,6 +43,12 @@ from kcross.errors import EXIT_BROKEN, KcrossError, UserError
 INIT_PATH = "/init"
 PLAN_PATH = "/lab/plan"
 TOKEN_PATH = "/lab/token"
+# Printed by /init as a `note` marker after the last command (a LAVA job's description:
+# kcross.lava.job).  Every initramfs has it, padded to lab/init.c's LAB_MAX_NOTE bytes
+# (empty: no marker), so that every boot's file system and /init's work are the same
+# whatever the note says (a file more or less moves the count of a path lookup).
+NOTE_PATH = "/lab/note"
+MAX_NOTE_BYTES = 3072
 TOKEN_LENGTH = 16           # hex digits: lab/init.c's LAB_TOKEN_LEN
 MARKER = "@@kcross-lab"
 # lab/init.c's limits: LAB_MAX_ARGS tokens per line, LAB_MAX_PLAN bytes of plan (exclusive).
@@ -163,13 +170,22 @@ def _header(ino: int, mode: int, nlink: int, size: int, name: str) -> bytes:
     return head + b"\0" * (-len(head) % 4)
 
 
+def note_bytes(note: str) -> bytes:
+    """/lab/note's content: ``note`` (one line) padded to MAX_NOTE_BYTES."""
+    data = note.encode()
+    if "\n" in note or "\0" in note or len(data) >= MAX_NOTE_BYTES:
+        raise UserError(f"a boot's note is one line of under {MAX_NOTE_BYTES} bytes")
+    return data + b"\n" + b" " * (MAX_NOTE_BYTES - len(data) - 1)
+
+
 def initramfs_bytes(init: Path, files: Mapping[str, FileSpec],
-                    plan: Sequence[Sequence[str]], token: str) -> bytes:
+                    plan: Sequence[Sequence[str]], token: str, note: str = "") -> bytes:
     """The uncompressed newc archive :func:`build_initramfs` writes."""
     regular: dict[str, tuple[bytes, int]] = {
         _guest_name(INIT_PATH): _load(INIT_PATH, (init, 0o755)),
         _guest_name(PLAN_PATH): (format_plan(plan).encode(), 0o644),
         _guest_name(TOKEN_PATH): (_check_token(token).encode(), 0o600),
+        _guest_name(NOTE_PATH): (note_bytes(note), 0o644),
     }
     for path, spec in files.items():
         name = _guest_name(path)
@@ -199,13 +215,13 @@ def initramfs_bytes(init: Path, files: Mapping[str, FileSpec],
 
 
 def build_initramfs(init: Path, files: Mapping[str, FileSpec], plan: Sequence[Sequence[str]],
-                    out: Path, *, token: str, compress: bool = False) -> None:
+                    out: Path, *, token: str, compress: bool = False, note: str = "") -> None:
     """Write the guest's initramfs to ``out``: ``init`` as /init, ``plan`` as /lab/plan,
     ``token`` (:func:`new_token`) as /lab/token, and ``files`` ({guest path: host file, bytes,
     or (either, mode)}) with the directories they need.  A host file's mode is 0755 if it is
     executable, else 0644; bytes are 0644.  ``compress``: gzip it (mtime 0: still
-    reproducible); QEMU's -initrd takes either."""
-    data = initramfs_bytes(init, files, plan, token)
+    reproducible); QEMU's -initrd takes either.  ``note``: /lab/note's line (:func:`note_bytes`)."""
+    data = initramfs_bytes(init, files, plan, token, note)
     if compress:
         data = gzip.compress(data, compresslevel=9, mtime=0)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -250,7 +266,7 @@ _KERNEL_LINE = re.compile(r"^\s*(<\d+>)?\[\s*\d+\.\d+\]")
 def _marker(token: str) -> re.Pattern[str]:
     """A marker line of the boot whose token is ``token`` (none other)."""
     return re.compile(re.escape(f"{MARKER} {_check_token(token)}")
-                      + r" (start|begin|end|done|error)\b(.*)$")
+                      + r" (start|begin|end|note|done|error)\b(.*)$")
 
 
 _BEGIN = re.compile(r" ([1-9]\d*) (.*)$")
@@ -280,6 +296,7 @@ class ConsoleReader:
         self._running: tuple[int, str, list[str]] | None = None
         self._done = False
         self._tail: list[str] = []
+        self.notes: list[str] = []      # the `note` markers' text (/lab/note)
 
     @property
     def running(self) -> int | None:
@@ -307,6 +324,9 @@ class ConsoleReader:
         if kind == "error":
             raise ConsoleError(f"the guest's /init failed:{rest}")
         if kind == "start":
+            return None
+        if kind == "note" and running is None:
+            self.notes.append(rest.strip())
             return None
         if running is not None and kind != "end":
             raise ConsoleError(f"console: '{kind}' while command {running[0]} ({running[1]}) runs")

@@ -118,8 +118,17 @@ def lab_group(guest: Guest, kernel: Kernel, variant: str | None) -> dict[str, An
     }
 
 
+# The harness's one-line form of each result (harness/output.c), beside its JSON record: a
+# LAVA job's monitor reads it (kcross.lava).  Every counting boot prints it, so that a lab
+# boot and a LAVA job run the same plan and the console's output, which the counts of a
+# few paths depend on (open-close, stat-root), is the same in both.
+RESULT_LINES = ("--result-lines", UNIT)
+RESULT_LINE_PREFIX = "kcross-result: "
+
+
 def harness_argv(*, suites: Sequence[str] = DEFAULT_SUITES, bench: str | None = None) -> list[str]:
-    argv = [GUEST_HARNESS, "run", *COUNTING_OPTIONS, "--json"]
+    """The counting plan's harness command (kcross lab and kcross lava job run this one)."""
+    argv = [GUEST_HARNESS, "run", *COUNTING_OPTIONS, "--json", *RESULT_LINES]
     if suites:
         argv[2:2] = ["--suite", ",".join(suites)]
     if bench:
@@ -146,11 +155,14 @@ def _drop_guest_hardware_counters(result: dict[str, Any]) -> None:
             unavailable[event] = GUEST_PMU
 
 
-def lab_records(result: CommandResult, group: Mapping[str, Any],
-                where: str) -> tuple[RunStream, list[dict[str, Any]], list[str]]:
+def lab_records(result: CommandResult, group: Mapping[str, Any] | None,
+                where: str, *, fingerprint_extra: Mapping[str, Any] | None = None,
+                ) -> tuple[RunStream, list[dict[str, Any]], list[str]]:
     """The harness's records in a guest command's output, made lab records and checked:
     fingerprint.lab added, every result's unit instructions/op, and the hardware counters
-    the guest read (its emulated PMU) set aside as unavailable, with the reason.
+    the guest read (its emulated PMU) set aside as unavailable, with the reason.  ``group``
+    None: a guest on real hardware (a LAVA board), whose records are kept as the harness
+    wrote them.  ``fingerprint_extra``: further fingerprint groups (a LAVA job's ``lava``).
 
     Lines that are not JSON objects are the harness's messages (its stderr shares the
     console).  A line that starts like a record but is not one, or a record that breaks
@@ -161,7 +173,7 @@ def lab_records(result: CommandResult, group: Mapping[str, Any],
     for number, line in enumerate(result.output, 1):
         text = line.strip()
         if not text.startswith("{"):
-            if text:
+            if text and not text.startswith(RESULT_LINE_PREFIX):
                 messages.append(text)
             continue
         try:
@@ -170,8 +182,10 @@ def lab_records(result: CommandResult, group: Mapping[str, Any],
             raise ConsoleError(f"{where} line {number}: the guest printed a garbled record: "
                                f"{text[:80]!r}") from None
         if isinstance(raw, dict) and raw.get("type") == "fingerprint":
-            raw["lab"] = dict(group)
-        elif isinstance(raw, dict) and raw.get("type") == "result":
+            if group is not None:
+                raw["lab"] = dict(group)
+            raw.update(fingerprint_extra or {})
+        elif group is not None and isinstance(raw, dict) and raw.get("type") == "result":
             raw["unit"] = UNIT
             _drop_guest_hardware_counters(raw)
         try:

@@ -38,7 +38,7 @@ MARK_STATUSES = ("failed", "interrupted")
 HEARTBEAT_EVERY_S = 60.0
 
 # runs.source: how the run came in (at most 8 characters: the column's width)
-RUN_SOURCES = ("run", "import", "lab", "remote", "aa", "repro")
+RUN_SOURCES = ("run", "import", "lab", "remote", "aa", "repro", "lava")
 
 def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     """The machines.hypervisor column: what runs the measured system, if anything.
@@ -448,7 +448,7 @@ class Store:
         """Store a whole validated stream in one transaction; return the new run id.
 
         ``source`` is stored as runs.source: ``import`` (a file), ``lab`` (a
-            raise ValueError(f"an imported run's source is import, lab or aa, not {source!r}")
+        lab guest's), ``lava`` (a LAVA job's log), ``aa``, ``repro``.  Dated by the fingerprint's
         ``host.time`` and the end record's ``elapsed_s``, unless given; a run with
         a lab object is dated by the host (``started_at``/``finished_at``, else
         now), because the guest's clock counts instructions from a fixed date.
@@ -458,7 +458,7 @@ class Store:
         if stream.fingerprint is None:
             raise UserError("nothing to import: no fingerprint record")
         if source not in RUN_SOURCES or source in ("run", "remote"):
-            raise ValueError(f"an imported run's source is 'import', 'lab', 'aa' or 'repro', "
+            raise ValueError(f"an imported run's source is 'import', 'lab', 'aa', 'repro' or 'lava', "
                              f"not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
@@ -481,7 +481,8 @@ class Store:
                                     .where(t.runs.c.content_hash == digest)
                                     .order_by(t.runs.c.id).limit(1)).first()
                 if same is not None:
-                    how = {"import": "imported", "lab": "stored by kcross lab"}.get(
+                    how = {"import": "imported", "lab": "stored by kcross lab",
+                           "lava": "imported from a LAVA job"}.get(
                         same.source, "recorded")
                     raise DuplicateImport(f"already stored: run {same.id} ({how}) holds the "
                                           "same records; use --force to store it again",

@@ -1,0 +1,313 @@
+"""``kcross import`` of a LAVA job made by ``kcross lava job`` (issue 17).
+
+From the job's log (:mod:`.log`), in order, each failure one line and nothing stored:
+
+1. the job: it must have ended (a log without the job's result is cut), and passed;
+2. kcross's monitor: the token is taken from the dispatcher's own line ("Waiting for
+   start message: @@kcross-lab TOKEN begin 1"), never from the console; a log without it
+   is not a kcross job;
+3. the console (``target`` lines) read as a lab console is (:class:`ConsoleReader`, only
+   marker lines with that token): the harness's command and its records, and /init's
+   ``note`` (:class:`kcross.lava.job.Note`: what the job is);
+4. for a QEMU counting job, the lab group of the note checked against what LAVA says it
+   ran: the QEMU program and its -machine, -cpu, -smp, -m, -icount, -seed, -rtc and
+   -append (from its "Boot command" line), and the kernel's SHA-256 (from its download);
+   QEMU's version is the note's when LAVA's logged package version is the one the job was
+   made with, else LAVA's (so another QEMU is another machine);
+5. LAVA's own test cases (``results`` lines of suite ``kcross``): one per harness result,
+   of the same name, result and figure (LAVA 2023.01 passes a job whose monitor matched
+   nothing: the cases are counted here);
+6. with ``--lava-results`` (a server's results export, :mod:`.results`): the same check
+   against the export's cases.
+
+Then the run is stored with source ``lava``: the harness's records, ``fingerprint.lab``
+(QEMU jobs) and ``fingerprint.lava`` (job id, device, device type, dispatcher version).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kcross.errors import SchemaError, UserError, clipped
+from kcross.lab.initramfs import MARKER, ConsoleError, ConsoleReader
+from kcross.lab.machines import COUNTING_RTC, Guest, arch
+from kcross.lava.job import MONITOR, Note, case_id, end_string
+from kcross.lava.log import JobLog, read_log
+from kcross.lava.results import ExportCase, read_export, suite_cases
+
+SOURCE = "lava"   # runs.source (kcross.store.repo.RUN_SOURCES)
+
+
+class LavaImportError(SchemaError):
+    """The job's log cannot be stored as a run (one line; exit 2, nothing stored)."""
+
+
+@dataclass(frozen=True)
+class LavaImported:
+    run_id: int
+    results: int
+    planned: int
+    complete: bool
+    job_id: str | None
+    device_type: str
+    counting: bool
+    cases_checked: int            # LAVA test cases checked against the stored figures
+    export_checked: int           # ... and the export's
+
+
+def _token(log: JobLog) -> str:
+    prefix = f"{MARKER} "
+    tokens = [s[len(prefix):].split(" ", 1)[0] for s in log.start_messages
+              if s.startswith(prefix) and s.endswith(" begin 1")]
+    if not tokens:
+        raise LavaImportError(f"{log.name}: not a kcross job (no kcross monitor: 'kcross lava "
+                              "job' makes one whose start is '@@kcross-lab TOKEN begin 1')")
+    if len(set(tokens)) > 1:
+        raise LavaImportError(f"{log.name}: {len(set(tokens))} kcross monitors with different "
+                              "tokens: import one job's log")
+    return tokens[0]
+
+
+def _check_outcome(log: JobLog) -> None:
+    outcome = log.job_result()
+    if outcome is None:
+        where = f" (line {log.cut_line} is cut mid-entry)" if log.cut_line else ""
+        raise LavaImportError(f"{log.name}: the log is cut: it has no job result{where}; "
+                              "fetch the whole log once the job has finished")
+    result, error = outcome
+    if result != "pass":
+        errors = log.errors()
+        why = error or (errors[-1] if errors else "no error message")
+        raise LavaImportError(f"{log.name}: the LAVA job failed ({why}): nothing stored")
+
+
+def _console(log: JobLog, token: str) -> tuple[list[Any], Note]:
+    reader = ConsoleReader(token)
+    try:
+        for line in log.console():
+            reader.line(line)
+            if reader.notes and line.find(end_string(token)) >= 0:
+                break
+        results = reader.results()
+    except ConsoleError as exc:
+        raise LavaImportError(f"{log.name}: {exc}") from None
+    notes = [n for n in (Note.parse(t) for t in reader.notes) if n is not None]
+    if not notes:
+        raise LavaImportError(f"{log.name}: no kcross note on the console (the job's "
+                              "initramfs was not made by 'kcross lava job')")
+    if not results:
+        raise LavaImportError(f"{log.name}: the guest ran no command")
+    return results, notes[0]
+
+
+def _options(command: str) -> tuple[str, dict[str, str]]:
+    """QEMU's program and its options with values, from LAVA's "Boot command"."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    values: dict[str, str] = {}
+    aliases = {"-M": "-machine"}
+    for i, a in enumerate(argv[1:], 1):
+        if a.startswith("-") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            values[aliases.get(a, a)] = argv[i + 1]
+    return os.path.basename(argv[0]) if argv else "", values
+
+
+def _network(command: str) -> str | None:
+    """The network options of a QEMU command that gives the guest a card (LAVA's template
+    without no_network), else None (-net none, -nic none)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    shown = [f"{a} {b}" for a, b in zip(argv, argv[1:], strict=False)
+             if a in ("-net", "-nic", "-netdev") and b != "none"]
+    shown += [f"-device {b}" for a, b in zip(argv, argv[1:], strict=False)
+              if a == "-device" and ("net" in b.split(",")[0] or "nic" in b.split(",")[0])]
+    return " ".join(shown) or None
+
+
+def _lab_group(log: JobLog, note: Note) -> dict[str, Any]:
+    """The note's lab group, checked against what LAVA ran; QEMU's version settled."""
+    assert note.lab is not None
+    group = dict(note.lab)
+    command = log.boot_command
+    if command is None:
+        raise LavaImportError(f"{log.name}: no 'Boot command' line: not a LAVA qemu boot, so "
+                              "not the lab's counting machine")
+    program, values = _options(command)
+    try:
+        guest = Guest(arch(note.arch), Path("/"), append=str(group.get("append") or ""))
+    except UserError as exc:
+        raise LavaImportError(f"{log.name}: the job's note is not a lab's: {exc}") from None
+    expected = {"-machine": group.get("machine"), "-cpu": group.get("cpu"),
+                "-smp": str(group.get("smp")), "-icount": group.get("icount"),
+                "-seed": str(group.get("seed")), "-rtc": COUNTING_RTC,
+                "-append": guest.cmdline(), "-m": guest.memory}
+    if program != group.get("emulator"):
+        raise LavaImportError(f"{log.name}: LAVA ran {program or 'nothing'}, the job was made "
+                              f"for {group.get('emulator')}: not the lab's machine; not stored")
+    for option, want in expected.items():
+        got = values.get(option, "1" if option == "-smp" else None)
+        if got != want:
+            raise LavaImportError(
+                f"{log.name}: LAVA's QEMU ran with {option} {got if got is not None else '(none)'}"
+                f", the job asked for {want}: its figures are not the lab's counts (the "
+                "device's or the job's context differ from what 'kcross lava job' wrote); "
+                "not stored")
+    network = _network(command)
+    if network is not None:
+        group["network"] = network       # LAVA's NIC: not the lab's machine (kcross.lava.qemu)
+    kernel = group.get("kernel")
+    sha = log.downloads().get("kernel")
+    if not isinstance(kernel, dict) or sha is None or sha != kernel.get("sha256"):
+        raise LavaImportError(f"{log.name}: the kernel LAVA downloaded (SHA-256 "
+                              f"{(sha or 'not logged')[:16]}...) is not the one the job was "
+                              f"made with ({str((kernel or {}).get('sha256'))[:16]}...); "
+                              "not stored")
+    version = log.qemu_version
+    if version is not None:
+        package, v = version
+        if package is None:
+            group["emulator_version"] = v          # QEMU's own version, as the lab's
+        elif v != note.emulator_package:
+            group["emulator_version"] = f"qemu-system-{package} {v}"   # another QEMU
+    else:
+        group["emulator_version"] = None
+    return group
+
+
+def _when(log: JobLog, token: str, marker: str) -> dt.datetime | None:
+    text = f"{MARKER} {token} {marker}"
+    for e in log.entries:
+        if e.get("lvl") == "target" and isinstance(e.get("msg"), str) and text in e["msg"]:
+            try:
+                when = dt.datetime.fromisoformat(str(e.get("dt")))
+            except ValueError:
+                return None
+            return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when
+    return None
+
+
+def _expected_result(record: dict[str, Any]) -> tuple[str, str | None]:
+    """LAVA's result and figure (as the harness's line prints it) for a result record."""
+    from kcross.stats import StatsError, summarize_record
+
+    status = record["status"]
+    if status != "ok":
+        return ("skip" if status == "skipped" else "fail"), None
+    try:
+        return "pass", f"{summarize_record(record).median:.10g}"
+    except StatsError:
+        return "unknown", None
+
+
+def _same_figure(given: str | None, want: str | None) -> bool:
+    if want is None or given is None:
+        return want is None and given is None
+    try:
+        return f"{float(given):.10g}" == want
+    except ValueError:
+        return False
+
+
+def check_cases(results: Sequence[dict[str, Any]], cases: Sequence[tuple[str, str, str | None]],
+                where: str) -> int:
+    """LAVA's test cases ((case, result, measurement)) against the harness's result records:
+    one per result, the same name, result and figure.  LavaImportError names the first
+    difference; returns the number checked."""
+    by_case: dict[str, tuple[str, str | None]] = {}
+    for name, result, measurement in cases:
+        if name in by_case:
+            raise LavaImportError(f"{where}: test case {name} twice")
+        by_case[name] = (result, measurement)
+    wanted = {case_id(r["suite"], r["name"]): r for r in results}
+    if len(wanted) != len(results):
+        raise LavaImportError(f"{where}: two benchmarks have the same LAVA case name")
+    missing = [c for c in wanted if c not in by_case]
+    extra = [c for c in by_case if c not in wanted]
+    if missing or extra:
+        raise LavaImportError(
+            f"{where}: {len(by_case)} test case(s) in suite {MONITOR}, the harness reported "
+            f"{len(results)} result(s)"
+            + (f"; missing: {', '.join(missing[:3])}" if missing else "")
+            + (f"; not the harness's: {', '.join(extra[:3])}" if extra else "")
+            + "; not stored")
+    for name, record in wanted.items():
+        result, measurement = by_case[name]
+        want_result, want_figure = _expected_result(record)
+        if result != want_result or not _same_figure(measurement, want_figure):
+            raise LavaImportError(
+                f"{where}: test case {name} is {result} {measurement or ''}, the harness's "
+                f"record says {want_result} {want_figure or ''}: they must agree; not stored")
+    return len(wanted)
+
+
+def _export_job(export: Sequence[ExportCase], where: str) -> str | None:
+    jobs = {c.job for c in export if c.job is not None}
+    if len(jobs) > 1:
+        raise LavaImportError(f"{where}: cases of {len(jobs)} jobs: give one job's export")
+    return next(iter(jobs), None)
+
+
+def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = False,
+               export_path: Path | None = None, job_id: str | None = None,
+               device: str | None = None, data: bytes | None = None) -> LavaImported:
+    """Check a kcross job's log (and export) as the module says, then store it."""
+    from kcross.importer import import_stream
+    from kcross.lab.session import check_harness_status, lab_records
+    from kcross.store import DuplicateImport
+
+    log = read_log(path, data)
+    _check_outcome(log)
+    token = _token(log)
+    commands, note = _console(log, token)
+    export = read_export(export_path) if export_path is not None else None
+    export_job = _export_job(export, clipped(str(export_path))) if export is not None else None
+    found = log.job_id
+    for given, what in ((job_id, "--lava-job"), (export_job, "the results export")):
+        if given is not None and found is not None and given != found:
+            raise LavaImportError(f"{log.name}: {what} says job {given}, the log's job is "
+                                  f"{found}")
+        found = found or given
+    counting = note.lab is not None
+    group = _lab_group(log, note) if counting else None
+    lava = {"job_id": found, "device": device, "device_type": note.device_type,
+            "dispatcher_version": log.dispatcher_version}
+    where = f"{log.name} (console)"
+    try:
+        stream, _records, messages = lab_records(commands[0], group, where,
+                                                 fingerprint_extra={"lava": lava})
+    except (ConsoleError, SchemaError) as exc:
+        raise LavaImportError(str(exc)) from None
+    check_harness_status(commands[0], messages, note.arch)
+    if stream.fingerprint is None or stream.plan is None:
+        raise LavaImportError(f"{log.name}: the harness printed no fingerprint and plan "
+                              f"(status {commands[0].status})")
+    checked = check_cases(stream.results,
+                          [(c.case, c.result, c.measurement) for c in log.cases(MONITOR)],
+                          f"{log.name} (LAVA's results)")
+    export_checked = 0
+    if export is not None:
+        export_checked = check_cases(
+            stream.results, [(c.name, c.result, c.measurement)
+                             for c in suite_cases(list(export), MONITOR)],
+            f"{clipped(str(export_path))} (the results export)")
+    try:
+        done = import_stream(store_factory, stream, command=["import", str(path)], source=SOURCE,
+                             force=force, name=log.name,
+                             started_at=_when(log, token, "begin 1"),
+                             finished_at=_when(log, token, "done"))
+    except DuplicateImport as exc:
+        raise UserError(f"{log.name}: {exc}") from None
+    return LavaImported(run_id=done.run_id, results=done.results, planned=done.planned,
+                        complete=done.complete, job_id=found, device_type=note.device_type,
+                        counting=counting, cases_checked=checked,
+                        export_checked=export_checked)
