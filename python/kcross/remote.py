@@ -354,6 +354,15 @@ def _control_directory() -> Path:
                       "set TMPDIR to a shorter one")
 
 
+_MULTIPLEXING = ("controlmaster", "controlpath", "controlpersist")
+
+
+def _multiplexing_given(options: Sequence[str]) -> bool:
+    """Whether the user's ``-o`` options set up connection multiplexing themselves."""
+    return any(re.split(r"[\s=]", o.strip(), maxsplit=1)[0].lower() in _MULTIPLEXING
+               for o in options)
+
+
 class Session:
     """What kcross does on one host over ssh: probe, copy, the run's command, clean up;
     every ``ssh`` a session on one multiplexed connection.  :meth:`close` ends it."""
@@ -363,7 +372,10 @@ class Session:
         self.user_options = list(options)
         self.directory: str | None = None
         self.facts: str | None = None  # what the readiness checks read there, if asked
-        self.control: Path | None = _control_directory()
+        # A user who sets up multiplexing with -o keeps it as given: kcross adds nothing
+        # (its ControlPersist would keep the user's master alive past the run).
+        self.control: Path | None = (None if _multiplexing_given(options)
+                                     else _control_directory())
 
     @property
     def options(self) -> list[str]:

@@ -459,4 +459,16 @@ def test_the_log_from_standard_input(env: dict[str, str], db_path: Path) -> None
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("imported stdin (LAVA job 7, device type qemu")
-    assert query(db_path, "SELECT source, command FROM runs") == [("lava", '["import", "-"]')]
+    [(source, command)] = query(db_path, "SELECT source, command FROM runs")
+    assert (source, json.loads(command)) == ("lava", ["import", "-"])
+
+
+def test_a_servers_rounded_measurement_still_agrees() -> None:
+    """A LAVA server keeps 10 decimal places: 0.04432187654 comes back as 0.0443218765."""
+    from kcross.lava.imports import _same_figure
+
+    assert _same_figure("0.0443218765", "0.04432187654")
+    assert _same_figure("348", "348")
+    assert not _same_figure("0.0443218766", "0.04432187654")
+    assert not _same_figure("349", "348")
+    assert not _same_figure("n/a", "348")

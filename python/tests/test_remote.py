@@ -351,6 +351,21 @@ def _elf(path: Path, machine: int, *, interp: bool = False) -> Path:
     return path
 
 
+@pytest.mark.parametrize("given", [["ControlPath=/tmp/mine/%C"], ["controlmaster no"],
+                                   ["BatchMode=yes", "ControlPersist=5"]])
+def test_users_own_multiplexing_is_left_as_given(given: list[str]) -> None:
+    """kcross adds no multiplexing of its own to the user's: its ControlPersist would keep
+    the user's master alive after the run, and its -O exit would not reach it."""
+    session = remote.Session(remote.parse_host("ssh://example.invalid"), given)
+    assert session.control is None
+    assert session.options == given
+    plain = remote.Session(remote.parse_host("ssh://example.invalid"), ["BatchMode=yes"])
+    try:
+        assert any(o.startswith("ControlPersist=") for o in plain.options)
+    finally:
+        plain.close()
+
+
 def test_binary_checks(tmp_path: Path) -> None:
     arm = remote.inspect_binary([str(_elf(tmp_path / "a", 183))])
     assert arm.arch == "aarch64"

@@ -213,7 +213,6 @@ def make(args: argparse.Namespace, err: Console) -> Made:
     own: Kernel | None = None
     if args.kernel:
         own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err)
-    out = _check_directory(args.output)
     fetching = own is None and not args.kernel_url and cached(args.arch) is None
     _check_programs(args.arch, fetching)
     if args.cpu or args.machine_opt:
@@ -221,6 +220,7 @@ def make(args: argparse.Namespace, err: Console) -> Made:
             from kcross.lab.boot import check_configuration
 
             check_configuration(guest)
+    out = _check_directory(args.output)   # made last: a refused job leaves no directory
 
     # The kernel: the user's file, the user's URL (downloaded to check it and take its
     # SHA-256, not copied), or Debian's (fetched and cached as kcross lab does).
