@@ -108,3 +108,25 @@ def test_after_a_writer_died_the_whole_file_is_checked(kcross: Kcross, tagged: P
     assert_one_line_error(kcross("import", "--force", str(capture), "--db", str(tagged)),
                           contains="corrupt")
     assert query(tagged, "SELECT count(*) FROM runs") == [(1,)]
+
+
+def test_opening_for_writing_reads_what_it_writes_not_the_whole_file(
+        stored_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full check (a second per GB) is not paid by every writer: a writer's connections
+    check the pages they load instead."""
+    from kcross.store import Store, db, resolve
+
+    def whole_file(*_: object) -> None:
+        raise AssertionError("the whole file was checked")
+
+    monkeypatch.setattr(db, "_quick_check", whole_file)
+    store = Store.open(resolve(str(stored_db)), write=True)
+    assert store is not None
+    try:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA cell_size_check").scalar() == 1
+    finally:
+        store.close()
+    reader = Store.open(resolve(str(stored_db)), write=False)
+    assert reader is not None
+    reader.close()
