@@ -130,3 +130,16 @@ def test_opening_for_writing_reads_what_it_writes_not_the_whole_file(
     reader = Store.open(resolve(str(stored_db)), write=False)
     assert reader is not None
     reader.close()
+
+
+def test_a_store_cut_short_is_named_and_left_alone(kcross: Kcross, stored_db: Path,
+                                                    capture: Path) -> None:
+    """A copy or a disk that stopped early: the file is shorter than its header says."""
+    size = query(stored_db, "PRAGMA page_size")[0][0]
+    data = stored_db.read_bytes()
+    assert len(data) >= 4 * size
+    stored_db.write_bytes(data[:-size])
+    before = sha256(stored_db)
+    for args in (["import", "--force", str(capture)], ["runs"]):
+        assert_one_line_error(kcross(*args, "--db", str(stored_db)), contains="corrupt")
+    assert sha256(stored_db) == before

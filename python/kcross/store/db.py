@@ -17,7 +17,8 @@ all of it, about a second per GB, which every ``kcross import`` used to pay):
   checked cell by cell before SQLite changes anything, so damage on a page the
   write would touch is SQLITE_CORRUPT, ``guard`` names the file, and the
   transaction is rolled back, leaving the file byte-identical (SQLite writes
-  the database file only at commit);
+  the database file at commit, or plays back from its journal what it spilled
+  before);
 * damage elsewhere is not touched by the write, so it is not made worse; a
   read that meets it names the file corrupt, and ``kcross check-store`` runs the
   full ``quick_check`` on demand;
