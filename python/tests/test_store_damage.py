@@ -143,3 +143,9 @@ def test_a_store_cut_short_is_named_and_left_alone(kcross: Kcross, stored_db: Pa
     for args in (["import", "--force", str(capture)], ["runs"]):
         assert_one_line_error(kcross(*args, "--db", str(stored_db)), contains="corrupt")
     assert sha256(stored_db) == before
+
+
+def test_check_store_of_no_store_is_one_line(kcross: Kcross, tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    assert_one_line_error(kcross("check-store", "--db", str(missing)), contains="no database")
+    assert not missing.exists()
