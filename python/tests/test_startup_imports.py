@@ -51,6 +51,7 @@ RULES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("show", ["show", "latest", "--db", "STORE"], NO_VERDICT),
     ("show --json", ["show", "latest", "--json", "--db", "STORE"], NO_FIGURES),
     ("import", ["import", "--db", "SCRATCH", "CAPTURE"], NO_VERDICT),
+    ("check-store", ["check-store", "--db", "STORE"], (*NO_FIGURES, "jsonschema")),
     ("history", ["history", BENCH, "--db", "STORE"], NO_PLOT),
     ("compare", ["compare", "1", "2", "--db", "STORE"], NO_PLOT),
     ("check", ["check", "--baseline", "1", "--db", "STORE"], NO_PLOT),

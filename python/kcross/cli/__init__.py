@@ -42,17 +42,17 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 # scripts/startup-time measures what each command's start costs.
 
 # The command table: every subcommand, in the order `kcross --help` lists them; the
-# module kcross.cli.NAME implements `kcross NAME`.
+# module kcross.cli.NAME implements `kcross NAME` (a '-' in NAME is '_' in the module's).
 COMMANDS: tuple[str, ...] = (
     "run", "list", "runs", "show", "compare", "check", "history", "report",
     "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "mark", "delete",
-    "push", "pull", "lab", "reproduce", "lava",
+    "check-store", "push", "pull", "lab", "reproduce", "lava",
 )
 
 
 def command(name: str) -> ModuleType:
-    """The module of ``kcross NAME``."""
-    return importlib.import_module(f"{__name__}.{name}")
+    """The module of ``kcross NAME`` (kcross.cli.check_store for ``check-store``)."""
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 class _Version(argparse.Action):

@@ -2,16 +2,40 @@
 
 A database that cannot be used must produce one clear line and stay exactly
 as it was: a file without write permission is refused for writing (even for
-root, who could write it anyway), a file that is not SQLite is refused, one that
-fails SQLite's ``quick_check`` is refused for writing (the check runs over a
-read-only connection before any read-write connection is opened; it reads the
-whole file, a second per GB, so a reader leaves it to SQLite, which reports the
-damage it meets: ``guard`` names it corrupt).  The one exception comes first: a
-rollback journal that a writer killed mid-transaction left behind (a "hot
-journal") is played back by SQLite through a read-write connection, since no
-read-only connection may read the file until then (the database is not damaged:
-the journal holds its pages as they were before the transaction).  Servers
-(PostgreSQL) get the same treatment for connection and driver failures.
+root, who could write it anyway), a file that is not SQLite is refused, and a
+damaged one is named corrupt (``guard``) and never made worse.  What is checked,
+and when, is proportional to what a command reads or writes, not to the store
+(a store of 10,000 runs is over a GB; SQLite's full ``PRAGMA quick_check`` reads
+all of it, about a second per GB, which every ``kcross import`` used to pay):
+
+* every open reads the schema version through a read-only connection first:
+  SQLite checks the header there (a file cut short of the size its header
+  gives is SQLITE_CORRUPT) and parses the schema, so a foreign, too new or
+  visibly damaged file is refused before any read-write connection exists;
+* a writer's connections run with ``PRAGMA cell_size_check = ON``: every page
+  a write loads (the b-tree paths it descends, the siblings it balances) is
+  checked cell by cell before SQLite changes anything, so damage on a page the
+  write would touch is SQLITE_CORRUPT, ``guard`` names the file, and the
+  transaction is rolled back, leaving the file byte-identical (SQLite writes
+  the database file at commit, or plays back from its journal what it spilled
+  before);
+* damage elsewhere is not touched by the write, so it is not made worse; a
+  read that meets it names the file corrupt, and ``kcross check-store`` runs the
+  full ``quick_check`` on demand;
+* the full ``quick_check`` also runs, before anything else, whenever this
+  process rolled back a hot journal (below): the previous writer died
+  mid-transaction, the one moment when it is worth its second per GB; and in
+  ``check_writable``, which commands that measure before they write
+  (``kcross run``, ``lab``) call before measuring: there a second per GB is
+  small next to the measurement, and a damaged store is refused before the
+  measurement is made rather than when its first record is written.
+
+A rollback journal that a writer killed mid-transaction left behind (a "hot
+journal") is played back by SQLite through a read-write connection before
+anything else, since no read-only connection may read the file until then (the
+database is not damaged: the journal holds its pages as they were before the
+transaction).  Servers (PostgreSQL) get the same treatment for connection and
+driver failures; their pages are the server's to check.
 
 Several kcross processes may write to one database at once (eight ``kcross
 run`` in parallel on one machine, or many machines on one server):
@@ -192,7 +216,7 @@ def check_writable(target: Target) -> None:
     if _check_file(path, write=True):
         _roll_back_hot_journal(target, path)
         engine = _sqlite_engine(path, read_only=True)
-        try:
+        try:  # before a measurement: the whole file (the module docstring says why)
             _quick_check(engine, target)
         except StoreError:
             engine.dispose()
@@ -231,12 +255,12 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
             return None
         _make_parent(path)
     else:
-        _roll_back_hot_journal(target, path)
+        rolled_back = _roll_back_hot_journal(target, path)
         # Inspect through a read-only connection first: a corrupt, foreign or
         # too-new file must be refused without ever being opened for writing.
         ro = _sqlite_engine(path, read_only=True)
         try:
-            if write:  # a reader meets damage where it reads, and guard() names it
+            if rolled_back:  # the previous writer died mid-transaction: check the whole file
                 _quick_check(ro, target)
             with guard(target, "reading the schema version"), ro.connect() as conn:
                 version = migrations.current_version(conn, target.display)
@@ -275,7 +299,7 @@ def _check_file(path: Path, *, write: bool) -> bool:
     return True
 
 
-def _roll_back_hot_journal(target: Target, path: Path) -> None:
+def _roll_back_hot_journal(target: Target, path: Path) -> bool:
     """Let SQLite roll back a transaction that a writer left half done (a "hot journal").
 
     A writer killed mid-transaction (SIGKILL, a SIGTERM kcross does not catch, a power
@@ -287,18 +311,19 @@ def _roll_back_hot_journal(target: Target, path: Path) -> None:
     no process holds the database's RESERVED lock, i.e. no writer is at work), one
     ordinary read through a read-write connection makes SQLite check it itself and roll it
     back.  A database this user may not write is refused in one line saying so.
+    Returns whether a hot journal was played back.
     """
     journal = Path(f"{path}-journal")
     try:
         with open(journal, "rb") as fh:
             header = fh.read(len(_JOURNAL_MAGIC))
     except FileNotFoundError:
-        return
+        return False
     except OSError as exc:
         raise StoreError(f"cannot read the journal of {target.display}: "
                          f"{exc.strerror or exc}") from None
     if header != _JOURNAL_MAGIC or _writer_at_work(path):
-        return  # no transaction to roll back, or one still being written
+        return False  # no transaction to roll back, or one still being written
     st = path.stat()
     if not st.st_mode & 0o222 or not os.access(path, os.W_OK) \
             or not os.access(path.parent, os.W_OK | os.X_OK):
@@ -317,6 +342,7 @@ def _roll_back_hot_journal(target: Target, path: Path) -> None:
                          f"({journal.name}) holds failed: {first_line(exc)}") from None
     finally:
         conn.close()
+    return True
 
 
 def _writer_at_work(path: Path) -> bool:
@@ -385,10 +411,27 @@ def _sqlite_transactions(engine: sa.Engine, *, immediate: bool) -> None:
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
         dbapi_conn.isolation_level = None
         dbapi_conn.execute("PRAGMA foreign_keys = ON")
+        if immediate:  # a writer checks every page it loads (the module docstring says why)
+            dbapi_conn.execute("PRAGMA cell_size_check = ON")
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         conn.exec_driver_sql(begin)
+
+
+def check_integrity(target: Target) -> None:
+    """SQLite's full ``PRAGMA quick_check`` of the file (``kcross check-store``): it reads
+    every page, about a second per GB.  Raises :class:`StoreError` naming the damage."""
+    if target.path is None or target.memory:
+        return
+    if not _check_file(target.path, write=False):
+        raise StoreError(f"no database at {target.display}")
+    _roll_back_hot_journal(target, target.path)
+    engine = _sqlite_engine(target.path, read_only=True)
+    try:
+        _quick_check(engine, target)
+    finally:
+        engine.dispose()
 
 
 def _quick_check(engine: sa.Engine, target: Target) -> None:
