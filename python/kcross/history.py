@@ -276,7 +276,7 @@ def _context(store: Store, names: list[str], shown: list[Point], about: About,
                                            before=last))
         for name in dict.fromkeys(p.name for p in pts):
             start = next(p for p in pts if p.name == name)
-            offset, page = 0, 2
+            offset, page = 0, 1
             while True:
                 ids = store.runs_holding([name], machine_ids=host_ids,
                                          before=(start.started_at, start.run_id),
