@@ -12,8 +12,12 @@ kernel on one box is exactly what a trend is for.  Each point shows the store's
 machine hash, so a changed configuration is visible, and its note says what
 changed (the kernel release) against the previous point.
 
-Only the store's public reading API is used (``result_names``, ``results_named``,
-``machine_fingerprints``): one query for the benchmark's results, none per run.
+The work is the window's (``trend``'s ``last``: the CLI shows the newest 50 runs), not the
+store's: only the store's public reading API is used (``runs_holding`` finds the window's runs
+newest first through the results' key, ``results_named`` reads their records in one query,
+a walk back per host and benchmark finds the previous point before the window, and
+``figures_named`` gives the machines' run-to-run noise from the summary columns stored beside
+every result, reading no record).  Holm-Bonferroni's family is the changes shown.
 """
 
 from __future__ import annotations
