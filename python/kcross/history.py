@@ -249,18 +249,6 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     return found
 
 
-def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[Point]:
-    """Every stored point of the benchmarks ``pattern`` names, oldest first.
-
-    One query for their results; :class:`UserError` when no stored run holds such a
-    benchmark (naming the closest stored names).
-    """
-    names = _names(store, pattern)
-    machines = store.machine_fingerprints()
-    by_run = _points_of(store, names, None, machines, _about(machines), cache)
-    return [p for pts in by_run.values() for p in pts]
-
-
 def _context(store: Store, names: list[str], shown: list[Point], about: About,
              machine_ids: list[int] | None, loaded: dict[int, list[Point]],
              load: Any) -> None:
