@@ -266,18 +266,21 @@ def _context(store: Store, names: list[str], shown: list[Point], about: About,
             load(names, store.runs_holding(names, machine_ids=host_ids,
                                            since=(pts[0].started_at, pts[0].run_id),
                                            before=last))
-        for name in dict.fromkeys(p.name for p in pts):
-            start = next(p for p in pts if p.name == name)
-            offset, page = 0, 1
-            while True:
-                ids = store.runs_holding([name], machine_ids=host_ids,
-                                         before=(start.started_at, start.run_id),
-                                         ok_only=True, limit=page, offset=offset)
-                load([name], ids)
-                if len(ids) < page or any(p.name == name and p.series is not None
-                                          for i in ids for p in loaded.get(i, ())):
-                    break
-                offset, page = offset + page, page * 2
+        # Walk back from the host's first shown point, newest first, a page of runs at a
+        # time, until each benchmark has its point with figures (or the history ends).
+        pending = list(dict.fromkeys(p.name for p in pts))
+        before, page = (pts[0].started_at, pts[0].run_id), 1
+        while pending:
+            ids = store.runs_holding(pending, machine_ids=host_ids, before=before,
+                                     ok_only=True, limit=page)
+            load(pending, ids)
+            found = [p for i in ids for p in loaded.get(i, ())]
+            pending = [n for n in pending
+                       if not any(p.name == n and p.series is not None for p in found)]
+            if len(ids) < page:
+                break
+            before = min((p.started_at, p.run_id) for p in found)
+            page *= 2
 
 
 def trend(store: Store, pattern: str, *, machine: str | None = None,
