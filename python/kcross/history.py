@@ -12,8 +12,12 @@ kernel on one box is exactly what a trend is for.  Each point shows the store's
 machine hash, so a changed configuration is visible, and its note says what
 changed (the kernel release) against the previous point.
 
-Only the store's public reading API is used (``result_names``, ``results_named``,
-``machine_fingerprints``): one query for the benchmark's results, none per run.
+The work is the window's (``trend``'s ``last``: the CLI shows the newest 50 runs), not the
+store's: only the store's public reading API is used (``runs_holding`` finds the window's runs
+newest first through the results' key, ``results_named`` reads their records in one query,
+a walk back per host and benchmark finds the previous point before the window, and
+``figures_named`` gives the machines' run-to-run noise from the summary columns stored beside
+every result, reading no record).  Holm-Bonferroni's family is the changes shown.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from .errors import UserError
 from .judge.categories import Category
 from .judge.machine import host as host_key
 from .judge.machine import identity
-from .judge.noise import PointCache, RunPoint, of_series, single_point
+from .judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
 from .judge.verdict import Judgement, Pair, RunNoise, judge
 from .schema import dig, unit_of
 from .series import Series, bench_name, merge_results, run_start, series_of_results
@@ -126,8 +130,10 @@ class MachineNoise:
 class Trend:
     pattern: str
     rows: list[Row]
-    compared: int                  # changes tested together (Holm across them)
+    compared: int                  # changes tested together (Holm across them): those shown
     noise: list[MachineNoise]
+    runs: int = 0                  # runs shown
+    total_runs: int = 0            # runs holding the benchmark (of --machine)
 
     @property
     def names(self) -> list[str]:
@@ -189,26 +195,38 @@ def _series(label: str, fp: dict[str, Any], run: StoredResults, wanted: list[dic
     return found
 
 
-def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[Point]:
-    """Every stored point of the benchmarks ``pattern`` names, oldest first.
-
-    One query for their results (no other result is read, nothing validated again: the
-    store did that when it wrote them); the machine rows give what the fingerprints say
-    but for their per-run values (judge.machine.identity).  :class:`UserError` when no
-    stored run holds such a benchmark (naming the closest stored names).
-    """
-    known = store.result_names()
-    names = [n for n in known if matches(pattern, n)]
+def _names(store: Store, pattern: str) -> list[str]:
+    """The stored benchmarks ``pattern`` names; :class:`UserError` naming the closest if none."""
+    # A pattern without wildcards names a benchmark exactly: looked up, not every name listed.
+    exact = not any(c in pattern for c in "*?[")
+    names = [n for n in store.result_names(pattern if exact else None) if matches(pattern, n)]
     if not names:
+        known = store.result_names()
         close = closest_names(pattern, known)
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
         raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
-    machines = store.machine_fingerprints()
-    about = {mid: (str(dig(fp, "host", "hostname") or "?"), identity(fp), host_key(fp),
-                   str(dig(fp, "kernel", "release") or "?")) for mid, fp in machines.items()}
-    found: list[Point] = []
-    for run in store.results_named(names):
+    return names
+
+
+About = dict[int, tuple[str, str, tuple[str, ...], str]]
+
+
+def _about(machines: dict[int, dict[str, Any]]) -> About:
+    """machine id -> (hostname, machine identity, host key, kernel release)."""
+    return {mid: (str(dig(fp, "host", "hostname") or "?"), identity(fp), host_key(fp),
+                  str(dig(fp, "kernel", "release") or "?")) for mid, fp in machines.items()}
+
+
+def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
+               machines: dict[int, dict[str, Any]], about: About,
+               cache: PointCache | None) -> dict[int, list[Point]]:
+    """The points of the benchmarks ``names`` in the runs ``run_ids`` (all: None), by run
+    (oldest first), in one query (nothing validated again: the store did that when it wrote
+    them); the machine rows give what the fingerprints say but for their per-run values
+    (judge.machine.identity)."""
+    found: dict[int, list[Point]] = {}
+    for run in store.results_named(names, run_ids):
         machine_fp = machines[run.machine_id]
         fp = {**machine_fp, "host": {**(machine_fp.get("host") or {}), "time": run.host_time},
               "timer": {**(machine_fp.get("timer") or {}), "hz": run.timer_hz}}
@@ -216,6 +234,7 @@ def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[
         wanted = merge_results(run.results)
         unit = unit_of(fp, run.results)
         with_figures = _series(f"run {run.run_id}", fp, run, wanted, cache)
+        here = found.setdefault(run.run_id, [])
         for record in wanted:
             name = bench_name(record)
             status = "ok"
@@ -224,31 +243,95 @@ def points(store: Store, pattern: str, cache: PointCache | None = None) -> list[
                 reason = record.get("reason")
                 status = f"{status}: {reason}" if reason and status != "ok" else \
                     (status if status != "ok" else "ok but no figures")
-            found.append(Point(run_id=run.run_id, started_at=run.started_at, name=name,
-                               hostname=hostname, machine=ident, host_key=key, kernel=kernel,
-                               unit=unit, series=with_figures.get(name), status=status))
+            here.append(Point(run_id=run.run_id, started_at=run.started_at, name=name,
+                              hostname=hostname, machine=ident, host_key=key, kernel=kernel,
+                              unit=unit, series=with_figures.get(name), status=status))
     return found
 
 
-def trend(store: Store, pattern: str, *, machine: str | None = None, last: int | None = None,
-          alpha: float = ALPHA) -> Trend:
-    """The trend of ``pattern``: the last ``last`` runs holding it (all by default) of
-    ``machine`` (a hostname or machine hash prefix; all by default), oldest first, each point
-    with its change against the previous point of its host, shown or not."""
+def _context(store: Store, names: list[str], shown: list[Point], about: About,
+             machine_ids: list[int] | None, loaded: dict[int, list[Point]],
+             load: Any) -> None:
+    """Load into ``loaded`` the points a change of a shown point may be measured against
+    that are not shown: for each host and benchmark, the newest point with figures before
+    its first shown one; and with ``--machine`` a hash prefix, the host's other machines'
+    points among the shown ones.  A few queries per host, a few runs read."""
+    groups: dict[tuple[str, ...], list[Point]] = {}
+    for p in shown:
+        groups.setdefault(p.host_key, []).append(p)
+    for key, pts in groups.items():
+        host_ids = [mid for mid, a in about.items() if a[2] == key]
+        if machine_ids is not None and set(host_ids) - set(machine_ids):
+            last = (pts[-1].started_at, pts[-1].run_id + 1)
+            load(names, store.runs_holding(names, machine_ids=host_ids,
+                                           since=(pts[0].started_at, pts[0].run_id),
+                                           before=last))
+        # Walk back from the host's first shown point, newest first, a page of runs at a
+        # time, until each benchmark has its point with figures (or the history ends).
+        pending = list(dict.fromkeys(p.name for p in pts))
+        before, page = (pts[0].started_at, pts[0].run_id), 1
+        while pending:
+            ids = store.runs_holding(pending, machine_ids=host_ids, before=before,
+                                     ok_only=True, limit=page)
+            load(pending, ids)
+            found = [p for i in ids for p in loaded.get(i, ())]
+            pending = [n for n in pending
+                       if not any(p.name == n and p.series is not None for p in found)]
+            if len(ids) < page:
+                break
+            before = min((p.started_at, p.run_id) for p in found)
+            page *= 2
+
+
+def trend(store: Store, pattern: str, *, machine: str | None = None,
+          last: int | None = None, alpha: float = ALPHA) -> Trend:
+    """The trend of ``pattern``: the last ``last`` runs holding it (None: all) of ``machine``
+    (a hostname or machine hash prefix; all by default), oldest first, each point with its
+    change against the previous point of its host, shown or not.
+
+    The work is the window's: its runs' results are read (one query), and for each host and
+    benchmark the newest point with figures before the window; the machines' run-to-run
+    noise comes from the summary columns of their stored results (no record read; for runs
+    of several processes, the records of the newest HISTORY_RUNS of them)."""
     cache: PointCache = {}
-    every = points(store, pattern, cache)
-    shown = list(range(len(every)))
+    names = _names(store, pattern)
+    machines = store.machine_fingerprints()
+    about = _about(machines)
+    machine_ids = None
     if machine is not None:
-        shown = [i for i in shown if _machine_matches(machine, every[i].hostname,
-                                                      every[i].machine)]
-        if not shown:
-            hosts = sorted({p.host_label for p in every})
+        machine_ids = [mid for mid, (hostname, ident, _, _) in about.items()
+                       if _machine_matches(machine, hostname, ident)]
+        if not machine_ids or not store.runs_holding(names, machine_ids=machine_ids, limit=1):
+            hosts = sorted({f"{about[mid][0]} {about[mid][1][:8]}"
+                            for mid in store.machines_holding(names)})
             raise UserError(f"no stored run of {errors.shown(pattern)} on machine "
                             f"{errors.shown(machine)} (a hostname or a machine hash prefix of "
                             f"4+ digits; stored: {', '.join(hosts)})")
-    if last is not None:
-        keep = set(list(dict.fromkeys(every[i].run_id for i in shown))[-last:])
-        shown = [i for i in shown if every[i].run_id in keep]
+    window = store.runs_holding(names, machine_ids=machine_ids, limit=last)
+    total = len(window) if last is None or len(window) < last else \
+        store.count_runs_holding(names, machine_ids=machine_ids)
+    loaded: dict[int, list[Point]] = {}
+    have: set[tuple[int, str]] = set()
+
+    def load(wanted: list[str], ids: Iterable[int]) -> None:
+        ids = [i for i in ids if any((i, n) not in have for n in wanted)]
+        if not ids:
+            return
+        for run_id, pts in _points_of(store, wanted, ids, machines, about, cache).items():
+            for p in pts:
+                if (run_id, p.name) not in have:
+                    loaded.setdefault(run_id, []).append(p)
+        have.update((i, n) for i in ids for n in wanted)
+
+    def order(pts: Iterable[Point]) -> list[Point]:
+        return sorted(pts, key=lambda p: (p.started_at, p.run_id))  # stable: a run's order
+
+    load(names, window)
+    in_window = set(window)
+    _context(store, names, order(p for i in window for p in loaded.get(i, ())), about,
+             machine_ids, loaded, load)
+    every = order(p for pts in loaded.values() for p in pts)
+    shown = [i for i, p in enumerate(every) if p.run_id in in_window]
     # The previous point with figures of the same benchmark on the same host (shown or not).
     previous: dict[int, int] = {}
     latest: dict[tuple[str, tuple[str, ...]], int] = {}
@@ -259,9 +342,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                 previous[i] = latest[key]
             latest[key] = i
     pairs = [(previous[i], i) for i in shown if i in previous]
-    by_machine = _series_by_machine(every)
+    noise = _NoiseHistory(store, machines, about, cache)
     judged = judge([Pair(every[b].name, every[a].series, every[b].series,  # type: ignore[arg-type]
-                         _noise(by_machine, every[a], every[b], cache))
+                         noise.of_change(every[a], every[b]))
                     for a, b in pairs], alpha=alpha)
     changes = {b: (every[a], j) for (a, b), j in zip(pairs, judged, strict=True)}
     rows = []
@@ -279,42 +362,100 @@ def trend(store: Store, pattern: str, *, machine: str | None = None, last: int |
                 what.append(str(change.error or change.note))
             note = "; ".join(what) or None
         rows.append(Row(point=p, previous=before, change=change, note=note))
-    shown_points = [every[i] for i in shown]
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
-                 noise=_machine_noise(by_machine, shown_points, cache))
+                 noise=noise.of_machines([every[i] for i in shown]),
+                 runs=len(window), total_runs=total)
 
 
-def _series_by_machine(every: list[Point]) -> dict[tuple[str, str], dict[str, dict[str, Series]]]:
-    """(benchmark, machine identity) -> run label -> {benchmark: series}: the repetitions of
-    one configuration the run-to-run noise is estimated from."""
-    found: dict[tuple[str, str], dict[str, dict[str, Series]]] = {}
-    for p in every:
-        if p.series is not None:
-            found.setdefault((p.name, p.machine), {})[f"run {p.run_id}"] = {p.name: p.series}
-    return found
+class _NoiseHistory:
+    """The run-to-run noise of benchmarks on machine identities, from the whole stored
+    history: a run's point from its stored summary columns (one process: its median and CI,
+    as judge.noise.single_point takes them; no record read) or, for a run of several
+    processes, from its records (the newest HISTORY_RUNS such runs of the machine: their
+    point needs their pooled samples)."""
 
+    def __init__(self, store: Store, machines: dict[int, dict[str, Any]], about: About,
+                 cache: PointCache) -> None:
+        self.store, self.machines, self.about, self.cache = store, machines, about, cache
+        self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
+        self._points: dict[tuple[str, str], dict[str, RunPoint]] = {}
+        self._counted: dict[tuple[str, str], int] = {}
 
-def _noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]], a: Point,
-           b: Point, cache: PointCache) -> RunNoise | None:
-    """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
-    a's machine identity (else b's), both runs left out."""
-    apart = abs((b.started_at - a.started_at).total_seconds())
-    for p in (a, b):
-        runs = by_machine.get((p.name, p.machine), {})
-        found = of_series(runs, [p.name], exclude=[f"run {a.run_id}", f"run {b.run_id}"],
-                          apart=apart, cache=cache)
-        if p.name in found:
-            return found[p.name]
-    return None
+    def points(self, name: str, machine: str) -> dict[str, RunPoint]:
+        """run label -> point of ``name`` on the machine identity ``machine``, oldest first."""
+        if (name, machine) in self._points:
+            return self._points[(name, machine)]
+        runs: dict[int, list[Any]] = {}
+        for row in self.store.figures_named([name], [self.ids[machine]]):
+            runs.setdefault(row.run_id, []).append(row)
+        several = [i for i, rs in runs.items() if len(rs) > 1][-HISTORY_RUNS:]
+        todo = [i for i in several if (f"run {i}", name) not in self.cache]
+        if todo:
+            for run_id, pts in _points_of(self.store, [name], todo, self.machines, self.about,
+                                          None).items():
+                for p in pts:
+                    if p.series is not None:  # without figures: no point, not counted
+                        try:
+                            point: RunPoint | None = run_point(p.series)
+                        except StatsError:
+                            point = None
+                        self.cache[(f"run {run_id}", name)] = point
+        kept = set(several)
+        found: dict[str, RunPoint] = {}
+        counted = 0    # the runs with figures, with a point or not
+        for run_id, rs in runs.items():
+            label = f"run {run_id}"
+            if len(rs) > 1:
+                if run_id not in kept or (label, name) not in self.cache:
+                    continue
+            elif rs[0].status != "ok" or rs[0].median_ns is None:
+                continue
+            elif (label, name) not in self.cache:
+                self.cache[(label, name)] = self._single(rs[0])
+            counted += 1
+            point = self.cache[(label, name)]
+            if point is not None:
+                found[label] = point
+        self._points[(name, machine)] = found
+        self._counted[(name, machine)] = counted
+        return found
 
+    def _single(self, row: Any) -> RunPoint | None:
+        fp = self.machines[row.machine_id]
+        started = run_start({**fp, "host": {**(fp.get("host") or {}), "time": row.host_time}})
+        try:
+            if row.ci_low_ns is None:
+                raise StatsError("no CI")
+            return single_point(f"run {row.run_id}", row.median_ns, row.ci_low_ns,
+                                row.ci_high_ns, started)
+        except StatsError:
+            return None
 
-def _machine_noise(by_machine: dict[tuple[str, str], dict[str, dict[str, Series]]],
-                   shown: list[Point], cache: PointCache) -> list[MachineNoise]:
-    """The run-to-run noise of each benchmark on each machine identity shown (all its runs)."""
-    found = []
-    for name, machine in dict.fromkeys((p.name, p.machine) for p in shown if p.series):
-        runs = by_machine.get((name, machine), {})
-        hostname = next(p.hostname for p in shown if p.machine == machine)
-        noise = of_series(runs, [name], cache=cache).get(name)
-        found.append(MachineNoise(name, hostname, machine, noise, len(runs)))
-    return found
+    def _estimate(self, points: list[RunPoint], apart: float | None) -> RunNoise | None:
+        try:
+            return estimate(points, HISTORY, apart=apart)
+        except StatsError:
+            return None
+
+    def of_change(self, a: Point, b: Point) -> RunNoise | None:
+        """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
+        a's machine identity (else b's), both runs left out."""
+        apart = abs((b.started_at - a.started_at).total_seconds())
+        left_out = {f"run {a.run_id}", f"run {b.run_id}"}
+        for p in (a, b):
+            found = self._estimate([q for label, q in self.points(p.name, p.machine).items()
+                                    if label not in left_out], apart)
+            if found is not None:
+                return found
+        return None
+
+    def of_machines(self, shown: list[Point]) -> list[MachineNoise]:
+        """The run-to-run noise of each benchmark on each machine identity shown."""
+        found = []
+        for name, machine in dict.fromkeys((p.name, p.machine) for p in shown if p.series):
+            pts = self.points(name, machine)
+            hostname = next(p.hostname for p in shown if p.machine == machine)
+            found.append(MachineNoise(name, hostname, machine,
+                                      self._estimate(list(pts.values()), None),
+                                      self._counted[(name, machine)]))
+        return found

@@ -708,10 +708,17 @@ class Store:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
-    def result_names(self) -> list[str]:
-        """Every stored benchmark's ``suite/name``, sorted."""
+    def result_names(self, exactly: str | None = None) -> list[str]:
+        """Every stored benchmark's ``suite/name``, sorted; ``exactly``: only those it names
+        (as ``suite/name`` or the bare name), found through the results' name index."""
+        query = sa.select(t.results.c.name, t.results.c.suite).distinct()
+        if exactly is not None:
+            suite, _, name = exactly.partition("/")
+            query = query.where(sa.or_(t.results.c.name == exactly,
+                                       sa.and_(t.results.c.name == name,
+                                               t.results.c.suite == suite)))
         with guard(self.target, "listing benchmarks"), self.engine.connect() as conn:
-            rows = conn.execute(sa.select(t.results.c.name, t.results.c.suite).distinct()).all()
+            rows = conn.execute(query).all()
         return sorted(f"{suite}/{name}" for name, suite in rows)
 
     def machine_fingerprints(self) -> dict[int, dict[str, Any]]:
@@ -723,13 +730,97 @@ class Store:
         return {r[0]: self._record(r[1], f"{where} {r[0]} fingerprint", "fingerprint",
                                    check=False) for r in rows}
 
-    def results_named(self, names: Sequence[str]) -> list[StoredResults]:
-        """The stored results of the benchmarks ``names`` (``suite/name``), in one query,
-        grouped by run, oldest run first (start, then id), each run's in its order.
+    @staticmethod
+    def _named(names: Sequence[str]) -> Any:
+        """The WHERE clause of results rows of the benchmarks ``names`` (``suite/name``)."""
+        wanted = [tuple(n.split("/", 1)) for n in names]
+        r = t.results.c
+        return sa.tuple_(r.suite, r.name).in_(wanted) if len(wanted) > 1 else \
+            sa.and_(r.suite == wanted[0][0], r.name == wanted[0][1])
+
+    def _holding(self, names: Sequence[str], machine_ids: Sequence[int] | None,
+                 since: tuple[dt.datetime, int] | None = None,
+                 before: tuple[dt.datetime, int] | None = None,
+                 ok_only: bool = False) -> sa.Select[Any]:
+        """The runs (id, started_at) holding a result of ``names``: from the runs' side, each
+        probed through the results' (run_id, suite, name) key, so that a LIMIT on the
+        newest reads about that many index entries, not every result of the benchmark."""
+        r, run = t.results.c, t.runs.c
+        held = sa.select(r.id).where(r.run_id == run.id, self._named(names))
+        if ok_only:
+            held = held.where(r.status == "ok")
+        query = sa.select(run.id.label("run_id"), run.started_at).where(held.exists())
+        if machine_ids is not None:
+            query = query.where(run.machine_id.in_(list(machine_ids)))
+        if since is not None:  # (start, id) >= since
+            query = query.where(sa.or_(run.started_at > since[0],
+                                       sa.and_(run.started_at == since[0], run.id >= since[1])))
+        if before is not None:  # (start, id) < before
+            query = query.where(sa.or_(run.started_at < before[0],
+                                       sa.and_(run.started_at == before[0], run.id < before[1])))
+        return query
+
+    def runs_holding(self, names: Sequence[str], *, machine_ids: Sequence[int] | None = None,
+                     since: tuple[dt.datetime, int] | None = None,
+                     before: tuple[dt.datetime, int] | None = None, ok_only: bool = False,
+                     limit: int | None = None, offset: int = 0) -> list[int]:
+        """The ids of the runs holding a result of the benchmarks ``names`` (``suite/name``;
+        ``ok_only``: a result of status ok), newest first (start, then id): of the machine
+        rows ``machine_ids``, whose (start, id) is at least ``since`` and less than
+        ``before``, the newest ``limit`` after ``offset``.  One query on the results' name
+        index; no record read."""
+        query = self._holding(names, machine_ids, since, before, ok_only)
+        query = _newest_first(query)
+        if limit is not None:
+            query = query.limit(limit)
+        if offset:
+            query = query.offset(offset)
+        with guard(self.target, "listing runs"), self.engine.connect() as conn:
+            return [row.run_id for row in conn.execute(query)]
+
+    def count_runs_holding(self, names: Sequence[str], *,
+                           machine_ids: Sequence[int] | None = None) -> int:
+        """How many runs hold a result of the benchmarks ``names`` (no record read)."""
+        query = self._holding(names, machine_ids).subquery()
+        with guard(self.target, "counting runs"), self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(query)).scalar_one())
+
+    def machines_holding(self, names: Sequence[str]) -> list[int]:
+        """The machine rows of the runs holding a result of the benchmarks ``names``."""
+        query = (sa.select(t.runs.c.machine_id).distinct()
+                 .where(t.runs.c.id.in_(self._holding(names, None).with_only_columns(
+                     t.runs.c.id).scalar_subquery())))
+        with guard(self.target, "listing machines"), self.engine.connect() as conn:
+            return sorted(conn.execute(query).scalars())
+
+    def figures_named(self, names: Sequence[str], machine_ids: Sequence[int]) -> list[Any]:
+        """The summary columns (stats.summary_columns) of the results of the benchmarks
+        ``names`` in the runs of the machine rows ``machine_ids``, oldest run first (start,
+        then id), each run's in its order: rows of run_id, started_at, machine_id, host_time
+        (fingerprint.host.time), suite, name, process, status, median_ns, ci_low_ns,
+        ci_high_ns.  No result record is read: a machine's noise from its whole history."""
+        r, run = t.results.c, t.runs.c
+        query = (sa.select(r.run_id, run.started_at, run.machine_id,
+                           run.fingerprint[("host", "time")].as_string().label("host_time"),
+                           r.suite, r.name, r.process, r.status, r.median_ns, r.ci_low_ns,
+                           r.ci_high_ns)
+                 .join(t.runs, run.id == r.run_id)
+                 # the machines' runs, then each one's results through the results' key
+                 .where(r.run_id.in_(sa.select(run.id).where(
+                     run.machine_id.in_(list(machine_ids))).scalar_subquery()),
+                     self._named(names), run.machine_id.in_(list(machine_ids)))
+                 .order_by(run.started_at, run.id, r.seq))
+        with guard(self.target, "reading results"), self.engine.connect() as conn:
+            return list(conn.execute(query).all())
+
+    def results_named(self, names: Sequence[str],
+                      run_ids: Iterable[int] | None = None) -> list[StoredResults]:
+        """The stored results of the benchmarks ``names`` (``suite/name``; of the runs
+        ``run_ids`` only, if given), in one query, grouped by run, oldest run first (start,
+        then id), each run's in its order.
 
         Records are taken as validated when they were written (``load_run`` says more).
         """
-        wanted = [tuple(n.split("/", 1)) for n in names]
         r, run = t.results.c, t.runs.c
         query = (sa.select(r.run_id, run.started_at, run.machine_id,
                            run.fingerprint[("host", "time")].as_string().label("host_time"),
@@ -737,9 +828,10 @@ class Store:
                            sa.type_coerce(r.record, sa.Text).label("record"), r.samples,
                            *(r[name] for name in _FIGURES))
                  .join(t.runs, run.id == r.run_id)
-                 .where(sa.tuple_(r.suite, r.name).in_(wanted) if len(wanted) > 1 else
-                        sa.and_(r.suite == wanted[0][0], r.name == wanted[0][1]))
+                 .where(self._named(names))
                  .order_by(run.started_at, run.id, r.seq))
+        if run_ids is not None:
+            query = query.where(r.run_id.in_(list(run_ids)))
         found: list[StoredResults] = []
         where = f"{self.target.display}: run"
         with guard(self.target, "reading results"), self.engine.connect() as conn:
