@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SchemaError, UserError, clipped
+from . import infile
+from .errors import SchemaError, UserError
 from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line, validate
 from .store import DuplicateImport, Store, run_times
 
@@ -45,12 +45,7 @@ class Imported:
 def read_stream(path: Path, data: bytes | None = None) -> tuple[RunStream, int | None]:
     """Validate a capture; return it and the number of a cut-off last line, if any.
     ``data``: the file's bytes, already read (standard input, read once by the caller)."""
-    name = "stdin" if str(path) == "-" else clipped(str(path))
-    if data is None:
-        try:
-            data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    name, data = infile.read(path, data)
     stream = RunStream()
     lines = data.split(b"\n")
     partial: int | None = None
@@ -93,7 +88,7 @@ def import_file(store_factory: Callable[[], Store], path: Path, *,
     is refused unless ``force``.
     """
     stream, partial = read_stream(path, data)
-    name = "stdin" if str(path) == "-" else clipped(str(path))
+    name = infile.name_of(path)
     assert stream.fingerprint is not None  # read_stream refuses captures without one
     try:
         run_times(stream.fingerprint, stream.end)  # dates the database can hold

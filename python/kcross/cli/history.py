@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import numtext
-from ..errors import shown
-from .options import print_json, say, stores
+from .options import print_json, run_count, say, stores
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,13 +29,6 @@ examples:
   kcross history clock_gettime-vdso --plot trend.svg"""
 
 
-def _positive(text: str) -> int:
-    value = numtext.whole(text, 1, math.inf)
-    if value is None:
-        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
-                                         f"{shown(text)}")
-    return value
-
 
 HELP = "one benchmark's trend over the stored runs (table, plot)"
 DESCRIPTION = ("The trend of one benchmark over the stored runs: its median with CI,\nand "
@@ -58,7 +48,7 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
                         "digits, as in the machine column); each is still compared with its "
                         "host's previous run")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--last", type=_positive, metavar="N",
+    group.add_argument("--last", type=run_count, metavar="N",
                        help=f"show the newest N runs holding it (default {SHOWN})")
     group.add_argument("--all", action="store_true",
                        help="show every run holding it (each change judged: about 6 ms each)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -92,6 +93,15 @@ def number(lo: float, hi: float, *, whole: bool) -> Callable[[str], float]:
         return value
 
     return convert
+
+
+def run_count(text: str) -> int:
+    """An argparse type: how many runs to show (``--last N``), a whole number, 1 or more."""
+    value = numtext.whole(text, 1, math.inf)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
+                                         f"{shown(text)}")
+    return value
 
 
 class Once(argparse.Action):

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import TYPE_CHECKING, Any
 
-from .. import numtext
-from ..errors import shown
-from .options import Common, print_json, say, stores
+from .options import Common, print_json, run_count, say, stores
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,17 +18,10 @@ PARENTS = ("db", "json")
 SHOWN = 100
 
 
-def _count(text: str) -> int:
-    value = numtext.whole(text, 1, math.inf)
-    if value is None:
-        raise argparse.ArgumentTypeError(f"must be a whole number of runs, 1 or more, not "
-                                         f"{shown(text)}")
-    return value
-
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--last", type=_count, metavar="N",
+    group.add_argument("--last", type=run_count, metavar="N",
                        help=f"show the newest N runs (default {SHOWN}; with --json, all)")
     group.add_argument("--all", action="store_true", help="show every run")
 

@@ -20,13 +20,13 @@ starts ``{\\"``): every ``"`` of such a line was preceded by the backslash LAVA 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kcross.errors import UserError, clipped
+from kcross import infile
+from kcross.errors import UserError
 
 _START = re.compile(r"^Waiting for start message: (.*)$")
 _QEMU_VERSION = re.compile(r"^qemu(?:-system-([^\s,]+))?, installed at version: ([^\s,]+)")
@@ -180,12 +180,7 @@ def read_log(path: Path, data: bytes | None = None) -> JobLog:
     dropped (:attr:`JobLog.cut_line`)."""
     import yaml
 
-    name = "stdin" if str(path) == "-" else clipped(str(path))
-    if data is None:
-        try:
-            data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    name, data = infile.read(path, data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
