@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kcross import outfile
 from kcross.errors import LabError, UserError, clipped
 from kcross.lab.initramfs import build_initramfs, new_token
 from kcross.lab.kernel import Kernel
@@ -174,13 +175,7 @@ def _write_yaml(path: Path, data: Any, header: str) -> None:
     Dumper.add_representer(str, text_block)
     text = header + yaml.dump(data, Dumper=Dumper, sort_keys=False, default_flow_style=False,
                               width=1000, allow_unicode=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {e.strerror or e}") from None
+    outfile.write(path, text, "kcross lava job")   # whole or not at all
 
 
 def _copy(src: Path, dest: Path) -> None:
