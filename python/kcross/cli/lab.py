@@ -10,9 +10,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lab.machines import DEFAULT_SUITES, MODES
+from ..lab.machines import MODES
 from ..lab.selftests import SELECTIONS
-from .options import Common, lab_guest_options
+from .options import Common, lab_guest_options, lab_machine_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,15 +39,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--kernel", metavar="PATH", type=Path,
                    help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
                         "for x86_64) instead of Debian's")
-    p.add_argument("--append", metavar="ARGS", default="",
-                   help="add ARGS to the kernel command line (after 'console=... quiet "
-                        "loglevel=1 panic=-1')")
-    p.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (default: the arch's)")
-    p.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
-                   help="add K=V to QEMU's -M (e.g. cap-cfpc=broken on pseries); repeatable")
-    p.add_argument("--suite", metavar="S[,S...]",
-                   help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
-    p.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+    lab_machine_options(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
                        help="count with the syscall mechanism forced to each (e.g. sc scv "

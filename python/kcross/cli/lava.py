@@ -10,8 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lab.machines import DEFAULT_SUITES
-from .options import Common, say
+from .options import Common, lab_machine_options, say
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,14 +54,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     job.add_argument("--image-url-base", metavar="URL",
                      help="the images' URLs are URL/NAME (where you host DIR's files for a "
                           "LAVA server); default file:// paths into DIR")
-    job.add_argument("--suite", metavar="S[,S...]",
-                     help=f"harness suites (default: {','.join(DEFAULT_SUITES)}, as kcross lab)")
-    job.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
-    job.add_argument("--append", metavar="ARGS", default="",
-                     help="add ARGS to the kernel command line (as kcross lab --append)")
-    job.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (qemu device type)")
-    job.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
-                     help="add K=V to QEMU's -M (qemu device type); repeatable")
+    lab_machine_options(job)   # as kcross lab takes them (--cpu, --machine-opt: qemu only)
     job.add_argument("--old-lava", action="store_true",
                      help="for a LAVA server before 2025.02 (Debian 12's 2023.01), whose job "
                           "schema refuses the no_network context: the guest then has LAVA's "

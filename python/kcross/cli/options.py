@@ -162,6 +162,23 @@ def lab_guest_options(parser: argparse.ArgumentParser, guest: str) -> None:
                         help=f"host seconds one {guest} may run (default 600)")
 
 
+def lab_machine_options(parser: argparse.ArgumentParser) -> None:
+    """``--append``, ``--cpu``, ``--machine-opt``, ``--suite`` and ``--bench``: the lab
+    guest's configuration and what it counts (``kcross lab``, ``kcross lava job``)."""
+    from ..lab.machines import DEFAULT_SUITES
+
+    parser.add_argument("--append", metavar="ARGS", default="",
+                        help="add ARGS to the kernel command line (after 'console=... quiet "
+                             "loglevel=1 panic=-1')")
+    parser.add_argument("--cpu", metavar="MODEL", help="QEMU -cpu model (default: the arch's)")
+    parser.add_argument("--machine-opt", metavar="K=V", action="append", default=[],
+                        help="add K=V to QEMU's -M (e.g. cap-cfpc=broken on pseries); "
+                             "repeatable")
+    parser.add_argument("--suite", metavar="S[,S...]",
+                        help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
+    parser.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+
+
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:
     """``--export FORMAT FILE`` (light: the exporters load when they write)."""
     from ..export import add_option
