@@ -131,3 +131,29 @@ def test_import_from_stdin_and_bad_file_creates_no_database(env: dict[str, str],
                           env=env, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert f"imported stdin as run 1: complete, {ALL} of {ALL}" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["capture", "lava"])
+def test_import_from_a_fifo_reads_it_once(env: dict[str, str], tmp_path: Path, db_path: Path,
+                                         capture: str, kind: str) -> None:
+    """A pipe or FIFO (`kcross import <(cat capture.jsonl)`) can be read once: telling its kind
+    must not eat its head."""
+    import os
+    import threading
+
+    text = capture if kind == "capture" else (DATA / "lava" / "x86_64-getppid.log").read_text()
+    fifo = tmp_path / "input.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w") as f:   # blocks until kcross opens the FIFO for reading
+            f.write(text)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    proc = subprocess.run([sys.executable, "-m", "kcross", "import", str(fifo)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    writer.join(timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"imported {fifo} ")
+    assert query(db_path, "SELECT status FROM runs") == [("complete",)]

@@ -4,10 +4,10 @@ or the log of a LAVA job made by ``kcross lava job`` (docs/lava.md)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import infile
 from ..errors import UserError, clipped
 from .options import Common, say, stores
 
@@ -38,20 +38,12 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="the LAVA device (hostname) that ran the job (lavacli jobs show N)")
 
 
-def _kind(path: Path, data: bytes | None) -> str:
+def _kind(data: bytes) -> str:
     """'lava' (a job's log), 'export' (a results export), or 'capture'."""
     from ..lava.log import looks_like_log
     from ..lava.results import looks_like_export
 
-    if data is not None:
-        head = data[:1 << 16]
-    else:
-        try:
-            with open(path, "rb") as f:
-                head = f.read(1 << 16)
-        except OSError:
-            return "capture"   # the capture reader says why, in its words
-    text = head.decode("utf-8", errors="replace")
+    text = data[:1 << 16].decode("utf-8", errors="replace")
     first = next((line for line in text.splitlines() if line.strip()), "")
     if looks_like_log(first):
         return "lava"
@@ -60,21 +52,15 @@ def _kind(path: Path, data: bytes | None) -> str:
     return "capture"
 
 
-def _stdin() -> bytes:
-    try:
-        return sys.stdin.buffer.read()
-    except OSError as exc:
-        raise UserError(f"cannot read stdin: {exc.strerror or exc}") from None
-
-
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    # Standard input is read once, here: its kind is known only from its content.
-    data = _stdin() if str(args.file) == "-" else None
-    kind = _kind(args.file, data)
+    # The input is read once, here: its kind is known only from its content, and a pipe,
+    # a FIFO or standard input cannot be read a second time.
+    _, data = infile.read(args.file)
+    kind = _kind(data)
     lava_options = [o for o, v in (("--lava-results", args.lava_results),
                                    ("--lava-job", args.lava_job),
                                    ("--lava-device", args.lava_device)) if v]
-    name = "stdin" if str(args.file) == "-" else str(args.file)
+    name = "stdin" if str(args.file) == infile.STDIN else str(args.file)
     if kind == "export":
         raise UserError(f"{clipped(name)} is a LAVA results export: it has LAVA's test cases "
                         "but no fingerprint (kernel, CPU, machine, harness), so kcross does "
