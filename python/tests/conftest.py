@@ -53,6 +53,63 @@ def isolated_env(root: Path) -> dict[str, str]:
     return environ
 
 
+# --- the source tree stays as the tests found it ---------------------------------------
+# Every test runs in a directory of its own (kcross writes relative paths, a default
+# database, exports, there), and the session fails if the source tree gained or changed a
+# file that git would see (ignored ones, build/ and __pycache__/, excepted): a stray
+# `k.db` or `out.txt` in the checkout is a test's defect, found the day it is written.
+
+SOURCE_TREE = PYTHON_DIR.parent
+
+
+def _tree_state() -> dict[str, tuple[int, int]] | None:
+    """Each path git lists as untracked or changed, with its size and modification time;
+    None outside a git checkout (an unpacked release)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(SOURCE_TREE), "status", "--porcelain=v1", "-z",
+                               "--untracked-files=all"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    state = {}
+    for entry in proc.stdout.decode(errors="replace").split("\0"):
+        path = entry[3:]
+        if not path:
+            continue
+        try:
+            st = (SOURCE_TREE / path).stat()
+            state[path] = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            state[path] = (-1, -1)   # deleted
+    return state
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_TREE_KEY] = _tree_state()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_TREE_KEY, None)
+    after = _tree_state() if before is not None else None
+    if before is None or after is None:
+        return
+    touched = sorted(p for p in after.keys() | before.keys() if before.get(p) != after.get(p))
+    if touched:
+        sys.stderr.write("\nthe tests changed the source tree (write under tmp_path instead): "
+                         + ", ".join(touched[:10]) + ("..." if len(touched) > 10 else "") + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_TREE_KEY = pytest.StashKey[dict[str, tuple[int, int]] | None]()
+
+
+@pytest.fixture(autouse=True)
+def _own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test (and every kcross it starts) runs in its own temporary directory."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return isolated_env(tmp_path)
