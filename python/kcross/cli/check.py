@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import numtext
 from ..errors import shown
 from ..judge.categories import MISSING_POLICIES
-from .options import print_json, stores
+from ..views.lines import print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -96,6 +96,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import gate
     from ..errors import KcrossError
     from ..judge.comparison import history_noise
+    from ..store import stores
     from ..views import check as view
 
     if args.baseline == "-" and args.current == "-":

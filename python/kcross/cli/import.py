@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UserError, clipped
-from .options import Common, say, stores
+from ..views.lines import say
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,6 +69,8 @@ def _stdin() -> bytes:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..store import stores
+
     # Standard input is read once, here: its kind is known only from its content.
     data = _stdin() if str(args.file) == "-" else None
     kind = _kind(args.file, data)

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .options import Common, lab_machine_options, say
+from ..views.lines import say
+from .options import Common, lab_machine_options
 
 if TYPE_CHECKING:
     from rich.console import Console

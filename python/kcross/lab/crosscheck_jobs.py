@@ -9,13 +9,13 @@ import argparse
 
 from rich.console import Console
 
-from kcross.cli.options import say
 from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK
 from kcross.lab.jobs import count_boot, describe_kernel, exit_status, make_guest, print_runs_json, store_runs
 from kcross.lab.kernel import Kernel
 from kcross.lab.linux_source import Source
 from kcross.lab.payload import Payload
 from kcross.lab.session import UNIT
+from kcross.views.lines import say
 
 
 def selftest_source(args: argparse.Namespace, kernel: Kernel, err: Console) -> Source:
@@ -51,7 +51,7 @@ def crosscheck(args: argparse.Namespace, kernel: Kernel, payload: Payload, src: 
     checked = crosschecked(args.arch, run, src, args.crosscheck)
     failed = any(not r.figures.passed for r in checked.rows)
     if args.json:
-        from kcross.cli.options import print_json
+        from kcross.views.lines import print_json
 
         print_runs_json([run])
         print_json([checked.as_json()])

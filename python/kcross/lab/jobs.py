@@ -30,7 +30,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kcross.cli.options import say
 from kcross.errors import (
     EXIT_BROKEN,
     EXIT_CHECK_FAILED,
@@ -49,6 +48,7 @@ from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
 from kcross.lab.session import UNIT, Counted, count
 from kcross.render import clip_words
+from kcross.views.lines import say
 
 # ---------------------------------------------------------------- inputs
 
@@ -99,9 +99,8 @@ def describe_kernel(kernel: Kernel) -> str:
 def store_runs(args: argparse.Namespace, runs: Sequence[Counted], err: Console) -> None:
     if args.no_store or not runs:
         return
-    from kcross.cli.options import store_for_writing
     from kcross.importer import import_stream
-    from kcross.store import DuplicateImport, Store
+    from kcross.store import DuplicateImport, Store, store_for_writing
 
     def open_store() -> Store:
         return store_for_writing(args.db)
@@ -230,9 +229,9 @@ def counting(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Co
 def print_runs_json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
     """--json: each run's records (the lab run stream, as 'kcross show --json' writes a
     stored one), then, for two runs, the comparison record of B against A."""
-    from kcross.cli.options import print_json
     from kcross.export.json_lines import comparison_record
     from kcross.lab.report import judged
+    from kcross.views.lines import print_json
 
     for run in runs:
         stream = run.stream
@@ -392,7 +391,7 @@ def _check_store(args: argparse.Namespace) -> None:
     created): a run refused there would be thrown away after its boots."""
     if args.no_store or args.mode == "correctness" or args.profile or args.trace:
         return   # nothing is stored (a profiled boot is not)
-    from kcross.cli.options import store_for_writing
+    from kcross.store import store_for_writing
 
     store_for_writing(args.db, lazy=True)
 

@@ -30,12 +30,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kcross.cli.options import say
 from kcross.errors import EXIT_BROKEN, KcrossError, LabError, UserError
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
 from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
 from kcross.render import clip_words
+from kcross.views.lines import say
 
 # --profile --mitigations profiles the null syscall: this suite's KEY_BENCH, or --bench.
 MITIGATIONS_SUITE = "syscall"
@@ -216,7 +216,7 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
     """One JSON record per benchmark profile (type "profile")."""
     from dataclasses import asdict
 
-    from kcross.cli.options import print_json
+    from kcross.views.lines import print_json
 
     records = []
     for label, run in runs:

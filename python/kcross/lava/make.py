@@ -190,10 +190,10 @@ def _copy(src: Path, dest: Path) -> None:
 
 def make(args: argparse.Namespace, err: Console) -> Made:
     """``kcross lava job``: check, fetch or download the kernel, build, write."""
-    from kcross.cli.options import say as say_line
     from kcross.lab.jobs import resolve_kernel
     from kcross.lab.kernel import cached, fetch
     from kcross.lab.payload import benchmarks_named, build_payload, source_tree
+    from kcross.views.lines import say as say_line
 
     def say(line: str) -> None:
         say_line(err, f"kcross lava: {line}")

@@ -212,8 +212,8 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
 
 def _native_run(suite: str, glob: str | None, harness: Sequence[str], store: Any,
                 command: Sequence[str], out: Any, err: Any) -> Measured:
-    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
     from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, Interrupted
+    from kcross.run_defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
     from kcross.runner import RunRequest, run
 
     ids: list[int] = []
