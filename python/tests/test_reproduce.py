@@ -253,7 +253,7 @@ def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
     from types import SimpleNamespace
 
     from kcross.importer import read_stream
-    from kcross.lab import jobs, session
+    from kcross.lab import boots, session
     from kcross.lab import kernel as lab_kernel
     from kcross.lab import payload as lab_payload
 
@@ -279,7 +279,7 @@ def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
         return profile
 
     monkeypatch.setattr(session, "count", count)
-    monkeypatch.setattr(jobs, "stop_on_signals", lambda: None)
+    monkeypatch.setattr(boots, "stop_on_signals", lambda: None)
     monkeypatch.setattr(lab_kernel, "fetch",
                         lambda _arch, say: SimpleNamespace(path=tmp_path / "vmlinux"))  # noqa: ARG005
     monkeypatch.setattr(lab_payload, "build_payload", lambda _arch, source: None)  # noqa: ARG005

@@ -17,10 +17,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import numtext
 from ..errors import ECHO_MAX, EXIT_USAGE, clipped, shown
+
+if TYPE_CHECKING:
+    from ..lab.request import GuestOptions
 
 EXIT_CODES = """\
 exit status:
@@ -161,6 +164,14 @@ def lab_machine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", metavar="S[,S...]",
                         help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
     parser.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+
+
+def guest_options(args: argparse.Namespace) -> GuestOptions:
+    """What :func:`lab_machine_options` parsed, as the lab's jobs take it."""
+    from ..lab.request import GuestOptions
+
+    return GuestOptions(append=args.append, cpu=args.cpu, machine_opts=tuple(args.machine_opt),
+                        suite=args.suite, bench=args.bench)
 
 
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:
