@@ -69,8 +69,6 @@ def _stdin() -> bytes:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..store import stores
-
     # Standard input is read once, here: its kind is known only from its content.
     data = _stdin() if str(args.file) == "-" else None
     kind = _kind(args.file, data)
@@ -86,6 +84,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                         f"--lava-results {clipped(name)}")
     if kind == "lava":
         from ..lava.imports import import_log
+        from ..store import stores
 
         with stores(args.db) as opened:
             done = import_log(opened.writing, args.file, force=args.force,
@@ -103,6 +102,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UserError(f"{', '.join(lava_options)}: for a LAVA job's log; {clipped(name)} "
                         "is not one")
     from ..importer import import_file
+    from ..store import stores
 
     with stores(args.db) as opened:
         imported = import_file(opened.writing, args.file, force=args.force, data=data)
