@@ -96,11 +96,12 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import gate
     from ..errors import KcrossError
     from ..judge.comparison import history_noise
-    from ..store import stores
     from ..views import check as view
 
     if args.baseline == "-" and args.current == "-":
         raise KcrossError("the baseline and the current run cannot both be stdin")
+    from ..store import stores
+
     with stores(args.db) as opened:
         base = gate.load_side(args.baseline, opened.reading)
         current = gate.load_side(args.current, opened.reading)
