@@ -99,7 +99,7 @@ def stop_on_signals() -> None:
 def make_guest(request: LabRequest, kernel: Kernel, mode: str, **over: Any) -> Guest:
     """The request's guest of ``kernel`` in ``mode`` (``over``: settings replacing the
     request's)."""
-    return request.guest.guest(request.arch, kernel.path, mode, **over)
+    return request.guest.guest_of(request.arch, kernel.path, mode, **over)
 
 
 def count_boot(request: LabRequest, guest: Guest, kernel: Kernel, payload: Payload,

@@ -36,8 +36,8 @@ class GuestOptions:
         if self.suite is not None and not all(self.suite.split(",")):
             raise UserError(f"--suite {self.suite!r}: give suite names separated by commas")
 
-    def guest(self, arch_name: str, kernel: Path, mode: str = "counting",
-              **over: Any) -> Guest:
+    def guest_of(self, arch_name: str, kernel: Path, mode: str = "counting",
+                 **over: Any) -> Guest:
         """The guest of ``arch_name`` booting ``kernel`` in ``mode`` with these options
         (``over``: settings that replace them, e.g. a mitigation variant's)."""
         settings: dict[str, Any] = {"append": self.append, "cpu": self.cpu,

@@ -251,7 +251,7 @@ def _check(request: JobRequest, err: Console) -> _Checked:
 
     a = arch(request.arch)
     _check_options(request)
-    probe = request.guest.guest(request.arch, Path("/"))
+    probe = request.guest.guest_of(request.arch, Path("/"))
     src = source_tree(request.arch, request.source)
     suites = _check_names(request, src)
     own = resolve_kernel(request.arch, request.kernel, refresh=False, err=err) \
@@ -284,7 +284,7 @@ def _kernel(request: JobRequest, checked: _Checked, say: Callable[[str], None]) 
                                 f"{str(exc).replace(str(fetched), 'the file')}") from None
         else:
             kernel = checked.own or fetch(request.arch, say=say)
-        guest = request.guest.guest(request.arch, kernel.path)
+        guest = request.guest.guest_of(request.arch, kernel.path)
         group = None if request.board else lab_group(guest, kernel, None)
         file: Path | None = None
         if not url:
