@@ -624,6 +624,12 @@ def allowed_cpus(root: Path | str = "/") -> set[int]:
     return set(os.sched_getaffinity(0))
 
 
+def sysroot() -> str:
+    """Where the readiness checks read /proc and /sys: ``$KCROSS_TEST_SYSROOT`` (a copy,
+    for tests), else ``/``."""
+    return os.environ.get("KCROSS_TEST_SYSROOT") or "/"
+
+
 def measuring_cpu(requested: int | None = None, root: Path | str = "/", *,
                   allowed: set[int] | None = None, whose: str = "this process's") -> int:
     """The CPU the harness pins to: ``--cpu C``, else the highest one this process may use.
@@ -716,8 +722,7 @@ def gather_script() -> str:
     ``grep`` processes however many files (a server's thousands of /proc/PID/comm): one
     counts each readable file's lines (``PATH:N``, so an empty file is told from a missing
     one), the other prints them (``PATH:LINE``).  It only reads (``grep``, ``sleep``).
-    Under ``$KCROSS_TEST_SYSROOT`` when set there, as :func:`kcross.cli.options.sysroot`
-    here."""
+    Under ``$KCROSS_TEST_SYSROOT`` when set there, as :func:`sysroot` here."""
     def files(patterns: Sequence[str]) -> str:
         return "g " + " ".join(patterns)
 

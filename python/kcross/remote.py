@@ -50,7 +50,6 @@ A harness given as a ``.py`` file (the tests' stand-in, see
 
 from __future__ import annotations
 
-import argparse
 import os
 import queue
 import re
@@ -63,7 +62,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -86,6 +85,7 @@ from .errors import (
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
 if TYPE_CHECKING:
+    from .runner import RunRequest
     from .store import Store
 
 SCHEME = "ssh://"
@@ -116,6 +116,23 @@ class RemoteError(KcrossError):
     nothing was measured)."""
 
     exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class RemoteRequest:
+    """What ``kcross run --remote`` runs, and where.
+
+    ``run`` is the run each host makes, as a local run's request says it (the options
+    forwarded to the harness, ``kcross run``'s command line, where the results go); its
+    ``harness`` is left empty: each host's is the copy made there, and its ``command``
+    becomes the host's (:func:`recorded_command`)."""
+
+    hosts: tuple[str, ...]              # the --remote URLs, as given
+    ssh_options: tuple[str, ...]        # -o OPTION, each given to ssh first
+    harness: str | None                 # --harness: the static harness to copy there
+    check: bool                         # the readiness checks there (not --no-check)
+    cpu: int | None                     # --cpu: the measuring CPU the checks judge
+    run: RunRequest
 
 
 # --- hosts -------------------------------------------------------------------------
@@ -544,16 +561,12 @@ def _prefixed(host: Host, exc: KcrossError) -> KcrossError:
     return type(exc)(text if host.url in text else f"{host.url}: {text}")
 
 
-def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
-             forwarded: Sequence[str], out: Console, err: Console, **delivery: Any) -> int:
-    """One host, in this process: the same run as a local one, over ssh.
+def run_host(store: Store, host: Host, binary: Binary, request: RemoteRequest, out: Console,
+             err: Console) -> int:
+    """One host, in this process: the same run as a local one (``request.run``), over ssh."""
+    from .runner import run
 
-    ``delivery``: the RunRequest fields for where results go besides the store
-    (``print_table``, ``wide``, ``on_end``: the exports).
-    """
-    from .runner import RunRequest, run
-
-    session = Session(host, args.ssh_option or ())
+    session = Session(host, request.ssh_options)
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(signum, "interrupted before the run started; nothing stored")
@@ -564,16 +577,14 @@ def run_host(store: Store, host: Host, binary: Binary, args: argparse.Namespace,
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, stop)
     try:
-        session.upload(binary, gather=not getattr(args, "no_check", False))
-        line = session.readiness_line(getattr(args, "cpu", None))
-        request = RunRequest(harness=session.run_command(binary),
-                             harness_args=[shlex.quote(a) for a in forwarded],
-                             command=recorded_command(host, args.argv),
-                             json_output=args.json, source="remote",
-                             notice=(lambda: line) if line else None,
-                             tag=getattr(args, "tag", None), **delivery)
+        session.upload(binary, gather=request.check)
+        line = session.readiness_line(request.cpu)
+        here = replace(request.run, harness=session.run_command(binary),
+                       harness_args=[shlex.quote(a) for a in request.run.harness_args],
+                       command=recorded_command(host, request.run.command), source="remote",
+                       notice=(lambda: line) if line else None)
         try:
-            return run(store, request, out, err)
+            return run(store, here, out, err)
         except KcrossError as exc:
             raise _prefixed(host, exc) from None
     finally:
@@ -597,7 +608,7 @@ class _Child:
     status: int | None = None
 
 
-def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
+def run_hosts(hosts: Sequence[Host], request: RemoteRequest, out: Console,
               err: Console) -> int:
     """Several hosts at once: one ``kcross run --remote URL`` child per host."""
     lock = threading.Lock()
@@ -639,7 +650,7 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
     threads: list[threading.Thread] = []
     try:
         for host in hosts:
-            argv = [sys.executable, "-m", "kcross", *recorded_command(host, args.argv)]
+            argv = [sys.executable, "-m", "kcross", *recorded_command(host, request.run.command)]
             # A session of its own: Ctrl-C reaches this process, which passes it
             # on once to each child (the terminal would reach them too).  Started
             # outside stop_signals_held(): a child inherits the signal mask.
@@ -661,7 +672,7 @@ def run_hosts(hosts: Sequence[Host], args: argparse.Namespace, out: Console,
             if not child.stdout:  # failed before its table: its error line said why
                 continue
             with lock:
-                if not args.json:
+                if not request.run.json_output:
                     out.print(f"== {child.host.url} ==", highlight=False, markup=False)
                 else:
                     err.print(f"== {child.host.url}: its JSON lines follow ==",
@@ -699,21 +710,20 @@ def _wait(finished: queue.Queue[_Child]) -> _Child:
 
 # --- the command ---------------------------------------------------------------------
 
-def cmd_run_remote(store: Store, args: argparse.Namespace, forwarded: Sequence[str],
-                   out: Console, err: Console, **delivery: Any) -> int:
+def cmd_run_remote(store: Store, request: RemoteRequest, out: Console, err: Console) -> int:
     """``kcross run --remote ...``: every host checked before anything starts."""
     from . import harness
 
     # The user's own mistakes are named first, then what the machine lacks.
-    hosts = [parse_host(text) for text in args.remote]
-    if len(hosts) > 1 and getattr(args, "tag", None) is not None:
+    hosts = [parse_host(text) for text in request.hosts]
+    if len(hosts) > 1 and request.run.tag is not None:
         raise UserError("--tag names one run: give it with one --remote (then 'kcross tag "
                         "RUN NAME' for the others)")
-    refuse_the_same_host_twice(hosts, args.ssh_option or [])
-    binary = inspect_binary(harness.locate(args.harness))
+    refuse_the_same_host_twice(hosts, request.ssh_options)
+    binary = inspect_binary(harness.locate(request.harness))
     if shutil.which("ssh") is None:
         raise RemoteError("ssh not found: install the OpenSSH client (Debian: "
                           "openssh-client)")
     if len(hosts) == 1:
-        return run_host(store, hosts[0], binary, args, forwarded, out, err, **delivery)
-    return run_hosts(hosts, args, out, err)
+        return run_host(store, hosts[0], binary, request, out, err)
+    return run_hosts(hosts, request, out, err)

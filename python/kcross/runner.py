@@ -44,7 +44,7 @@ from .errors import (
     exit_for_signal,
     signal_name,
 )
-from .harness import STOP_SIGNALS, HarnessProcess, stop_signals_held
+from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
 from .schema import RunStream
@@ -120,126 +120,173 @@ def run(store: Store, request: RunRequest, out: Console, err: Console) -> int:
     """Run the benchmarks; return the exit status (see the module docstring)."""
     stop = StopSignals().install()
     try:
-        return _run(store, request, out, err, stop)
+        return _Run(store, request, out, err, stop).execute()
     finally:
         stop.ignore()
 
 
-def _run(store: Store, request: RunRequest, out: Console, err: Console,
-         stop: StopSignals) -> int:
-    stream = RunStream()
-    run_id: int | None = None
-    progress = RunProgress(err)
-    closed: OutputClosed | None = None
-    processes = request.processes
-    ends: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    stopped_by: int | None = None
+class _Run:
+    """One run in progress: the harness processes one after another, each record stored as
+    it arrives and shown as the request says, then the run marked (complete, interrupted
+    or failed) and reported."""
 
-    def mark_failed(exc: BaseException) -> str:
-        """Close the run as failed; return what to tell the user about it."""
-        assert run_id is not None
-        try:
-            store.finish_run(run_id, "failed", error=_describe(exc))
-        except StoreError as store_exc:
-            return f"run {run_id} could not be marked failed: {store_exc}"
-        return f"{store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
+    def __init__(self, store: Store, request: RunRequest, out: Console, err: Console,
+                 stop: StopSignals) -> None:
+        self.store, self.request, self.out, self.err, self.stop = store, request, out, err, stop
+        self.stream = RunStream()          # the run's records: what is stored
+        self.run_id: int | None = None     # once the plan has arrived
+        self.progress = RunProgress(err)
+        self.closed: OutputClosed | None = None   # standard output's reader went away
+        self.ends: list[dict[str, Any]] = []      # each process's end record
+        self.warnings: list[str] = []             # the harness's stderr lines, once each
+        self.stopped_by: int | None = None        # the signal that ended a harness
+        self.notice: str | None = None            # printed once the harness has started
 
-    def emit(record: dict[str, Any], text: str | None) -> None:
-        if request.json_output:  # after storing: a result is kept whatever the output
-            sys.stdout.write((text if text is not None else json.dumps(record)) + "\n")
-            sys.stdout.flush()
+    def execute(self) -> int:
+        """Every process, then the run marked and reported; the exit status."""
+        request = self.request
+        self.notice = request.notice() if request.notice is not None else None
+        for process in range(request.processes):
+            if not self._process(process):
+                break
+        signum = self.stop.signum if self.stop.signum is not None else self.stopped_by
+        if not self.stream.complete and (signum is not None or self.closed is not None):
+            return self._interrupted(signum)
+        self._complete()
+        return self._report()
 
-    notice = request.notice() if request.notice is not None else None
-    for process in range(processes):
+    # --- the harness's records ---------------------------------------------------------
+
+    def _process(self, process: int) -> bool:
+        """Harness process number ``process``, its records taken as they arrive; False when
+        the run stops after it (a signal, standard output closed)."""
+        processes = self.request.processes
         own = RunStream()   # this process's own records, in the harness's order
-        with HarnessProcess(request.harness, ["run", "--json", *request.harness_args]) as proc:
-            stop.on_stop = proc.interrupt
-            if stop.signum is not None:  # arrived while the harness was being started
+        with HarnessProcess(self.request.harness,
+                            ["run", "--json", *self.request.harness_args]) as proc:
+            self.stop.on_stop = proc.interrupt
+            if self.stop.signum is not None:  # arrived while the harness was being started
                 proc.interrupt()
             try:
                 for line in proc.records():
-                    try:
-                        own.add(line.record, line.where)
-                    except SchemaError as exc:
-                        raise HarnessError(f"harness broke the stream order: {exc}") from None
-                    record = line.record
-                    rtype = record["type"]
-                    text: str | None = line.text if processes == 1 else None
-                    if notice is not None:
-                        err.print(notice, style="yellow", highlight=False, markup=False,
-                                  soft_wrap=True)
-                        notice = None
-                    with stop_signals_held():  # threads started here must not take them
-                        if rtype == "fingerprint":
-                            if process > 0:
-                                assert stream.fingerprint is not None
-                                check_machine(stream.fingerprint, record, process)
-                                continue
-                            stream.add(record, line.where)
-                        elif rtype == "plan":
-                            if process > 0:
-                                assert stream.plan is not None
-                                check_plan(stream.plan, record, process)
-                                continue
-                            record = plan_of(record, processes)
-                            stream.add(record, line.where)
-                            assert stream.fingerprint is not None  # RunStream enforces the order
-                            run_id = store.start_run(stream.fingerprint, record,
-                                                     command=request.command,
-                                                     source=request.source)
-                        elif rtype == "result":
-                            record = result_of(record, process, processes)
-                            stream.add(record, line.where)
-                            assert run_id is not None
-                            store.add_result(run_id, len(stream.results) - 1, record)
-                        elif rtype == "end":
-                            ends.append(record)
-                            if process < processes - 1:
-                                continue
-                            record = combined_end(ends) if processes > 1 else record
-                            stream.add(record, line.where)
-                    emit(record, text)
-                    with stop_signals_held():
-                        if rtype == "plan":
-                            progress.start(record)
-                        elif rtype == "result":
-                            progress.advance(record)
+                    self._take(line, own, process)
                 if not own.complete and not proc.interrupted and proc.stopped_by is None:
                     raise HarnessError(f"harness stopped without an end record after "
                                        f"{len(own.results)} result(s)"
                                        + (f" (process {process})" if processes > 1 else ""))
             except OutputClosed as exc:
                 proc.interrupt()  # nobody reads the results any more: stop measuring
-                closed = exc
+                self.closed = exc
             except KcrossError as exc:
-                progress.stop()
-                stop.on_stop = None
-                if run_id is None:
+                self.progress.stop()
+                self.stop.on_stop = None
+                if self.run_id is None:
                     raise
-                raise type(exc)(f"{exc}; {mark_failed(exc)}") from None
+                raise type(exc)(f"{exc}; {self._mark_failed(exc)}") from None
             except BaseException as exc:  # a bug, or e.g. a module that cannot be imported
-                progress.stop()
-                stop.on_stop = None
-                if run_id is not None:
-                    note = mark_failed(exc)
+                self.progress.stop()
+                self.stop.on_stop = None
+                if self.run_id is not None:
+                    note = self._mark_failed(exc)
                     if isinstance(exc, ImportError):
                         exc.add_note(note)  # cli turns an ImportError into one line
                 raise
             finally:
-                if process == processes - 1 or closed is not None:
-                    progress.stop()
-                stop.on_stop = None
-            warnings += [w for w in proc.stderr_lines if w not in warnings]
-            stopped_by = proc.stopped_by
-        if closed is not None or stop.signum is not None or stopped_by is not None \
-                or proc.interrupted:
-            progress.stop()
-            break
+                if process == processes - 1 or self.closed is not None:
+                    self.progress.stop()
+                self.stop.on_stop = None
+            self.warnings += [w for w in proc.stderr_lines if w not in self.warnings]
+            self.stopped_by = proc.stopped_by
+        if self.closed is not None or self.stop.signum is not None \
+                or self.stopped_by is not None or proc.interrupted:
+            self.progress.stop()
+            return False
+        return True
 
-    signum = stop.signum if stop.signum is not None else stopped_by
-    if not stream.complete and (signum is not None or closed is not None):
-        why = "standard output closed" if closed is not None else \
+    def _take(self, line: Received, own: RunStream, process: int) -> None:
+        """One line of the harness: checked in its process's order, stored, shown."""
+        try:
+            own.add(line.record, line.where)
+        except SchemaError as exc:
+            raise HarnessError(f"harness broke the stream order: {exc}") from None
+        text: str | None = line.text if self.request.processes == 1 else None
+        if self.notice is not None:
+            self.err.print(self.notice, style="yellow", highlight=False, markup=False,
+                           soft_wrap=True)
+            self.notice = None
+        with stop_signals_held():  # threads started here must not take them
+            record = self._store(line.record, line.where, process)
+        if record is None:
+            return
+        self._emit(record, text)
+        with stop_signals_held():
+            if record["type"] == "plan":
+                self.progress.start(record)
+            elif record["type"] == "result":
+                self.progress.advance(record)
+
+    def _store(self, record: dict[str, Any], where: str,
+               process: int) -> dict[str, Any] | None:
+        """The run's record made of a harness record, added to the run and stored; None for
+        a record only checked (a later process's fingerprint and plan) or kept for later (an
+        end record before the last process's)."""
+        stream, processes = self.stream, self.request.processes
+        rtype = record["type"]
+        if rtype == "fingerprint":
+            if process > 0:
+                assert stream.fingerprint is not None
+                check_machine(stream.fingerprint, record, process)
+                return None
+            stream.add(record, where)
+        elif rtype == "plan":
+            if process > 0:
+                assert stream.plan is not None
+                check_plan(stream.plan, record, process)
+                return None
+            record = plan_of(record, processes)
+            stream.add(record, where)
+            assert stream.fingerprint is not None  # RunStream enforces the order
+            self.run_id = self.store.start_run(stream.fingerprint, record,
+                                               command=self.request.command,
+                                               source=self.request.source)
+        elif rtype == "result":
+            record = result_of(record, process, processes)
+            stream.add(record, where)
+            assert self.run_id is not None
+            self.store.add_result(self.run_id, len(stream.results) - 1, record)
+        elif rtype == "end":
+            self.ends.append(record)
+            if process < processes - 1:
+                return None
+            record = combined_end(self.ends) if processes > 1 else record
+            stream.add(record, where)
+        return record
+
+    def _emit(self, record: dict[str, Any], text: str | None) -> None:
+        """--json: the record on standard output (after storing: a result is kept whatever
+        the output)."""
+        if self.request.json_output:
+            sys.stdout.write((text if text is not None else json.dumps(record)) + "\n")
+            sys.stdout.flush()
+
+    # --- the end -----------------------------------------------------------------------
+
+    def _mark_failed(self, exc: BaseException) -> str:
+        """Close the run as failed; return what to tell the user about it."""
+        run_id = self.run_id
+        assert run_id is not None
+        try:
+            self.store.finish_run(run_id, "failed", error=_describe(exc))
+        except StoreError as store_exc:
+            return f"run {run_id} could not be marked failed: {store_exc}"
+        return f"{self.store.results_stored(run_id)} result(s) kept in run {run_id} (marked failed)"
+
+    def _interrupted(self, signum: int | None) -> int:
+        """A run stopped by a signal or by standard output's reader: what was received kept,
+        the run marked interrupted; the exit status (OutputClosed when nobody reads)."""
+        store, stream, processes, run_id = self.store, self.stream, self.request.processes, \
+            self.run_id
+        why = "standard output closed" if self.closed is not None else \
             f"interrupted by {signal_name(signum or 0)}"
         if run_id is None:
             message = f"{why} before the run started; nothing stored"
@@ -250,49 +297,59 @@ def _run(store: Store, request: RunRequest, out: Console, err: Console,
                 f"results ({processes} processes of {planned // processes} benchmark(s))"
             message = (f"kept {store.results_stored(run_id)} of {planned} {what} in run "
                        f"{run_id} (see 'kcross show {run_id}')")
-            message = f"{why}; {message}, marked interrupted" if closed is not None \
+            message = f"{why}; {message}, marked interrupted" if self.closed is not None \
                 else f"interrupted; {message}"
-        if request.on_end is not None and run_id is not None:
-            request.on_end(run_id)  # an interrupted run's results so far
-        if closed is not None:
+        if self.request.on_end is not None and run_id is not None:
+            self.request.on_end(run_id)  # an interrupted run's results so far
+        if self.closed is not None:
             raise OutputClosed(message)
-        err.print(f"kcross: {message}", highlight=False, markup=False)
+        self.err.print(f"kcross: {message}", highlight=False, markup=False)
         return exit_for_signal(signum or 0)
 
-    assert run_id is not None and stream.end is not None and stream.fingerprint is not None
-    store.finish_run(run_id, "complete", end=stream.end)
-    if request.tag is not None:
-        try:
-            _, before = store.tag_run(run_id, request.tag)
-        except StoreError as exc:
-            raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
-        moved = f" (moved from run {before})" if before not in (None, run_id) else ""
-        err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
-                  markup=False)
-    if request.on_end is not None:
-        request.on_end(run_id)
-    for warning in warnings:
-        err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
-    end = stream.end
-    benchmarks = merge_results(stream.results)
-    failed = sum(r["status"] == "failed" for r in benchmarks)
-    if request.print_table and not request.json_output:
-        counts = {s: sum(r["status"] == s for r in benchmarks) for s in ("ok", "skipped", "failed")}
-        each = f" ({processes} processes each)" if processes > 1 else ""
-        try:
-            render.print_run(out, benchmarks, stream.fingerprint, title=f"run {run_id}",
-                             wide=request.wide, run_id=run_id)
-            out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
-                      f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; stored in "
-                      f"{store.target.display}", highlight=False, markup=False)
-            sys.stdout.flush()
-        except (OutputClosed, OutputError) as exc:
-            what = str(exc) or "standard output closed"
-            raise type(exc)(f"{what}; run {run_id} is stored complete "
-                            f"(see 'kcross show {run_id}')") from None
-    if failed:
-        err.print(f"kcross: {failed} benchmark(s) failed their check; run {run_id} is "
-                  f"complete (exit status 1)", style="red", highlight=False, markup=False)
-        return EXIT_CHECK_FAILED
-    return EXIT_OK
+    def _complete(self) -> None:
+        """The run marked complete, tagged if asked, handed to ``on_end``."""
+        request, store, run_id = self.request, self.store, self.run_id
+        assert run_id is not None and self.stream.end is not None
+        store.finish_run(run_id, "complete", end=self.stream.end)
+        if request.tag is not None:
+            try:
+                _, before = store.tag_run(run_id, request.tag)
+            except StoreError as exc:
+                raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
+            moved = f" (moved from run {before})" if before not in (None, run_id) else ""
+            self.err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
+                           markup=False)
+        if request.on_end is not None:
+            request.on_end(run_id)
 
+    def _report(self) -> int:
+        """The harness's warnings, the table (unless --json or an export takes standard
+        output), the failed checks; the exit status."""
+        request, stream, run_id, err = self.request, self.stream, self.run_id, self.err
+        assert stream.end is not None and stream.fingerprint is not None
+        for warning in self.warnings:
+            err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
+        end = stream.end
+        benchmarks = merge_results(stream.results)
+        failed = sum(r["status"] == "failed" for r in benchmarks)
+        if request.print_table and not request.json_output:
+            counts = {s: sum(r["status"] == s for r in benchmarks)
+                      for s in ("ok", "skipped", "failed")}
+            each = f" ({request.processes} processes each)" if request.processes > 1 else ""
+            try:
+                render.print_run(self.out, benchmarks, stream.fingerprint, title=f"run {run_id}",
+                                 wide=request.wide, run_id=run_id)
+                self.out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
+                               f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; "
+                               f"stored in {self.store.target.display}", highlight=False,
+                               markup=False)
+                sys.stdout.flush()
+            except (OutputClosed, OutputError) as exc:
+                what = str(exc) or "standard output closed"
+                raise type(exc)(f"{what}; run {run_id} is stored complete "
+                                f"(see 'kcross show {run_id}')") from None
+        if failed:
+            err.print(f"kcross: {failed} benchmark(s) failed their check; run {run_id} is "
+                      f"complete (exit status 1)", style="red", highlight=False, markup=False)
+            return EXIT_CHECK_FAILED
+        return EXIT_OK

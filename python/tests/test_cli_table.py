@@ -47,7 +47,8 @@ def test_nothing_else_registers_subcommands() -> None:
 
 
 def test_store_opening_is_written_once() -> None:
-    """The command modules open stores through cli.options.Stores, not Store.open."""
+    """The command modules open stores through kcross.store.opening (Stores, stores,
+    store_for_writing), not Store.open."""
     offenders = [f"{p.name}: {m.group(0)}" for p in CLI_DIR.glob("*.py")
                  if p.name != "options.py"
                  for m in re.finditer(r"Store\.open(_existing)?\(", p.read_text())]

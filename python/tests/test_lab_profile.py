@@ -479,18 +479,19 @@ class FakeRun:
 
 
 def _mitigations_status(monkeypatch: pytest.MonkeyPatch, boot: Any) -> tuple[int, str]:
-    import argparse
     import io
 
     from kcross.lab import profile_jobs
+    from kcross.lab.request import LabRequest
     from rich.console import Console
 
     monkeypatch.setattr("kcross.views.profile.diff_view", lambda d, labels: "a diff")
     monkeypatch.setattr("kcross.lab.profile_diff.diff", lambda a, b, labels: None)
     out = Console(file=io.StringIO(), width=200)
-    args = argparse.Namespace(arch="ppc64le", bench=None)
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=600.0, mitigations=True,
+                         profile=True)
     kernel = type("K", (), {"path": Path("/vmlinux")})()
-    status = profile_jobs._mitigations(args, kernel, boot, out)  # type: ignore[arg-type]
+    status = profile_jobs._mitigations(request, kernel, boot, out)  # type: ignore[arg-type]
     return status, out.file.getvalue()  # type: ignore[attr-defined]
 
 

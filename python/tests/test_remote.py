@@ -43,8 +43,8 @@ from conftest import (
 )
 from harnesses import native
 from kcross import remote
-from kcross.cli.options import DEFAULT_PROCESSES
 from kcross.errors import KcrossError
+from kcross.run_defaults import DEFAULT_PROCESSES
 
 SSHD = shutil.which("sshd") or shutil.which("sshd", path="/usr/sbin:/usr/local/sbin")
 SSH = shutil.which("ssh")

@@ -209,8 +209,8 @@ def _stored(tmp_path: Path, name: str, variant: str | None, source: str,
     """The ppc64le capture stored with lab.variant ``variant`` and ``source``."""
     import datetime as dt
 
-    from kcross.cli.options import store_for_writing
     from kcross.importer import import_stream
+    from kcross.store import store_for_writing
 
     records = [json.loads(line) for line in (DATA / name).read_text().splitlines()]
     records[0]["lab"] = {**records[0]["lab"], "variant": variant}
@@ -223,8 +223,8 @@ def _stored(tmp_path: Path, name: str, variant: str | None, source: str,
 def test_the_reports_section_reads_reproduces_own_newest_boots_only(tmp_path: Path) -> None:
     """A plain ``kcross lab`` run (no variant: it would pass for the default boot) beside
     reproduce's: the section reads reproduce's, and of two reproduce boots the newer."""
-    from kcross.cli.options import store_for_writing
     from kcross.report.reproduced import section
+    from kcross.store import store_for_writing
 
     older = _stored(tmp_path, "lab-ppc64le-sc.jsonl", None, "repro", "2026-01-01T00:00:00+00:00")
     ours = _stored(tmp_path, "lab-ppc64le-scv.jsonl", None, "repro", "2026-02-01T00:00:00+00:00")
@@ -253,7 +253,7 @@ def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
     from types import SimpleNamespace
 
     from kcross.importer import read_stream
-    from kcross.lab import jobs, session
+    from kcross.lab import boots, session
     from kcross.lab import kernel as lab_kernel
     from kcross.lab import payload as lab_payload
 
@@ -279,7 +279,7 @@ def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
         return profile
 
     monkeypatch.setattr(session, "count", count)
-    monkeypatch.setattr(jobs, "stop_on_signals", lambda: None)
+    monkeypatch.setattr(boots, "stop_on_signals", lambda: None)
     monkeypatch.setattr(lab_kernel, "fetch",
                         lambda _arch, say: SimpleNamespace(path=tmp_path / "vmlinux"))  # noqa: ARG005
     monkeypatch.setattr(lab_payload, "build_payload", lambda _arch, source: None)  # noqa: ARG005
@@ -288,7 +288,7 @@ def _fake_boots(monkeypatch, tmp_path: Path, fail: dict[str, Exception],
 
 
 def _keep(tmp_path: Path, kept: list[measure.Measured]):
-    from kcross.cli.options import store_for_writing
+    from kcross.store import store_for_writing
 
     def keep(b: measure.Booted) -> measure.Measured:
         m = measure.store_boot(b, lambda: store_for_writing(str(tmp_path / "k.db")),
@@ -504,7 +504,7 @@ def test_the_native_part_leaves_the_stop_signals_to_the_labs_after_it(tmp_path: 
     import signal
 
     from conftest import FAKE_HARNESS
-    from kcross.cli.options import store_for_writing
+    from kcross.store import store_for_writing
     from rich.console import Console
 
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}

@@ -8,17 +8,10 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UserError
-from .options import (
-    CPU_RANGE,
-    MIN_BATCH_MS_RANGE,
-    SAMPLES_RANGE,
-    WARMUP_MS_RANGE,
-    number,
-    say,
-    shown,
-    sysroot,
-)
+from ..errors import UserError, shown
+from ..run_defaults import CPU_RANGE, MIN_BATCH_MS_RANGE, SAMPLES_RANGE, WARMUP_MS_RANGE
+from ..views.lines import say
+from .options import number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,7 +82,7 @@ def check_known(*sides: Side) -> None:
 
 def harness_options(args: argparse.Namespace) -> Any:
     from ..ab import RunOptions
-    from ..readiness import measuring_cpu
+    from ..readiness import measuring_cpu, sysroot
 
     return RunOptions(samples=int(args.samples), cpu=measuring_cpu(args.cpu, sysroot()),
                       warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms)

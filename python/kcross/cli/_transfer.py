@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
-from .options import say
+from ..views.lines import say
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -9,8 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError, shown
-from ._rounds import line, settings, write_json
-from .options import (
+from ..run_defaults import (
     CPU_RANGE,
     DEFAULT_PROCESSES,
     MIN_BATCH_MS_RANGE,
@@ -19,11 +18,9 @@ from .options import (
     PROCESSES_RANGE,
     SAMPLES_RANGE,
     WARMUP_MS_RANGE,
-    Common,
-    number,
-    stores,
-    sysroot,
 )
+from ._rounds import line, settings, write_json
+from .options import Common, number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -137,10 +134,11 @@ def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import harness
+    from ..store import stores
 
     with harness.stop_signals_held():
         from .. import aa
-        from ..readiness import measuring_cpu
+        from ..readiness import measuring_cpu, sysroot
         from ..stats import median
 
     command = harness.locate(args.harness)

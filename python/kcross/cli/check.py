@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import numtext
 from ..errors import shown
 from ..judge.categories import MISSING_POLICIES
-from .options import print_json, stores
+from ..views.lines import print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,6 +100,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if args.baseline == "-" and args.current == "-":
         raise KcrossError("the baseline and the current run cannot both be stdin")
+    from ..store import stores
+
     with stores(args.db) as opened:
         base = gate.load_side(args.baseline, opened.reading)
         current = gate.load_side(args.current, opened.reading)

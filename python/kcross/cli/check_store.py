@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .options import Common, say, stores
+from ..views.lines import say
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,6 +25,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..store import stores
     from ..store.db import check_integrity
 
     with stores(args.db) as opened:

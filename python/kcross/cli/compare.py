@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import stores
+from .options import export_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,9 +81,7 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
                         f"{', '.join(MINISTAT_LEVELS)} (default 95)")
     p.add_argument("--strict", action="store_true",
                    help="refuse (exit status 2) when the sides' fingerprints differ")
-    from .. import export
-
-    export.add_option(p, "the comparison: every side's samples and the verdicts")
+    export_option(p, "the comparison: every side's samples and the verdicts")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -92,12 +90,14 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import export, sides
     from ..errors import UserError
     from ..judge.comparison import compare, history_noise
+    from ..store import stores
     from ..views import comparison as view
 
     if len(args.sides) < 2:
         raise UserError("compare needs at least two sides: A B [C...] (see 'kcross compare "
                         "--help')")
-    exports = export.requested(args, reads=args.sides)  # checked before anything is read
+    exports = export.requested(args.export, db=args.db, json_output=args.json,
+                               reads=args.sides)  # checked before anything is read
     with stores(args.db, hint=" (a SIDE that is not an existing file is a run reference)") \
             as opened:
         loaded = sides.load_sides(args.sides, opened.reading, bench=args.bench)

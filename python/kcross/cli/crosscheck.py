@@ -6,6 +6,7 @@ import argparse
 import functools
 from typing import TYPE_CHECKING
 
+from ..run_defaults import CPU_RANGE, SAMPLES_RANGE
 from ._rounds import (
     ROUNDS_RANGE,
     ci_text,
@@ -13,7 +14,7 @@ from ._rounds import (
     line,
     write_json,
 )
-from .options import CPU_RANGE, SAMPLES_RANGE, Common, number, sysroot
+from .options import Common, number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,7 +76,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         from .. import ab, readiness
         from .. import crosscheck as cc
 
-    cpu = readiness.measuring_cpu(args.cpu, sysroot())  # the user's mistake first
+    cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())  # the user's mistake first
     command = harness.locate(args.harness)
     cc.require_tools()
     samples = int(args.samples) if args.samples is not None else None

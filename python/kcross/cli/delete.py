@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .options import Common, say, stores
+from ..views.lines import say
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,6 +21,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..store import stores
+
     with stores(args.db) as opened:
         gone = opened.changing().delete_run(args.run, force=args.force)
     say(out, f"run {args.run} deleted with its {gone} result(s)")

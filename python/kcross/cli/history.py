@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .options import print_json, run_count, say, stores
+from ..views.lines import print_json, say
+from .options import run_count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,6 +62,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
     from .. import history, outfile
+    from ..store import stores
     from ..views import history as view
 
     if args.plot is not None:  # refused before anything is read

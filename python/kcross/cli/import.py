@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from .. import infile
 from ..errors import UserError, clipped
-from .options import Common, say, stores
+from ..views.lines import say
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,6 +70,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                         f"--lava-results {clipped(name)}")
     if kind == "lava":
         from ..lava.imports import import_log
+        from ..store import stores
 
         with stores(args.db) as opened:
             done = import_log(opened.writing, args.file, force=args.force,
@@ -86,6 +88,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UserError(f"{', '.join(lava_options)}: for a LAVA job's log; {clipped(name)} "
                         "is not one")
     from ..importer import import_file
+    from ..store import stores
 
     with stores(args.db) as opened:
         imported = import_file(opened.writing, args.file, force=args.force, data=data)

@@ -1,7 +1,8 @@
 """``kcross lab ARCH``: kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU.
 
 The jobs (the kernel, the guest programs, counting, mitigations, correctness) are
-:mod:`kcross.lab.jobs`'s; this module holds the options.
+:mod:`kcross.lab.jobs`'s; this module holds the options and turns them into the request
+the jobs take (:class:`kcross.lab.request.LabRequest`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..lab.machines import MODES
 from ..lab.selftests import SELECTIONS
-from .options import Common, lab_guest_options, lab_machine_options
+from .options import Common, guest_options, lab_guest_options, lab_machine_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,8 +71,15 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     lab_guest_options(p, "guest")
 
 
-
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..lab.jobs import run
+    from ..lab.request import LabRequest
 
-    return run(args, out, err)
+    request = LabRequest(
+        arch=args.arch, mode=args.mode, timeout=args.timeout, guest=guest_options(args),
+        kernel=args.kernel, refresh=args.refresh,
+        compare=(args.compare[0], args.compare[1]) if args.compare else None,
+        against=args.against, mitigations=args.mitigations, profile=args.profile,
+        trace=args.trace, crosscheck=args.crosscheck, source=args.source,
+        no_store=args.no_store, db=args.db, json_output=args.json, argv=tuple(args.argv))
+    return run(request, out, err)

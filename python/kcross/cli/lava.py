@@ -1,7 +1,8 @@
 """``kcross lava job ARCH -o DIR``: a LAVA job definition and its images (docs/lava.md).
 
-The work is :mod:`kcross.lava.make`'s; this module holds the options.  A job's log (and
-its results export) come back with ``kcross import``.
+The work is :mod:`kcross.lava.make`'s; this module holds the options and turns them into
+the request it takes (:class:`kcross.lava.make.JobRequest`).  A job's log (and its results
+export) come back with ``kcross import``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .options import Common, lab_machine_options, say
+from ..views.lines import say
+from .options import Common, guest_options, lab_machine_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,9 +76,15 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..lava.make import make
+    from ..lava.make import JobRequest, make
 
-    made = make(args, err)
+    request = JobRequest(
+        arch=args.arch, output=args.output, device_type=args.device_type,
+        timeout=args.timeout, guest=guest_options(args), kernel=args.kernel,
+        kernel_url=args.kernel_url, image_url_base=args.image_url_base,
+        old_lava=args.old_lava, console=args.console, dtb_url=args.dtb_url,
+        test_shell=args.test_shell, source=args.source)
+    made = make(request, err)
     for f in (*made.files, made.job, made.device, made.dispatcher, made.test_shell):
         if f is not None:
             say(out, f"wrote {f}")

@@ -6,7 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import SchemaError
-from .options import Common, print_json
+from ..views.lines import print_json
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console

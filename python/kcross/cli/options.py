@@ -1,5 +1,9 @@
-"""What the subcommands share: the one-line argparse, option types, the option groups
-(``--db``, ``--harness``, ``--json``), opening the store, and writing plain lines.
+"""What the subcommands' parsers share: the one-line argparse, option types, the option
+groups (``--db``, ``--harness``, ``--json``), the options of several commands, and the
+help texts of the exit status and the environment.  Command-line things only: what a
+command does below its parsing lives outside kcross.cli (opening the store:
+kcross.store.opening; plain lines: kcross.views.lines; the run defaults:
+kcross.run_defaults).
 
 Nothing here imports numpy, scipy or SQLAlchemy at module level: building the
 parser (``kcross --help``, a usage error) must stay fast.
@@ -8,35 +12,18 @@ parser (``kcross --help``, a usage error) must stay fast.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import numtext
-from ..errors import ECHO_MAX, EXIT_USAGE, UserError, clipped, shown
+from ..errors import ECHO_MAX, EXIT_USAGE, clipped, shown
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from ..store import Store, Target
-
-# What kcross-harness does when not told otherwise (harness/main.c, parse()).
-# The ranges are the harness's own, checked here too so that a run the harness
-# would refuse is refused before anything starts.
-DEFAULT_SAMPLES, QUICK_SAMPLES, SAMPLES_RANGE = 201, 11, (3, 100_000)
-DEFAULT_WARMUP_MS, QUICK_WARMUP_MS, WARMUP_MS_RANGE = 200, 20, (0, 100_000)
-DEFAULT_MIN_BATCH_MS, MIN_BATCH_MS_RANGE = 2, (0.01, 10_000)
-CPU_RANGE = (0, 1023)  # CPU_SETSIZE - 1
-# kcross run's own defaults: K fresh harness processes, each with these samples and warm-up
-# (chosen from measurement: README, "Runs of several processes").  --quick is one process.
-DEFAULT_PROCESSES, PROCESSES_RANGE = 10, (1, 100)
-PROCESS_SAMPLES, PROCESS_WARMUP_MS = 11, 20
+    from ..lab.request import GuestOptions
 
 EXIT_CODES = """\
 exit status:
@@ -179,119 +166,24 @@ def lab_machine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
 
 
+def guest_options(args: argparse.Namespace) -> GuestOptions:
+    """What :func:`lab_machine_options` parsed, as the lab's jobs take it."""
+    from ..lab.request import GuestOptions
+
+    return GuestOptions(append=args.append, cpu=args.cpu, machine_opts=tuple(args.machine_opt),
+                        suite=args.suite, bench=args.bench)
+
+
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:
-    """``--export FORMAT FILE`` (light: the exporters load when they write)."""
-    from ..export import add_option
+    """``--export FORMAT FILE`` (repeatable; light: the exporters load when they write);
+    ``when`` says what is written and when ("the run shown").  :func:`kcross.export.requested`
+    checks the pairs."""
+    from ..export import FORMATS
 
-    add_option(parser, when)
-
-
-# --- the store ---------------------------------------------------------------------------
-
-class Stores:
-    """The stores one command opens, opened when first needed and closed at the end::
-
-        with Stores(args.db) as stores:
-            run = stores.reading().load_run(ref)
-
-    ``reading()``: the database as it is, never created or changed; a store with no
-    runs is one line ("no runs stored in ...").  ``changing()``: for changing what is
-    stored (mark, delete, tag): refused when nothing is stored, upgraded if old.
-    ``writing()``: created or upgraded for writing (import, lab).
-    """
-
-    def __init__(self, db: str | None, *, hint: str = "") -> None:
-        self.db = db
-        self.hint = hint   # added to "no runs stored" (what else an argument could be)
-        self._open: dict[str, Store] = {}
-
-    @property
-    def target(self) -> Target:
-        from ..store import resolve
-
-        return resolve(self.db)
-
-    def reading(self) -> Store:
-        if "read" not in self._open:
-            from ..store import Store
-
-            target = self.target
-            store = Store.open(target, write=False)
-            if store is None:
-                raise UserError(f"no runs stored in {target.display}{self.hint}")
-            self._open["read"] = store
-        return self._open["read"]
-
-    def reading_or_none(self) -> Store | None:
-        try:
-            return self.reading()
-        except UserError:
-            return None
-
-    def changing(self) -> Store:
-        if "change" not in self._open:
-            from ..store import Store
-
-            self._open["change"] = Store.open_existing(self.target)
-        return self._open["change"]
-
-    def writing(self) -> Store:
-        if "write" not in self._open:
-            from ..store import Store
-
-            store = Store.open(self.target, write=True)
-            assert store is not None  # opening for writing creates the database
-            self._open["write"] = store
-        return self._open["write"]
-
-    def close(self) -> None:
-        for store in self._open.values():
-            store.close()
-        self._open.clear()
-
-    def __enter__(self) -> Stores:
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self.close()
-
-
-@contextmanager
-def stores(db: str | None, *, hint: str = "") -> Iterator[Stores]:
-    with Stores(db, hint=hint) as opened:
-        yield opened
-
-
-def store_for_writing(db: str | None, *, lazy: bool = False) -> Store:
-    """The store a command writes as it goes (run, lab), opened on its own: checked now;
-    with ``lazy``, created only when its first record arrives (a command refused for bad
-    arguments leaves no database file behind).  The caller closes it (or hands it to the
-    importer, which does)."""
-    from ..store import Store, resolve
-
-    store = Store.open(resolve(db), write=True, lazy=lazy)
-    assert store is not None  # opening for writing creates (or will create) the database
-    return store
-
-
-# --- plain output ------------------------------------------------------------------------
-
-def print_json(records: Sequence[dict[str, Any]]) -> None:
-    for record in records:
-        sys.stdout.write(json.dumps(record) + "\n")
-
-
-def say(console: Console, line: str, style: str = "") -> None:
-    """One line as it is: no markup, no highlighting, not wrapped (a round's progress, a
-    path, a URL): grep-able in a log."""
-    from rich.text import Text
-
-    console.print(Text(line, style=style), soft_wrap=True, highlight=False)
-
-
-def sysroot() -> str:
-    """Where the readiness checks read /proc and /sys (a copy, for tests)."""
-    return os.environ.get("KCROSS_TEST_SYSROOT") or "/"
+    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
+    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
+                        help=f"also write the results to FILE ({when}; - for standard output, "
+                             f"instead of the table); may be given several times. {formats}")
 
 
 def formatter() -> type[argparse.HelpFormatter]:

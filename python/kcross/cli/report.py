@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .options import stores
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -37,6 +35,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import outfile, report
     from ..judge.comparison import history_noise
     from ..series import series_of_results
+    from ..store import stores
 
     to_stdout = args.output == "-"
     path = Path(args.output)

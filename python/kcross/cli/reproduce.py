@@ -11,8 +11,9 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, UserError
-from .options import Common, lab_guest_options, say, shown
+from ..errors import EXIT_BROKEN, EXIT_CHECK_FAILED, EXIT_OK, Interrupted, UserError, shown
+from ..views.lines import print_json, say
+from .options import Common, lab_guest_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +98,7 @@ def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], nati
     from ..reproduce import measure
     from ..reproduce.experiments import LAB_ARCHES
     from ..reproduce.outcome import outcomes
-    from .options import print_json, store_for_writing
+    from ..store import store_for_writing
 
     # Everything that can be refused is refused before anything runs, builds or boots.
     plan = measure.plan(experiments, native=native, arches=arches)

@@ -6,14 +6,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KcrossError, OutputClosed, UserError
-from .options import (
+from ..run_defaults import (
     CPU_RANGE,
     DEFAULT_MIN_BATCH_MS,
     DEFAULT_PROCESSES,
     DEFAULT_SAMPLES,
     DEFAULT_WARMUP_MS,
-    ENVIRONMENT,
-    EXIT_CODES,
     MIN_BATCH_MS_RANGE,
     PROCESS_SAMPLES,
     PROCESS_WARMUP_MS,
@@ -22,14 +20,8 @@ from .options import (
     QUICK_WARMUP_MS,
     SAMPLES_RANGE,
     WARMUP_MS_RANGE,
-    Common,
-    Once,
-    export_option,
-    number,
-    store_for_writing,
-    sysroot,
-    wide_option,
 )
+from .options import ENVIRONMENT, EXIT_CODES, Common, Once, export_option, number, wide_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -122,11 +114,28 @@ def write_exports(pairs: list[tuple[str, str]], run: Any) -> None:
         export.write(fmt, path, export.ExportData(runs=[run]))
 
 
+def harness_args(args: argparse.Namespace, processes: int) -> list[str]:
+    """The options ``kcross run`` passes on to the harness: those given, and with several
+    processes (not --quick) each process's share of the run's samples and warm-up unless
+    told."""
+    samples, warmup_ms = args.samples, args.warmup_ms
+    if processes > 1 and not args.quick:   # a process's share of the run, unless told
+        samples = PROCESS_SAMPLES if samples is None else samples
+        warmup_ms = PROCESS_WARMUP_MS if warmup_ms is None else warmup_ms
+    given = (("suite", args.suite), ("bench", args.bench), ("samples", samples),
+             ("warmup-ms", warmup_ms), ("min-batch-ms", args.min_batch_ms), ("cpu", args.cpu))
+    forwarded = [word for name, value in given if value is not None
+                 for word in (f"--{name}", str(value))]
+    return forwarded + [f"--{flag}" for flag, on in (("quick", args.quick),
+                                                       ("interleave", args.interleave)) if on]
+
+
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import harness
 
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
         from ..runner import RunRequest, run
+        from ..store import store_for_writing
         from ..store.refs import check_tag_name
 
     if args.tag is not None:
@@ -136,22 +145,10 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     store = store_for_writing(args.db, lazy=True)
     processes = int(args.processes) if args.processes is not None else \
         (1 if args.quick else DEFAULT_PROCESSES)
-    if processes > 1 and not args.quick:   # a process's share of the run, unless told
-        if args.samples is None:
-            args.samples = PROCESS_SAMPLES
-        if args.warmup_ms is None:
-            args.warmup_ms = PROCESS_WARMUP_MS
-    forwarded: list[str] = []
-    for option in ("suite", "bench", "samples", "warmup_ms", "min_batch_ms", "cpu"):
-        value = getattr(args, option)
-        if value is not None:
-            forwarded += [f"--{option.replace('_', '-')}", str(value)]
-    for flag in ("quick", "interleave"):
-        if getattr(args, flag):
-            forwarded.append(f"--{flag}")
+    forwarded = harness_args(args, processes)
     from .. import export
 
-    exports = export.requested(args)  # checked before anything runs
+    exports = export.requested(args.export, db=args.db, json_output=args.json)  # before anything runs
 
     def export_run(run_id: int) -> None:
         try:
@@ -166,17 +163,22 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                                 "wide": args.wide, "on_end": export_run if exports else None,
                                 "processes": processes}
     if args.remote:
-        from ..remote import cmd_run_remote
+        from ..remote import RemoteRequest, cmd_run_remote
         if exports and len(args.remote) > 1:
             raise UserError("--export with several --remote hosts would write one file from "
                             "each: export each stored run with 'kcross show RUN --export ...'")
+        remote = RemoteRequest(
+            hosts=tuple(args.remote), ssh_options=tuple(args.ssh_option or ()),
+            harness=args.harness, check=not args.no_check, cpu=args.cpu,
+            run=RunRequest(harness=(), harness_args=tuple(forwarded), command=tuple(args.argv),
+                           json_output=args.json, tag=args.tag, **delivery))
         try:
-            return cmd_run_remote(store, args, forwarded, out, err, **delivery)
+            return cmd_run_remote(store, remote, out, err)
         finally:
             store.close()
     if args.ssh_option:
         raise KcrossError("--ssh-option is for runs with --remote")
-    from ..readiness import measuring_cpu
+    from ..readiness import measuring_cpu, sysroot
 
     measuring_cpu(args.cpu, sysroot())  # a CPU this process may run on (the harness's rule)
     check = not args.no_check
@@ -195,5 +197,5 @@ def _not_tuned(cpu: int | None) -> str | None:
     before the harness starts, printed once it has: it never stops the run)."""
     from .. import readiness
 
-    findings = readiness.run_checks(sysroot(), cpu, checks=readiness.RUN_CHECKS)
+    findings = readiness.run_checks(readiness.sysroot(), cpu, checks=readiness.RUN_CHECKS)
     return readiness.warning_line(findings, cpu)

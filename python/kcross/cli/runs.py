@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .options import Common, print_json, run_count, say, stores
+from ..views.lines import print_json, say
+from .options import Common, run_count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,6 +29,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from .. import render
+    from ..store import stores
 
     limit = None if args.all or (args.json and args.last is None) else (args.last or SHOWN)
     with stores(args.db) as opened:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .options import Common, export_option, stores, wide_option
+from .options import Common, export_option, wide_option
 from .run import write_exports
 
 if TYPE_CHECKING:
@@ -26,8 +26,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
     from .. import export, render
+    from ..store import stores
 
-    exports = export.requested(args)
+    exports = export.requested(args.export, db=args.db, json_output=args.json)
     with stores(args.db) as opened:
         stored = opened.reading().load_run(args.run)
     write_exports(exports, stored)

@@ -6,7 +6,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SchemaError, UserError
-from .options import CPU_RANGE, Common, number, print_json, stores, sysroot
+from ..run_defaults import CPU_RANGE
+from ..views.lines import print_json
+from .options import Common, number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,8 +57,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.check:
         from .. import readiness
 
-        cpu = readiness.measuring_cpu(args.cpu, sysroot())
-        findings = readiness.run_checks(sysroot(), cpu, fingerprint=records[0])
+        cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())
+        findings = readiness.run_checks(readiness.sysroot(), cpu, fingerprint=records[0])
         findings.append(_noise_finding(args.db, records[0]))
         if args.json:
             print_json([readiness.as_json(findings, cpu)])
@@ -80,6 +82,7 @@ def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
     from .. import readiness
     from ..judge.noise import MIN_RUNS, of_machine
     from ..stats import median
+    from ..store import stores
 
     todo = (f"'kcross aa BENCH' (or store {MIN_RUNS} or more runs of this configuration): "
             "compare and check then include it")

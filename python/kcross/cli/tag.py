@@ -6,7 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from .options import Common, say, stores
+from ..views.lines import say
+from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,6 +28,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ..store import stores
     from ..store.refs import check_tag_name
 
     if args.delete is not None and args.run is not None:

@@ -28,7 +28,6 @@ The exporters import numpy and scipy when they run, not here: ``kcross show
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import re
 import sys
@@ -109,31 +108,23 @@ def exporter(fmt: str) -> Exporter:
     return module
 
 
-def add_option(parser: argparse.ArgumentParser, when: str) -> None:
-    """Add ``--export FORMAT FILE`` (repeatable) to a subcommand; ``when`` says what is
-    written and when ("the run shown").  :func:`requested` reads and checks it."""
-    formats = "; ".join(f"{name}: {summary}" for name, (_, summary) in FORMATS.items())
-    parser.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
-                        help=f"also write the results to FILE ({when}; - for standard output, "
-                             f"instead of the table); may be given several times. {formats}")
-
-
-def requested(args: argparse.Namespace, *,
-              reads: Sequence[str] = ()) -> list[tuple[str, str]]:
-    """The ``--export FORMAT FILE`` pairs, checked before any work is done: known formats,
-    FILEs that may be written (kcross.outfile: not the store ``args.db`` names, nor a file
-    in ``reads``), at most one of them (and not ``--json`` too) on stdout."""
-    pairs = [(fmt, path) for fmt, path in getattr(args, "export", None) or []]
-    for fmt, path in pairs:
-        check_path(fmt, path, db=getattr(args, "db", None), reads=reads)
-    to_stdout = [fmt for fmt, path in pairs if path == STDOUT]
+def requested(pairs: Sequence[Sequence[str]] | None, *, db: str | None,
+              json_output: bool = False, reads: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """The ``--export FORMAT FILE`` pairs (``pairs``: as given, None for none), checked
+    before any work is done: known formats, FILEs that may be written (kcross.outfile: not
+    the store ``db`` names, nor a file in ``reads``), at most one of them (and not
+    ``--json`` too: ``json_output``) on stdout."""
+    checked = [(fmt, path) for fmt, path in pairs or []]
+    for fmt, path in checked:
+        check_path(fmt, path, db=db, reads=reads)
+    to_stdout = [fmt for fmt, path in checked if path == STDOUT]
     if len(to_stdout) > 1:
         raise UserError(f"--export {to_stdout[0]} - and --export {to_stdout[1]} - both write "
                         "to standard output: give one of them a FILE")
-    if to_stdout and getattr(args, "json", False):
+    if to_stdout and json_output:
         raise UserError(f"--export {to_stdout[0]} - and --json both write to standard output: "
                         "give the export a FILE")
-    return pairs
+    return checked
 
 
 def check_path(fmt: str, path: str | Path, *, db: str | None,

@@ -21,7 +21,6 @@ A profiled boot is not stored: its harness ran with the profile windows on
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,12 +29,21 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kcross.cli.options import say
 from kcross.errors import EXIT_BROKEN, KcrossError, LabError, UserError
+from kcross.lab.boots import (
+    describe_kernel,
+    exit_status,
+    make_guest,
+    parallel_boots,
+    raise_first,
+    resolve_kernel,
+)
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
+from kcross.lab.machines import Guest, arch
 from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
+from kcross.lab.request import LabRequest
 from kcross.render import clip_words
+from kcross.views.lines import say
 
 # --profile --mitigations profiles the null syscall: this suite's KEY_BENCH, or --bench.
 MITIGATIONS_SUITE = "syscall"
@@ -61,59 +69,56 @@ def traced_benchmark(glob: str, arch_name: str, src: Path) -> str:
     return hits[0]
 
 
-def _check_bench(args: argparse.Namespace, src: Path) -> None:
+def _check_bench(request: LabRequest, bench: str, src: Path) -> None:
     """--profile's --bench GLOB names at least one benchmark of the suites profiled (for
     --mitigations, the syscall suite: its null syscall)."""
-    suites = (MITIGATIONS_SUITE,) if args.mitigations else \
-        tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
-    named = benchmarks_named(args.bench, args.arch, src, suites)
+    suites = (MITIGATIONS_SUITE,) if request.mitigations else request.guest.suites()
+    named = benchmarks_named(bench, request.arch, src, suites)
     if named is None:
-        raise UserError(f"--bench {args.bench}: cannot read the benchmarks of "
-                        f"{src}/harness/bench")
+        raise UserError(f"--bench {bench}: cannot read the benchmarks of {src}/harness/bench")
     if not named:
-        where = ("the syscall suite --profile --mitigations profiles" if args.mitigations
-                 else f"{args.arch}'s suites {', '.join(suites)}")
-        raise UserError(f"--bench {args.bench}: no such benchmark in {where} "
+        where = ("the syscall suite --profile --mitigations profiles" if request.mitigations
+                 else f"{request.arch}'s suites {', '.join(suites)}")
+        raise UserError(f"--bench {bench}: no such benchmark in {where} "
                         "(kcross list names them)")
 
 
-def check(args: argparse.Namespace, src: Path) -> None:
+def check(request: LabRequest, src: Path) -> None:
     """What --profile and --trace refuse, before anything is fetched, built or booted."""
-    if not (args.profile or args.trace):
+    if not request.profiled:
         return
-    opt = "--trace" if args.trace else "--profile"
-    if args.mode != "counting":
-        raise UserError(f"{opt} profiles counting runs: not with --mode {args.mode}")
-    if getattr(args, "crosscheck", None):
+    opt = "--trace" if request.trace else "--profile"
+    if request.mode != "counting":
+        raise UserError(f"{opt} profiles counting runs: not with --mode {request.mode}")
+    if request.crosscheck:
         raise UserError(f"{opt} and --crosscheck are separate boots: run one, then the other")
-    if args.trace:
-        if args.bench:
+    if request.trace:
+        if request.guest.bench:
             raise UserError("--trace names its benchmark: drop --bench")
-        if args.compare or args.against or args.mitigations:
+        if request.compare or request.against or request.mitigations:
             raise UserError("--trace shows one boot's operation: not with --compare, "
                             "--against or --mitigations (use --profile for differences)")
-        traced_benchmark(args.trace, args.arch, src)
-    elif args.bench:
-        _check_bench(args, src)
+        traced_benchmark(request.trace, request.arch, src)
+    elif request.guest.bench:
+        _check_bench(request, request.guest.bench, src)
 
 
 # ---------------------------------------------------------------- the boots
 
-def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: Console,
+def profiling(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
               err: Console) -> int:
-    from kcross.lab.jobs import describe_kernel, exit_status, make_guest, parallel_boots, raise_first
     from kcross.lab.profile import Profiled, prepare, profile_counted
 
-    src = find_source(args.source)
-    suites: Sequence[str] = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
-    bench = args.bench
-    if args.trace:
-        name = traced_benchmark(args.trace, args.arch, src)
+    src = find_source(request.source)
+    suites: Sequence[str] = request.guest.suites()
+    bench = request.guest.bench
+    if request.trace:
+        name = traced_benchmark(request.trace, request.arch, src)
         suites, bench = (name.split("/", 1)[0],), name
     with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
         say(err, "kcross lab: building the profile plugin and loading it in "
-                 f"{arch(args.arch).qemu}...")
-        prepared = prepare(args.arch, kernel, payload, src, arch(args.arch).qemu, Path(tmp))
+                 f"{arch(request.arch).qemu}...")
+        prepared = prepare(request.arch, kernel, payload, src, arch(request.arch).qemu, Path(tmp))
 
     def boot(guest: Guest, k: Kernel, label: str, env: dict[str, str] | None = None,
              only: str | None = None, on: Sequence[str] = suites) -> Profiled:
@@ -122,35 +127,33 @@ def profiling(args: argparse.Namespace, kernel: Kernel, payload: Payload, out: C
         p = prepared
         if k is not kernel:   # --against: the other kernel's System.map, if any
             with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
-                p = prepare(args.arch, k, payload, src, guest.arch.qemu, Path(tmp))
+                p = prepare(request.arch, k, payload, src, guest.arch.qemu, Path(tmp))
         return profile_counted(guest, k, payload, source=src, variant=label or None,
                                suites=on, bench=only if only is not None else bench, env=env,
-                               trace=bool(args.trace), timeout=args.timeout, prepared=p)
+                               trace=bool(request.trace), timeout=request.timeout, prepared=p)
 
-    if args.mitigations:
-        return _mitigations(args, kernel, boot, out)
+    if request.mitigations:
+        return _mitigations(request, kernel, boot, out)
     jobs: list[Callable[[], Profiled]]
     labels: tuple[str, str]
-    if args.compare:
-        a, b = args.compare
+    if request.compare:
+        a, b = request.compare
         labels = (a, b)
-        jobs = [lambda m=m: boot(make_guest(args, kernel, "counting"), kernel, f"KCROSS_SYSCALL={m}",  # type: ignore[misc]
+        jobs = [lambda m=m: boot(make_guest(request, kernel, "counting"), kernel, f"KCROSS_SYSCALL={m}",  # type: ignore[misc]
                                  {"KCROSS_SYSCALL": m}) for m in (a, b)]
-    elif args.against:
-        from kcross.lab.jobs import resolve_kernel
-
-        other = resolve_kernel(args.arch, args.against, refresh=False, err=err)
+    elif request.against:
+        other = resolve_kernel(request.arch, request.against, refresh=False, err=err)
         labels = ("A", "B")
-        jobs = [lambda k=k, v=v: boot(make_guest(args, k, "counting"), k, v)  # type: ignore[misc]
+        jobs = [lambda k=k, v=v: boot(make_guest(request, k, "counting"), k, v)  # type: ignore[misc]
                 for k, v in ((kernel, "kernel A"), (other, "kernel B"))]
     else:
-        run = boot(make_guest(args, kernel, "counting"), kernel, "")
-        _show_one(args, run, out)
+        run = boot(make_guest(request, kernel, "counting"), kernel, "")
+        _show_one(request, run, out)
         return exit_status([run.counted])
     runs = parallel_boots(jobs)
     raise_first(runs)
-    _show_two(args, runs[0], runs[1], labels, out)
-    if args.against:
+    _show_two(request, runs[0], runs[1], labels, out)
+    if request.against:
         out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
     return exit_status([r.counted for r in runs])
 
@@ -160,27 +163,27 @@ def _symbols_line(run: Any) -> Text:
                 "(docs/lab.md, \"Profiles and traces\")", style="dim")
 
 
-def _show_one(args: argparse.Namespace, run: Any, out: Console) -> None:
+def _show_one(request: LabRequest, run: Any, out: Console) -> None:
     from kcross.views.profile import profile_view, trace_view
 
-    if args.json:
+    if request.json_output:
         _json([(None, run)])
         return
     if not run.benches:
         raise LabError("the profiled boot measured no benchmark (all skipped or failed)")
     for p in run.benches.values():
         out.print(profile_view(p))
-        if args.trace:
+        if request.trace:
             out.print(trace_view(p))
     out.print(_symbols_line(run))
 
 
-def _show_two(args: argparse.Namespace, a: Any, b: Any, labels: tuple[str, str],
+def _show_two(request: LabRequest, a: Any, b: Any, labels: tuple[str, str],
               out: Console) -> None:
     from kcross.lab.profile_diff import diff
     from kcross.views.profile import diff_view
 
-    if args.json:
+    if request.json_output:
         _json([(labels[0], a), (labels[1], b)])
         return
     _show_pairs(a, b, labels, out,
@@ -216,7 +219,7 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
     """One JSON record per benchmark profile (type "profile")."""
     from dataclasses import asdict
 
-    from kcross.cli.options import print_json
+    from kcross.views.lines import print_json
 
     records = []
     for label, run in runs:
@@ -227,26 +230,25 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
     print_json(records)
 
 
-def _mitigations(args: argparse.Namespace, kernel: Kernel, boot: Callable[..., Any],
+def _mitigations(request: LabRequest, kernel: Kernel, boot: Callable[..., Any],
                  out: Console) -> int:
-    from kcross.lab.jobs import exit_status, parallel_boots
     from kcross.lab.mitigations import TABLES, counting_guest
     from kcross.lab.profile_diff import diff
     from kcross.lab.report import KEY_BENCH
     from kcross.views.profile import diff_view
 
-    only = args.bench or KEY_BENCH
+    only = request.guest.bench or KEY_BENCH
     broken = False      # a boot that failed: as kcross lab --mitigations, EXIT_BROKEN
     counted = []        # the boots that ran: their failed benchmarks fail the run
-    for baseline, variants in TABLES[args.arch]:
+    for baseline, variants in TABLES[request.arch]:
         def job(v: Any = None, b: Any = baseline) -> Any:
-            guest, label = counting_guest(args.arch, kernel.path, b, v)
+            guest, label = counting_guest(request.arch, kernel.path, b, v)
             return boot(guest, kernel, label, only=only, on=(MITIGATIONS_SUITE,))
         results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         counted += [r.counted for r in results if not isinstance(r, KcrossError)]
         base = results[0]
         if isinstance(base, KcrossError):
-            out.print(Text(f"{args.arch} baseline {baseline.name} ({len(variants)} variants "
+            out.print(Text(f"{request.arch} baseline {baseline.name} ({len(variants)} variants "
                            f"not compared): not a result: {base}", style="red"))
             broken = True
             continue

@@ -9,7 +9,6 @@ programs this host lacks.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -26,13 +25,17 @@ from kcross import outfile
 from kcross.errors import LabError, UserError, clipped
 from kcross.lab.initramfs import build_initramfs, new_token
 from kcross.lab.kernel import Kernel
-from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
-from kcross.lab.payload import GUEST_HARNESS
+from kcross.lab.machines import Guest, arch
+from kcross.lab.payload import GUEST_HARNESS, Payload
+from kcross.lab.request import GuestOptions
 from kcross.lab.session import UNIT, harness_argv, lab_group
 from kcross.lava import job as lava_job
 from kcross.lava import qemu
+from kcross.views.lines import say as say_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from rich.console import Console
 
 QEMU = "qemu"
@@ -43,6 +46,31 @@ JOB_FILE, DEVICE_FILE, DISPATCHER_FILE = "job.yaml", "device.yaml", "dispatcher.
 TEST_SHELL_FILE = "kcross-test-shell.yaml"
 URL_SCHEMES = ("http", "https", "file")
 TIMING_UNIT = "ns/op"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """``kcross lava job ARCH -o DIR``: the job to make, as given (kcross.cli.lava builds
+    it; :func:`make` checks it before anything is downloaded or built)."""
+
+    arch: str
+    output: Path                         # DIR
+    device_type: str                     # qemu, or a board's LAVA device type
+    timeout: int                         # minutes the test action may take
+    guest: GuestOptions = field(default_factory=GuestOptions)
+    kernel: Path | None = None           # the user's kernel file (copied into DIR)
+    kernel_url: str | None = None        # the user's kernel at a URL (the job points there)
+    image_url_base: str | None = None    # where DIR's files are hosted; None: file:// URLs
+    old_lava: bool = False               # a LAVA before 2025.02: no no_network context
+    console: str | None = None           # a board's console device
+    dtb_url: str | None = None           # a board's device tree blob
+    test_shell: bool = False             # also a Lava-Test-Shell definition
+    source: Path | None = None           # the kcross tree the guest programs are built from
+
+    @property
+    def board(self) -> bool:
+        """A board's device type (a U-Boot TFTP ramdisk job, timing mode), not QEMU's."""
+        return self.device_type != QEMU
 
 
 @dataclass
@@ -65,34 +93,33 @@ def _check_url(url: str, what: str) -> str:
     return url
 
 
-def _check_options(args: argparse.Namespace) -> None:
-    if args.kernel and args.kernel_url:
+def _check_options(request: JobRequest) -> None:
+    options = request.guest
+    if request.kernel and request.kernel_url:
         raise UserError("--kernel and --kernel-url name the kernel twice: give one")
-    if not DEVICE_TYPE_NAME.match(args.device_type):
-        raise UserError(f"--device-type {args.device_type!r}: a LAVA device type name "
+    if not DEVICE_TYPE_NAME.match(request.device_type):
+        raise UserError(f"--device-type {request.device_type!r}: a LAVA device type name "
                         "(letters, digits, '-', '_', '.')")
-    board = args.device_type != QEMU
-    if board and (args.cpu or args.machine_opt):
+    if request.board and (options.cpu or options.machine_opts):
         raise UserError(f"--cpu and --machine-opt set QEMU's machine: not for the board "
-                        f"device type {args.device_type}")
-    if board and args.old_lava:
+                        f"device type {request.device_type}")
+    if request.board and request.old_lava:
         raise UserError("--old-lava is for the qemu device type's context")
-    if not board and (args.dtb_url or args.console):
+    if not request.board and (request.dtb_url or request.console):
         raise UserError("--dtb-url and --console are for a board (--device-type): the "
                         "qemu device type's are the lab's")
-    if any(c in args.append for c in "\"'\\"):
+    if any(c in options.append for c in "\"'\\"):
         raise UserError("--append: quotes and backslashes cannot pass through LAVA's "
                         "-append argument; give plain words")
-    if args.suite is not None and not all(args.suite.split(",")):
-        raise UserError(f"--suite {args.suite!r}: give suite names separated by commas")
-    if not 1 <= args.timeout <= 24 * 60:
-        raise UserError(f"--timeout {args.timeout}: minutes from 1 to 1440")
-    if args.kernel_url:
-        _check_url(args.kernel_url, "--kernel-url")
-    if args.image_url_base:
-        _check_url(args.image_url_base, "--image-url-base")
-    if args.dtb_url:
-        _check_url(args.dtb_url, "--dtb-url")
+    options.check_suite()
+    if not 1 <= request.timeout <= 24 * 60:
+        raise UserError(f"--timeout {request.timeout}: minutes from 1 to 1440")
+    if request.kernel_url:
+        _check_url(request.kernel_url, "--kernel-url")
+    if request.image_url_base:
+        _check_url(request.image_url_base, "--image-url-base")
+    if request.dtb_url:
+        _check_url(request.dtb_url, "--dtb-url")
 
 
 def _check_directory(out: Path) -> Path:
@@ -108,20 +135,21 @@ def _check_directory(out: Path) -> Path:
     return out.resolve()
 
 
-def _check_names(args: argparse.Namespace, src: Path) -> tuple[str, ...]:
+def _check_names(request: JobRequest, src: Path) -> tuple[str, ...]:
     """The suites (default: the lab's) and --bench, as the guest harness of ``src`` has them."""
     from kcross.lab.payload import benchmarks_named, harness_suites
 
-    suites = tuple(args.suite.split(",")) if args.suite else DEFAULT_SUITES
+    options = request.guest
+    suites = options.suites()
     known = harness_suites(src)
     if known is not None:
         for name in suites:
             if name not in known:
-                raise UserError(f"--suite {args.suite}: no suite {name!r} (suites: "
+                raise UserError(f"--suite {options.suite}: no suite {name!r} (suites: "
                                 f"{', '.join(known)})")
-    if args.bench and benchmarks_named(args.bench, args.arch, src, suites) == []:
-        raise UserError(f"--bench {args.bench}: no such benchmark in {args.arch}'s suites "
-                        f"{', '.join(suites)} (kcross list names them)")
+    if options.bench and benchmarks_named(options.bench, request.arch, src, suites) == []:
+        raise UserError(f"--bench {options.bench}: no such benchmark in {request.arch}'s "
+                        f"suites {', '.join(suites)} (kcross list names them)")
     return suites
 
 
@@ -188,126 +216,188 @@ def _copy(src: Path, dest: Path) -> None:
         raise UserError(f"cannot write {dest}: {e.strerror or e}") from None
 
 
-def make(args: argparse.Namespace, err: Console) -> Made:
-    """``kcross lava job``: check, fetch or download the kernel, build, write."""
-    from kcross.cli.options import say as say_line
-    from kcross.lab.jobs import resolve_kernel
-    from kcross.lab.kernel import cached, fetch
-    from kcross.lab.payload import benchmarks_named, build_payload, source_tree
+@dataclass(frozen=True)
+class _Checked:
+    """What the checks found: the source tree, the suites, the user's kernel file if any,
+    the directory to write."""
 
-    def say(line: str) -> None:
-        say_line(err, f"kcross lava: {line}")
+    src: Path
+    suites: tuple[str, ...]
+    own: Kernel | None
+    out: Path
 
-    a = arch(args.arch)
-    _check_options(args)
-    board = args.device_type != QEMU
-    guest = Guest(a, Path("/"), append=args.append, cpu=args.cpu,
-                  machine_opts=tuple(args.machine_opt))
-    src = source_tree(args.arch, args.source)
-    suites = _check_names(args, src)
-    own: Kernel | None = None
-    if args.kernel:
-        own = resolve_kernel(args.arch, args.kernel, refresh=False, err=err)
-    fetching = own is None and not args.kernel_url and cached(args.arch) is None
-    _check_programs(args.arch, fetching)
-    if args.cpu or args.machine_opt:
-        if shutil.which(a.qemu):
-            from kcross.lab.boot import check_configuration
 
-            check_configuration(guest)
-    out = _check_directory(args.output)   # made last: a refused job leaves no directory
+@dataclass(frozen=True)
+class _JobKernel:
+    """The job's kernel: the kernel, the URL the job boots it from, the file written into
+    the directory (None: the user's URL), the guest booting it, and the lab's record of the
+    boot (``fingerprint.lab``; None for a board)."""
 
-    # The kernel: the user's file, the user's URL (downloaded to check it and take its
-    # SHA-256, not copied), or Debian's (fetched and cached as kcross lab does).
-    kernel_url: str | None = args.kernel_url
-    with tempfile.TemporaryDirectory(prefix=".kcross-lava-", dir=out) as tmp:
-        if kernel_url:
-            say(f"downloading {kernel_url} to check it...")
+    kernel: Kernel
+    url: str
+    file: Path | None
+    guest: Guest
+    group: dict[str, Any] | None
+
+
+def _check(request: JobRequest, err: Console) -> _Checked:
+    """Everything that can be refused, before anything is downloaded or built: the arch,
+    the options together, the source tree and the names its harness has, the kernel file,
+    the programs this host lacks, QEMU's verdict on --cpu and --machine-opt, the directory
+    (made last: a refused job leaves no directory)."""
+    from kcross.lab.boots import resolve_kernel
+    from kcross.lab.kernel import cached
+    from kcross.lab.payload import source_tree
+
+    a = arch(request.arch)
+    _check_options(request)
+    probe = request.guest.guest_of(request.arch, Path("/"))
+    src = source_tree(request.arch, request.source)
+    suites = _check_names(request, src)
+    own = resolve_kernel(request.arch, request.kernel, refresh=False, err=err) \
+        if request.kernel else None
+    fetching = own is None and not request.kernel_url and cached(request.arch) is None
+    _check_programs(request.arch, fetching)
+    if (request.guest.cpu or request.guest.machine_opts) and shutil.which(a.qemu):
+        from kcross.lab.boot import check_configuration
+
+        check_configuration(probe)
+    return _Checked(src=src, suites=suites, own=own, out=_check_directory(request.output))
+
+
+def _kernel(request: JobRequest, checked: _Checked, say: Callable[[str], None]) -> _JobKernel:
+    """The kernel: the user's file (copied into the directory), the user's URL (downloaded
+    to check it and take its SHA-256, not copied), or Debian's (fetched and cached as
+    kcross lab does, copied)."""
+    from kcross.lab.kernel import fetch
+
+    url = request.kernel_url
+    with tempfile.TemporaryDirectory(prefix=".kcross-lava-", dir=checked.out) as tmp:
+        if url:
+            say(f"downloading {url} to check it...")
             fetched = Path(tmp) / "kernel"
-            _download(kernel_url, fetched)
+            _download(url, fetched)
             try:
-                kernel = Kernel.from_file(fetched, args.arch)
+                kernel = Kernel.from_file(fetched, request.arch)
             except UserError as exc:
-                raise UserError(f"--kernel-url {kernel_url}: "
+                raise UserError(f"--kernel-url {url}: "
                                 f"{str(exc).replace(str(fetched), 'the file')}") from None
         else:
-            kernel = own or fetch(args.arch, say=say)
-        guest = Guest(a, kernel.path, append=args.append, cpu=args.cpu,
-                      machine_opts=tuple(args.machine_opt))
-        group = None if board else lab_group(guest, kernel, None)
-        kernel_file: Path | None = None
-        if not kernel_url:
-            kernel_file = out / kernel.path.name
-            _copy(kernel.path, kernel_file)
-            kernel_url = _url(args.image_url_base, kernel_file)
+            kernel = checked.own or fetch(request.arch, say=say)
+        guest = request.guest.guest_of(request.arch, kernel.path)
+        group = None if request.board else lab_group(guest, kernel, None)
+        file: Path | None = None
+        if not url:
+            file = checked.out / kernel.path.name
+            _copy(kernel.path, file)
+            url = _url(request.image_url_base, file)
         if group is not None:
-            group["kernel"]["path"] = kernel_url
-    say(f"building kcross for {args.arch} (static)...")
-    payload = build_payload(args.arch, source=src)
+            group["kernel"]["path"] = url
+    return _JobKernel(kernel=kernel, url=url, file=file, guest=guest, group=group)
 
-    unit = TIMING_UNIT if board else UNIT
-    if board:
-        harness = [GUEST_HARNESS, "run"]
-        harness += ["--suite", ",".join(suites)]
-        if args.bench:
-            harness += ["--bench", args.bench]
-        harness += ["--json", "--result-lines", unit]
-    else:
-        harness = harness_argv(suites=suites, bench=args.bench)   # the lab's, exactly
-    note = lava_job.Note(arch=args.arch, device_type=args.device_type, unit=unit,
-                         harness=harness, lab=group,
-                         emulator_package=None if board else emulator_package(guest))
+
+def _harness(request: JobRequest, suites: Sequence[str]) -> tuple[list[str], str]:
+    """The guest harness's command and the unit of its figures: on QEMU the lab's counting
+    plan exactly (instructions), on a board a timing run."""
+    if not request.board:
+        return harness_argv(suites=suites, bench=request.guest.bench), UNIT
+    harness = [GUEST_HARNESS, "run", "--suite", ",".join(suites)]
+    if request.guest.bench:
+        harness += ["--bench", request.guest.bench]
+    return harness + ["--json", "--result-lines", TIMING_UNIT], TIMING_UNIT
+
+
+def _ramdisk(request: JobRequest, out: Path, payload: Payload, harness: list[str], unit: str,
+             booted: _JobKernel) -> tuple[Path, str]:
+    """The initramfs (the lab's /init, the static harness, its plan and the note) written
+    into ``out``, and its token."""
+    note = lava_job.Note(arch=request.arch, device_type=request.device_type, unit=unit,
+                         harness=harness, lab=booted.group,
+                         emulator_package=None if request.board else
+                         emulator_package(booted.guest))
     token = new_token()
     # Uncompressed, as the lab boots it: unpacking a compressed one moves where the kernel's
     # objects land, and with them the counts of path lookups (open-close, stat-root).
-    ramdisk = out / f"kcross-{args.arch}.cpio"
+    ramdisk = out / f"kcross-{request.arch}.cpio"
     build_initramfs(payload.init, {GUEST_HARNESS: payload.harness}, [harness], ramdisk,
                     token=token, note=note.text())
-    ramdisk_url = _url(args.image_url_base, ramdisk)
-    selection = ",".join(suites) + (f" --bench {args.bench}" if args.bench else "")
-    what = kernel.package if kernel.source == "debian" else Path(kernel_url).name
-    name = (f"kcross {'counting' if not board else 'timing'} {args.arch} "
+    return ramdisk, token
+
+
+def _write_job(request: JobRequest, made: Made, booted: _JobKernel, ramdisk: Path,
+               token: str, unit: str, suites: Sequence[str]) -> None:
+    """The job definition (and for QEMU the device and dispatcher files lava-run needs)."""
+    selection = ",".join(suites) + (f" --bench {request.guest.bench}"
+                                    if request.guest.bench else "")
+    what = booted.kernel.package if booted.kernel.source == "debian" \
+        else Path(booted.url).name
+    name = (f"kcross {'counting' if not request.board else 'timing'} {request.arch} "
             f"({what}; {selection})")
-    metadata = {"kcross.arch": args.arch, "kcross.unit": unit, "kcross.suites": selection,
-                "kcross.kernel": kernel_url}
-    made = Made(directory=out, job=out / JOB_FILE,
-                files=[f for f in (kernel_file, ramdisk) if f is not None])
+    metadata = {"kcross.arch": request.arch, "kcross.unit": unit, "kcross.suites": selection,
+                "kcross.kernel": booted.url}
+    ramdisk_url = _url(request.image_url_base, ramdisk)
     header = ("# Made by 'kcross lava job' (docs/lava.md). Its token is in the monitor's "
               "start and end\n# strings and in the initramfs: see docs/lava.md, "
               "'The token'.\n")
-    if board:
+    if request.board:
         definition = lava_job.board_job(
-            name=name, device_type=args.device_type, kernel_url=kernel_url,
-            kernel_type=BOARD_KERNEL_TYPE[args.arch], ramdisk_url=ramdisk_url,
-            dtb_url=args.dtb_url, console=args.console or a.console, token=token,
-            minutes=args.timeout, metadata=metadata, append=" ".join(args.append.split()))
+            name=name, device_type=request.device_type, kernel_url=booted.url,
+            kernel_type=BOARD_KERNEL_TYPE[request.arch], ramdisk_url=ramdisk_url,
+            dtb_url=request.dtb_url, console=request.console or booted.guest.arch.console,
+            token=token, minutes=request.timeout, metadata=metadata,
+            append=" ".join(request.guest.append.split()))
         header += "# A board job (u-boot, tftp): untested by kcross (no board here).\n"
     else:
-        ctx = qemu.context(guest, old_lava=args.old_lava)
-        definition = lava_job.qemu_job(name=name, ctx=ctx, kernel_url=kernel_url,
-                                       kernel_arg=qemu.kernel_image_arg(guest),
+        ctx = qemu.context(booted.guest, old_lava=request.old_lava)
+        definition = lava_job.qemu_job(name=name, ctx=ctx, kernel_url=booted.url,
+                                       kernel_arg=qemu.kernel_image_arg(booted.guest),
                                        ramdisk_url=ramdisk_url, token=token,
-                                       minutes=args.timeout, metadata=metadata)
-        made.device, made.dispatcher = out / DEVICE_FILE, out / DISPATCHER_FILE
-        _write_yaml(made.device, qemu.device_file(ctx, f"kcross-qemu-{args.arch}"),
+                                       minutes=request.timeout, metadata=metadata)
+        made.device, made.dispatcher = made.directory / DEVICE_FILE, made.directory / DISPATCHER_FILE
+        _write_yaml(made.device, qemu.device_file(ctx, f"kcross-qemu-{request.arch}"),
                     "# A device file for lava-run on this machine: what lava-server's "
                     "qemu.jinja2 renders\n# for the job's context (docs/lava.md).\n")
         _write_yaml(made.dispatcher, qemu.DISPATCHER_FILE,
                     "# lava-run needs a dispatcher address even for tmpfs jobs.\n")
     _write_yaml(made.job, definition, header)
-    if args.test_shell:
-        from kcross.lava import testshell
 
-        harness_file = out / f"kcross-harness-{args.arch}"
-        _copy(payload.harness, harness_file)
-        harness_file.chmod(0o755)
-        made.test_shell = out / TEST_SHELL_FILE
-        _write_yaml(made.test_shell, testshell.definition(
-            harness_url=_url(args.image_url_base, harness_file), suites=",".join(suites),
-            bench=args.bench),
-            "# A Lava-Test-Shell definition for a board that boots a root filesystem "
-            "(docs/lava.md):\n# add it to your job's test action; untested on a board "
-            "here.\n")
-        made.files.append(harness_file)
-    made.cases = benchmarks_named(args.bench or "*", args.arch, src, suites) or []
+
+def _write_test_shell(request: JobRequest, made: Made, payload: Payload,
+                      suites: Sequence[str]) -> None:
+    """--test-shell: the Lava-Test-Shell definition and the static harness it downloads."""
+    from kcross.lava import testshell
+
+    harness_file = made.directory / f"kcross-harness-{request.arch}"
+    _copy(payload.harness, harness_file)
+    harness_file.chmod(0o755)
+    made.test_shell = made.directory / TEST_SHELL_FILE
+    _write_yaml(made.test_shell, testshell.definition(
+        harness_url=_url(request.image_url_base, harness_file), suites=",".join(suites),
+        bench=request.guest.bench),
+        "# A Lava-Test-Shell definition for a board that boots a root filesystem "
+        "(docs/lava.md):\n# add it to your job's test action; untested on a board "
+        "here.\n")
+    made.files.append(harness_file)
+
+
+def make(request: JobRequest, err: Console) -> Made:
+    """``kcross lava job``: check, fetch or download the kernel, build, write."""
+    from kcross.lab.payload import benchmarks_named, build_payload
+
+    def say(line: str) -> None:
+        say_line(err, f"kcross lava: {line}")
+
+    checked = _check(request, err)
+    booted = _kernel(request, checked, say)
+    say(f"building kcross for {request.arch} (static)...")
+    payload = build_payload(request.arch, source=checked.src)
+    harness, unit = _harness(request, checked.suites)
+    ramdisk, token = _ramdisk(request, checked.out, payload, harness, unit, booted)
+    made = Made(directory=checked.out, job=checked.out / JOB_FILE,
+                files=[f for f in (booted.file, ramdisk) if f is not None])
+    _write_job(request, made, booted, ramdisk, token, unit, checked.suites)
+    if request.test_shell:
+        _write_test_shell(request, made, payload, checked.suites)
+    made.cases = benchmarks_named(request.guest.bench or "*", request.arch, checked.src,
+                                  checked.suites) or []
     return made

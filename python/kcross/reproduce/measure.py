@@ -167,7 +167,7 @@ def check_labs(arches: Sequence[str], source: Path | str | None,
         return None
     from kcross.lab import kernel as debian
     from kcross.lab import plugin
-    from kcross.lab.jobs import missing_programs
+    from kcross.lab.boots import missing_programs
     from kcross.lab.machines import arch as lab_arch
     from kcross.lab.payload import needs, source_tree
 
@@ -212,8 +212,8 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
 
 def _native_run(suite: str, glob: str | None, harness: Sequence[str], store: Any,
                 command: Sequence[str], out: Any, err: Any) -> Measured:
-    from kcross.cli.options import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
     from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, Interrupted
+    from kcross.run_defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
     from kcross.runner import RunRequest, run
 
     ids: list[int] = []
@@ -285,7 +285,7 @@ def lab_runs(plan_: Plan, source: Path, *, timeout: float, say: Callable[[str], 
     import dataclasses
 
     from kcross.errors import Interrupted, KcrossError
-    from kcross.lab.jobs import stop_on_signals
+    from kcross.lab.boots import stop_on_signals
     from kcross.lab.kernel import fetch
     from kcross.lab.machines import Guest
     from kcross.lab.machines import arch as lab_arch

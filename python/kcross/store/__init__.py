@@ -1,6 +1,7 @@
 """Result database: location, schema migrations and run/result storage."""
 
 from .location import Target, default_path, resolve
+from .opening import Stores, store_for_writing, stores
 from .repo import (
            MARK_STATUSES,
            DuplicateImport,
@@ -10,5 +11,5 @@ from .repo import (
            run_times,
 )
 
-__all__ = ["MARK_STATUSES", "DuplicateImport", "RunSummary", "Store", "StoredRun", "Target",
-           "default_path", "resolve", "run_times"]
+__all__ = ["MARK_STATUSES", "DuplicateImport", "RunSummary", "Store", "StoredRun", "Stores",
+           "Target", "default_path", "resolve", "run_times", "store_for_writing", "stores"]

@@ -1,0 +1,89 @@
+"""Opening the store a command reads or writes: :class:`Stores` (the stores one command
+opens, each when first needed, closed at its end) and :func:`store_for_writing` (the store
+a run or a lab writes as it goes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import UserError
+from .location import Target, resolve
+from .repo import Store
+
+
+class Stores:
+    """The stores one command opens, opened when first needed and closed at the end::
+
+        with Stores(db) as stores:
+            run = stores.reading().load_run(ref)
+
+    ``reading()``: the database as it is, never created or changed; a store with no
+    runs is one line ("no runs stored in ...").  ``changing()``: for changing what is
+    stored (mark, delete, tag): refused when nothing is stored, upgraded if old.
+    ``writing()``: created or upgraded for writing (import, lab).
+    """
+
+    def __init__(self, db: str | None, *, hint: str = "") -> None:
+        self.db = db
+        self.hint = hint   # added to "no runs stored" (what else an argument could be)
+        self._open: dict[str, Store] = {}
+
+    @property
+    def target(self) -> Target:
+        return resolve(self.db)
+
+    def reading(self) -> Store:
+        if "read" not in self._open:
+            target = self.target
+            store = Store.open(target, write=False)
+            if store is None:
+                raise UserError(f"no runs stored in {target.display}{self.hint}")
+            self._open["read"] = store
+        return self._open["read"]
+
+    def reading_or_none(self) -> Store | None:
+        try:
+            return self.reading()
+        except UserError:
+            return None
+
+    def changing(self) -> Store:
+        if "change" not in self._open:
+            self._open["change"] = Store.open_existing(self.target)
+        return self._open["change"]
+
+    def writing(self) -> Store:
+        if "write" not in self._open:
+            store = Store.open(self.target, write=True)
+            assert store is not None  # opening for writing creates the database
+            self._open["write"] = store
+        return self._open["write"]
+
+    def close(self) -> None:
+        for store in self._open.values():
+            store.close()
+        self._open.clear()
+
+    def __enter__(self) -> Stores:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+
+@contextmanager
+def stores(db: str | None, *, hint: str = "") -> Iterator[Stores]:
+    with Stores(db, hint=hint) as opened:
+        yield opened
+
+
+def store_for_writing(db: str | None, *, lazy: bool = False) -> Store:
+    """The store a command writes as it goes (run, lab), opened on its own: checked now;
+    with ``lazy``, created only when its first record arrives (a command refused for bad
+    arguments leaves no database file behind).  The caller closes it (or hands it to the
+    importer, which does)."""
+    store = Store.open(resolve(db), write=True, lazy=lazy)
+    assert store is not None  # opening for writing creates (or will create) the database
+    return store
