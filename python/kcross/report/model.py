@@ -38,6 +38,7 @@ from ..stats import StatsError, Summary, summarize_record
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
     from ..judge.comparison import NoiseLookup
     from ..judge.verdict import Judgement
+    from ..sides import Side
     from ..store import StoredRun
 
 # A thread-sweep row's name ends in its thread multiplier (harness/bench/percpu.c:
@@ -59,6 +60,14 @@ class RunView:
     @property
     def fingerprint(self) -> dict[str, Any]:
         return self.run.fingerprint
+
+    @property
+    def side(self) -> Side:
+        """The run as a side of a comparison (kcross.judge.comparison)."""
+        from ..sides import Side
+
+        return Side(label=self.label, series=tuple(self.series.values()), single=False,
+                    fingerprint=self.fingerprint, unit=self.unit)
 
     @property
     def lab(self) -> dict[str, Any] | None:
@@ -436,24 +445,25 @@ def _p(value: float) -> str:
 def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) -> Comparison:
     """``new`` against ``base`` on every benchmark both have figures for, judged by
     kcross.judge as 'kcross compare' judges them (Holm across them)."""
+    from ..errors import UserError
     from ..judge.categories import CSS_CLASS
+    from ..judge.comparison import compare
     from ..judge.machine import differences_line
-    from ..judge.verdict import EXACT, Pair, geomean, judge, words
+    from ..judge.pairing import NothingToCompare
+    from ..judge.verdict import EXACT, words
 
     where = f"cmp-{base.run.id}-{new.run.id}"
-    if base.unit != new.unit:
-        return Comparison(base, new, where, [], DASH,
-                          note=f"not compared: {base.label} is in {base.unit}, {new.label} "
-                               f"in {new.unit}")
-    names = [n for n in base.series if n in new.series]
-    if not names:
+    try:
+        compared = compare([base.side, new.side], noise=noise, refuse_values=False)
+    except NothingToCompare:
         return Comparison(base, new, where, [], DASH, note="no benchmark with figures in both runs")
-    judged = judge([Pair(n, base.series[n], new.series[n],
-                         noise(n, base.series[n], new.series[n]) if noise else None)
-                    for n in names])
+    except UserError as exc:   # in different units
+        return Comparison(base, new, where, [], DASH, note=f"not compared: {exc}")
     rows = []
-    for name, j in zip(names, judged, strict=True):
-        unit = base.series[name].unit
+    for row in compared.rows:
+        name, j, base_series = row.name, row.judgements[1], row.series[0]
+        assert j is not None and base_series is not None
+        unit = base_series.unit
         b_med = base.summaries.get(name)
         n_med = new.summaries.get(name)
         b_text = format_value(b_med.median, unit) if isinstance(b_med, Summary) else DASH
@@ -470,11 +480,11 @@ def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) 
             f"{_p(j.p_adjusted)} (n={j.n_a}+{j.n_b})"
         rows.append(CompareRow(name, b_text, n_text, ratio, ci, p, word,
                                CSS_CLASS[j.category], j))
-    gm_value = geomean(judged)
+    gm_value = compared.geomeans[1]
     gm = f"{gm_value:.3f}" if gm_value is not None else DASH
     line = differences_line([base.fingerprint, new.fingerprint])
     note = line.replace("the sides'", "the runs'") if line else ""
-    return Comparison(base, new, where, rows, gm, note=note, **headline(judged))
+    return Comparison(base, new, where, rows, gm, note=note, **headline(compared.judgements))
 
 
 # The rows a reader is shown first, at most.
