@@ -88,7 +88,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Row:
+class TrendRow:
     """A point of the trend and its change against the previous point of the same host."""
 
     point: Point
@@ -129,7 +129,7 @@ class MachineNoise:
 @dataclass(frozen=True)
 class Trend:
     pattern: str
-    rows: list[Row]
+    rows: list[TrendRow]
     compared: int                  # changes tested together (Holm across them): those shown
     noise: list[MachineNoise]
     runs: int = 0                  # runs shown
@@ -359,7 +359,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
             if change is not None and (change.note or change.error):
                 what.append(str(change.error or change.note))
             note = "; ".join(what) or None
-        rows.append(Row(point=p, previous=before, change=change, note=note))
+        rows.append(TrendRow(point=p, previous=before, change=change, note=note))
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
                  noise=noise.of_machines([every[i] for i in shown]),
                  runs=len(window), total_runs=total)

@@ -44,7 +44,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Row:
+class FigureRow:
+    """A published figure and ours beside it, in one place."""
+
     figure: Figure
     cell: Cell
     ratio: float | None          # ours / published, when both are figures of one kind
@@ -71,7 +73,7 @@ class Place:
     name: str                    # NATIVE or a lab arch
     machine: str                 # the CPU, kernel and emulator, in one line
     unit: str
-    rows: tuple[Row, ...]
+    rows: tuple[FigureRow, ...]
     changes: tuple[ChangeRow, ...]
     ministat: tuple[Side, ...] = ()
     runs: tuple[int, ...] = ()
@@ -277,7 +279,7 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
         else:
             cell = _cell(runs, place, arch, f, unit, failed or {})
         ratio, why = _ratio(e, f, cell)
-        rows.append(Row(f, cell, ratio, why))
+        rows.append(FigureRow(f, cell, ratio, why))
     changes: list[ChangeRow] = []
     pairs: list[tuple[int, list[Side]]] = []
     for c in e.changes:
