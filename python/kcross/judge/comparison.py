@@ -25,7 +25,7 @@ from ..sides import Side
 from ..stats import MedianCI, StatsError
 from .categories import Category
 from .machine import differences, identity
-from .pairing import pair
+from .pairing import PairedRow, pair
 from .verdict import Judgement, Pair, RunNoise, check_values, judge
 
 # Given (benchmark name, base series, new series): the run-to-run noise the pair may use.
@@ -59,18 +59,11 @@ def cell(series: Series) -> Cell:
 
 
 @dataclass
-class ComparedRow:
+class ComparedRow(PairedRow):
     """One benchmark of a comparison: its series on each side (None: missing there) and
     each later side's judgement against the base (None for the base and where missing)."""
 
-    name: str
-    series: list[Series | None]
     judgements: list[Judgement | None]
-
-    @property
-    def compared(self) -> bool:
-        """On the base side and another: a row of the comparison's table."""
-        return self.series[0] is not None and any(s is not None for s in self.series[1:])
 
     @cached_property
     def cells(self) -> list[Cell | None]:

@@ -5,8 +5,8 @@ A published figure against ours is not a test (another machine, often another un
 row carries both, and their ratio only where both are of one kind (instructions against
 instructions, time against time; cycles against instructions has none, and the row says
 so), and the experiment says what differs.  Two figures of
-ours are compared only by :func:`kcross.judge.verdict.judge` (exact counts by value,
-timings over their processes), never here.
+ours are compared only by :func:`kcross.judge.comparison.compare_together` (exact counts
+by value, timings over their processes; Holm across the experiment's changes), never here.
 """
 
 from __future__ import annotations
