@@ -1,7 +1,7 @@
 """Interleaved A/B runs of the harness (``kcross ab``), and the sides they measure (also
 ``kcross aa``'s and ``crosscheck``'s).
 
-A side is a benchmark, the settings of the environment it runs under
+A side's :class:`Arm` is a benchmark, the settings of the environment it runs under
 (``KCROSS_SYSCALL``, ``KCROSS_VDSO``...) and the harness binary; :func:`prepare`
 checks it against its harness before anything is measured, :func:`measure` makes one
 short pinned run of it.  ``ab`` runs sides A and B in interleaved rounds
@@ -54,8 +54,10 @@ def parse_setting(text: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class Side:
-    """What one side of a comparison runs: a benchmark, under settings, with a harness."""
+class Arm:
+    """What one side of an interleaved comparison (side A or B of ``kcross ab``, ``aa``'s
+    benchmark, ``crosscheck``'s kcross) runs: a benchmark, under settings, with a
+    harness.  Not a :class:`kcross.sides.Side` (samples to compare): what makes them."""
 
     label: str                              # "A", "B" (ab) or the benchmark (aa)
     bench: str                              # as given: NAME or SUITE/NAME
@@ -85,7 +87,7 @@ class Side:
 class Ready:
     """A side checked against its harness before anything is measured."""
 
-    side: Side
+    side: Arm
     bench: str                   # SUITE/NAME, exactly one benchmark
     arch: str
     mechanism: str | None        # the syscall mechanism the harness selects under the settings
@@ -128,7 +130,7 @@ class Measured:
         return self.raw_median if raw else self.median
 
 
-def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
+def _collect(side: Arm, args: Sequence[str]) -> list[dict[str, Any]]:
     """The records of one harness command for this side; a refusal names the side."""
     try:
         return harness.collect(side.harness, args, env=side.environ())
@@ -137,7 +139,7 @@ def _collect(side: Side, args: Sequence[str]) -> list[dict[str, Any]]:
         raise UserError(f"{side.where}{settings}: {exc}") from None
 
 
-def prepare(side: Side) -> Ready:
+def prepare(side: Arm) -> Ready:
     """Check a side against what its harness accepts, before anything runs.
 
     The harness validates the settings' values itself (``sysinfo`` refuses a bad
@@ -177,7 +179,7 @@ def prepare(side: Side) -> Ready:
                  version=f"{version} ({rev})" if rev else str(version))
 
 
-def _machine_of(side: Side) -> str:
+def _machine_of(side: Arm) -> str:
     """' (on this x86_64 machine)' when the harness runs without the side's settings, else ''."""
     if not side.settings:
         return ""
@@ -247,7 +249,7 @@ class ABResult:
         return self.verdict.paired
 
 
-def check_sides(a: Side, b: Side) -> None:
+def check_sides(a: Arm, b: Arm) -> None:
     if a.identity() == b.identity():
         raise UserError(f"A and B are the same ({a.bench}"
                         + (f", {a.settings_text}" if a.settings else "")

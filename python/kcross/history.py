@@ -35,7 +35,7 @@ from .judge.categories import Category
 from .judge.machine import host as host_key
 from .judge.machine import identity
 from .judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
-from .judge.verdict import Judgement, Pair, RunNoise, judge
+from .judge.verdict import Judgement, RunNoise
 from .schema import dig, unit_of
 from .series import Series, bench_name, merge_results, run_start, series_of_results
 from .stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
@@ -88,7 +88,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Row:
+class TrendRow:
     """A point of the trend and its change against the previous point of the same host."""
 
     point: Point
@@ -129,7 +129,7 @@ class MachineNoise:
 @dataclass(frozen=True)
 class Trend:
     pattern: str
-    rows: list[Row]
+    rows: list[TrendRow]
     compared: int                  # changes tested together (Holm across them): those shown
     noise: list[MachineNoise]
     runs: int = 0                  # runs shown
@@ -343,10 +343,8 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
             latest[key] = i
     pairs = [(previous[i], i) for i in shown if i in previous]
     noise = _NoiseHistory(store, machines, about, cache)
-    judged = judge([Pair(every[b].name, every[a].series, every[b].series,  # type: ignore[arg-type]
-                         noise.of_change(every[a], every[b]))
-                    for a, b in pairs], alpha=alpha)
-    changes = {b: (every[a], j) for (a, b), j in zip(pairs, judged, strict=True)}
+    changes = {b: (every[a], j) for (a, b), j in zip(pairs, _changes(every, pairs, noise, alpha),
+                                                     strict=True)}
     rows = []
     for i in shown:
         p = every[i]
@@ -361,10 +359,31 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
             if change is not None and (change.note or change.error):
                 what.append(str(change.error or change.note))
             note = "; ".join(what) or None
-        rows.append(Row(point=p, previous=before, change=change, note=note))
+        rows.append(TrendRow(point=p, previous=before, change=change, note=note))
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
                  noise=noise.of_machines([every[i] for i in shown]),
                  runs=len(window), total_runs=total)
+
+
+def _changes(every: list[Point], pairs: list[tuple[int, int]], noise: _NoiseHistory,
+             alpha: float) -> list[Judgement]:
+    """Each change (previous point, point) judged by kcross.judge, all together (Holm across
+    the changes shown), with the run-to-run noise of the points' machines."""
+    from .judge.comparison import compare_together
+    from .sides import Side
+
+    point_of = {id(p.series): p for p in every if p.series is not None}
+
+    def side(p: Point) -> Side:
+        assert p.series is not None
+        return Side(label=p.series.source, series=(p.series,), single=True)
+
+    def lookup(name: str, a: Series, b: Series) -> RunNoise | None:
+        return noise.of_change(point_of[id(a)], point_of[id(b)])
+
+    compared = compare_together([[side(every[a]), side(every[b])] for a, b in pairs],
+                                noise=lookup, alpha=alpha, refuse_values=False)
+    return [c.rows[0].judgements[1] for c in compared]  # type: ignore[misc]
 
 
 class _NoiseHistory:

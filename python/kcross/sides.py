@@ -1,9 +1,10 @@
 """The sides of a comparison: where the samples come from.
 
-A *side* is one argument of ``kcross compare`` or ``kcross check``: a stored run, a
-harness JSON-lines capture, a plain file of numbers or standard input, optionally
-narrowed to one benchmark or one column (``SOURCE:SELECTOR``).  Reading them is decided
-once, here; pairing and judging them is :mod:`kcross.judge`'s.
+A *side* is what one column of a comparison holds: an argument of ``kcross compare`` or
+``kcross check`` (a stored run, a harness JSON-lines capture, a plain file of numbers or
+standard input, optionally narrowed to one benchmark or one column, ``SOURCE:SELECTOR``),
+or the runs, boots and profiles the report, history and the labs compare.  Reading the
+arguments is decided once, here; pairing and judging sides is :mod:`kcross.judge`'s.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import fnmatch
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import numtext
 from .errors import SchemaError, UserError, shown
-from .schema import dig
-from .series import Series, series_of_results
+from .schema import dig, unit_of
+from .series import Series, bench_name, merge_results, series_of_results
 
 if TYPE_CHECKING:  # the store loads SQLAlchemy: only when a run is named
     from .store import Store
@@ -31,12 +32,23 @@ JSON_SUFFIXES = (".json", ".jsonl")
 
 @dataclass(frozen=True)
 class Side:
-    """One argument: its label, the series it gave, and whether it names one benchmark."""
+    """One side of a comparison: its label, its series (the benchmarks with figures), whether
+    it names one benchmark, and what is known of the run it comes from."""
 
-    label: str
+    label: str                                # "run 12", "base.jsonl", "latest:getppid-inline"
     series: tuple[Series, ...]
     single: bool                              # a number file, or SOURCE:BENCH picking one
     fingerprint: Mapping[str, Any] | None = None
+    unit: str = ""                            # the run's unit ("": its series' own, or none)
+    # "suite/name" -> why the run has no figures for it ("skipped: no rseq"): a benchmark
+    # it holds but cannot be judged on (kcross check's rows say why)
+    unjudged: Mapping[str, str] = field(default_factory=dict)
+    when: str | None = None                   # "2026-11-23 18:14 UTC", when known
+    state: str = "complete"                   # a stored run's state; "interrupted" for a cut file
+
+    @property
+    def host(self) -> str:
+        return str(dig(self.fingerprint, "host", "hostname") or "?")
 
 
 def parse_numbers(text: str, name: str, column: int = 1, delimiters: str = " \t") -> list[float]:
@@ -220,6 +232,44 @@ def read_records(ref: str, open_store: Callable[[], Store]) -> Records:
     return read_run(ref, open_store)
 
 
+def run_side(label: str, fingerprint: Mapping[str, Any] | None,
+             results: Sequence[Mapping[str, Any]], when: str | None = None,
+             state: str = "complete", run: str | None = None) -> Side:
+    """A whole run as a side, from its fingerprint and result records (of one or several
+    processes), with the benchmarks it holds but has no figures for, and why."""
+    from .stats import StatsError, summarize_record
+
+    series = series_of_results(label, fingerprint, results, run=run or label)
+    names = {s.name for s in series}
+    unjudged: dict[str, str] = {}
+    for record in merge_results(results):
+        name = bench_name(record)
+        if name in names:
+            continue
+        status = record.get("status")
+        if status != "ok":
+            reason = record.get("reason")
+            unjudged[name] = f"{status}: {reason}" if reason else str(status)
+        else:
+            unjudged[name] = "no figures"
+            try:
+                summarize_record(record)
+            except StatsError as exc:
+                unjudged[name] = f"no figures: {exc}"
+    return Side(label=label, series=tuple(series), single=False, fingerprint=fingerprint,
+                unit=unit_of(fingerprint, results), unjudged=unjudged, when=when, state=state)
+
+
+def load_run(ref: str, open_store: Callable[[], Store]) -> Side:
+    """The whole run ``ref`` names, as ``kcross check`` reads a side: a harness ``run --json``
+    file (an existing file, or ``-``), else a stored run reference (``Store.load_run``: id,
+    ``latest``, ``latest~N``, a tag, ``latest@HOST``), told apart as ``kcross compare``
+    tells them (:func:`read_records`)."""
+    found = read_records(ref, open_store)
+    return run_side(found.label, found.fingerprint, found.results, when=found.when,
+                    state=found.state, run=found.run)
+
+
 def _capture_side(path: Path, name: str, selector: str | None, bench: str | None) -> Side:
     return _results_side(read_capture(path, name), selector, bench)
 
@@ -241,7 +291,9 @@ def _results_side(found: Records, selector: str | None, bench: str | None) -> Si
     elif bench is not None:
         series = _select(series, bench, label)
     return Side(label=label, series=tuple(series), fingerprint=fingerprint,
-                single=selector is not None and len(series) == 1)
+                unit=unit_of(fingerprint, found.results),
+                single=selector is not None and len(series) == 1, when=found.when,
+                state=found.state)
 
 
 def _relabel(s: Series, source: str) -> Series:

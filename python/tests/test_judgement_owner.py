@@ -73,6 +73,7 @@ def test_the_judge_is_what_every_comparing_command_uses() -> None:
     users = {p.relative_to(PACKAGE).as_posix() for p in sources()
              if re.search(r"from \.+judge(\.\w+)? import|import kcross\.judge|"
                           r"from kcross\.judge", p.read_text())}
-    for module in ("cli/compare.py", "gate.py", "history.py", "report/model.py", "ab.py",
-                   "aa.py", "lab/report.py", "store/repo.py", "crosscheck.py"):
+    for module in ("cli/compare.py", "cli/check.py", "history.py", "report/model.py", "ab.py",
+                   "aa.py", "lab/report.py", "lab/profile_diff.py", "reproduce/outcome.py",
+                   "store/repo.py", "crosscheck.py"):
         assert module in users, module

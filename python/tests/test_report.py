@@ -523,7 +523,7 @@ def _forest(ratios: dict[str, tuple[float, float, float]]) -> str:
     from kcross.judge.categories import Category
     from kcross.report import model, plots
 
-    rows = [model.CompareRow(name, "", "", "", "", "", "~", "same",
+    rows = [model.SectionRow(name, "", "", "", "", "", "~", "same",
                              SimpleNamespace(ratio_low=lo, ratio=r, ratio_high=hi,  # type: ignore[arg-type]
                                              category=Category.SAME))
             for name, (lo, r, hi) in ratios.items()]

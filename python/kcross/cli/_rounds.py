@@ -16,7 +16,7 @@ from .options import number
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..ab import Ready, Side
+    from ..ab import Arm, Ready
 
 ROUNDS_RANGE = (6, 10_000)  # 6: the fewest whose per-round ratios give a 95% CI of their median
 
@@ -49,16 +49,16 @@ def settings(texts: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def make_side(label: str, bench: str, settings: tuple[tuple[str, str], ...],
-          harness_option: str | None) -> Side:
+          harness_option: str | None) -> Arm:
     from .. import harness
-    from ..ab import Side
+    from ..ab import Arm
 
     command = harness.locate(harness_option)
-    return Side(label=label, bench=bench, harness=tuple(command), harness_shown=command[-1],
+    return Arm(label=label, bench=bench, harness=tuple(command), harness_shown=command[-1],
                 settings=settings)
 
 
-def check_known(*sides: Side) -> None:
+def check_known(*sides: Arm) -> None:
     """Each side's BENCH names a benchmark its harness has, or one line saying it is unknown
     (with the closest names), before any other check: ``kcross ab nosuch`` is about the
     name, not about A and B being the same."""

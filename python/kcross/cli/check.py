@@ -93,9 +93,10 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
-    from .. import gate
+    from .. import sides
     from ..errors import KcrossError
     from ..judge.comparison import history_noise
+    from ..judge.gate import check
     from ..views import check as view
 
     if args.baseline == "-" and args.current == "-":
@@ -103,12 +104,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..store import stores
 
     with stores(args.db) as opened:
-        base = gate.load_side(args.baseline, opened.reading)
-        current = gate.load_side(args.current, opened.reading)
-        noise = history_noise(opened.reading_or_none(),
-                              [*base.series.values(), *current.series.values()])
-        outcome = gate.check(base, current, max_regression=args.max_regression / 100,
-                             missing=args.missing, noise=noise)
+        base = sides.load_run(args.baseline, opened.reading)
+        current = sides.load_run(args.current, opened.reading)
+        noise = history_noise(opened.reading_or_none(), [*base.series, *current.series])
+        outcome = check(base, current, max_regression=args.max_regression / 100,
+                        missing=args.missing, noise=noise)
     if args.json:
         print_json([view.json_record(outcome)])
     elif args.format == "markdown":

@@ -83,7 +83,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     chosen = cc.checks(args.check, threaded=args.threaded, pipe_loops=int(args.loops),
                        syscall_loops=int(args.syscall_loops) if args.syscall_loops else None)
     for check in chosen:  # each benchmark can run here, before anything is measured
-        ab.prepare(ab.Side(label="crosscheck", bench=check.bench, harness=tuple(command),
+        ab.prepare(ab.Arm(label="crosscheck", bench=check.bench, harness=tuple(command),
                            harness_shown=command[-1]))
     results = []
     for check in chosen:

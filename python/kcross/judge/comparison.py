@@ -1,17 +1,21 @@
-"""A comparison of sides: the one result object that compare, check and the report show.
+"""A comparison of sides: the one result object every comparing command shows.
 
-Built once (:func:`compare`): the sides paired, every pair judged together (Holm across
-the whole table, kcross.judge.verdict), each side's median with its interval, the
-geomean of each side against the base, the benchmarks missing from a side, and the
-notes a reader must weigh (the empty loop subtracted on one side only, the
-fingerprints that differ).  The terminal table, the exports and the HTML report read it;
-none of them judges anything.
+Built once (:func:`compare`): the sides paired (kcross.judge.pairing: benchmark by
+benchmark, or one benchmark per side; missing rows listed; mixed units refused), every
+pair judged together (Holm across the whole table, kcross.judge.verdict; exact data by
+value), each side's median with its interval, the geomean of each side against the base,
+the benchmarks missing from a side, and the notes a reader must weigh (the empty loop
+subtracted on one side only, the fingerprints that differ).  :func:`compare_together`
+judges several comparisons as one family (a trend's changes, an experiment's changes).
+``kcross compare`` and ``check``, the HTML report, history, the labs' tables, profile
+differences and ``kcross reproduce`` read the result; none of them pairs or judges anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .. import stats
@@ -21,7 +25,7 @@ from ..sides import Side
 from ..stats import MedianCI, StatsError
 from .categories import Category
 from .machine import differences, identity
-from .pairing import pair
+from .pairing import PairedRow, pair
 from .verdict import Judgement, Pair, RunNoise, check_values, judge
 
 # Given (benchmark name, base series, new series): the run-to-run noise the pair may use.
@@ -55,26 +59,25 @@ def cell(series: Series) -> Cell:
 
 
 @dataclass
-class Row:
-    """One benchmark: its cell on each side (None: missing there) and each later side's
-    judgement against the base (None for the base and where missing)."""
+class ComparedRow(PairedRow):
+    """One benchmark of a comparison: its series on each side (None: missing there) and
+    each later side's judgement against the base (None for the base and where missing)."""
 
-    name: str
-    cells: list[Cell | None]
     judgements: list[Judgement | None]
+
+    @cached_property
+    def cells(self) -> list[Cell | None]:
+        """Each side's figure (computed when a view asks: history and the labs never do)."""
+        return [None if s is None else cell(s) for s in self.series]
 
 
 @dataclass
 class Comparison:
     sides: list[Side]
     unit: str
-    rows: list[Row]
+    rows: list[ComparedRow]             # the table: benchmarks on the base side and another
+    every: list[ComparedRow]            # every benchmark with figures on a side, in order
     missing: list[tuple[str, list[str]]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)          # per-row matters to weigh
-    differences: list[str] = field(default_factory=list)    # fingerprint fields that differ
-    geomeans: list[float | None] = field(default_factory=list)   # each side / base
-    geomean_medians: list[float | None] = field(default_factory=list)   # per side
-    geomean_error: str | None = None        # why there are no geomean medians
 
     @property
     def judgements(self) -> list[Judgement]:
@@ -83,54 +86,90 @@ class Comparison:
     def count(self, category: Category) -> int:
         return sum(j.category is category for j in self.judgements)
 
+    @cached_property
+    def notes(self) -> list[str]:
+        """Per-row matters to weigh: the empty loop subtracted on one side only."""
+        return [note for row in self.rows for note in overhead_notes(row.name, row.series)]
+
+    @cached_property
+    def differences(self) -> list[str]:
+        """The fingerprint fields that differ between the sides."""
+        return differences([s.fingerprint for s in self.sides])
+
+    @cached_property
+    def geomeans(self) -> list[float | None]:
+        """Each side's geometric mean of its ratios to the base (None for the base)."""
+        return [None, *(_geomean([row.judgements[i] for row in self.rows])
+                        for i in range(1, len(self.sides)))]
+
+    @cached_property
+    def _geomean_figures(self) -> tuple[list[float | None], str | None]:
+        """Each side's geometric mean of the medians of the benchmarks on every side, or
+        why there is none."""
+        complete = [row.cells for row in self.rows if all(c is not None for c in row.cells)]
+        if not complete:
+            return [], "no benchmark is on every side"
+        try:
+            return [stats.geomean([cells[i].median for cells in complete])  # type: ignore[union-attr]
+                    for i in range(len(self.sides))], None
+        except StatsError as exc:
+            return [], str(exc)
+
+    @property
+    def geomean_medians(self) -> list[float | None]:
+        return self._geomean_figures[0]
+
+    @property
+    def geomean_error(self) -> str | None:
+        return self._geomean_figures[1]
+
 
 def compare(sides: Sequence[Side], *, noise: NoiseLookup | None = None,
-            alpha: float = stats.ALPHA) -> Comparison:
-    """Pair the sides, judge every later side against the first, together."""
-    pairing = pair(sides)
-    for side in sides:   # what no verdict can take: one line, before any figure
-        for series in side.series:
-            try:
-                check_values(series)
-            except StatsError as exc:
-                raise UserError(str(exc)) from None
-    rows: list[Row] = []
+            alpha: float = stats.ALPHA, refuse_values: bool = True) -> Comparison:
+    """Pair the sides, judge every later side against the first, together (Holm across
+    the table).
+
+    ``refuse_values``: a value no verdict can take (not finite; a plain number below 0) is
+    refused with one line before any figure (a user's numbers), else left to the verdict,
+    which calls its pair unjudged and says why (figures kcross made itself)."""
+    return compare_together([sides], noise=noise, alpha=alpha, refuse_values=refuse_values)[0]
+
+
+def compare_together(comparisons: Sequence[Sequence[Side]], *,
+                     noise: NoiseLookup | None = None, alpha: float = stats.ALPHA,
+                     refuse_values: bool = True) -> list[Comparison]:
+    """Several comparisons judged as one family: Holm across every pair of all of them
+    (the changes of a trend, an experiment's changes), each paired as :func:`compare`
+    pairs its sides."""
+    pairings = [pair(sides) for sides in comparisons]
+    if refuse_values:   # what no verdict can take: one line, before any figure
+        for sides in comparisons:
+            for side in sides:
+                for series in side.series:
+                    try:
+                        check_values(series)
+                    except StatsError as exc:
+                        raise UserError(str(exc)) from None
+    found: list[Comparison] = []
     pairs: list[Pair] = []
-    where: list[tuple[int, int]] = []
-    for r, prow in enumerate(pairing.rows):
-        cells = [None if s is None else cell(s) for s in prow.series]
-        base = prow.series[0]
-        for i, s in enumerate(prow.series[1:], start=1):
-            if s is not None and base is not None:
-                pairs.append(Pair(prow.name, base, s,
-                                  noise(prow.name, base, s) if noise else None))
-                where.append((r, i))
-        rows.append(Row(prow.name, cells, [None] * len(sides)))
-    for (r, i), j in zip(where, judge(pairs, alpha=alpha), strict=True):
-        rows[r].judgements[i] = j
-    comparison = Comparison(sides=list(sides), unit=pairing.unit, rows=rows,
-                            missing=pairing.missing,
-                            differences=differences([s.fingerprint for s in sides]))
-    for row in rows:
-        comparison.notes += overhead_notes(row.name, [c.series if c else None for c in row.cells])
-    comparison.geomeans = [None, *(_geomean([row.judgements[i] for row in rows])
-                                   for i in range(1, len(sides)))]
-    _geomean_medians(comparison)
-    return comparison
-
-
-def _geomean_medians(comparison: Comparison) -> None:
-    """Each side's geometric mean of the medians of the benchmarks on every side."""
-    complete = [row.cells for row in comparison.rows if all(c is not None for c in row.cells)]
-    if not complete:
-        comparison.geomean_error = "no benchmark is on every side"
-        return
-    try:
-        comparison.geomean_medians = [
-            stats.geomean([cells[i].median for cells in complete])  # type: ignore[union-attr]
-            for i in range(len(comparison.sides))]
-    except StatsError as exc:
-        comparison.geomean_error = str(exc)
+    where: list[tuple[ComparedRow, int]] = []
+    for sides, pairing in zip(comparisons, pairings, strict=True):
+        every = []
+        for prow in pairing.every:
+            row = ComparedRow(prow.name, prow.series, [None] * len(sides))
+            base = prow.series[0]
+            for i, s in enumerate(prow.series[1:], start=1):
+                if s is not None and base is not None:
+                    pairs.append(Pair(prow.name, base, s,
+                                      noise(prow.name, base, s) if noise else None))
+                    where.append((row, i))
+            every.append(row)
+        found.append(Comparison(sides=list(sides), unit=pairing.unit,
+                                rows=[row for row in every if row.compared], every=every,
+                                missing=pairing.missing))
+    for (row, i), j in zip(where, judge(pairs, alpha=alpha), strict=True):
+        row.judgements[i] = j
+    return found
 
 
 def _geomean(judgements: Sequence[Judgement | None]) -> float | None:

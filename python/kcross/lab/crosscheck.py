@@ -57,7 +57,7 @@ INCLUDES = {
 
 
 @dataclass(frozen=True)
-class Row:
+class PeerRow:
     """One peer beside kcross."""
 
     figures: Figures
@@ -80,7 +80,7 @@ class CrossChecked:
     arch: str
     counted: Counted
     source: Source
-    rows: list[Row]
+    rows: list[PeerRow]
     left_out: list[Peer] = field(default_factory=list)
     no_peer: str | None = None
 
@@ -150,7 +150,7 @@ def _per_switch(counted: Counted, peer: Peer) -> tuple[float | None, str]:
     return got[0] / switches, f"{name.split('/')[1]} {got[0]:.1f} / {switches:g} switches"
 
 
-def _rseq(counted: Counted, peer: Peer, figures: Figures) -> Row:
+def _rseq(counted: Counted, peer: Peer, figures: Figures) -> PeerRow:
     states = []
     shown = []
     for name in peer.kcross:
@@ -162,10 +162,10 @@ def _rseq(counted: Counted, peer: Peer, figures: Figures) -> Row:
     what = figures.reading or (figures.problem or "")
     judged = agreement.checks(figures.passed, ours_ok, what)
     only = _median(counted, peer.kcross[0]) if len(peer.kcross) == 1 else None
-    return Row(figures, only[0] if only else None, "; ".join(shown), judged)
+    return PeerRow(figures, only[0] if only else None, "; ".join(shown), judged)
 
 
-def row(counted: Counted, peer: Peer, result: CommandResult) -> Row:
+def row(counted: Counted, peer: Peer, result: CommandResult) -> PeerRow:
     """One peer's run (its console output) beside kcross's rows of ``counted``."""
     figures = parse(peer, result)
     if peer.kind == "rseq":
@@ -176,11 +176,11 @@ def row(counted: Counted, peer: Peer, result: CommandResult) -> Row:
                                   f"not judged: the peer failed ({figures.problem})")
     else:
         judged = agreement.figures(figures.per_op, ours, TOLERANCE[peer.kind], UNIT)
-    return Row(figures, ours, how, judged)
+    return PeerRow(figures, ours, how, judged)
 
 
 def rows(arch: str, counted: Counted, results: Sequence[CommandResult],
-         selection: str = "quick") -> list[Row]:
+         selection: str = "quick") -> list[PeerRow]:
     """Every peer of ``arch`` beside kcross; ``results``: their plan commands' results, in
     the order of :func:`kcross.lab.selftests.plan`."""
     chosen = peers(arch, selection)

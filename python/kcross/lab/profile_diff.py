@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kcross.judge.categories import Category
-from kcross.judge.verdict import Judgement, Pair, judge
+from kcross.judge.comparison import compare
+from kcross.judge.verdict import Judgement
 from kcross.lab.profile import EMPTY_LOOP, BenchProfile
 from kcross.schema import UNIT_INSTRUCTIONS
 from kcross.series import Series
+from kcross.sides import Side
 
 # A function or costly instruction under this many per op on both sides is not listed
 # (what runs once per batch: the timer's reads, spread over hundreds of operations).
@@ -40,20 +42,27 @@ class ProfileDiff:
         return any(c.judgement.category.changed for c in self.totals)
 
 
-def _series(label: str, name: str, value: float) -> Series:
-    return Series(source=label, name=name, unit=UNIT_INSTRUCTIONS, samples=(value,))
+def _side(label: str, rows: Sequence[tuple[str, float]]) -> Side:
+    """One profile's figures as a side: a series of one exact count per line."""
+    return Side(label=label, single=False, series=tuple(
+        Series(source=label, name=what, unit=UNIT_INSTRUCTIONS, samples=(value,))
+        for what, value in rows))
 
 
 def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str]) -> list[Changed]:
     """Each row judged (kcross.judge); the empty loop's line, a count subtracted (shown
     negative), by its size."""
+    if not rows:
+        return []
+
     def judged(what: str, v: float) -> float:
         return abs(v) if what.endswith(EMPTY_LOOP) else v
 
-    verdicts = judge([Pair(what, _series(labels[0], what, judged(what, a)),
-                           _series(labels[1], what, judged(what, b)))
-                      for what, a, b in rows])
-    return [Changed(what, a, b, j) for (what, a, b), j in zip(rows, verdicts, strict=True)]
+    compared = compare([_side(labels[0], [(what, judged(what, a)) for what, a, _ in rows]),
+                        _side(labels[1], [(what, judged(what, b)) for what, _, b in rows])],
+                       refuse_values=False)
+    return [Changed(what, a, b, row.judgements[1])  # type: ignore[arg-type]
+            for (what, a, b), row in zip(rows, compared.rows, strict=True)]
 
 
 def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B")) -> ProfileDiff:

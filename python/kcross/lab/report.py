@@ -29,15 +29,21 @@ def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
            ) -> dict[str, Judgement]:
     """Each benchmark both runs have figures for, B judged against A by kcross.judge (lab
     counts: exact, by value), by suite/name."""
-    from kcross.judge.verdict import Pair, judge
+    from kcross.judge.comparison import compare
+    from kcross.judge.pairing import NothingToCompare
     from kcross.series import series_of_results
+    from kcross.sides import Side
 
-    sa = {s.name: s for s in series_of_results(
-        label_a, a.stream.fingerprint, a.stream.results, run=f"{label_a} ({id(a)})")}
-    sb = {s.name: s for s in series_of_results(
-        label_b, b.stream.fingerprint, b.stream.results, run=f"{label_b} ({id(b)})")}
-    names = [n for n in sa if n in sb]
-    return dict(zip(names, judge([Pair(n, sa[n], sb[n]) for n in names]), strict=True))
+    def side(c: Counted, label: str) -> Side:
+        return Side(label=label, single=False, fingerprint=c.stream.fingerprint,
+                    series=tuple(series_of_results(label, c.stream.fingerprint, c.stream.results,
+                                                   run=f"{label} ({id(c)})")))
+
+    try:
+        compared = compare([side(a, label_a), side(b, label_b)], refuse_values=False)
+    except NothingToCompare:
+        return {}
+    return {row.name: row.judgements[1] for row in compared.rows}  # type: ignore[misc]
 
 
 def delta_text(j: Judgement | None) -> str:

@@ -44,7 +44,7 @@ class Report:
     runs: list[model.RunView]
     facts: list[model.FactGroup]
     suites: list[model.SuiteTable]
-    comparisons: list[model.Comparison]
+    comparisons: list[model.ComparisonSection]
     bases: list[model.RunView]                          # the runs others are compared with
     sweeps: list[tuple[str, str, list[model.Sweep]]]   # (suite, svg, sweeps)
     lab: model.LabTable | None

@@ -38,6 +38,7 @@ from ..stats import StatsError, Summary, summarize_record
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
     from ..judge.comparison import NoiseLookup
     from ..judge.verdict import Judgement
+    from ..sides import Side
     from ..store import StoredRun
 
 # A thread-sweep row's name ends in its thread multiplier (harness/bench/percpu.c:
@@ -59,6 +60,14 @@ class RunView:
     @property
     def fingerprint(self) -> dict[str, Any]:
         return self.run.fingerprint
+
+    @property
+    def side(self) -> Side:
+        """The run as a side of a comparison (kcross.judge.comparison)."""
+        from ..sides import Side
+
+        return Side(label=self.label, series=tuple(self.series.values()), single=False,
+                    fingerprint=self.fingerprint, unit=self.unit)
 
     @property
     def lab(self) -> dict[str, Any] | None:
@@ -400,7 +409,9 @@ def suite_tables(views: Sequence[RunView]) -> list[SuiteTable]:
 # --- comparisons -------------------------------------------------------------------------
 
 @dataclass
-class CompareRow:
+class SectionRow:
+    """One benchmark of a comparison section, as display text (and its judgement)."""
+
     bench: str
     base: str                  # base median
     new: str
@@ -413,11 +424,14 @@ class CompareRow:
 
 
 @dataclass
-class Comparison:
+class ComparisonSection:
+    """The page's section comparing one run with its base (kcross.judge.comparison's
+    result, as display text)."""
+
     base: RunView
     new: RunView
     anchor: str
-    rows: list[CompareRow]
+    rows: list[SectionRow]
     geomean: str
     note: str = ""             # why nothing was compared, or what to keep in mind
     plot: str | None = None
@@ -433,33 +447,36 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
 
 
-def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) -> Comparison:
+def compare_runs(base: RunView, new: RunView,
+                 noise: NoiseLookup | None = None) -> ComparisonSection:
     """``new`` against ``base`` on every benchmark both have figures for, judged by
     kcross.judge as 'kcross compare' judges them (Holm across them)."""
+    from ..errors import UserError
     from ..judge.categories import CSS_CLASS
+    from ..judge.comparison import compare
     from ..judge.machine import differences_line
-    from ..judge.verdict import EXACT, Pair, geomean, judge, words
+    from ..judge.pairing import NothingToCompare
+    from ..judge.verdict import EXACT, words
 
     where = f"cmp-{base.run.id}-{new.run.id}"
-    if base.unit != new.unit:
-        return Comparison(base, new, where, [], DASH,
-                          note=f"not compared: {base.label} is in {base.unit}, {new.label} "
-                               f"in {new.unit}")
-    names = [n for n in base.series if n in new.series]
-    if not names:
-        return Comparison(base, new, where, [], DASH, note="no benchmark with figures in both runs")
-    judged = judge([Pair(n, base.series[n], new.series[n],
-                         noise(n, base.series[n], new.series[n]) if noise else None)
-                    for n in names])
+    try:
+        compared = compare([base.side, new.side], noise=noise, refuse_values=False)
+    except NothingToCompare:
+        return ComparisonSection(base, new, where, [], DASH,
+                                 note="no benchmark with figures in both runs")
+    except UserError as exc:   # in different units
+        return ComparisonSection(base, new, where, [], DASH, note=f"not compared: {exc}")
     rows = []
-    for name, j in zip(names, judged, strict=True):
-        unit = base.series[name].unit
+    for row in compared.rows:
+        name, j, base_series = row.name, row.judgements[1], row.series[0]
+        assert j is not None and base_series is not None
+        unit = base_series.unit
         b_med = base.summaries.get(name)
         n_med = new.summaries.get(name)
         b_text = format_value(b_med.median, unit) if isinstance(b_med, Summary) else DASH
         n_text = format_value(n_med.median, unit) if isinstance(n_med, Summary) else DASH
         if j.error is not None:
-            rows.append(CompareRow(name, b_text, n_text, DASH, DASH, DASH, j.error, "none"))
+            rows.append(SectionRow(name, b_text, n_text, DASH, DASH, DASH, j.error, "none"))
             continue
         word = words(j) + (f" ({j.note})" if j.note else "")
         exact = j.method == EXACT
@@ -468,13 +485,14 @@ def compare_runs(base: RunView, new: RunView, noise: NoiseLookup | None = None) 
             f"{j.ratio_low:.3f} – {j.ratio_high:.3f}"
         p = "no p (exact)" if j.p_adjusted is None else \
             f"{_p(j.p_adjusted)} (n={j.n_a}+{j.n_b})"
-        rows.append(CompareRow(name, b_text, n_text, ratio, ci, p, word,
+        rows.append(SectionRow(name, b_text, n_text, ratio, ci, p, word,
                                CSS_CLASS[j.category], j))
-    gm_value = geomean(judged)
+    gm_value = compared.geomeans[1]
     gm = f"{gm_value:.3f}" if gm_value is not None else DASH
     line = differences_line([base.fingerprint, new.fingerprint])
     note = line.replace("the sides'", "the runs'") if line else ""
-    return Comparison(base, new, where, rows, gm, note=note, **headline(judged))
+    return ComparisonSection(base, new, where, rows, gm, note=note,
+                             **headline(compared.judgements))
 
 
 # The rows a reader is shown first, at most.
@@ -505,7 +523,8 @@ def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
             "sees": seeing_lines(judged)}
 
 
-def comparisons(views: Sequence[RunView], noise: NoiseLookup | None = None) -> list[Comparison]:
+def comparisons(views: Sequence[RunView],
+                noise: NoiseLookup | None = None) -> list[ComparisonSection]:
     """Every run against the first run given in its unit (its base): times with times,
     instruction counts with instruction counts."""
     bases: dict[str, RunView] = {}

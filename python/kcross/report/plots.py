@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from .model import Comparison, LabTable, RunView, Sweep
+    from .model import ComparisonSection, LabTable, RunView, Sweep
 
 # Okabe-Ito: told apart with any colour vision; one colour per run, in the order given.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -236,7 +236,7 @@ def _forest_ticks(reach: float) -> list[float]:
     return ticks
 
 
-def forest(comparison: Comparison) -> str | None:
+def forest(comparison: ComparisonSection) -> str | None:
     """The change of each benchmark's median (new / base) with its CI, on a log-ratio axis
     around no change, labelled in percent; rows beyond the axis's reach are clipped and
     marked (:data:`FOREST_REACH`)."""

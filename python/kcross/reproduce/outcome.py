@@ -5,8 +5,8 @@ A published figure against ours is not a test (another machine, often another un
 row carries both, and their ratio only where both are of one kind (instructions against
 instructions, time against time; cycles against instructions has none, and the row says
 so), and the experiment says what differs.  Two figures of
-ours are compared only by :func:`kcross.judge.verdict.judge` (exact counts by value,
-timings over their processes), never here.
+ours are compared only by :func:`kcross.judge.comparison.compare_together` (exact counts
+by value, timings over their processes; Holm across the experiment's changes), never here.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Row:
+class FigureRow:
+    """A published figure and ours beside it, in one place."""
+
     figure: Figure
     cell: Cell
     ratio: float | None          # ours / published, when both are figures of one kind
@@ -71,7 +73,7 @@ class Place:
     name: str                    # NATIVE or a lab arch
     machine: str                 # the CPU, kernel and emulator, in one line
     unit: str
-    rows: tuple[Row, ...]
+    rows: tuple[FigureRow, ...]
     changes: tuple[ChangeRow, ...]
     ministat: tuple[Side, ...] = ()
     runs: tuple[int, ...] = ()
@@ -261,7 +263,9 @@ def _one_value_per_process(s: Series) -> Series:
 def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
                   failed: Mapping[str, str] | None = None) -> Place:
     """``failed``: boots of this place that failed, by variant, with their error."""
-    from kcross.judge.verdict import Pair, judge
+    from dataclasses import replace
+
+    from kcross.judge.comparison import compare_together
 
     runs = _Runs(measured)
     first = measured[0]
@@ -275,9 +279,9 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
         else:
             cell = _cell(runs, place, arch, f, unit, failed or {})
         ratio, why = _ratio(e, f, cell)
-        rows.append(Row(f, cell, ratio, why))
+        rows.append(FigureRow(f, cell, ratio, why))
     changes: list[ChangeRow] = []
-    pairs: list[tuple[int, Pair]] = []
+    pairs: list[tuple[int, list[Side]]] = []
     for c in e.changes:
         fa, fb = e.figure(c.a), e.figure(c.b)
         oa, ob = _ours_for(fa, place, arch), _ours_for(fb, place, arch)
@@ -288,13 +292,13 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
             changes.append(ChangeRow(fa.label, fb.label, text, None,
                                      "not measured here (a side skipped or not run)"))
             continue
-        pairs.append((len(changes), Pair(f"{fa.key} -> {fb.key}", sa, sb)))
+        pairs.append((len(changes), [Side(label=fa.key, series=(sa,), single=True),
+                                     Side(label=fb.key, series=(sb,), single=True)]))
         changes.append(ChangeRow(fa.label, fb.label, text, None))
-    if pairs:
-        verdicts = judge([p for _, p in pairs])
-        for (index, _), j in zip(pairs, verdicts, strict=True):
-            changes[index] = ChangeRow(changes[index].a, changes[index].b,
-                                       changes[index].published, j)
+    # our changes judged together (Holm across the experiment's changes at this place)
+    compared = compare_together([sides for _, sides in pairs], refuse_values=False)
+    for (index, _), comparison in zip(pairs, compared, strict=True):
+        changes[index] = replace(changes[index], judgement=comparison.rows[0].judgements[1])
     ministat: list[Side] = []
     for key in e.ministat:
         o = _ours_for(e.figure(key), place, arch)

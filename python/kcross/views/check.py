@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gate import Outcome, Row
 from ..judge.categories import (
     EXACT_RULE,
     FAILS_AT_RULE,
@@ -15,6 +14,7 @@ from ..judge.categories import (
     higher_word,
     label,
 )
+from ..judge.gate import CheckRow, Outcome
 from ..judge.verdict import (
     EXACT,
     SEEN_RUNS,
@@ -39,7 +39,7 @@ def format_p(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def cells(row: Row, outcome: Outcome) -> list[str]:
+def cells(row: CheckRow, outcome: Outcome) -> list[str]:
     """A row's cells, plain text (CI logs and patch mail)."""
     unit = outcome.unit
 

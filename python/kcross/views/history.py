@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import outfile
 from ..errors import UserError, shown
-from ..history import Point, Row, Trend
+from ..history import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
 from ..judge.verdict import detectable_text, record, words
 from ..stats import MedianCI, StatsError
@@ -22,7 +22,7 @@ def _pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f}%"
 
 
-def cells(row: Row, unit: str | None) -> list[str]:
+def cells(row: TrendRow, unit: str | None) -> list[str]:
     """A row's cells, plain text; ``unit`` None: the values carry their own unit."""
     from ..render import format_value
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..reproduce.experiments import Experiment
-from ..reproduce.outcome import Cell, ChangeRow, Outcome, Place, Row
+from ..reproduce.outcome import Cell, ChangeRow, FigureRow, Outcome, Place
 
 
 def _published(value: float | None, unit: str) -> str:
@@ -30,7 +30,7 @@ def ours_text(cell: Cell) -> str:
     return f"{format_value(cell.value, cell.unit)} {cell.unit.removesuffix('/op')}"
 
 
-def ratio_text(row: Row) -> str:
+def ratio_text(row: FigureRow) -> str:
     """Ours / published, or why none (figures of different kinds: cycles vs instructions)."""
     if row.ratio is not None:
         return f"{row.ratio:.3f}"
