@@ -1,5 +1,5 @@
 """A command loads only what it uses: the heavy packages stay off the paths that do not
-need them (the start-up cost of each command: scripts/startup-time, README).
+need them (the start-up cost of each command: scripts/startup-time, docs/commands.md).
 
 Every case runs ``kcross ARGS`` in a fresh interpreter that writes, at exit, the
 modules it loaded; RULES says which of them each command must not load.  The

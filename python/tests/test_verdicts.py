@@ -295,7 +295,7 @@ def test_a_drifting_machine_is_judged_by_the_noise_at_the_runs_separation() -> N
 # --- review of issue 15: each of these failed before its fix ---------------------------------
 
 def test_a_one_process_baseline_against_a_run_of_several_is_judged_by_levels() -> None:
-    """The README's CI recipe (a one-process harness capture as the baseline, a default
+    """docs/verdicts.md's CI recipe (a one-process harness capture as the baseline, a default
     10-process run now): the single side borrows the other's process variance, so the
     processes and the machine's noise are seen (before: Mann-Whitney on the pooled
     samples, which called a 3% process-level wobble a regression)."""

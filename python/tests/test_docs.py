@@ -1,0 +1,122 @@
+"""The documentation's own rules that need no MkDocs (./check's docs tier builds the site
+strictly, with scripts/mkdocs_hooks.py checking every link): one list of system packages
+(scripts/packages.tsv) behind the README's apt-get line, scripts/install-deps and the table
+of docs/dependencies.md; GitHub's anchors; every page naming the help it belongs with."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL_DEPS = ROOT / "scripts" / "install-deps"
+
+
+def hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "scripts" / "mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_deps(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(INSTALL_DEPS), *args], capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_the_readme_installs_the_build_tier() -> None:
+    """The README's one `apt-get install` (what scripts/fresh-debian-ci installs before the
+    two commands) is the `build` tier of scripts/packages.tsv."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"`apt-get install ([^`]*)`", section.replace("\n", " "))
+    assert len(named) == 1, named
+    listed = install_deps("--list", "build")
+    assert listed.returncode == 0, listed.stderr
+    assert named[0].split() == listed.stdout.split()
+
+
+def test_install_deps_lists_what_ci_installs() -> None:
+    """With no tier: every package marked `always` and none marked `asked`; the special
+    ones last (lava-dispatcher alone, the fuzzer runtime after clang)."""
+    listed = install_deps("--list")
+    assert listed.returncode == 0, listed.stderr
+    packages = listed.stdout.split()
+    for wanted in ("build-essential", "postgresql", "qemu-system-ppc", "lava-dispatcher", "cpio",
+                   "pkg-config", "libboost-context-dev", "chromium", "openssh-server"):
+        assert wanted in packages
+    assert "linux-perf" not in packages and "debootstrap" not in packages
+    assert packages[-1].startswith("libclang-rt-") and packages[-2] == "lava-dispatcher"
+    assert len(packages) == len(set(packages))
+    assert install_deps("--list", "crosscheck").stdout.split() == ["linux-perf"]
+
+
+@pytest.mark.parametrize("args", [["no-such-tier"], ["--list", "lab", "nope"], ["--bogus"],
+                                  ["--table", "lab"]])
+def test_install_deps_refuses_in_one_line(args: list[str]) -> None:
+    proc = install_deps(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("install-deps: ")
+
+
+def test_install_deps_needs_root_to_install(tmp_path: Path) -> None:
+    import os
+    if os.getuid() == 0:
+        pytest.skip("running as root: install-deps would install")
+    proc = install_deps("build")
+    assert proc.returncode == 2 and "needs root" in proc.stderr
+
+
+def test_the_packages_table_is_current() -> None:
+    """docs/dependencies.md shows scripts/packages.tsv as `scripts/install-deps --table`
+    prints it (the docs tier fails on the same check; this one needs no MkDocs)."""
+    page = (ROOT / "docs" / "dependencies.md").read_text(encoding="utf-8")
+    assert hooks().packages_table_problem(page) is None
+
+
+def test_a_stale_packages_table_is_named() -> None:
+    h = hooks()
+    page = (ROOT / "docs" / "dependencies.md").read_text(encoding="utf-8")
+    stale = page.replace("| `cpio` |", "| `cpio2` |")
+    assert "--refresh" in (h.packages_table_problem(stale) or "")
+    assert "no table" in (h.packages_table_problem("# no table here") or "")
+
+
+@pytest.mark.parametrize("heading, slug", [
+    ("Two commands (fresh Debian 12)", "two-commands-fresh-debian-12"),
+    ("`comparison` (from `compare --export json`)", "comparison-from-compare---export-json"),
+    ("System calls — `<kcross/syscall.h>`", "system-calls--kcrosssyscallh"),
+    ("`fingerprint.forced`", "fingerprintforced"),
+    ("Is `scv` cheaper than `sc`, and where do the instructions go?",
+     "is-scv-cheaper-than-sc-and-where-do-the-instructions-go"),
+    ("Everything in one line: `scripts/install-deps`", "everything-in-one-line-scriptsinstall-deps"),
+])
+def test_anchors_are_githubs(heading: str, slug: str) -> None:
+    h = hooks()
+    assert h.github_slug(h._inline_text(heading)) == slug
+
+
+def test_links_in_code_are_not_links(tmp_path: Path) -> None:
+    h = hooks()
+    text = ("# Title\n\nSee [a](a.md#x) and `[b](b.md)`.\n\n    [c](c.md)\n\n"
+            "```\n[d](d.md)\n```\n\n## Title\n\n[e](https://example.org) [f](../g.c)\n")
+    assert [(n, target) for n, _, _, target in h.links(text)] == [(3, "a.md#x"), (13, "../g.c")]
+    page = tmp_path / "p.md"
+    page.write_text(text, encoding="utf-8")
+    assert h.markdown_anchors(page) == {"title", "title-1"}
+
+
+def test_every_page_names_its_help() -> None:
+    """Each page says, right under its title, which --help it belongs with."""
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# "), page.name
+        if page.name == "index.md":
+            continue
+        assert lines[2].startswith("Help: "), f"{page.name}: no 'Help: ...' under its title"
