@@ -244,6 +244,11 @@ def stores_sha(root: Path) -> str:
 def session() -> Iterator[Session]:
     """The session directory: the captures, the store (runs 1-5 of STORE), files of numbers,
     the fake harness under a fixed name, a readiness tree."""
+    # What every command's forked child would import again (most of a second each): once,
+    # here, as the rest of the suite does anyway.
+    import scipy.stats  # noqa: F401
+    from kcross import judge, render, store  # noqa: F401
+
     s = Session(fixed_root(), dt.datetime.now(dt.UTC))
     try:
         base = capture("real-run.jsonl")
@@ -321,6 +326,9 @@ CASES = [
                       *fresh("run-wide"))),
     Case("run-json", ("run", "--quick", "--no-check", "--bench", "syscall/getppid-inline",
                       "--json", *fresh("run-json"))),
+    # kcross import: a capture of one process, then of several
+    Case("import", ("import", "base.jsonl", *fresh("import"))),
+    Case("import-processes", ("import", "procs-5.jsonl", *fresh("import-processes"))),
     # kcross show, runs
     Case("show", ("show", "1", *STORE_DB)),
     Case("show-wide", ("show", "1", "--wide", *STORE_DB)),
