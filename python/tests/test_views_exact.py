@@ -206,7 +206,7 @@ STORE = [
 
 
 def run_cli(session: Session, *args: str, columns: int = COLUMNS,
-            env: dict[str, str] | None = None, timeout: float = 120
+            env: dict[str, str] | None = None, timeout: float = 600
             ) -> subprocess.CompletedProcess:
     """``kcross ARGS`` in the session directory, as conftest's ``kcross`` fixture runs it
     (a forked child; KCROSS_TEST_EXEC=1: its own interpreter), COLUMNS ``columns``."""
@@ -242,8 +242,9 @@ def stores_sha(root: Path) -> str:
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
-    """The session directory: the captures, the store (runs 1-5 of STORE), files of numbers,
-    the fake harness under a fixed name, a readiness tree."""
+    """The session directory: the captures and their edited copies, store.db (runs 1-5 of
+    STORE), procs.db (processes_runs), files of numbers, the fake harness under a fixed
+    name, and the /proc and /sys trees of sysinfo --check, ab and aa."""
     # What every command's forked child would import again (most of a second each): once,
     # here, as the rest of the suite does anyway.
     import scipy.stats  # noqa: F401
@@ -295,11 +296,12 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
 
 
+# In a case's arguments and settings, {root} is the session directory.
 STORE_DB = ("--db", "store.db")
-VM_STATUS = "Name:\tkcross\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n"
-VM = {"KCROSS_TEST_SYSROOT": "{root}/vm"}
 PROCS_DB = ("--db", "procs.db")
 HARNESS = "{root}/kcross-harness"     # the fake harness under a fixed name (ab shows it)
+VM_STATUS = "Name:\tkcross\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n"
+VM = {"KCROSS_TEST_SYSROOT": "{root}/vm"}
 
 
 def fresh(name: str) -> tuple[str, str]:
@@ -414,7 +416,7 @@ def test_cli_view(case: Case, session: Session) -> None:
     db.unlink(missing_ok=True)
     args = [a.replace("{root}", str(session.root)) for a in case.args]
     env = {k: v.replace("{root}", str(session.root)) for k, v in case.env.items()}
-    proc = run_cli(session, *args, columns=case.columns, env=env, timeout=600)
+    proc = run_cli(session, *args, columns=case.columns, env=env)
     assert proc.returncode == case.status, proc.stderr
     held(case.name, normalised(proc.stdout, session), normalised(proc.stderr, session))
     assert stores_sha(session.root) == session.store_sha, "a view changed a store"
