@@ -422,6 +422,22 @@ def test_cli_view(case: Case, session: Session) -> None:
     assert stores_sha(session.root) == session.store_sha, "a view changed a store"
 
 
+def test_runs_of_constant_processes(session: Session) -> None:
+    """Two ``kcross run``s of the fake harness (every process gives the same samples: no
+    variation between processes), the second 5% slower (KCROSS_FAKE_SCALE): compare and
+    check of them, held as they are (each process-level verdict needs variation)."""
+    (session.root / "constant.db").unlink(missing_ok=True)
+    run = ("run", "--no-check", "--bench", "syscall/getppid-*", "--processes", "3",
+           "--samples", "5", "--db", "constant.db")
+    for env in ({}, {"KCROSS_FAKE_SCALE": "1.05"}):
+        assert run_cli(session, *run, env=env).returncode == 0
+    for case, args, status in (("compare-constant-processes", ("compare", "1", "2"), 2),
+                               ("check-constant-processes", ("check", "--baseline", "1", "2"), 0)):
+        proc = run_cli(session, *args, "--db", "constant.db")
+        assert proc.returncode == status, proc.stderr
+        held(case, normalised(proc.stdout, session), normalised(proc.stderr, session))
+
+
 # ---------------------------------------------------------------- views the CLI needs QEMU for
 
 def rendered(draw: Callable[[Any], None], columns: int = COLUMNS) -> str:
