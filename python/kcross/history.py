@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .errors import UserError
+from .fingerprint import identity
 from .judge.categories import Category
 from .judge.machine import host as host_key
-from .judge.machine import identity
 from .judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
 from .judge.verdict import Judgement, RunNoise
 from .schema import dig, unit_of
@@ -224,7 +224,7 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     """The points of the benchmarks ``names`` in the runs ``run_ids`` (all: None), by run
     (oldest first), in one query (nothing validated again: the store did that when it wrote
     them); the machine rows give what the fingerprints say but for their per-run values
-    (judge.machine.identity)."""
+    (kcross.fingerprint.identity)."""
     found: dict[int, list[Point]] = {}
     for run in store.results_named(names, run_ids):
         machine_fp = machines[run.machine_id]

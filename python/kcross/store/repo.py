@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import SchemaError, StoreError, UserError, shown
-from ..judge.machine import identity as machine_identity
+from ..fingerprint import identity as machine_identity
 from ..schema import IMPORT_VERSIONS, LAB_COUNTING, UNIT_NS, RunStream, unit_of, validate
 from ..schema import dig as _get
 from . import tables as t
@@ -199,7 +199,7 @@ class StoredRun:
 class StoredResults:
     """Some results of one stored run, as a trend reads them (``Store.results_named``): the
     run's machine row and its per-run fingerprint values instead of its whole fingerprint
-    (everything else in a fingerprint is the machine's: judge.machine.identity)."""
+    (everything else in a fingerprint is the machine's: kcross.fingerprint.identity)."""
 
     run_id: int
     started_at: dt.datetime
@@ -299,7 +299,7 @@ class Store:
 
     def _machine_id(self, conn: sa.Connection, fingerprint: dict[str, Any]) -> int:
         """The machine row for this fingerprint, created if new (safe against concurrent writers)."""
-        digest = machine_identity(fingerprint)  # the store's machine row: kcross.judge.machine
+        digest = machine_identity(fingerprint)  # the store's machine row: kcross.fingerprint
         hypervisor = machine_hypervisor(fingerprint)
         values = {
             "fingerprint_hash": digest,
