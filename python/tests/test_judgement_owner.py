@@ -46,8 +46,8 @@ def offenders(pattern: re.Pattern[str], allowed: dict[str, set[str]] | None = No
 
 
 def test_only_the_judge_calls_the_comparison_statistics() -> None:
-    # stats.py defines them; aa.py takes the between-run variance of its own rounds through
-    # the judge's noise estimate (kcross.judge.noise), never by itself.
+    # stats.py defines them; rounds/aa.py takes the between-run variance of its own rounds
+    # through the judge's noise estimate (kcross.judge.noise), never by itself.
     found = [o for o in offenders(VERDICT_CALLS) if not o.startswith("stats.py:")]
     assert found == []
 
@@ -76,7 +76,7 @@ def test_the_judge_is_what_every_comparing_command_uses() -> None:
     users = {p.relative_to(PACKAGE).as_posix() for p in sources()
              if re.search(r"from \.+judge(\.\w+)? import|import kcross\.judge|"
                           r"from kcross\.judge", p.read_text())}
-    for module in ("cli/compare.py", "cli/check.py", "history.py", "report/model.py", "ab.py",
-                   "aa.py", "lab/report.py", "lab/profile_diff.py", "reproduce/outcome.py",
-                   "crosscheck.py"):
+    for module in ("cli/compare.py", "cli/check.py", "history.py", "report/model.py",
+                   "rounds/ab.py", "rounds/aa.py", "rounds/crosscheck.py", "lab/report.py",
+                   "lab/profile_diff.py", "reproduce/outcome.py"):
         assert module in users, module

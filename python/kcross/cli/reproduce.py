@@ -94,10 +94,10 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _measure(args: argparse.Namespace, experiments: tuple[Experiment, ...], native: bool,
              arches: tuple[str, ...], out: Console, err: Console) -> int:
-    from .. import harness
     from ..reproduce import measure
     from ..reproduce.experiments import LAB_ARCHES
     from ..reproduce.outcome import outcomes
+    from ..run import harness
     from ..store import store_for_writing
 
     # Everything that can be refused is refused before anything runs, builds or boots.
