@@ -21,7 +21,7 @@ from typing import Any
 from kcross.errors import LabError, UserError
 from kcross.reproduce.experiments import DEFAULT, NATIVE, VARIANTS, Experiment, Variant
 
-SOURCE = "repro"   # runs.source (kcross.store.repo.RUN_SOURCES)
+SOURCE = "repro"   # runs.source (kcross.store.writing.RUN_SOURCES)
 # How a lab run's fingerprint.lab.variant names a reproduce variant (DEFAULT: no variant).
 VARIANT_PREFIX = "reproduce "
 
