@@ -148,7 +148,7 @@ def plot(t: Trend, path: Path) -> None:
     """Median with its CI as error bars over time: one panel per benchmark (and unit), one
     line per host."""
     fmt = check_plot_path(path)
-    from ..report.plots import quiet_matplotlib
+    from ..outfile import quiet_matplotlib
 
     quiet_matplotlib()
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
