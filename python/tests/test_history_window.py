@@ -74,7 +74,7 @@ def test_all_and_last_exclude_each_other(kcross: Kcross, db: str) -> None:
 
 
 def _trend(db: str, last: int | None) -> Any:
-    from kcross import history
+    from kcross.history import trend as history
     from kcross.store import Store, resolve
 
     store = Store.open(resolve(db), write=False)

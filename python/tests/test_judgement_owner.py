@@ -76,7 +76,7 @@ def test_the_judge_is_what_every_comparing_command_uses() -> None:
     users = {p.relative_to(PACKAGE).as_posix() for p in sources()
              if re.search(r"from \.+judge(\.\w+)? import|import kcross\.judge|"
                           r"from kcross\.judge", p.read_text())}
-    for module in ("cli/compare.py", "cli/check.py", "history.py", "report/model.py",
+    for module in ("cli/compare.py", "cli/check.py", "history/trend.py", "report/model.py",
                    "rounds/ab.py", "rounds/aa.py", "rounds/crosscheck.py", "lab/report.py",
                    "lab/profile_diff.py", "reproduce/outcome.py"):
         assert module in users, module

@@ -116,7 +116,7 @@ def test_exemptions_are_real() -> None:
 def test_every_comparing_module_calls_compare() -> None:
     """The callers ask kcross.judge.comparison (check through kcross.judge.gate)."""
     callers = {"cli/compare.py": "compare", "report/model.py": "compare",
-               "history.py": "compare_together", "lab/report.py": "compare",
+               "history/trend.py": "compare_together", "lab/report.py": "compare",
                "lab/profile_diff.py": "compare", "reproduce/outcome.py": "compare_together",
                "cli/check.py": "check"}
     for rel, function in callers.items():

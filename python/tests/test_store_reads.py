@@ -64,8 +64,9 @@ def test_figures_are_read_without_validating_again(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Records were validated when they were written: history, compare, report's reads,
     runs and push read them without the schema check (kcross show still checks)."""
-    from kcross import history, sides
     from kcross import schema as schema_module
+    from kcross import sides
+    from kcross.history import trend as history
     from kcross.judge.comparison import compare
     from kcross.store import records, transfer
 

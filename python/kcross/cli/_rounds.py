@@ -62,7 +62,7 @@ def check_known(*sides: Arm) -> None:
     """Each side's BENCH names a benchmark its harness has, or one line saying it is unknown
     (with the closest names), before any other check: ``kcross ab nosuch`` is about the
     name, not about A and B being the same."""
-    from ..history import closest_names, matches
+    from ..history.trend import closest_names, matches
     from ..run import harness
 
     checked: set[tuple[str, tuple[str, ...]]] = set()

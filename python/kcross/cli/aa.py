@@ -114,7 +114,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
     """The benchmarks GLOB names that can run here; one line naming close ones if none."""
-    from ..history import closest_names, matches
+    from ..history.trend import closest_names, matches
     from ..run import harness
 
     records = harness.collect(command, ["list", "--json"], env=env)

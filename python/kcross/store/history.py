@@ -1,4 +1,4 @@
-"""The store's reads for ``kcross history`` alone (kcross.history's trend): the stored
+"""The store's reads for ``kcross history`` alone (kcross.history.trend): the stored
 benchmarks' names, the machines' fingerprints, the runs holding a benchmark (through the
 results' key, newest first), their results in one query, and the summary columns stored
 beside them.  The window's work, not the store's: no query reads every result of a

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import outfile
 from ..errors import UserError, shown
-from ..history import Point, Trend, TrendRow
+from ..history.trend import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
 from ..judge.verdict import detectable_text, record, words
 from ..stats import MedianCI, StatsError

@@ -30,20 +30,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from .errors import UserError
-from .fingerprint import identity
-from .judge.categories import Category
-from .judge.machine import host as host_key
-from .judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
-from .judge.verdict import Judgement, RunNoise
-from .schema import dig, unit_of
-from .series import Series, bench_name, merge_results, run_start, series_of_results
-from .stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
+from .. import errors
+from ..errors import UserError
+from ..fingerprint import identity
+from ..judge.categories import Category
+from ..judge.machine import host as host_key
+from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
+from ..judge.verdict import Judgement, RunNoise
+from ..schema import dig, unit_of
+from ..series import Series, bench_name, merge_results, run_start, series_of_results
+from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
-    from .store import Store
-    from .store.history import StoredResults
+    from ..store import Store
+    from ..store.history import StoredResults
 
 
 
@@ -106,7 +106,7 @@ class TrendRow:
 
     @property
     def verdict(self) -> str:
-        from .judge.verdict import verdict_label
+        from ..judge.verdict import verdict_label
 
         if self.point.series is None:
             return self.point.status
@@ -198,7 +198,7 @@ def _series(label: str, fp: dict[str, Any], run: StoredResults, wanted: list[dic
 
 def _names(store: Store, pattern: str) -> list[str]:
     """The stored benchmarks ``pattern`` names; :class:`UserError` naming the closest if none."""
-    from .store import history as queries
+    from ..store import history as queries
 
     # A pattern without wildcards names a benchmark exactly: looked up, not every name listed.
     exact = not any(c in pattern for c in "*?[")
@@ -229,7 +229,7 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     (oldest first), in one query (nothing validated again: the store did that when it wrote
     them); the machine rows give what the fingerprints say but for their per-run values
     (kcross.fingerprint.identity)."""
-    from .store import history as queries
+    from ..store import history as queries
 
     found: dict[int, list[Point]] = {}
     for run in queries.results_named(store, names, run_ids):
@@ -262,7 +262,7 @@ def _context(store: Store, names: list[str], shown: list[Point], about: About,
     that are not shown: for each host and benchmark, the newest point with figures before
     its first shown one; and with ``--machine`` a hash prefix, the host's other machines'
     points among the shown ones.  A few queries per host, a few runs read."""
-    from .store import history as queries
+    from ..store import history as queries
 
     groups: dict[tuple[str, ...], list[Point]] = {}
     for p in shown:
@@ -301,7 +301,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
     benchmark the newest point with figures before the window; the machines' run-to-run
     noise comes from the summary columns of their stored results (no record read; for runs
     of several processes, the records of the newest HISTORY_RUNS of them)."""
-    from .store import history as queries
+    from ..store import history as queries
 
     cache: PointCache = {}
     names = _names(store, pattern)
@@ -380,8 +380,8 @@ def _changes(every: list[Point], pairs: list[tuple[int, int]], noise: _NoiseHist
              alpha: float) -> list[Judgement]:
     """Each change (previous point, point) judged by kcross.judge, all together (Holm across
     the changes shown), with the run-to-run noise of the points' machines."""
-    from .judge.comparison import compare_together
-    from .sides import Side
+    from ..judge.comparison import compare_together
+    from ..sides import Side
 
     point_of = {id(p.series): p for p in every if p.series is not None}
 
@@ -413,7 +413,7 @@ class _NoiseHistory:
 
     def points(self, name: str, machine: str) -> dict[str, RunPoint]:
         """run label -> point of ``name`` on the machine identity ``machine``, oldest first."""
-        from .store import history as queries
+        from ..store import history as queries
 
         if (name, machine) in self._points:
             return self._points[(name, machine)]
