@@ -20,7 +20,8 @@ written into.  Exit statuses (README, "Exit codes"): a path refused before writi
 bad input (2); a write that fails is output kcross could not write (3).
 
 Nothing here imports SQLAlchemy at module level (``--db`` is resolved only when given
-a path to compare).
+a path to compare).  Plots (the report's, ``history --plot``) call :func:`quiet_matplotlib`
+first: what fails is said in kcross's one line, not matplotlib's too.
 """
 
 from __future__ import annotations
@@ -184,3 +185,11 @@ def _refuse_database(path: Path, st: os.stat_result | None, label: str) -> None:
     if head == _SQLITE_MAGIC:
         raise UserError(f"{label}: that is an SQLite database (a store of runs?); kcross "
                         "never writes its output over one: choose another file")
+
+
+def quiet_matplotlib() -> None:
+    """matplotlib's own warnings (a font cache it could not save on a full disk) would be a
+    second line beside kcross's one: kcross reports what fails, matplotlib keeps quiet."""
+    import logging
+
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)

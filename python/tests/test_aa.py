@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FAKE_HARNESS, Kcross, assert_one_line_error, query
-from kcross import aa
+from kcross.rounds import aa
 from kcross.series import Series
 from test_ab import REAL, WHY, runs, wrapper_harness
 

@@ -20,7 +20,7 @@ def test_run_help_lists_defaults_environment_suites_and_exit_codes(kcross: Kcros
         assert name in text, name
     assert ("suites: syscall, cpuid, percpu, percpu-scaling, ctxsw, uctx, spin "
             "(see 'kcross list'") in text
-    from kcross.run_defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+    from kcross.run.defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
 
     assert (f"{DEFAULT_PROCESSES} fresh harness processes, one after another, each running "
             f"every benchmark: {PROCESS_SAMPLES} samples per benchmark and process after a "

@@ -129,7 +129,7 @@ def test_a_bug_marks_the_run_failed_and_shows_its_traceback(tmp_path: Path,
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(
-        "import kcross.progress as p\n"
+        "import kcross.run.progress as p\n"
         "def advance(self, record):\n"
         "    raise RuntimeError('simulated bug in the progress display')\n"
         "p.RunProgress.advance = advance\n")

@@ -234,7 +234,7 @@ def test_a_run_of_several_processes(kcross: Kcross, db_path: Path) -> None:
     listed = kcross("runs", "--json")
     assert json.loads(listed.stdout.splitlines()[0])["results"] == 2   # benchmarks, not rows
     # the defaults: K processes of a process's share of samples and warm-up
-    from kcross.run_defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+    from kcross.run.defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
 
     proc = kcross("run", "--bench", "getcpu-vdso", "--json")
     records = [json.loads(line) for line in proc.stdout.splitlines()]

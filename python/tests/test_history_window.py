@@ -74,7 +74,7 @@ def test_all_and_last_exclude_each_other(kcross: Kcross, db: str) -> None:
 
 
 def _trend(db: str, last: int | None) -> Any:
-    from kcross import history
+    from kcross.history import trend as history
     from kcross.store import Store, resolve
 
     store = Store.open(resolve(db), write=False)
@@ -112,17 +112,17 @@ def test_the_noise_is_the_machines_whole_history_whatever_the_window(db: str) ->
 
 def test_no_result_record_outside_the_window_is_read(db: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from kcross.store import repo
+    from kcross.store import records
 
     read: list[str] = []
-    original = repo.Store._record
+    original = records.stored_record
 
     def counting(value: Any, where: str, rtype: str, **kw: Any) -> Any:
         if rtype == "result":
             read.append(where)
         return original(value, where, rtype, **kw)
 
-    monkeypatch.setattr(repo.Store, "_record", staticmethod(counting))
+    monkeypatch.setattr(records, "stored_record", counting)
     t = _trend(db, 5)
     assert [r.point.run_id for r in t.rows] == [26, 27, 28, 29, 30]
     runs = {int(w.split(" run ")[1].split()[0]) for w in read}

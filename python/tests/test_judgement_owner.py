@@ -1,7 +1,8 @@
 """One judgement core (issue 15): kcross.judge owns pairing, the verdict, its categories and
 their words, the geomean and the "same machine / what differs" rule.  The question "does B
 differ from A?" was answered in six places and "is this the same machine?" by five rules;
-these tests fail when a module outside kcross.judge answers either again."""
+these tests fail when a module outside kcross.judge answers either again (the machine identity
+the judge asks is kcross.fingerprint's, beneath the store and the judge)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def offenders(pattern: re.Pattern[str], allowed: dict[str, set[str]] | None = No
 
 
 def test_only_the_judge_calls_the_comparison_statistics() -> None:
-    # stats.py defines them; aa.py takes the between-run variance of its own rounds through
-    # the judge's noise estimate (kcross.judge.noise), never by itself.
+    # stats.py defines them; rounds/aa.py takes the between-run variance of its own rounds
+    # through the judge's noise estimate (kcross.judge.noise), never by itself.
     found = [o for o in offenders(VERDICT_CALLS) if not o.startswith("stats.py:")]
     assert found == []
 
@@ -66,14 +67,16 @@ def test_no_module_words_a_verdict_by_hand() -> None:
 
 
 def test_one_same_machine_rule() -> None:
-    assert offenders(MACHINE) == []
+    # The machine identity stands below the store and the judge (kcross/fingerprint.py):
+    # the store keys its machine rows by it, kcross.judge.machine asks it.
+    assert offenders(MACHINE, {"fingerprint.py": {"hashlib.sha256(canonical"}}) == []
 
 
 def test_the_judge_is_what_every_comparing_command_uses() -> None:
     users = {p.relative_to(PACKAGE).as_posix() for p in sources()
              if re.search(r"from \.+judge(\.\w+)? import|import kcross\.judge|"
                           r"from kcross\.judge", p.read_text())}
-    for module in ("cli/compare.py", "cli/check.py", "history.py", "report/model.py", "ab.py",
-                   "aa.py", "lab/report.py", "lab/profile_diff.py", "reproduce/outcome.py",
-                   "store/repo.py", "crosscheck.py"):
+    for module in ("cli/compare.py", "cli/check.py", "history/trend.py", "report/model.py",
+                   "rounds/ab.py", "rounds/aa.py", "rounds/crosscheck.py", "lab/report.py",
+                   "lab/profile_diff.py", "reproduce/outcome.py"):
         assert module in users, module

@@ -40,7 +40,7 @@ def figures(records: list[dict]) -> dict[str, float]:
 
 
 def test_a_lava_job_counts_what_the_lab_counts(tmp_path: Path) -> None:
-    from kcross.judge.machine import identity
+    from kcross.fingerprint import identity
     from kcross.lab.machines import DEFAULT_SUITES
     from kcross.lab.payload import benchmarks_named, find_source
     from kcross.lava.job import case_id

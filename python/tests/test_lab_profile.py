@@ -346,7 +346,7 @@ def test_benchmarks_and_windows_must_pair(tmp_path: Path) -> None:
     (["ppc64le", "--trace", "getppid-inline", "--compare", "sc", "scv"],
      "--trace shows one boot's operation"),
     (["ppc64le", "--profile", "--mode", "correctness"], "--profile profiles counting runs"),
-    (["ppc64le", "--profile", "--crosscheck"], "--profile and --crosscheck are separate boots"),
+    (["ppc64le", "--profile", "--peers"], "--profile and --peers are separate boots"),
 ])
 def test_bad_profile_input_is_refused_before_any_build(kcross, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                        args: list[str], message: str) -> None:

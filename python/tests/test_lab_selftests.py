@@ -1,9 +1,9 @@
 """The kernel's own selftests as lab peers (issue 16), without booting: their output parsers
 on a real guest's console (python/tests/data/selftests, captured by
-kcross.lab.crosscheck.peer_figures in the ppc64le counting guest), the figures set beside
+kcross.lab.peers.peer_figures in the ppc64le counting guest), the figures set beside
 kcross's rows and the agreement, the source package's fetch and cache (a fake registry
 serving a small linux-source .deb: a cut download is refused, a cut cache entry fetched
-again), the build's cache (a fake cross compiler), and --crosscheck's refusals."""
+again), the build's cache (a fake cross compiler), and --peers' refusals."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import pytest
 from conftest import assert_one_line_error
 from kcross.errors import LabError
 from kcross.judge import agreement
-from kcross.lab import crosscheck as CC
 from kcross.lab import linux_source as LS
+from kcross.lab import peers as PE
 from kcross.lab import selftests as ST
 from kcross.lab.initramfs import CommandResult
 from test_lab_kernel import fake_registry, make_deb
@@ -140,7 +140,7 @@ KCROSS = counted(
 
 def test_null_syscall_beside_kcross_adds_the_loop_and_gettid_against_getppid() -> None:
     p = peer("null_syscall")
-    row = CC.row(KCROSS, p, captured()[command(p)])
+    row = PE.row(KCROSS, p, captured()[command(p)])
     assert row.ours == pytest.approx(364.0 + 397.0 - 400.0 + 1.0)
     assert row.judged.agreement is agreement.Agreement.AGREE
     assert row.judged.statement == "agree: -1.1 instructions (-0.3%), within the tolerance of 1%"
@@ -149,27 +149,27 @@ def test_null_syscall_beside_kcross_adds_the_loop_and_gettid_against_getppid() -
 
 def test_a_switch_peer_beyond_its_tolerance_differs_and_says_why() -> None:
     p = peer("context_switch yield")
-    row = CC.row(KCROSS, p, captured()[command(p)])
+    row = PE.row(KCROSS, p, captured()[command(p)])
     assert row.ours == pytest.approx(6433.0 / 2)
     assert row.judged.agreement is agreement.Agreement.DIFFER
     assert row.as_json()["differs_because"] == p.differs_because
     vec = peer("context_switch yield fp+vector")
-    assert CC.row(KCROSS, vec, captured()[command(vec)]).judged.agreement \
+    assert PE.row(KCROSS, vec, captured()[command(vec)]).judged.agreement \
         is agreement.Agreement.AGREE
 
 
 def test_rseq_peers_agree_when_both_pass_and_differ_when_one_fails() -> None:
     runs = captured()
-    lock = CC.row(KCROSS, peer("param_test spinlock"), runs[command(peer("param_test spinlock"))])
+    lock = PE.row(KCROSS, peer("param_test spinlock"), runs[command(peer("param_test spinlock"))])
     assert lock.judged.agreement is agreement.Agreement.AGREE and lock.ours == 56.0
-    inc = CC.row(KCROSS, peer("param_test increment"),
+    inc = PE.row(KCROSS, peer("param_test increment"),
                  runs[command(peer("param_test increment"))])
     assert inc.judged.statement.startswith("differ: kcross's row is not ok")
 
 
 def test_rows_not_counted_are_not_judged() -> None:
     p = peer("null_syscall")
-    row = CC.row(counted(record("syscall", "gettid-inline", 397.0)), p, captured()[command(p)])
+    row = PE.row(counted(record("syscall", "gettid-inline", 397.0)), p, captured()[command(p)])
     assert row.judged.agreement is agreement.Agreement.UNJUDGED
     assert row.ours is None and row.ours_how.startswith("syscall/getppid-libc-syscall not counted")
 
@@ -326,13 +326,15 @@ def test_the_build_is_static_cached_and_redone_when_a_program_changed(
 # ---------------------------------------------------------------- the option
 
 @pytest.mark.parametrize("args, message", [
-    (["ppc64le", "--crosscheck", "--compare", "sc", "scv"], "--crosscheck runs the kernel's "
+    (["ppc64le", "--peers", "--compare", "sc", "scv"], "--peers runs the kernel's "
      "selftests beside one counting run of the rows they compare with: not with --compare"),
-    (["ppc64le", "--crosscheck", "--bench", "syscall/*"], "not with --bench"),
-    (["ppc64le", "--crosscheck", "--mitigations"], "not with --mitigations"),
-    (["ppc64le", "--mode", "correctness", "--crosscheck"], "--crosscheck: counting-mode options"),
+    (["ppc64le", "--peers", "--bench", "syscall/*"], "not with --bench"),
+    (["ppc64le", "--peers", "--mitigations"], "not with --mitigations"),
+    (["ppc64le", "--mode", "correctness", "--peers"], "--peers: counting-mode options"),
+    # --peers' old name still works (hidden from the help), as scripts use it
+    (["ppc64le", "--crosscheck", "--mitigations"], "--peers runs the kernel's selftests"),
 ])
-def test_crosscheck_refusals_are_one_line_before_anything(kcross, db_path: Path,  # type: ignore[no-untyped-def]
+def test_peers_refusals_are_one_line_before_anything(kcross, db_path: Path,  # type: ignore[no-untyped-def]
                                                          tmp_path: Path, args: list[str],
                                                          message: str) -> None:
     assert_one_line_error(kcross("lab", *args), 2, message)
@@ -340,10 +342,18 @@ def test_crosscheck_refusals_are_one_line_before_anything(kcross, db_path: Path,
     assert not (tmp_path / "home" / ".cache").exists()
 
 
-def test_crosscheck_takes_only_all(kcross) -> None:  # type: ignore[no-untyped-def]
-    proc = kcross("lab", "ppc64le", "--crosscheck", "some")
+@pytest.mark.parametrize("option", ["--peers", "--crosscheck"])
+def test_peers_takes_only_all(kcross, option: str) -> None:  # type: ignore[no-untyped-def]
+    proc = kcross("lab", "ppc64le", option, "some")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "invalid choice: 'some'" in proc.stderr
+
+
+def test_the_help_names_peers_not_its_old_name(kcross) -> None:  # type: ignore[no-untyped-def]
+    """``--crosscheck`` is ``--peers``' old name, kept working and left out of the help."""
+    proc = kcross("lab", "ppc64le", "--help")
+    assert proc.returncode == 0
+    assert "--peers [all]" in proc.stdout and "--crosscheck" not in proc.stdout
 
 
 def test_a_kernel_of_no_version_takes_the_newest_cached_source(registry: dict[str, Path]) -> None:
@@ -360,9 +370,9 @@ def test_the_table_shows_the_peers_beside_kcross_with_the_agreement() -> None:
     from rich.console import Console
 
     runs = captured()
-    rows = [CC.row(KCROSS, p, runs[command(p)]) for p in ST.peers("ppc64le")]
+    rows = [PE.row(KCROSS, p, runs[command(p)]) for p in ST.peers("ppc64le")]
     source = LS.Source("linux-source-6.1", "6.1.176-1", Path("/x"), "6.1.176", "0" * 64)
-    checked = CC.CrossChecked("ppc64le", KCROSS, source, rows, ST.left_out("ppc64le"))
+    checked = PE.PeersBeside("ppc64le", KCROSS, source, rows, ST.left_out("ppc64le"))
     console = Console(width=250, record=True)
     console.print(crosscheck_table(checked, "title"))
     text = console.export_text()
@@ -382,7 +392,7 @@ def test_a_row_without_figures_says_why() -> None:
     broken = record("ctxsw", "pipe-threads-same-cpu", 18200.0, switches=2)
     del broken["overhead"]
     p = peer("context_switch pipe")
-    row = CC.row(counted(broken), p, captured()[command(p)])
+    row = PE.row(counted(broken), p, captured()[command(p)])
     assert row.ours is None and "no empty-loop samples" in row.ours_how
     assert row.judged.agreement is agreement.Agreement.UNJUDGED
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table
 from kcross import importer, render
 from kcross.errors import SchemaError, UserError
-from kcross.judge.machine import identity as machine_identity
+from kcross.fingerprint import identity as machine_identity
 from kcross.schema import (
     IMPORT_VERSIONS,
     UNIT_INSTRUCTIONS,

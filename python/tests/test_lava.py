@@ -151,7 +151,7 @@ def test_lavas_network_card_makes_a_machine_of_its_own(kcross, db_path: Path,  #
                                                        tmp_path: Path) -> None:
     """A worker whose QEMU gave the guest a network card (LAVA before 2025.02): stored,
     with fingerprint.lab.network, so never the same machine as the lab's."""
-    from kcross.judge.machine import identity
+    from kcross.fingerprint import identity
 
     assert kcross("import", str(LOG), "--db", str(tmp_path / "a.db")).returncode == 0
     proc = kcross("import", str(edited(tmp_path, lambda lines: [

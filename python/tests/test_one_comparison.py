@@ -17,12 +17,12 @@ from conftest import PYTHON_DIR
 PACKAGE = PYTHON_DIR / "kcross"
 JUDGE = PACKAGE / "judge"
 
-# aa.py's A/A experiment judges the same pairs of one benchmark under three designs
+# rounds/aa.py's A/A experiment judges the same pairs of one benchmark under three designs
 # (samples pooled, processes, processes with the noise it measures) to show what each
 # design would conclude: it builds its Pairs and calls the verdict on them on purpose,
 # one design at a time, which no comparison of sides expresses.  It pairs nothing: its
 # two copies come from one run of one benchmark.
-EXEMPT = {"aa.py": "the A/A experiment judges one pair under three designs on purpose"}
+EXEMPT = {"rounds/aa.py": "the A/A experiment judges one pair under three designs on purpose"}
 
 # --format ministat prints ministat's own arithmetic (a mean, Student's t) for each paired
 # benchmark, never kcross's verdict: it takes kcross.judge.pairing's rows (the one pairing,
@@ -116,7 +116,7 @@ def test_exemptions_are_real() -> None:
 def test_every_comparing_module_calls_compare() -> None:
     """The callers ask kcross.judge.comparison (check through kcross.judge.gate)."""
     callers = {"cli/compare.py": "compare", "report/model.py": "compare",
-               "history.py": "compare_together", "lab/report.py": "compare",
+               "history/trend.py": "compare_together", "lab/report.py": "compare",
                "lab/profile_diff.py": "compare", "reproduce/outcome.py": "compare_together",
                "cli/check.py": "check"}
     for rel, function in callers.items():

@@ -109,7 +109,7 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
     import sqlalchemy as sa
     from kcross.store import migrations
     from kcross.store.packing import unpack
-    from kcross.store.repo import content_hash
+    from kcross.store.writing import content_hash
     from test_history import QUIET, store_runs
 
     store_runs(tmp_path, pg_schema)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from conftest import DATA, Kcross, assert_one_line_error
-from kcross import readiness as r
 from kcross.errors import UserError
+from kcross.run import readiness as r
 
 CPU = 3        # the measuring CPU of the fake machine (8 CPUs, SMT pairs n and n+4)
 SIBLING = 7

@@ -213,7 +213,7 @@ def test_real_planted_delay_is_recorded_and_bad_values_refused(kcross: Kcross) -
 def test_remote_passes_on_every_forcing_the_harness_records() -> None:
     """`kcross run --remote` forwards the harness's forcings by name (remote.HARNESS_ENV):
     every one the harness records in its fingerprint, KCROSS_TEST_DELAY when set included."""
-    from kcross import remote
+    from kcross.run import remote
 
     env = {**os.environ, "KCROSS_TEST_DELAY": f"{PLANTED}:1"}
     out = subprocess.run([str(REAL), "sysinfo", "--json"], capture_output=True, text=True,

@@ -42,9 +42,9 @@ from conftest import (
     terminal_signals,
 )
 from harnesses import native
-from kcross import remote
 from kcross.errors import KcrossError
-from kcross.run_defaults import DEFAULT_PROCESSES
+from kcross.run import remote
+from kcross.run.defaults import DEFAULT_PROCESSES
 
 SSHD = shutil.which("sshd") or shutil.which("sshd", path="/usr/sbin:/usr/local/sbin")
 SSH = shutil.which("ssh")
@@ -728,7 +728,7 @@ def test_readiness_line_of_this_machine_over_ssh(sshd: Sshd, env: dict[str, str]
                                                  tmp_path: Path) -> None:
     """127.0.0.1 is this machine, read through /proc and /sys over ssh: the same line as
     the local checks', but for the load of the moment."""
-    from kcross import readiness
+    from kcross.run import readiness
 
     harness = _stand_in(tmp_path / "stand_in.py", tmp_path / "notes.jsonl")
     proc = _kcross(env, "run", "--remote", sshd.url, *sshd.options, "--harness", str(harness),

@@ -119,7 +119,7 @@ def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: P
 
     from conftest import PYTHON_DIR
     from kcross.stats import summary_columns
-    from kcross.store.repo import content_hash
+    from kcross.store.writing import content_hash
 
     db = tmp_path / "old.db"
     shutil.copy(PYTHON_DIR / "tests" / "data" / "store-schema3.db", db)

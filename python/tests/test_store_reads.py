@@ -64,10 +64,11 @@ def test_figures_are_read_without_validating_again(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Records were validated when they were written: history, compare, report's reads,
     runs and push read them without the schema check (kcross show still checks)."""
-    from kcross import history, sides
     from kcross import schema as schema_module
+    from kcross import sides
+    from kcross.history import trend as history
     from kcross.judge.comparison import compare
-    from kcross.store import repo, transfer
+    from kcross.store import records, transfer
 
     db = str(tmp_path / "k.db")
     store_runs(tmp_path, db)
@@ -76,7 +77,7 @@ def test_figures_are_read_without_validating_again(tmp_path: Path,
         raise AssertionError("a record was validated again on a read")
 
     monkeypatch.setattr(schema_module, "validate", refuse)
-    monkeypatch.setattr(repo, "validate", refuse)
+    monkeypatch.setattr(records, "validate", refuse)
     store = Store.open(resolve(db), write=False)
     assert store is not None
     trend = history.trend(store, QUIET)
@@ -98,7 +99,7 @@ def test_figures_are_read_without_validating_again(tmp_path: Path,
 
 def test_a_run_reads_back_with_its_content_hash(tmp_path: Path) -> None:
     """What an import stored (packed) reads back as the capture: the same content hash."""
-    from kcross.store.repo import content_hash
+    from kcross.store.writing import content_hash
 
     db = str(tmp_path / "k.db")
     store_runs(tmp_path, db)

@@ -164,9 +164,9 @@ def test_heartbeat_with_each_result_and_on_request(tmp_path: Path) -> None:
 
 def test_heartbeat_between_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No result for a while (--interleave): the store's own heartbeat keeps the run fresh."""
-    from kcross.store import repo
+    from kcross.store import writing
 
-    monkeypatch.setattr(repo, "HEARTBEAT_EVERY_S", 0.05)
+    monkeypatch.setattr(writing, "HEARTBEAT_EVERY_S", 0.05)
     store = Store.open(resolve(str(tmp_path / "h.db")), write=True)
     assert store is not None
     fingerprint = {"type": "fingerprint", "schema": 1, "host": {"hostname": "h"}}

@@ -9,14 +9,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError, shown
-from ..run_defaults import CPU_RANGE, MIN_BATCH_MS_RANGE, SAMPLES_RANGE, WARMUP_MS_RANGE
+from ..run.defaults import CPU_RANGE, MIN_BATCH_MS_RANGE, SAMPLES_RANGE, WARMUP_MS_RANGE
 from ..views.lines import say
 from .options import number
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..ab import Arm, Ready
+    from ..rounds.ab import Arm, Ready
 
 ROUNDS_RANGE = (6, 10_000)  # 6: the fewest whose per-round ratios give a 95% CI of their median
 
@@ -36,7 +36,7 @@ def run_options(p: argparse.ArgumentParser, rounds: int, samples: int, what: str
 
 
 def settings(texts: list[str]) -> tuple[tuple[str, str], ...]:
-    from ..ab import parse_setting
+    from ..rounds.ab import parse_setting
 
     found: dict[str, str] = {}
     for text in texts:
@@ -50,8 +50,8 @@ def settings(texts: list[str]) -> tuple[tuple[str, str], ...]:
 
 def make_side(label: str, bench: str, settings: tuple[tuple[str, str], ...],
           harness_option: str | None) -> Arm:
-    from .. import harness
-    from ..ab import Arm
+    from ..rounds.ab import Arm
+    from ..run import harness
 
     command = harness.locate(harness_option)
     return Arm(label=label, bench=bench, harness=tuple(command), harness_shown=command[-1],
@@ -62,8 +62,8 @@ def check_known(*sides: Arm) -> None:
     """Each side's BENCH names a benchmark its harness has, or one line saying it is unknown
     (with the closest names), before any other check: ``kcross ab nosuch`` is about the
     name, not about A and B being the same."""
-    from .. import harness
-    from ..history import closest_names, matches
+    from ..history.trend import closest_names, matches
+    from ..run import harness
 
     checked: set[tuple[str, tuple[str, ...]]] = set()
     for side in sides:
@@ -81,8 +81,8 @@ def check_known(*sides: Arm) -> None:
 
 
 def harness_options(args: argparse.Namespace) -> Any:
-    from ..ab import RunOptions
-    from ..readiness import measuring_cpu, sysroot
+    from ..rounds.ab import RunOptions
+    from ..run.readiness import measuring_cpu, sysroot
 
     return RunOptions(samples=int(args.samples), cpu=measuring_cpu(args.cpu, sysroot()),
                       warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms)

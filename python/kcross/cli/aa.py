@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError, shown
-from ..run_defaults import (
+from ..run.defaults import (
     CPU_RANGE,
     DEFAULT_PROCESSES,
     MIN_BATCH_MS_RANGE,
@@ -25,7 +25,7 @@ from .options import Common, number
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..aa import Rate, Result
+    from ..rounds.aa import Rate, Result
 
 AA_ROUNDS, AA_BLOCK_ROUNDS = 12, 6
 
@@ -114,8 +114,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
     """The benchmarks GLOB names that can run here; one line naming close ones if none."""
-    from .. import harness
-    from ..history import closest_names, matches
+    from ..history.trend import closest_names, matches
+    from ..run import harness
 
     records = harness.collect(command, ["list", "--json"], env=env)
     names = [f"{r['suite']}/{r['name']}" for r in records]
@@ -133,12 +133,12 @@ def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness
+    from ..run import harness
     from ..store import stores
 
     with harness.stop_signals_held():
-        from .. import aa
-        from ..readiness import measuring_cpu, sysroot
+        from ..rounds import aa
+        from ..run.readiness import measuring_cpu, sysroot
         from ..stats import median
 
     command = harness.locate(args.harness)
@@ -202,7 +202,7 @@ def _print(result: Result, out: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from .. import aa
+    from ..rounds import aa
 
     o = result.options
     word = "detected" if result.planted else "called"

@@ -1,5 +1,5 @@
 """``kcross ab``: two sides (benchmarks, settings, harnesses) in alternating rounds; the
-median per-round ratio B/A with its CI.  The rounds are :mod:`kcross.ab`'s."""
+median per-round ratio B/A with its CI.  The rounds are :mod:`kcross.rounds.ab`'s."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .options import Common
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..ab import ABResult
+    from ..rounds.ab import ABResult
 
 AB_ROUNDS, AB_SAMPLES = 10, 41
 
@@ -68,10 +68,10 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness
+    from ..run import harness
 
     with harness.stop_signals_held():  # numpy's threads leave the stop signals to this one
-        from .. import ab
+        from ..rounds import ab
 
     if len(args.benches) > 2:
         raise UserError(f"ab takes one or two benchmarks (A's, then B's), got "
@@ -107,8 +107,8 @@ def _print_ab(result: ABResult, out: Console) -> None:
     from rich.text import Text
 
     from .. import stats
-    from ..ab import mechanisms
     from ..judge.verdict import paired_words
+    from ..rounds.ab import mechanisms
 
     unit = result.unit
     table = Table(title=f"A/B: {len(result.rounds)} rounds, {result.options.samples} samples "

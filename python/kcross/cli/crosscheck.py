@@ -6,7 +6,7 @@ import argparse
 import functools
 from typing import TYPE_CHECKING
 
-from ..run_defaults import CPU_RANGE, SAMPLES_RANGE
+from ..run.defaults import CPU_RANGE, SAMPLES_RANGE
 from ._rounds import (
     ROUNDS_RANGE,
     ci_text,
@@ -19,7 +19,7 @@ from .options import Common, number
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..crosscheck import CheckResult
+    from ..rounds.crosscheck import CheckResult
 
 CROSSCHECK_ROUNDS = 6
 
@@ -70,11 +70,12 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness
+    from ..run import harness
 
     with harness.stop_signals_held():
-        from .. import ab, readiness
-        from .. import crosscheck as cc
+        from ..rounds import ab
+        from ..rounds import crosscheck as cc
+        from ..run import readiness
 
     cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())  # the user's mistake first
     command = harness.locate(args.harness)

@@ -61,7 +61,8 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
-    from .. import history, outfile
+    from .. import outfile
+    from ..history import trend as history
     from ..store import stores
     from ..views import history as view
 

@@ -21,7 +21,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness, render
+    from .. import render
+    from ..run import harness
 
     extra = ["--suite", args.suite] if args.suite else []
     records = harness.collect(harness.locate(args.harness), ["list", "--json", *extra])

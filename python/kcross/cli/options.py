@@ -3,7 +3,7 @@ groups (``--db``, ``--harness``, ``--json``), the options of several commands, a
 help texts of the exit status and the environment.  Command-line things only: what a
 command does below its parsing lives outside kcross.cli (opening the store:
 kcross.store.opening; plain lines: kcross.views.lines; the run defaults:
-kcross.run_defaults).
+kcross.run.defaults).
 
 Nothing here imports numpy, scipy or SQLAlchemy at module level: building the
 parser (``kcross --help``, a usage error) must stay fast.

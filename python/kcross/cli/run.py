@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KcrossError, OutputClosed, UserError
-from ..run_defaults import (
+from ..run.defaults import (
     CPU_RANGE,
     DEFAULT_MIN_BATCH_MS,
     DEFAULT_PROCESSES,
@@ -131,10 +131,10 @@ def harness_args(args: argparse.Namespace, processes: int) -> list[str]:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness
+    from ..run import harness
 
     with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
-        from ..runner import RunRequest, run
+        from ..run.runner import RunRequest, run
         from ..store import store_for_writing
         from ..store.refs import check_tag_name
 
@@ -163,7 +163,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                                 "wide": args.wide, "on_end": export_run if exports else None,
                                 "processes": processes}
     if args.remote:
-        from ..remote import RemoteRequest, cmd_run_remote
+        from ..run.remote import RemoteRequest, cmd_run_remote
         if exports and len(args.remote) > 1:
             raise UserError("--export with several --remote hosts would write one file from "
                             "each: export each stored run with 'kcross show RUN --export ...'")
@@ -178,7 +178,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             store.close()
     if args.ssh_option:
         raise KcrossError("--ssh-option is for runs with --remote")
-    from ..readiness import measuring_cpu, sysroot
+    from ..run.readiness import measuring_cpu, sysroot
 
     measuring_cpu(args.cpu, sysroot())  # a CPU this process may run on (the harness's rule)
     check = not args.no_check
@@ -195,7 +195,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _not_tuned(cpu: int | None) -> str | None:
     """The line `kcross run` prints when the machine is not tuned for measuring (taken
     before the harness starts, printed once it has: it never stops the run)."""
-    from .. import readiness
+    from ..run import readiness
 
     findings = readiness.run_checks(readiness.sysroot(), cpu, checks=readiness.RUN_CHECKS)
     return readiness.warning_line(findings, cpu)

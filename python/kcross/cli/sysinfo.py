@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SchemaError, UserError
-from ..run_defaults import CPU_RANGE
+from ..run.defaults import CPU_RANGE
 from ..views.lines import print_json
 from .options import Common, number
 
@@ -46,7 +46,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import harness, render
+    from .. import render
+    from ..run import harness
 
     if args.cpu is not None and not args.check:
         raise UserError("--cpu goes with --check (the fingerprint describes the whole machine)")
@@ -55,7 +56,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise SchemaError("harness 'sysinfo' must write exactly one fingerprint record, wrote "
                           + (", ".join(r["type"] for r in records) or "nothing"))
     if args.check:
-        from .. import readiness
+        from ..run import readiness
 
         cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())
         findings = readiness.run_checks(readiness.sysroot(), cpu, fingerprint=records[0])
@@ -79,8 +80,8 @@ NOISY_CV = 0.02
 
 def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
     """What the store knows of this configuration's run-to-run noise."""
-    from .. import readiness
     from ..judge.noise import MIN_RUNS, of_machine
+    from ..run import readiness
     from ..stats import median
     from ..store import stores
 

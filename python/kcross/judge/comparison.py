@@ -20,11 +20,12 @@ from typing import Any
 
 from .. import stats
 from ..errors import UserError
+from ..fingerprint import identity
 from ..series import Series
 from ..sides import Side
 from ..stats import MedianCI, StatsError
 from .categories import Category
-from .machine import differences, identity
+from .machine import differences
 from .pairing import PairedRow, pair
 from .verdict import Judgement, Pair, RunNoise, check_values, judge
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UserError
+from ..fingerprint import identity
 from ..series import Series
 from ..sides import Side
 from ..stats import ALPHA
 from .categories import MISSING_POLICIES, SUMMARY_ORDER, Category, counted
 from .comparison import Comparison, NoiseLookup, compare
-from .machine import identity
 from .pairing import NothingToCompare
 from .verdict import SEEN_RUNS, Judgement, gate
 

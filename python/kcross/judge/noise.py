@@ -5,7 +5,7 @@ On a VM the speed drifts on a scale longer than one run (measured on the develop
 VM: run medians of getppid-dispatch vary 2.9% where their processes predict 1.1%), so
 a verdict between two separate runs that ignores this level calls A/A pairs different
 most of the time.  The noise is estimated from repetitions of one configuration (the
-runs of one machine identity, kcross.judge.machine.identity), one-way random effects
+runs of one machine identity, kcross.fingerprint.identity), one-way random effects
 by the method of moments (kcross.stats.between_runs): the variance of the runs' log
 figures less the mean of their within-run variances.  Sources:
 
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import stats
+from ..fingerprint import identity
 from ..series import Series, series_of_results
 from ..stats import StatsError
-from .machine import identity
 from .verdict import RunNoise
 
 if TYPE_CHECKING:

@@ -1,10 +1,10 @@
-"""What the lab's jobs share (counting, profiling, the crosscheck with the kernel's
-selftests; ``kcross lava job`` and ``kcross reproduce`` take the kernel's resolution, the
+"""What the lab's jobs share (counting, profiling, the kernel's selftests as peers;
+``kcross lava job`` and ``kcross reproduce`` take the kernel's resolution, the
 programs a host lacks and the stop signals from here too): the kernel resolved, a guest
 made from the request, a counting boot, boots two at a time, the runs stored, printed as
 JSON lines and turned into an exit status.
 
-Below the jobs (kcross.lab.jobs, kcross.lab.profile_jobs, kcross.lab.crosscheck_jobs):
+Below the jobs (kcross.lab.jobs, kcross.lab.profile_jobs, kcross.lab.peers_jobs):
 this module imports none of them.
 """
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kcross.judge.agreement import Agreement
-from kcross.lab.crosscheck import INCLUDES, CrossChecked
+from kcross.lab.peers import INCLUDES, PeersBeside
 
 _STYLE = {Agreement.AGREE: "", Agreement.DIFFER: "yellow", Agreement.UNJUDGED: "red"}
 
@@ -17,7 +17,7 @@ def _figure(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
 
 
-def crosscheck_table(checked: CrossChecked, title: str) -> Group:
+def crosscheck_table(checked: PeersBeside, title: str) -> Group:
     table = Table(title=title, title_justify="left")
     table.add_column("selftest (the kernel's)", no_wrap=True)
     table.add_column("its figures")

@@ -34,7 +34,7 @@ from kcross.errors import (
     UserError,
     clipped,
 )
-from kcross.lab import crosscheck_jobs, profile_jobs
+from kcross.lab import peers_jobs, profile_jobs
 from kcross.lab.boots import (
     count_boot,
     describe_kernel,
@@ -119,9 +119,9 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
         return exit_status(runs)
     if request.mitigations:
         return mitigations(request, kernel, payload, out, err)
-    if request.crosscheck:
+    if request.peers:
         assert selftests is not None
-        return crosscheck_jobs.crosscheck(request, kernel, payload, selftests, out, err)
+        return peers_jobs.with_peers(request, kernel, payload, selftests, out, err)
     run = count_boot(request, make_guest(request, kernel, "counting"), kernel, payload, None, err)
     if request.json_output:
         print_runs_json([run])
@@ -218,7 +218,7 @@ def _check_options(request: LabRequest) -> None:
     counting_only = [o for o, v in (("--compare", request.compare),
                                     ("--against", request.against),
                                     ("--mitigations", request.mitigations),
-                                    ("--crosscheck", request.crosscheck),
+                                    ("--peers", request.peers),
                                     ("--suite", options.suite), ("--bench", options.bench)) if v]
     if request.mode == "correctness" and counting_only:
         raise UserError(f"{', '.join(counting_only)}: counting-mode options (the correctness "
@@ -226,12 +226,12 @@ def _check_options(request: LabRequest) -> None:
     if request.mitigations and (options.cpu or options.machine_opts or options.append):
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
-    if request.crosscheck:
+    if request.peers:
         other = [o for o, v in (("--compare", request.compare), ("--against", request.against),
                                 ("--mitigations", request.mitigations),
                                 ("--bench", options.bench)) if v]
         if other:
-            raise UserError(f"--crosscheck runs the kernel's selftests beside one counting "
+            raise UserError(f"--peers runs the kernel's selftests beside one counting "
                             f"run of the rows they compare with: not with {', '.join(other)}")
     if request.refresh and request.kernel:
         raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
@@ -288,7 +288,7 @@ def _check_programs(request: LabRequest) -> None:
     missing = missing_programs(request.arch,
                                # apt and dpkg-deb: the kernel's package, or the selftests'
                                # source package
-                               debian_tools=fetching or bool(request.crosscheck),
+                               debian_tools=fetching or bool(request.peers),
                                plugin=request.profiled)
     if missing:
         raise LabError(f"kcross lab {request.arch} needs {needs(missing)}")
@@ -325,8 +325,8 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     if other and not own:
         _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
     selftests = None
-    if request.crosscheck and request.mode != "correctness":
-        selftests = crosscheck_jobs.selftest_source(request, kernel, err)
+    if request.peers and request.mode != "correctness":
+        selftests = peers_jobs.selftest_source(request, kernel, err)
     payload = build(request.arch, src, err)
     status = EXIT_OK
     if request.mode in ("correctness", "both"):

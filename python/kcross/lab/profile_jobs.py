@@ -90,8 +90,8 @@ def check(request: LabRequest, src: Path) -> None:
     opt = "--trace" if request.trace else "--profile"
     if request.mode != "counting":
         raise UserError(f"{opt} profiles counting runs: not with --mode {request.mode}")
-    if request.crosscheck:
-        raise UserError(f"{opt} and --crosscheck are separate boots: run one, then the other")
+    if request.peers:
+        raise UserError(f"{opt} and --peers are separate boots: run one, then the other")
     if request.trace:
         if request.guest.bench:
             raise UserError("--trace names its benchmark: drop --bench")

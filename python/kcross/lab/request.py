@@ -50,7 +50,7 @@ class GuestOptions:
 class LabRequest:
     """``kcross lab ARCH``: the arch, the mode, the kernel, the guest, and the job
     (counting alone, ``--compare``, ``--against``, ``--mitigations``, ``--profile`` or
-    ``--trace`` with those, ``--crosscheck``; correctness), and where its runs go."""
+    ``--trace`` with those, ``--peers``; correctness), and where its runs go."""
 
     arch: str
     mode: str                            # counting, correctness or both
@@ -63,7 +63,7 @@ class LabRequest:
     mitigations: bool = False
     profile: bool = False
     trace: str | None = None             # --trace BENCH
-    crosscheck: str | None = None        # the selftests' selection (quick, all)
+    peers: str | None = None             # the selftests' selection (quick, all)
     source: Path | None = None           # the kcross tree the guest programs are built from
     no_store: bool = False
     db: str | None = None

@@ -1,5 +1,5 @@
 """The kernel's own selftests as the lab's peers: which, how they are built, how they run,
-and what their output says (issue 16; ``kcross lab ARCH --crosscheck``).
+and what their output says (issue 16; ``kcross lab ARCH --peers``).
 
 One table (:data:`PROGRAMS`, :data:`PEERS`) owns what is built and run on each arch:
 
@@ -109,7 +109,7 @@ class Peer:
     kind: str                       # "null-syscall", "switch" or "rseq"
     kcross: tuple[str, ...]         # suite/name of the rows it is compared with
     what: str                       # what its loop does, in a few words
-    slow: bool = False              # only with --crosscheck all
+    slow: bool = False              # only with --peers all
     # Host seconds it may add to the boot's --timeout (measured: basic_percpu_ops_test
     # took 255-510 s of host time on the 2-vCPU development VM, busy; the others a few).
     host_seconds: float = 0.0

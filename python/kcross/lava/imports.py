@@ -41,7 +41,7 @@ from kcross.lava.job import MONITOR, Note, case_id, end_string
 from kcross.lava.log import JobLog, read_log
 from kcross.lava.results import ExportCase, read_export, suite_cases
 
-SOURCE = "lava"   # runs.source (kcross.store.repo.RUN_SOURCES)
+SOURCE = "lava"   # runs.source (kcross.store.writing.RUN_SOURCES)
 
 
 class LavaImportError(SchemaError):

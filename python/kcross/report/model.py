@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..judge.machine import identity
+from ..fingerprint import identity
 
 # render's helpers are kcross show's wording of the same fields: one wording for both
 from ..render import (
@@ -249,7 +249,7 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
     for facts in per_run:
         titles += [t for t in facts if t not in titles]
     # Which facts differ is flagged only between runs of different machine configurations
-    # (kcross.judge.machine's rule): one configuration's runs differ in per-run values only
+    # (kcross.fingerprint's identity): one configuration's runs differ in per-run values only
     # (the timer's calibration, the time), which are not differences of the machine.
     machines = len({identity(v.fingerprint) for v in views})
     groups = []

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..judge.categories import Category
+from ..outfile import quiet_matplotlib
 from ..schema import UNIT_INSTRUCTIONS
 from ..stats import StatsError, Summary
 
@@ -50,14 +51,6 @@ _RC: dict[Any, Any] = {
     "legend.frameon": False,
 }
 
-
-
-def quiet_matplotlib() -> None:
-    """matplotlib's own warnings (a font cache it could not save on a full disk) would be a
-    second line beside kcross's one: kcross reports what fails, matplotlib keeps quiet."""
-    import logging
-
-    logging.getLogger("matplotlib").setLevel(logging.ERROR)
 
 
 def color(index: int) -> str:

@@ -8,5 +8,8 @@
   ``repro``);
 - :mod:`.outcome`: turns measurements into each experiment's rows (published, ours,
   ratio) and our own comparisons, judged by kcross.judge;
+- :mod:`.job`: ``kcross reproduce``'s job, taking a frozen :class:`~.job.ReproduceRequest`
+  (built by kcross.cli.reproduce): refuses what it must before anything runs, measures,
+  prints the outcomes;
 - kcross.views.reproduce shows them; kcross.report has a section for them.
 """

@@ -1,5 +1,5 @@
 """Measuring what the chosen experiments need: natively, one run per suite as ``kcross run``
-makes it (kcross.runner: fresh harness processes, its defaults), and in each lab one
+makes it (kcross.run.runner: fresh harness processes, its defaults), and in each lab one
 counting boot per variant (kcross.lab.session.count).  Every run is stored like any run,
 with the source ``repro`` (a lab run identical to one already stored is that run).
 
@@ -21,7 +21,7 @@ from typing import Any
 from kcross.errors import LabError, UserError
 from kcross.reproduce.experiments import DEFAULT, NATIVE, VARIANTS, Experiment, Variant
 
-SOURCE = "repro"   # runs.source (kcross.store.repo.RUN_SOURCES)
+SOURCE = "repro"   # runs.source (kcross.store.writing.RUN_SOURCES)
 # How a lab run's fingerprint.lab.variant names a reproduce variant (DEFAULT: no variant).
 VARIANT_PREFIX = "reproduce "
 
@@ -195,7 +195,7 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
                 out: Any, err: Any) -> list[Measured]:
     """One run per suite, as ``kcross run --suite S [--bench GLOB]`` makes it (its
     processes, samples and warm-up), stored with the source ``repro``."""
-    from kcross.harness import STOP_SIGNALS
+    from kcross.run.harness import STOP_SIGNALS
 
     found: list[Measured] = []
     # The run engine ignores the stop signals once its run is marked (it is `kcross run`'s
@@ -213,8 +213,8 @@ def native_runs(plan_: Plan, harness: Sequence[str], store: Any, command: Sequen
 def _native_run(suite: str, glob: str | None, harness: Sequence[str], store: Any,
                 command: Sequence[str], out: Any, err: Any) -> Measured:
     from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, HarnessError, Interrupted
-    from kcross.run_defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
-    from kcross.runner import RunRequest, run
+    from kcross.run.defaults import DEFAULT_PROCESSES, PROCESS_SAMPLES, PROCESS_WARMUP_MS
+    from kcross.run.runner import RunRequest, run
 
     ids: list[int] = []
     args = ["--suite", suite, "--samples", str(PROCESS_SAMPLES),

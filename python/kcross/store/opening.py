@@ -1,6 +1,7 @@
-"""Opening the store a command reads or writes: :class:`Stores` (the stores one command
-opens, each when first needed, closed at its end) and :func:`store_for_writing` (the store
-a run or a lab writes as it goes)."""
+"""The store, and opening the store a command reads or writes: :class:`Store` (one
+database's reads and writes: kcross.store.reading, kcross.store.writing), :class:`Stores`
+(the stores one command opens, each when first needed, closed at its end) and
+:func:`store_for_writing` (the store a run or a lab writes as it goes)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,51 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import UserError
+from .db import OldSchema, check_writable, open_engine
 from .location import Target, resolve
-from .repo import Store
+from .writing import Writing
+
+
+class Store(Writing):
+    """The result database of one kcross invocation: what every command reads of it
+    (kcross.store.reading) and writes to it (kcross.store.writing), opened here.
+
+    Opened lazily (``Store.open(target, write=True, lazy=True)``), nothing is
+    created until the first write (``start_run`` or ``import_stream``): a run
+    refused before its first record leaves no database file behind.  The reads of one
+    command alone are not its methods: kcross.store.history (``kcross history``),
+    kcross.store.transfer (push and pull).
+    """
+
+    @classmethod
+    def open(cls, target: Target, *, write: bool, lazy: bool = False) -> Store | None:
+        """Open (and for writing, create/migrate); None if reading and nothing is stored yet.
+
+        ``lazy`` (writing only): check now that the database could be opened for
+        writing, without creating anything; create/migrate it at the first write.
+        """
+        if lazy:
+            if not write:
+                raise ValueError("only a store opened for writing can be lazy")
+            check_writable(target)
+            return cls(None, target)
+        engine = open_engine(target, write=write)
+        return None if engine is None else cls(engine, target)
+
+    @classmethod
+    def open_existing(cls, target: Target) -> Store:
+        """Open for changing what is stored; refuse (creating nothing) if nothing is stored."""
+        try:
+            reader = cls.open(target, write=False)
+        except OldSchema:
+            pass  # opening it for writing upgrades it
+        else:
+            if reader is None:
+                raise UserError(f"no runs stored in {target.display}")
+            reader.close()
+        store = cls.open(target, write=True)
+        assert store is not None
+        return store
 
 
 class Stores:

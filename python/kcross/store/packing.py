@@ -7,7 +7,7 @@ of a JSON parse.  :func:`pack` takes those arrays out of a record (their keys st
 place with the value ``null``, so that the record's key order survives on SQLite) and
 :func:`unpack` puts them back: the record comes back equal to the one stored, each
 number of the same Python type (an integer tick stays an integer), so the run's
-content hash (``store.repo.content_hash``) does not change.
+content hash (``store.writing.content_hash``) does not change.
 
 An array is taken out only if it is a list of JSON numbers that float64 (or int64, for
 a list of integers) holds exactly; anything else stays in the JSON, as it was.

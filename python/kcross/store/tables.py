@@ -26,7 +26,7 @@ schema_version = sa.Table(
 )
 
 # One row per distinct machine configuration: the hash covers only the
-# fingerprint fields that change what is measured (see store/repo.py).
+# fingerprint fields that change what is measured (kcross.fingerprint.identity).
 machines = sa.Table(
     "machines", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
@@ -54,7 +54,7 @@ runs = sa.Table(
     sa.Column("timer", sa.String(32)),
     sa.Column("timer_hz", sa.Float),
     sa.Column("command", json_type()),
-    sa.Column("source", sa.String(8), nullable=False),  # run/import/lab (repo.RUN_SOURCES)
+    sa.Column("source", sa.String(8), nullable=False),  # run/import/lab (writing.RUN_SOURCES)
     sa.Column("error", sa.Text),
     sa.Column("fingerprint", json_type(), nullable=False),  # as received, incl. host.time
     sa.Column("plan", json_type()),

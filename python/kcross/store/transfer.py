@@ -27,11 +27,12 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import StoreError, UserError
-from . import packing
+from . import packing, records
 from . import tables as t
 from .db import guard
 from .location import Target
-from .repo import Store, _as_utc
+from .opening import Store
+from .reading import as_utc
 
 # Columns of runs copied as they are (the id is the destination's, machine_id its own row).
 _RUN_COLUMNS = tuple(c.name for c in t.runs.columns if c.name not in ("id", "machine_id"))
@@ -137,20 +138,15 @@ def _read(src: Store, run_id: int) -> _Source:
                                  .order_by(t.tags.c.name)).scalars())
     for what, value, rtype in (("fingerprint", row.fingerprint, "fingerprint"),
                                ("plan", row.plan, "plan"), ("end record", row.end_record, "end")):
-        if not (value is None and what != "fingerprint") and \
-                (not isinstance(value, dict) or value.get("type") != rtype):
-            raise StoreError(f"{damaged} {what} is not a {rtype} record (was the database "
-                             "edited by hand?)")
+        if not (value is None and what != "fingerprint"):
+            records.of_type(value, f"{damaged} {what}", rtype)
     for seq, result in enumerate(results):
         where = f"{damaged} result {result['suite']}/{result['name']}"
-        record = result["record"]
-        if not isinstance(record, dict) or record.get("type") != "result":
-            raise StoreError(f"{where} is not a result record (was the database edited by "
-                             "hand?)")
+        records.of_type(result["record"], where, "result")
         try:
-            packing.check(record, result["samples"])
+            packing.check(result["record"], result["samples"])
         except ValueError as exc:
-            raise StoreError(f"{where}: {exc} (was the database edited by hand?)") from None
+            raise records.damaged(f"{where}: {exc}") from None
         result["seq"] = seq
     return _Source(row=_utc(row._asdict()), machine=_utc(machine._asdict()), results=results,
                    tags=tags)
@@ -158,7 +154,7 @@ def _read(src: Store, run_id: int) -> _Source:
 
 def _utc(values: dict[str, Any]) -> dict[str, Any]:
     """SQLite hands back naive UTC datetimes; PostgreSQL would read them as its local time."""
-    return {k: _as_utc(v) if isinstance(v, dt.datetime) else v for k, v in values.items()}
+    return {k: as_utc(v) if isinstance(v, dt.datetime) else v for k, v in values.items()}
 
 
 def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
@@ -221,7 +217,7 @@ def _present(conn: sa.Connection, row: dict[str, Any],
                                      t.runs.c.source == row["source"])
                               .order_by(t.runs.c.id)).all()
     for c in candidates:
-        if _as_utc(c.started_at) == row["started_at"]:
+        if as_utc(c.started_at) == row["started_at"]:
             return c.id, c.status, c.results
     return None
 

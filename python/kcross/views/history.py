@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import outfile
 from ..errors import UserError, shown
-from ..history import Point, Trend, TrendRow
+from ..history.trend import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
 from ..judge.verdict import detectable_text, record, words
 from ..stats import MedianCI, StatsError
@@ -148,7 +148,7 @@ def plot(t: Trend, path: Path) -> None:
     """Median with its CI as error bars over time: one panel per benchmark (and unit), one
     line per host."""
     fmt = check_plot_path(path)
-    from ..report.plots import quiet_matplotlib
+    from ..outfile import quiet_matplotlib
 
     quiet_matplotlib()
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter

@@ -5,7 +5,7 @@ A side's :class:`Arm` is a benchmark, the settings of the environment it runs un
 (``KCROSS_SYSCALL``, ``KCROSS_VDSO``...) and the harness binary; :func:`prepare`
 checks it against its harness before anything is measured, :func:`measure` makes one
 short pinned run of it.  ``ab`` runs sides A and B in interleaved rounds
-(kcross.rounds: the side that goes first alternates) and judges the per-round ratios
+(kcross.rounds.engine: the side that goes first alternates) and judges the per-round ratios
 B/A (kcross.judge.verdict.judge_paired: their median with its distribution-free CI):
 drift between rounds hits both sides of a round alike and cancels in its ratio.
 
@@ -22,18 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors, harness, stats
-from .errors import (
-    ECHO_MAX,
-    EXIT_CHECK_FAILED,
-    HarnessError,
-    KcrossError,
-    SchemaError,
-    UserError,
-    clipped,
-)
-from .judge.verdict import PairedVerdict, judge_paired, paired_words
-from .schema import UNIT_NS, dig
+from .. import errors, stats
+from ..errors import ECHO_MAX, EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError, clipped
+from ..judge.verdict import PairedVerdict, judge_paired, paired_words
+from ..run import harness
+from ..schema import UNIT_NS, dig
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
 MIN_ROUNDS = stats.min_samples_for()
@@ -259,9 +252,9 @@ def check_sides(a: Arm, b: Arm) -> None:
 
 def run_ab(a: Ready, b: Ready, rounds: int, options: RunOptions, *, raw: bool = False,
            on_round: Callable[[Round], None] | None = None) -> ABResult:
-    """``rounds`` rounds of A and B in alternating order (kcross.rounds); the paired ratio B/A
+    """``rounds`` rounds of A and B in alternating order (kcross.rounds.engine); the paired ratio B/A
     judged by kcross.judge."""
-    from .rounds import interleave
+    from .engine import interleave
 
     done: list[Round] = []
 

@@ -13,8 +13,9 @@ machine hash, so a changed configuration is visible, and its note says what
 changed (the kernel release) against the previous point.
 
 The work is the window's (``trend``'s ``last``: the CLI shows the newest 50 runs), not the
-store's: only the store's public reading API is used (``runs_holding`` finds the window's runs
-newest first through the results' key, ``results_named`` reads their records in one query,
+store's: only the store's reads for a trend are used (kcross.store.history: ``runs_holding``
+finds the window's runs newest first through the results' key, ``results_named`` reads their
+records in one query,
 a walk back per host and benchmark finds the previous point before the window, and
 ``figures_named`` gives the machines' run-to-run noise from the summary columns stored beside
 every result, reading no record).  Holm-Bonferroni's family is the changes shown.
@@ -29,20 +30,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from .errors import UserError
-from .judge.categories import Category
-from .judge.machine import host as host_key
-from .judge.machine import identity
-from .judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
-from .judge.verdict import Judgement, RunNoise
-from .schema import dig, unit_of
-from .series import Series, bench_name, merge_results, run_start, series_of_results
-from .stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
+from .. import errors
+from ..errors import UserError
+from ..fingerprint import identity
+from ..judge.categories import Category
+from ..judge.machine import host as host_key
+from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
+from ..judge.verdict import Judgement, RunNoise
+from ..schema import dig, unit_of
+from ..series import Series, bench_name, merge_results, run_start, series_of_results
+from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
-    from .store import Store
-    from .store.repo import StoredResults
+    from ..store import Store
+    from ..store.history import StoredResults
 
 
 
@@ -105,7 +106,7 @@ class TrendRow:
 
     @property
     def verdict(self) -> str:
-        from .judge.verdict import verdict_label
+        from ..judge.verdict import verdict_label
 
         if self.point.series is None:
             return self.point.status
@@ -197,11 +198,14 @@ def _series(label: str, fp: dict[str, Any], run: StoredResults, wanted: list[dic
 
 def _names(store: Store, pattern: str) -> list[str]:
     """The stored benchmarks ``pattern`` names; :class:`UserError` naming the closest if none."""
+    from ..store import history as queries
+
     # A pattern without wildcards names a benchmark exactly: looked up, not every name listed.
     exact = not any(c in pattern for c in "*?[")
-    names = [n for n in store.result_names(pattern if exact else None) if matches(pattern, n)]
+    names = [n for n in queries.result_names(store, pattern if exact else None)
+             if matches(pattern, n)]
     if not names:
-        known = store.result_names()
+        known = queries.result_names(store)
         close = closest_names(pattern, known)
         hint = f" (closest: {', '.join(close)})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
@@ -224,9 +228,11 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     """The points of the benchmarks ``names`` in the runs ``run_ids`` (all: None), by run
     (oldest first), in one query (nothing validated again: the store did that when it wrote
     them); the machine rows give what the fingerprints say but for their per-run values
-    (judge.machine.identity)."""
+    (kcross.fingerprint.identity)."""
+    from ..store import history as queries
+
     found: dict[int, list[Point]] = {}
-    for run in store.results_named(names, run_ids):
+    for run in queries.results_named(store, names, run_ids):
         machine_fp = machines[run.machine_id]
         fp = {**machine_fp, "host": {**(machine_fp.get("host") or {}), "time": run.host_time},
               "timer": {**(machine_fp.get("timer") or {}), "hz": run.timer_hz}}
@@ -256,6 +262,8 @@ def _context(store: Store, names: list[str], shown: list[Point], about: About,
     that are not shown: for each host and benchmark, the newest point with figures before
     its first shown one; and with ``--machine`` a hash prefix, the host's other machines'
     points among the shown ones.  A few queries per host, a few runs read."""
+    from ..store import history as queries
+
     groups: dict[tuple[str, ...], list[Point]] = {}
     for p in shown:
         groups.setdefault(p.host_key, []).append(p)
@@ -263,16 +271,16 @@ def _context(store: Store, names: list[str], shown: list[Point], about: About,
         host_ids = [mid for mid, a in about.items() if a[2] == key]
         if machine_ids is not None and set(host_ids) - set(machine_ids):
             last = (pts[-1].started_at, pts[-1].run_id + 1)
-            load(names, store.runs_holding(names, machine_ids=host_ids,
-                                           since=(pts[0].started_at, pts[0].run_id),
-                                           before=last))
+            load(names, queries.runs_holding(store, names, machine_ids=host_ids,
+                                             since=(pts[0].started_at, pts[0].run_id),
+                                             before=last))
         # Walk back from the host's first shown point, newest first, a page of runs at a
         # time, until each benchmark has its point with figures (or the history ends).
         pending = list(dict.fromkeys(p.name for p in pts))
         before, page = (pts[0].started_at, pts[0].run_id), 1
         while pending:
-            ids = store.runs_holding(pending, machine_ids=host_ids, before=before,
-                                     ok_only=True, limit=page)
+            ids = queries.runs_holding(store, pending, machine_ids=host_ids, before=before,
+                                       ok_only=True, limit=page)
             load(pending, ids)
             found = [p for i in ids for p in loaded.get(i, ())]
             pending = [n for n in pending
@@ -293,23 +301,26 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
     benchmark the newest point with figures before the window; the machines' run-to-run
     noise comes from the summary columns of their stored results (no record read; for runs
     of several processes, the records of the newest HISTORY_RUNS of them)."""
+    from ..store import history as queries
+
     cache: PointCache = {}
     names = _names(store, pattern)
-    machines = store.machine_fingerprints()
+    machines = queries.machine_fingerprints(store)
     about = _about(machines)
     machine_ids = None
     if machine is not None:
         machine_ids = [mid for mid, (hostname, ident, _, _) in about.items()
                        if _machine_matches(machine, hostname, ident)]
-        if not machine_ids or not store.runs_holding(names, machine_ids=machine_ids, limit=1):
+        if not machine_ids or not queries.runs_holding(store, names, machine_ids=machine_ids,
+                                                       limit=1):
             hosts = sorted({f"{about[mid][0]} {about[mid][1][:8]}"
-                            for mid in store.machines_holding(names)})
+                            for mid in queries.machines_holding(store, names)})
             raise UserError(f"no stored run of {errors.shown(pattern)} on machine "
                             f"{errors.shown(machine)} (a hostname or a machine hash prefix of "
                             f"4+ digits; stored: {', '.join(hosts)})")
-    window = store.runs_holding(names, machine_ids=machine_ids, limit=last)
+    window = queries.runs_holding(store, names, machine_ids=machine_ids, limit=last)
     total = len(window) if last is None or len(window) < last else \
-        store.count_runs_holding(names, machine_ids=machine_ids)
+        queries.count_runs_holding(store, names, machine_ids=machine_ids)
     loaded: dict[int, list[Point]] = {}
     have: set[tuple[int, str]] = set()
 
@@ -369,8 +380,8 @@ def _changes(every: list[Point], pairs: list[tuple[int, int]], noise: _NoiseHist
              alpha: float) -> list[Judgement]:
     """Each change (previous point, point) judged by kcross.judge, all together (Holm across
     the changes shown), with the run-to-run noise of the points' machines."""
-    from .judge.comparison import compare_together
-    from .sides import Side
+    from ..judge.comparison import compare_together
+    from ..sides import Side
 
     point_of = {id(p.series): p for p in every if p.series is not None}
 
@@ -402,10 +413,12 @@ class _NoiseHistory:
 
     def points(self, name: str, machine: str) -> dict[str, RunPoint]:
         """run label -> point of ``name`` on the machine identity ``machine``, oldest first."""
+        from ..store import history as queries
+
         if (name, machine) in self._points:
             return self._points[(name, machine)]
         runs: dict[int, list[Any]] = {}
-        for row in self.store.figures_named([name], [self.ids[machine]]):
+        for row in queries.figures_named(self.store, [name], [self.ids[machine]]):
             runs.setdefault(row.run_id, []).append(row)
         several = [i for i, rs in runs.items() if len(rs) > 1][-HISTORY_RUNS:]
         todo = [i for i in several if (f"run {i}", name) not in self.cache]

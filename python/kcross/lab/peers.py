@@ -1,4 +1,5 @@
-"""``kcross lab ARCH --crosscheck``: the kernel's own selftests beside kcross's rows (issue 16).
+"""``kcross lab ARCH --peers``: the kernel's own selftests beside kcross's rows, as its
+peers (issue 16).
 
 One counting boot runs the harness, then the selftests (kcross.lab.selftests); this
 module sets each selftest's figures beside the kcross rows for the same operation and
@@ -74,7 +75,7 @@ class PeerRow:
 
 
 @dataclass
-class CrossChecked:
+class PeersBeside:
     """A counting run with the kernel's selftests beside it."""
 
     arch: str
@@ -90,7 +91,7 @@ class CrossChecked:
                            "kernel_release": self.source.kernel_release,
                            "deb_sha256": self.source.deb_sha256},
                 "unit": f"{UNIT}/op", "peers": [r.as_json() for r in self.rows],
-                "not_run": [{"peer": p.name, "why": f"slow: {p.what}; --crosscheck all runs it"}
+                "not_run": [{"peer": p.name, "why": f"slow: {p.what}; --peers all runs it"}
                             for p in self.left_out],
                 "no_peer": self.no_peer}
 
@@ -192,11 +193,11 @@ def rows(arch: str, counted: Counted, results: Sequence[CommandResult],
     return [row(counted, p, r) for p, r in zip(chosen, results, strict=True)]
 
 
-def crosschecked(arch: str, counted: Counted, source: Source,
-                 selection: str = "quick") -> CrossChecked:
+def peers_beside(arch: str, counted: Counted, source: Source,
+                 selection: str = "quick") -> PeersBeside:
     """The counting run ``counted`` (its plan's selftests' results in ``counted.extra``)
     with its peers beside it."""
-    return CrossChecked(arch, counted, source, rows(arch, counted, counted.extra, selection),
+    return PeersBeside(arch, counted, source, rows(arch, counted, counted.extra, selection),
                         left_out(arch, selection), NO_PEER.get(arch))
 
 
@@ -204,10 +205,10 @@ def crosschecked(arch: str, counted: Counted, source: Source,
 
 def peer_figures(arch: str, *, kernel_path: Path | None = None, source_tree: Path | None = None,
                  selection: str = "quick", suites: Sequence[str] | None = None,
-                 timeout: float = 900.0) -> CrossChecked:
+                 timeout: float = 900.0) -> PeersBeside:
     """Boot ``arch``'s counting guest once with the harness and the kernel's selftests and
     return the selftests' figures beside kcross's (Debian's kernel, or ``kernel_path``).
-    For other commands (``kcross reproduce``) and tests; ``kcross lab --crosscheck`` runs
+    For other commands (``kcross reproduce``) and tests; ``kcross lab --peers`` runs
     the same steps with its own messages."""
     from kcross.lab.kernel import Kernel, fetch
     from kcross.lab.linux_source import fetch_source
@@ -225,11 +226,11 @@ def peer_figures(arch: str, *, kernel_path: Path | None = None, source_tree: Pat
     counted = count(guest, kernel, payload, suites=suites or suites_for(arch, selection),
                     timeout=timeout,
                     extra_plan=plan(arch, selection), extra_files=built.files())
-    return crosschecked(arch, counted, src, selection)
+    return peers_beside(arch, counted, src, selection)
 
 
 def suites_for(arch: str, selection: str = "quick") -> tuple[str, ...]:
-    """The harness suites a crosscheck counts: those of the rows its peers are set beside."""
+    """The harness suites counted beside the peers: those of the rows its peers are set beside."""
     from kcross.lab.selftests import kcross_rows
 
     return tuple(dict.fromkeys(name.split("/")[0] for name in kcross_rows(arch, selection)))

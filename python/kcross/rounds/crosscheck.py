@@ -37,8 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import harness, stats
-from .errors import EXIT_BROKEN, HarnessError, KcrossError, UserError
+from .. import stats
+from ..errors import EXIT_BROKEN, HarnessError, KcrossError, UserError
+from ..run import harness
 
 PERF_PACKAGE = "linux-perf"  # Debian's package of the perf tool
 PERF_EVENTS_CAVEAT = (
@@ -174,9 +175,9 @@ class CheckResult:
 def run_check(check: Check, rounds: int, cpu: int, perf: Callable[[], float],
               kcross: Callable[[], float],
               on_round: Callable[[Round], None] | None = None) -> CheckResult:
-    """``rounds`` rounds of perf and kcross in alternation (kcross.rounds: perf first in odd
+    """``rounds`` rounds of perf and kcross in alternation (kcross.rounds.engine: perf first in odd
     rounds)."""
-    from .rounds import interleave
+    from .engine import interleave
 
     done: list[Round] = []
 
@@ -191,7 +192,7 @@ def run_check(check: Check, rounds: int, cpu: int, perf: Callable[[], float],
     kcross_values = [r.kcross_ns for r in done]
     paired = None
     if rounds >= stats.min_samples_for():
-        from .judge.verdict import judge_paired
+        from ..judge.verdict import judge_paired
 
         paired = judge_paired(perf_values, kcross_values, "ns/op").paired
     return CheckResult(check=check, cpu=cpu, rounds=tuple(done),

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from ..errors import UserError
 
 OK, WARN, INFO, UNKNOWN = "ok", "warn", "info", "unknown"
 STATES = (OK, WARN, INFO, UNKNOWN)

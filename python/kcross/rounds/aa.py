@@ -1,6 +1,6 @@
 """``kcross aa``: benchmarks against themselves, to calibrate and validate the verdicts.
 
-Rounds of two separate runs of the same benchmarks, copies A and A' (kcross.rounds: the
+Rounds of two separate runs of the same benchmarks, copies A and A' (kcross.rounds.engine: the
 copy that runs first alternates), each run K fresh harness processes as ``kcross run
 --processes K`` makes it.  Both copies measure the same thing, so every difference a
 verdict calls between them is a false positive; with ``--plant PCT`` copy A' runs with a
@@ -33,18 +33,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import harness, stats
-from .errors import UserError
-from .importer import stream_of
-from .judge.categories import Category
-from .judge.noise import CALIBRATION, RunPoint, estimate_pooled, run_point, separation
-from .judge.verdict import Pair, RunNoise, gate, judge, judge_paired
-from .processes import combine
-from .series import Series, series_of_results
-from .stats import StatsError
+from .. import stats
+from ..errors import UserError
+from ..importer import stream_of
+from ..judge.categories import Category
+from ..judge.noise import CALIBRATION, RunPoint, estimate_pooled, run_point, separation
+from ..judge.verdict import Pair, RunNoise, gate, judge, judge_paired
+from ..run import harness
+from ..run.processes import combine
+from ..series import Series, series_of_results
+from ..stats import StatsError
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 COPY_A, COPY_B = "A", "A'"
 SAMPLES, PROCESSES, WITH_NOISE, BLOCKS = "samples", "processes", "processes + noise", "blocks"
@@ -167,8 +168,8 @@ def run(command: Sequence[str], options: Options, *, store: Callable[[], Store] 
         env_a: dict[str, str], planted: Callable[[dict[str, Series]], dict[str, str]] | None,
         on_round: Callable[[RoundPair], None] | None = None) -> Result:
     """The rounds, stored as they finish; judged at the end."""
-    from .importer import import_stream
-    from .rounds import interleave
+    from ..importer import import_stream
+    from .engine import interleave
 
     check_options(options)
     made = {COPY_A: 0, COPY_B: 0}

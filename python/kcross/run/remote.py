@@ -12,9 +12,9 @@ one connection per ``ssh``, as before).
 
 1. the first session asks ``uname -m`` and refuses, in one line and before
    anything is copied, a host of another architecture than the static harness
-   (:func:`kcross.harness.locate`'s; a harness that is not static is refused
+   (:func:`kcross.run.harness.locate`'s; a harness that is not static is refused
    before connecting: the remote's C library is unknown); unless ``--no-check``,
-   prints what the readiness checks read there (:func:`kcross.readiness.gather_script`),
+   prints what the readiness checks read there (:func:`kcross.run.readiness.gather_script`),
    judged here by the same checks as a local run's, the same line printed when
    the harness starts (naming the host); then makes a
    temporary directory there (``mktemp -d`` under the remote's ``$TMPDIR``,
@@ -24,7 +24,7 @@ one connection per ``ssh``, as before).
 3. the harness gets the options a local run forwards
    (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
    KCROSS_TIMER, KCROSS_TEST_FAIL, KCROSS_TEST_DELAY, when set here), its
-   standard output read through the same path as a local run (:func:`kcross.runner.run`): each
+   standard output read through the same path as a local run (:func:`kcross.run.runner.run`): each
    result stored as it arrives, Ctrl-C and a lost connection handled alike,
    the table printed as for a local run.  The stored run has the remote
    machine's fingerprint (the harness measured there), ``runs.source`` is
@@ -44,7 +44,7 @@ alias, ``-o HostName=...``, the defaults spelt out) is refused before anything
 connects: both runs would measure on one machine at once.
 
 A harness given as a ``.py`` file (the tests' stand-in, see
-:func:`kcross.harness.locate`) is copied alike and run with the remote's
+:func:`kcross.run.harness.locate`) is copied alike and run with the remote's
 ``python3``; only an ELF harness is checked for being static and its architecture.
 """
 
@@ -70,7 +70,7 @@ from urllib.parse import urlsplit
 
 from rich.console import Console
 
-from .errors import (
+from ..errors import (
     EXIT_USAGE,
     PATH_ECHO_MAX,
     HarnessError,
@@ -85,8 +85,8 @@ from .errors import (
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
 if TYPE_CHECKING:
+    from ..store import Store
     from .runner import RunRequest
-    from .store import Store
 
 SCHEME = "ssh://"
 CONNECT_TIMEOUT_S = 10
@@ -296,7 +296,7 @@ class Binary:
 
 
 def inspect_binary(command: Sequence[str]) -> Binary:
-    """What :func:`kcross.harness.locate` found, checked for being a static ELF program."""
+    """What :func:`kcross.run.harness.locate` found, checked for being a static ELF program."""
     path = Path(command[-1])
     if len(command) > 1 or path.suffix == ".py":  # [python, fake.py]: the tests' stand-in
         return Binary(path=path, interpreter="python3", arch=None)
@@ -483,7 +483,7 @@ class Session:
         return self.directory
 
     def run_command(self, binary: Binary) -> list[str]:
-        """The command prefix :class:`kcross.harness.HarnessProcess` starts; it appends the
+        """The command prefix :class:`kcross.run.harness.HarnessProcess` starts; it appends the
         harness's arguments, which must therefore be quoted for the remote shell."""
         assert self.directory is not None
         env = [f"{name}={os.environ[name]}" for name in HARNESS_ENV if os.environ.get(name)]

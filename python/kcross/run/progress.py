@@ -25,8 +25,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from .render import format_value
-from .stats import StatsError, summarize_record
+from ..render import format_value
+from ..stats import StatsError, summarize_record
 
 
 def plan_estimate_s(plan: dict[str, Any]) -> float:

@@ -31,8 +31,8 @@ from typing import Any
 
 from rich.console import Console
 
-from . import render
-from .errors import (
+from .. import render
+from ..errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
     HarnessError,
@@ -44,12 +44,12 @@ from .errors import (
     exit_for_signal,
     signal_name,
 )
+from ..schema import RunStream
+from ..series import merge_results
+from ..store import Store
 from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
-from .schema import RunStream
-from .series import merge_results
-from .store import Store
 
 
 @dataclass(frozen=True)

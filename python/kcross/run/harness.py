@@ -27,16 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import (
-    ECHO_MAX,
-    HarnessError,
-    Interrupted,
-    SchemaError,
-    UserError,
-    clipped,
-    signal_name,
-)
-from .schema import parse_line
+from ..errors import ECHO_MAX, HarnessError, Interrupted, SchemaError, UserError, clipped, signal_name
+from ..schema import parse_line
 
 HARNESS_NAME = "kcross-harness"
 ENV_VAR = "KCROSS_HARNESS"
@@ -152,7 +144,7 @@ class HarnessProcess:
         """Read stderr concurrently so a chatty harness never blocks on a full pipe."""
         assert self._proc.stderr is not None
         # Leave the stop signals to the main thread: there they interrupt its
-        # read of the harness's output at once (see kcross.runner).
+        # read of the harness's output at once (see kcross.run.runner).
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             for raw in self._proc.stderr:

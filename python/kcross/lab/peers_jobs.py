@@ -1,7 +1,7 @@
-"""The job of ``kcross lab ARCH --crosscheck`` (the other jobs: kcross.lab.jobs; what they
+"""The job of ``kcross lab ARCH --peers`` (the other jobs: kcross.lab.jobs; what they
 share: kcross.lab.boots): the kernel's selftests' sources fetched before anything is built, then
 one counting boot with the harness and the selftests, the run's table and the selftests'
-beside it (kcross.lab.crosscheck computes, kcross.lab.crosscheck_view shows)."""
+beside it (kcross.lab.peers computes, kcross.lab.crosscheck_view shows)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from kcross.views.lines import print_json, say
 
 
 def selftest_source(request: LabRequest, kernel: Kernel, err: Console) -> Source:
-    """--crosscheck's sources: Debian's linux-source of the kernel's version (fetched before
+    """--peers' sources: Debian's linux-source of the kernel's version (fetched before
     anything is built, as the kernel is)."""
     from kcross.lab.linux_source import fetch_source
     from kcross.lab.selftests import WANTED
@@ -36,18 +36,18 @@ def selftest_source(request: LabRequest, kernel: Kernel, err: Console) -> Source
                         say=lambda line: say(err, f"kcross lab: {line}"))
 
 
-def crosscheck(request: LabRequest, kernel: Kernel, payload: Payload, src: Source,
+def with_peers(request: LabRequest, kernel: Kernel, payload: Payload, src: Source,
                out: Console, err: Console) -> int:
-    """--crosscheck: the kernel's own selftests after the harness in one counting boot,
-    their figures beside kcross's rows (kcross.lab.crosscheck)."""
+    """--peers: the kernel's own selftests after the harness in one counting boot,
+    their figures beside kcross's rows (kcross.lab.peers)."""
     from kcross import render
-    from kcross.lab.crosscheck import crosschecked, suites_for
     from kcross.lab.crosscheck_view import crosscheck_table
+    from kcross.lab.peers import peers_beside, suites_for
     from kcross.lab.selftests import build as build_selftests
     from kcross.lab.selftests import host_seconds, plan
 
-    selection = request.crosscheck
-    assert selection is not None   # the job of --crosscheck
+    selection = request.peers
+    assert selection is not None   # the job of --peers
     say(err, f"kcross lab: building the kernel's selftests for {request.arch} from "
              f"{src.package} {src.version} (static)...")
     built = build_selftests(request.arch, src)
@@ -57,7 +57,7 @@ def crosscheck(request: LabRequest, kernel: Kernel, payload: Payload, src: Sourc
     run = count_boot(longer, make_guest(request, kernel, "counting"), kernel, payload, None, err,
                      suites=suites, extra_plan=plan(request.arch, selection),
                      extra_files=built.files())
-    checked = crosschecked(request.arch, run, src, selection)
+    checked = peers_beside(request.arch, run, src, selection)
     failed = any(not r.figures.passed for r in checked.rows)
     if request.json_output:
         print_runs_json([run])

@@ -5,7 +5,7 @@ The combined stream (docs/result-format.md, "Runs of several processes") is the 
 process's fingerprint, its plan with ``processes: K``, every process's results each
 marked with its ``process`` (0..K-1), and one end record counting them all.  Every
 later process must report the same machine configuration (kcross.judge.machine) and
-plan the same run as the first.  ``kcross run`` combines live (kcross.runner, storing
+plan the same run as the first.  ``kcross run`` combines live (kcross.run.runner, storing
 each result as it arrives); ``kcross aa`` combines whole runs (:func:`combine`).
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import HarnessError
-from .judge.machine import differences, same_machine
+from ..errors import HarnessError
+from ..judge.machine import differences, same_machine
 
 PLAN_KEYS = ("benchmarks", "samples", "min_batch_ms", "warmup_ms", "interleave", "cpu")
 
