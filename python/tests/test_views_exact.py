@@ -526,14 +526,14 @@ def test_lab_mitigation_table() -> None:
          rendered(printing(mitigation_table("ppc64le", baseline.name, counted(SC), rows))))
 
 
-def test_lab_crosscheck_table() -> None:
-    """``kcross lab ppc64le --crosscheck``'s table: the captured selftests (data/selftests)
+def test_lab_peers_table() -> None:
+    """``kcross lab ppc64le --peers``'s table: the captured selftests (data/selftests)
     after the captured sc run (which counted syscall, cpuid and percpu, not ctxsw: the
     context_switch peers have no kcross row to sit beside)."""
-    from kcross.lab.crosscheck import crosschecked
     from kcross.lab.crosscheck_view import crosscheck_table
     from kcross.lab.initramfs import CommandResult
     from kcross.lab.linux_source import Source
+    from kcross.lab.peers import peers_beside
     from kcross.lab.selftests import plan
 
     console = json.loads((DATA / "selftests" / "ppc64le-console.json").read_text())
@@ -544,9 +544,9 @@ def test_lab_crosscheck_table() -> None:
     package, version = console["source"].split()
     source = Source(package, version, Path("/cache/linux-source"), version.split("-")[0],
                     "0" * 64)
-    checked = crosschecked("ppc64le", counted(SC, extra=results), source)
+    checked = peers_beside("ppc64le", counted(SC, extra=results), source)
     title = "ppc64le: the kernel's own selftests beside kcross (same boot, instructions per op)"
-    held("lab-crosscheck", rendered(printing(crosscheck_table(checked, title))))
+    held("lab-peers", rendered(printing(crosscheck_table(checked, title))))
 
 
 def profiles() -> list[Any]:
