@@ -120,3 +120,21 @@ def test_every_page_names_its_help() -> None:
         if page.name == "index.md":
             continue
         assert lines[2].startswith("Help: "), f"{page.name}: no 'Help: ...' under its title"
+
+
+def test_each_help_names_its_page_and_the_page_names_the_help() -> None:
+    """`kcross NAME --help` ends with `documentation: docs/PAGE` (cli.DOCS), that page
+    exists and its Help line names `kcross NAME` (for lava: its `job`); `kcross --help`
+    names the README and docs/."""
+    from kcross import cli
+
+    assert set(cli.DOCS) == set(cli.COMMANDS)
+    parser = cli.build_parser()
+    assert parser.epilog is not None and parser.epilog.endswith(cli.DOCUMENTATION)
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices  # type: ignore[attr-defined]
+    for name, page in cli.DOCS.items():
+        path = ROOT / "docs" / page
+        assert path.is_file(), (name, page)
+        assert subparsers[name].epilog.endswith(f"documentation: docs/{page}"), name
+        help_line = " ".join(path.read_text(encoding="utf-8").split("\n\n", 2)[1].split())
+        assert re.search(rf"`kcross {re.escape(name)}( job)? --help`", help_line), (name, page)

@@ -50,6 +50,21 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+# Where each command is documented: docs/PAGE in the source tree (README.md is the front
+# page; `mkdocs serve` shows docs/ as a site).  Each --help ends by naming its page, and
+# each page names the --help it goes with (python/tests/test_docs.py holds both ways).
+DOCS: dict[str, str] = {
+    "run": "measuring.md", "list": "measuring.md", "runs": "store.md", "show": "measuring.md",
+    "compare": "verdicts.md", "check": "verdicts.md", "history": "verdicts.md",
+    "report": "report.md", "ab": "verdicts.md", "aa": "verdicts.md", "crosscheck": "verdicts.md",
+    "sysinfo": "measuring.md", "import": "store.md", "tag": "store.md", "mark": "store.md",
+    "delete": "store.md", "check-store": "store.md", "push": "store.md", "pull": "store.md",
+    "lab": "lab.md", "reproduce": "reproduce.md", "lava": "lava.md",
+}
+DOCUMENTATION = ("documentation: README.md in the kcross source tree, then docs/ (every "
+                 "command: docs/commands.md; as a site: mkdocs serve)")
+
+
 def command(name: str) -> ModuleType:
     """The module of ``kcross NAME`` (kcross.cli.check_store for ``check-store``)."""
     return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
@@ -77,15 +92,18 @@ def build_parser() -> Parser:
     common = Common.build()
     parser = Parser(prog="kcross", description="Measure the cost of crossing between user "
                     "space and the Linux kernel (syscalls, vDSO, rseq).",
-                    epilog=f"{EXIT_CODES}\n\n{ENVIRONMENT}", formatter_class=formatter())
+                    epilog=f"{EXIT_CODES}\n\n{ENVIRONMENT}\n\n{DOCUMENTATION}",
+                    formatter_class=formatter())
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = command(name)
+        epilog = "\n\n".join(filter(None, [getattr(module, "EPILOG", None),
+                                             f"documentation: docs/{DOCS[name]}"]))
         p = sub.add_parser(name, parents=common[getattr(module, "PARENTS", ())],
                            help=module.HELP,
                            description=getattr(module, "DESCRIPTION", None) or module.HELP,
-                           epilog=getattr(module, "EPILOG", None), formatter_class=formatter())
+                           epilog=epilog, formatter_class=formatter())
         module.arguments(p, common)
         p.set_defaults(func=module.main)
     return parser
