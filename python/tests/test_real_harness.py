@@ -111,7 +111,7 @@ def _plan(*args: str) -> dict:
 
 def test_help_states_the_harness_defaults() -> None:
     """kcross's --help numbers (default and --quick) are what the harness does."""
-    from kcross.cli import options as cli
+    from kcross.run import defaults as cli
 
     plan = _plan()
     assert (plan["samples"], plan["warmup_ms"], plan["min_batch_ms"]) == (
@@ -135,7 +135,7 @@ def test_run_help_names_every_suite_of_the_harness() -> None:
 def test_real_harness_ranges_match_kcross() -> None:
     """Every value kcross accepts at the edge of a range, the harness accepts too,
     and one step beyond, the harness refuses it as well (exit 2)."""
-    from kcross.cli import options as cli
+    from kcross.run import defaults as cli
 
     def status(*args: str) -> int:
         return subprocess.run([str(REAL), "list", "--bench", "getppid-inline", *args],
