@@ -248,7 +248,8 @@ def session() -> Iterator[Session]:
     # What every command's forked child would import again (most of a second each): once,
     # here, as the rest of the suite does anyway.
     import scipy.stats  # noqa: F401
-    from kcross import judge, render, store  # noqa: F401
+    from kcross import judge, store  # noqa: F401
+    from kcross.views import run  # noqa: F401
 
     s = Session(fixed_root(), dt.datetime.now(dt.UTC))
     try:
@@ -491,7 +492,10 @@ def test_lab_compare_table() -> None:
     """``kcross lab ppc64le --compare sc scv``'s table, of the captured pair."""
     from kcross.lab.report import compare_table
 
-    held("lab-compare", rendered(printing(compare_table(counted(SC), counted(SCV), "sc", "scv"))))
+    from kcross.views.table import terminal
+
+    held("lab-compare", rendered(printing(terminal(compare_table(counted(SC), counted(SCV),
+                                                                 "sc", "scv")))))
 
 
 # The mitigation table's rows: the first ppc64le baseline's variants by name, each a shift
@@ -522,15 +526,19 @@ def test_lab_mitigation_table() -> None:
                           expect=by_name[name].expect) for name, shift, vulns in VARIANTS]
     rows += [MitigationRow(v.name, v.what, refused=why, expect=v.expect)
              for arch, v, why in REFUSED if arch == "ppc64le"]
+    from kcross.views.table import terminal
+
     held("lab-mitigations",
-         rendered(printing(mitigation_table("ppc64le", baseline.name, counted(SC), rows))))
+         rendered(printing(terminal(mitigation_table("ppc64le", baseline.name, counted(SC),
+                                                     rows)))))
 
 
 def test_lab_peers_table() -> None:
     """``kcross lab ppc64le --peers``'s table: the captured selftests (data/selftests)
     after the captured sc run (which counted syscall, cpuid and percpu, not ctxsw: the
     context_switch peers have no kcross row to sit beside)."""
-    from kcross.lab.crosscheck_view import crosscheck_table
+    from kcross.views.peers import peers_table
+    from kcross.views.table import terminal
     from kcross.lab.initramfs import CommandResult
     from kcross.lab.linux_source import Source
     from kcross.lab.peers import peers_beside
@@ -546,7 +554,7 @@ def test_lab_peers_table() -> None:
                     "0" * 64)
     checked = peers_beside("ppc64le", counted(SC, extra=results), source)
     title = "ppc64le: the kernel's own selftests beside kcross (same boot, instructions per op)"
-    held("lab-peers", rendered(printing(crosscheck_table(checked, title))))
+    held("lab-peers", rendered(printing(terminal(peers_table(checked, title)))))
 
 
 def profiles() -> list[Any]:

@@ -46,8 +46,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import render
     from ..run import harness
+    from ..views.fingerprint import sysinfo
 
     if args.cpu is not None and not args.check:
         raise UserError("--cpu goes with --check (the fingerprint describes the whole machine)")
@@ -57,6 +57,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                           + (", ".join(r["type"] for r in records) or "nothing"))
     if args.check:
         from ..run import readiness
+        from ..views import readiness as readiness_view
+        from ..views.table import terminal
 
         cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())
         findings = readiness.run_checks(readiness.sysroot(), cpu, fingerprint=records[0])
@@ -64,12 +66,12 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         if args.json:
             print_json([readiness.as_json(findings, cpu)])
         else:
-            out.print(readiness.table(findings, cpu))
+            out.print(terminal(readiness_view.table(findings, cpu)))
         return 1 if readiness.warnings(findings) else 0
     if args.json:
         print_json(records)
     else:
-        out.print(render.sysinfo(records[0]))
+        out.print(sysinfo(records[0]))
     return 0
 
 

@@ -25,8 +25,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ..render import format_value
 from ..stats import StatsError, summarize_record
+from ..views.text import in_unit
 
 
 def plan_estimate_s(plan: dict[str, Any]) -> float:
@@ -104,7 +104,7 @@ class RunProgress:
         else:
             try:
                 unit = record.get("unit") or "ns/op"
-                outcome = f"{format_value(summarize_record(record).median, unit)} {unit}"
+                outcome = f"{in_unit(summarize_record(record).median, unit)} {unit}"
             except StatsError as exc:
                 outcome = str(exc)
         self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)

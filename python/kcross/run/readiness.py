@@ -806,21 +806,6 @@ def gathered(text: str) -> Gathered:
     return Gathered(files, window)
 
 
-def table(findings: Sequence[Finding], cpu: int) -> Any:
-    """A rich Table: check, state, seen, what to do."""
-    from rich.table import Table
-    from rich.text import Text
-
-    styles = {OK: "green", WARN: "yellow", INFO: "cyan", UNKNOWN: "dim"}
-    t = Table(title=f"machine readiness (measuring CPU {cpu})", title_justify="left")
-    for column in ("check", "state", "seen", "what to do"):
-        t.add_column(column, overflow="fold")
-    for f in findings:
-        t.add_row(Text(f.name), Text(f.state, style=styles.get(f.state, "")), Text(f.seen),
-                  Text(f.todo or "–"))
-    return t
-
-
 def as_json(findings: Sequence[Finding], cpu: int) -> dict[str, Any]:
     return {"type": "readiness", "cpu": cpu, "warnings": len(warnings(findings)),
             "findings": [f.as_dict() for f in findings]}

@@ -31,7 +31,6 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import render
 from ..errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -47,6 +46,7 @@ from ..errors import (
 from ..schema import RunStream
 from ..series import merge_results
 from ..store import Store
+from ..views.run import print_run
 from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
@@ -337,7 +337,7 @@ class _Run:
                       for s in ("ok", "skipped", "failed")}
             each = f" ({request.processes} processes each)" if request.processes > 1 else ""
             try:
-                render.print_run(self.out, benchmarks, stream.fingerprint, title=f"run {run_id}",
+                print_run(self.out, benchmarks, stream.fingerprint, title=f"run {run_id}",
                                  wide=request.wide, run_id=run_id)
                 self.out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
                                f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; "

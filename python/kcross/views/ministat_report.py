@@ -13,6 +13,7 @@ from ..judge.pairing import pair
 from ..schema import UNIT_INSTRUCTIONS
 from ..sides import Side
 from ..stats import StatsError
+from .text import PLUS_MINUS
 
 MINISTAT_SYMBOLS = "x+*%#@O"
 
@@ -63,8 +64,8 @@ def _relative(t: Any) -> list[str]:
     if not t.significant:
         return [f"No difference proven at {t.level:.1f}% confidence"]
     return [f"Difference at {t.level:.1f}% confidence",
-            f"\t{t.difference:g} +/- {t.error:g}",
-            f"\t{t.percent:g}% +/- {t.percent_error:g}%",
+            f"\t{t.difference:g} {PLUS_MINUS} {t.error:g}",
+            f"\t{t.percent:g}% {PLUS_MINUS} {t.percent_error:g}%",
             f"\t(Student's t, pooled s = {t.pooled_s:g})"]
 
 
