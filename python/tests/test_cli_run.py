@@ -17,8 +17,8 @@ from conftest import (
     terminal_signals,
     wait_for_rows,
 )
-from kcross.render import format_ns
 from kcross.stats import summarize_record
+from kcross.views.text import ns as format_ns
 
 PLAN = captured()[1]
 ALL = len(PLAN["benchmarks"])  # benchmarks in the captured real run the fake serves

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, fake_capture, query
-from kcross.render import format_ns
 from kcross.stats import summarize_record
+from kcross.views.text import ns as format_ns
 
 ALL = len(captured()[1]["benchmarks"])
 

@@ -29,8 +29,8 @@ def _run(run: StoredRun) -> str:
     host = (run.fingerprint.get("host") or {}).get("hostname") or "?"
     when = run.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     table = Table([Column("benchmark"), Column(f"median {unit}", RIGHT),
-                   Column("CI95 of median", RIGHT), Column("min", RIGHT),
-                   Column("spread", RIGHT), Column("N", RIGHT), Column("status")])
+                   Column("CI95 of median, %", RIGHT),
+                   Column("min", RIGHT), Column("spread", RIGHT), Column("N", RIGHT), Column("status")])
     marked = False
     for rec in run.results:
         name = Styled(f"{rec['suite']}/{rec['name']}", code=True)
@@ -125,7 +125,8 @@ def _series(data: ExportData) -> str:
     from ..views.text import in_unit
 
     table = Table([Column("source"), Column("benchmark"), Column("median", RIGHT),
-                   Column("CI95 of median", RIGHT), Column("min", RIGHT), Column("N", RIGHT)])
+                   Column("CI95 of median, %", RIGHT), Column("min", RIGHT),
+                   Column("N", RIGHT)])
     for s in series_of(data):
         name = Styled(s.name, code=True)
         try:

@@ -97,11 +97,12 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
             print_runs_json(runs, (a, b))
             store_runs(request, runs, err)
             return exit_status(runs)
-        out.print(terminal(compare_table(runs[0], runs[1], a, b)))
-        out.print(Text("KCROSS_SYSCALL moves only the paths through the run-time selected "
-                       "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
-                       "*-inline rows are fixed instructions (-inline the arch's own, "
-                       "-inline-alt its alternative)"))
+        table = compare_table(runs[0], runs[1], a, b)
+        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
+                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
+                           "*-inline rows are fixed instructions (-inline the arch's own, "
+                           "-inline-alt its alternative)")
+        out.print(terminal(table))
         store_runs(request, runs, err)
         return exit_status(runs)
     if request.against:
@@ -114,8 +115,9 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
             print_runs_json(runs, ("A", "B"))
             store_runs(request, runs, err)
             return exit_status(runs)
-        out.print(terminal(compare_table(runs[0], runs[1], "A", "B")))
-        out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
+        table = compare_table(runs[0], runs[1], "A", "B")
+        table.notes += [f"A: {describe_kernel(kernel)}", f"B: {describe_kernel(other)}"]
+        out.print(terminal(table))
         store_runs(request, runs, err)
         return exit_status(runs)
     if request.mitigations:

@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ..stats import StatsError, summarize_record
+from ..views.lines import say
 from ..views.text import in_unit
 
 
@@ -74,9 +75,8 @@ class RunProgress:
         if not self.live:
             each = f"{plan['samples']} samples each" + \
                 (f" in each of {processes} processes" if processes > 1 else "")
-            self.console.print(f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
-                               f"≥{self._total * self._plan_per_bench:.1f} s",
-                               highlight=False, markup=False)
+            say(self.console, f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
+                              f"≥{self._total * self._plan_per_bench:.1f} s")
             return
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TimeElapsedColumn(), _EtaColumn(),
@@ -107,7 +107,7 @@ class RunProgress:
                 outcome = f"{in_unit(summarize_record(record).median, unit)} {unit}"
             except StatsError as exc:
                 outcome = str(exc)
-        self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)
+        say(self.console, f"[{self._done}/{self._total}] {label}: {outcome}")
 
     def stop(self) -> None:
         if self._progress is not None:

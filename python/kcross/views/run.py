@@ -118,7 +118,7 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
     if with_switches:
         columns.append(figure(f"per switch\n({unit.split('/')[0]}/switch)" if wide
                               else "per\nswitch"))
-    columns.append(figure("CI95 of\nmedian"))
+    columns.append(figure("CI95 of\nmedian, %"))
     if wide:
         columns.append(figure("min"))
     columns += [figure("spread"), figure("N"), figure("disturbed")]
@@ -169,11 +169,12 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
 
 
 def relative_interval(low: float, median: float, high: float) -> str:
-    """A CI as percentages of its median: ``[-0.9%, +2.5%]``."""
+    """A CI as percentages of its median, in a column that says so (``CI95 of median,
+    %``): ``[-0.9, +2.5]``."""
     if not median:
         return NONE
-    return interval(percent((low - median) / median * 100),
-                    percent((high - median) / median * 100))
+    return interval(percent((low - median) / median * 100).removesuffix("%"),
+                    percent((high - median) / median * 100).removesuffix("%"))
 
 
 def _flags_text(results: Sequence[dict[str, Any]]) -> list[str]:
