@@ -452,7 +452,7 @@ def test_cli_check_help_and_misuse(kcross: Kcross) -> None:
     assert proc.returncode == 0
     assert "exit status 1 when any check warns" in " ".join(proc.stdout.split())
     proc = kcross("sysinfo", "--cpu", "1")
-    assert proc.returncode == 2 and proc.stderr.startswith("kcross: error: --cpu goes with --check")
+    assert proc.returncode == 2 and proc.stderr.startswith("kcross: error: --cpu goes with --readiness")
     assert "--no-readiness" in kcross("run", "--help").stdout
 
 

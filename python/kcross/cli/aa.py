@@ -136,6 +136,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..store import stores
     from ..views.rounds import aa_table
     from ..views.table import terminal
+    from ..views.text import counted, ratio
 
     with harness.stop_signals_held():
         from ..rounds import aa
@@ -168,13 +169,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                   f"({args.plant:g}% of A's first median)")
         return {**env, "KCROSS_TEST_DELAY": f"{name}:{ns:.6f}"}
 
-    copies = "A and A' (A' with the plant)" if args.plant else "A and A'"
+    copies = "A and A', A' with the plant" if args.plant else "A and A'"
     line(err, f"A/A: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''} "
-              f"({len(names)} benchmark(s)) on CPU {cpu}: {options.rounds} rounds of two "
-              f"separate runs ({copies}), each {options.processes} processes x "
+              f"({counted(len(names), 'benchmark')}) on CPU {cpu}: {options.rounds} rounds of "
+              f"two separate runs ({copies}), each {options.processes} processes x "
               f"{options.samples} samples")
-
-    from ..views.text import ratio
 
     def show(p: Any) -> None:
         parts = []

@@ -1,8 +1,9 @@
 """``kcross compare --format benchstat``: benchstat's table layout (golang.org/x/perf
-cmd/benchstat, v2) with kcross's verdicts (kcross.judge), in kcross's vocabulary
-(kcross.views.text: percentages, p-values).  Its own text table, not kcross.views.table's
-model: benchstat's layout spans header cells over groups of columns, which the model
-(a header per column) does not have."""
+cmd/benchstat, v2) with kcross's verdicts (kcross.judge).  Its figures are written as
+benchstat writes them (``± 2%``, ``+10.00%``, ``p=0.000``), not in kcross's vocabulary:
+the point of the format is that it reads as benchstat's, and test_compare.py holds it to
+the real one.  Its own text table too, not kcross.views.table's model: benchstat's layout
+spans header cells over groups of columns, which the model (a header per column) has not."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT
-from .text import change_percent, mark, p_text, share
+from .text import mark
 
 _SI_PREFIXES = ("T", "G", "M", "k", "", "m", "µ", "n")
 
@@ -178,13 +179,15 @@ def benchstat_text(comparison: Comparison, *, ascii_box: bool = False) -> str:
                     t.cell(footnote(j.error if j else None))
                 elif j.method == EXACT:
                     delta = "identical" if not j.category.changed else \
-                        (change_percent(j.ratio) if j.ratio is not None else "?")
+                        (_delta(j.ratio) if j.ratio is not None else "?")
                     t.cell(delta, align=">").cell(f"(exact {n})")
                     t.cell(footnote(j.note))
                 else:
                     assert j.ratio is not None and j.p_adjusted is not None
-                    delta = "~" if not j.category.changed else change_percent(j.ratio)
-                    t.cell(delta, align=">").cell(f"({p_text(j.p_adjusted)} {n})")
+                    delta = "~" if not j.category.changed else (
+                        "0.00%" if j.ratio == 1.0 else _delta(j.ratio))
+                    p = f"p={j.p_adjusted:.3f} " if j.p_adjusted != 0 else ""
+                    t.cell(delta, align=">").cell(f"({p}{n})")
                     t.cell(footnote(j.note))
     if len(comparison.rows) > 1:
         t.new_row()
@@ -197,7 +200,7 @@ def benchstat_text(comparison: Comparison, *, ascii_box: bool = False) -> str:
             if i > 0:
                 t.at(start(i) + 3)
                 if r is not None:
-                    t.cell(change_percent(r), align=">")
+                    t.cell(_delta(r), align=">")
                 else:
                     t.cell("?")
             t.at(start(i + 1) - 1).cell(footnote(comparison.geomean_error))
@@ -207,6 +210,11 @@ def benchstat_text(comparison: Comparison, *, ascii_box: bool = False) -> str:
     for i, note in enumerate(notes, start=1):
         text += f"{mark(i)} {note}\n"
     return text
+
+
+def _delta(ratio: float) -> str:
+    """A change as benchstat writes it: ``+3.77%``."""
+    return f"{(ratio - 1) * 100:+.2f}%"
 
 
 def _n_text(n_a: int, n_b: int) -> str:
@@ -222,4 +230,4 @@ def _pct_range(c: Cell) -> str:
         return "?"
     if center == 0:
         return "0%"
-    return share(max(high / center - 1, 1 - low / center))
+    return f"{100 * max(high / center - 1, 1 - low / center):.0f}%"

@@ -13,7 +13,6 @@ from ..judge.pairing import pair
 from ..schema import UNIT_INSTRUCTIONS
 from ..sides import Side
 from ..stats import StatsError
-from .text import PLUS_MINUS
 
 MINISTAT_SYMBOLS = "x+*%#@O"
 
@@ -61,11 +60,13 @@ def ministat_text(sides: Sequence[Side], level: float = 95.0) -> tuple[str, list
 
 
 def _relative(t: Any) -> list[str]:
+    """ministat's own lines, byte for byte as it prints them (its "+/-" too: the point of this
+    format is that its output is ministat's; test_ministat.py holds it to the real one)."""
     if not t.significant:
         return [f"No difference proven at {t.level:.1f}% confidence"]
     return [f"Difference at {t.level:.1f}% confidence",
-            f"\t{t.difference:g} {PLUS_MINUS} {t.error:g}",
-            f"\t{t.percent:g}% {PLUS_MINUS} {t.percent_error:g}%",
+            f"\t{t.difference:g} +/- {t.error:g}",
+            f"\t{t.percent:g}% +/- {t.percent_error:g}%",
             f"\t(Student's t, pooled s = {t.pooled_s:g})"]
 
 

@@ -166,8 +166,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def change_words(ratio_value: float, higher: str, lower: str) -> str:
-    """A shown change in words, its direction in the word: 1.1 → ``10.0% slower`` (with
-    ``higher`` "slower"), 0.9 → ``10.0% faster``."""
+    """A shown change in words, its direction in the word (``higher`` or ``lower``, the
+    unit's words: kcross.judge.categories): 1.1 → ``10.0% slower``, 0.9 → ``10.0% faster``."""
     pct = (ratio_value - 1.0) * 100.0
     return f"{percent(abs(pct)).lstrip('+')} {higher if pct >= 0 else lower}"
 
