@@ -31,6 +31,10 @@ _VOLATILE: dict[str, tuple[str, ...] | None] = {"kcross": None, "host": ("time",
 # device type are the board: they stay.
 _LAVA_MACHINE = ("device", "device_type")
 
+# How much of a machine's identity is shown to a person (``kcross runs``, history, check):
+# short enough to type (latest@PREFIX takes it), long enough to mean something.
+HASH_SHOWN = 8
+
 
 def identity(fingerprint: Mapping[str, Any]) -> str:
     """SHA-256 over the fingerprint without per-run values (time, calibrated timer Hz,

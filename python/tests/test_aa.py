@@ -164,11 +164,11 @@ def test_json_with_runs_drawn_afresh_and_the_history_they_give(kcross: Kcross,
     flat = " ".join(proc.stdout.split())
     assert "run-to-run noise (" in flat and "stored runs of this machine" in flat
     assert "cannot see" not in flat
-    # history shows the noise per machine, sysinfo --check what the store knows of it
+    # history shows the noise per machine, sysinfo --readiness what the store knows of it
     proc = kcross("history", "getppid-inline", "--db", db)
     assert proc.returncode == 0, proc.stderr
     assert "run-to-run noise on vm " in proc.stdout and "from 10 runs" in proc.stdout
-    proc = kcross("sysinfo", "--check", "--json", "--db", db)
+    proc = kcross("sysinfo", "--readiness", "--json", "--db", db)
     (finding,) = [f for f in json.loads(proc.stdout)["findings"]
                   if f["name"] == "run-to-run noise"]
     assert "benchmarks, from up to 10 runs" in finding["seen"], finding

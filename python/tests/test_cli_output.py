@@ -70,7 +70,7 @@ def test_json_into_a_closed_pipe_marks_the_run_interrupted(env: dict[str, str],
                                                            db_path: Path) -> None:
     """`kcross run --json | head -2`: head leaves after the plan, mid-run."""
     proc = kcross_proc({**env, "KCROSS_FAKE_DELAY": "0.3"}, "run", "--quick", *SUITE, "--json",
-                       "--no-check", stdout=subprocess.PIPE)  # no readiness line: one message
+                       "--no-readiness", stdout=subprocess.PIPE)  # no readiness line: one message
     try:
         assert proc.stdout is not None
         head = [proc.stdout.readline() for _ in range(2)]

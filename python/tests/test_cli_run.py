@@ -17,8 +17,8 @@ from conftest import (
     terminal_signals,
     wait_for_rows,
 )
-from kcross.render import format_ns
 from kcross.stats import summarize_record
+from kcross.views.text import ns as format_ns
 
 PLAN = captured()[1]
 ALL = len(PLAN["benchmarks"])  # benchmarks in the captured real run the fake serves
@@ -49,8 +49,8 @@ def test_run_stores_and_prints_table(kcross: Kcross, db_path: Path) -> None:
         mark = "†" if s.overhead.subtracted else ""
         ci = s.ci
         lo, hi = ((ci.low - s.median) / s.median * 100, (ci.high - s.median) / s.median * 100)
-        assert f" {format_ns(s.median)}{mark} " in row, row
-        assert f" {lo:+.1f}% {hi:+.1f}% " in row, row      # CI of the median as ±% of it
+        assert f" {mark}{format_ns(s.median)} " in row, row
+        assert f" [{lo:+.1f}, {hi:+.1f}] " in row, row      # CI of the median, % of it
         assert f" {format_ns(s.min)} " in row and f" {s.spread:.1%} " in row, row
     subtracted = sum(s.overhead.subtracted for s in summaries.values())
     assert subtracted, "the capture should have a row with the overhead subtracted (†)"

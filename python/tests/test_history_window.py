@@ -57,7 +57,7 @@ def test_the_newest_runs_are_shown_and_what_was_left_out_is_said(kcross: Kcross,
     assert [r[VS] for r in rows[:2]] == ["run 25", "run 24"]
     assert proc.stderr.strip() == (f"the newest 5 of {RUNS} runs holding {QUIET} shown; "
                                    "--last N or --all for more")
-    assert "(5 change(s) shown)" in proc.stdout
+    assert "(5 changes shown)" in proc.stdout
     # the default window (50) holds the whole store: nothing said
     every = kcross("history", QUIET, "--db", db)
     assert len(rows_of(every.stdout)) == RUNS and every.stderr == ""

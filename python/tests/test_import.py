@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, fake_capture, query
-from kcross.render import format_ns
 from kcross.stats import summarize_record
+from kcross.views.text import ns as format_ns
 
 ALL = len(captured()[1]["benchmarks"])
 
@@ -118,7 +118,7 @@ def test_schema1_capture_of_the_real_harness_imports(kcross: Kcross, db_path: Pa
         assert summary.overhead.reason == rec["overhead"]["why"]
         (row,) = [line for line in shown.splitlines() if line.startswith(f"syscall/{rec['name']} ")]
         mark = "†" if rec["overhead"]["subtracted"] else ""
-        assert f" {format_ns(summary.median)}{mark} " in row, row
+        assert f" {mark}{format_ns(summary.median)} " in row, row
     stored = query(db_path, "SELECT record FROM results ORDER BY seq")
     assert [json.loads(r[0])["schema"] for r in stored] == [1] * len(results)
 

@@ -116,6 +116,7 @@ def test_the_lab_table_says_the_same(tmp_path: Path) -> None:
     from kcross.lab.kernel import Kernel
     from kcross.lab.report import compare_table
     from kcross.lab.session import Counted
+    from kcross.views.table import terminal
     from rich.console import Console
 
     kernel_file = tmp_path / "vmlinux"
@@ -124,14 +125,14 @@ def test_the_lab_table_says_the_same(tmp_path: Path) -> None:
     runs = [Counted(guest=guest, kernel=Kernel("ppc64le", kernel_file), variant=None,
                     stream=stream_of(records(path), path.name)) for path in (SC, SCV)]
     console = Console(width=300, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
-    console.print(compare_table(runs[0], runs[1], "sc", "scv"))
+    console.print(terminal(compare_table(runs[0], runs[1], "sc", "scv")))
     text = console.export_text()
     rows = {}
     for line in text.splitlines():
-        cells = [c.strip() for c in line.split("│")[1:-1]]
-        if len(cells) == 5 and cells[0] and cells[0] != "benchmark":
+        cells = [c.strip() for c in line.replace("┃", "│").split("│")[1:-1]]
+        if len(cells) in (5, 6) and cells[0] and cells[0] != "benchmark":
             rows[cells[0]] = cells
-    changed = {name for name, cells in rows.items() if cells[3] not in ("0", "—")}
+    changed = {name for name, cells in rows.items() if cells[3] not in ("0", "–")}
     suites = {n.split("/", 1)[1]: n.split("/", 1)[0] for n in CHANGED}
     assert {n if "/" in n else f"{suites.get(n, '?')}/{n}" for n in changed} == CHANGED
     assert rows["getppid-dispatch"][3] == "-53.0" and rows["getppid-inline"][3] == "0"

@@ -578,8 +578,8 @@ def test_a_narrow_terminal_folds_the_names_never_the_figures() -> None:
     from kcross.views.profile import diff_view
     from rich.console import Console
 
-    d = diff(_profile(401.25, 1.0), _profile(349.5, 1.0), ("sc", "scv"))
+    d = diff(_profile(401.25, 1.0), _profile(349.5, 1.0), ("sc", "scv"))   # one decimal shown
     out = Console(file=io.StringIO(), width=60)
     out.print(diff_view(d, ("sc", "scv")))
     text = out.file.getvalue()  # type: ignore[attr-defined]
-    assert "401.25" in text and "349.5" in text and "…" not in text
+    assert "401.2" in text and "349.5" in text and "…" not in text

@@ -13,6 +13,7 @@ from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest
 from kcross.lab.report import MitigationRow, compare_table, mitigation_table
 from kcross.lab.session import Counted, lab_group, lab_records
+from kcross.views.table import terminal
 from labs import CONSOLE_TOKEN
 from rich.console import Console
 
@@ -43,14 +44,14 @@ def run(tmp_path: Path, shift: dict[str, float] | None = None,
 
 def text(table) -> str:  # type: ignore[no-untyped-def]
     console = Console(width=300, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
-    console.print(table)
+    console.print(terminal(table))
     return console.export_text()
 
 
 def rows(table_text: str) -> dict[str, list[str]]:
     out = {}
     for line in table_text.splitlines():
-        cells = [c.strip() for c in line.split("│")[1:-1]]
+        cells = [c.strip() for c in line.replace("┃", "│").split("│")[1:-1]]
         if cells and cells[0]:
             out[cells[0]] = cells
     return out
@@ -76,28 +77,28 @@ def test_mitigation_rows_say_why(tmp_path: Path) -> None:
         MitigationRow("cap-ibs=fixed-na", "what", refused="QEMU aborted"),
     ]))
     t = rows(out)
-    assert t["cap-cfpc=fixed"][2] == "-3.0" and t["cap-cfpc=fixed"][3] == "-20.0 … 0"
+    assert t["cap-cfpc=fixed"][2] == "-3.0" and t["cap-cfpc=fixed"][3] == "[-20.0, 0]"
     assert "meltdown → Not affected" in t["cap-cfpc=fixed"][4]
     # unchanged on the null syscall (stat moved: incidental, per the caption): the reason
     assert t["no_entry_flush"][2] == "0"
     assert "no instruction changed on getppid-inline: a same-length slot" in out
     # an expectation the measurement contradicts is said so, not repeated as fact
-    assert "expected no change (a same-length slot), yet getppid-inline moved" in out
+    assert "expected no change: a same-length slot; yet getppid-inline moved" in out
     assert "not a result: QEMU aborted" in out
     assert "incidental differences" in out
 
 
 def test_a_long_skip_reason_is_cut_at_a_word(tmp_path: Path) -> None:
-    """The compare table's reason cell holds REASON_WIDTH characters: a longer skip reason
+    """The compare table's note cell holds REASON_WIDTH characters: a longer skip reason
     ends with a whole word and "…", never in the middle of one."""
-    from kcross.lab.report import REASON_WIDTH
+    from kcross.views.lab import REASON_WIDTH
 
     a, b = run(tmp_path), run(tmp_path)
     reason = "needs an SMT sibling of the benchmark's CPU, and this guest has exactly one vCPU"
     for r in a.stream.results:
         if r["name"] == "getppid-inline":
             r.update(status="skipped", reason=reason, samples=[], ticks=[])
-    cell = rows(text(compare_table(a, b, "sc", "scv")))["getppid-inline"][4]
+    cell = rows(text(compare_table(a, b, "sc", "scv")))["getppid-inline"][5]
     assert len(cell) <= REASON_WIDTH and cell.endswith("…"), cell
     shown = cell[:-1]
     assert f"skipped: {reason}".startswith(shown) and f"skipped: {reason}"[len(shown)] == " "
@@ -110,6 +111,6 @@ def test_a_long_skip_reason_is_cut_at_a_word(tmp_path: Path) -> None:
     ("unbreakable", 5, "unbr…"),
 ])
 def test_clip_words(text_in: str, limit: int, out: str) -> None:
-    from kcross.render import clip_words
+    from kcross.views.text import clip_words
 
     assert clip_words(text_in, limit) == out

@@ -366,7 +366,8 @@ def test_a_kernel_of_no_version_takes_the_newest_cached_source(registry: dict[st
 # ---------------------------------------------------------------- the view
 
 def test_the_table_shows_the_peers_beside_kcross_with_the_agreement() -> None:
-    from kcross.lab.crosscheck_view import crosscheck_table
+    from kcross.views.peers import peers_table
+    from kcross.views.table import terminal
     from rich.console import Console
 
     runs = captured()
@@ -374,7 +375,7 @@ def test_the_table_shows_the_peers_beside_kcross_with_the_agreement() -> None:
     source = LS.Source("linux-source-6.1", "6.1.176-1", Path("/x"), "6.1.176", "0" * 64)
     checked = PE.PeersBeside("ppc64le", KCROSS, source, rows, ST.left_out("ppc64le"))
     console = Console(width=250, record=True)
-    console.print(crosscheck_table(checked, "title"))
+    console.print(terminal(peers_table(checked, "title")))
     text = console.export_text()
     null = next(line for line in text.splitlines() if line[1:].startswith(" null_syscall "))
     assert "360.9" in null and "362.0" in null and "agree: -1.1 instructions" in null

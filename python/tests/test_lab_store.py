@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table
-from kcross import importer, render
+from kcross import importer
 from kcross.errors import SchemaError, UserError
 from kcross.fingerprint import identity as machine_identity
 from kcross.schema import (
@@ -26,6 +26,11 @@ from kcross.schema import (
 )
 from kcross.stats import summarize_record
 from kcross.store import DuplicateImport, Store, resolve
+from kcross.views import fingerprint
+from kcross.views import run as render
+from kcross.views.table import Table, terminal
+from kcross.views.text import in_unit
+from kcross.views.text import ns as format_ns
 from rich.console import Console
 
 EMULATED = "emulated (QEMU TCG, icount): instruction counts, not time"
@@ -318,8 +323,8 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
         (row,) = [line for line in out.splitlines()
                   if line.startswith(f"{rec['suite']}/{rec['name']} ")]
         mark = "†" if summary.overhead.subtracted else ""
-        assert f" {summary.median:.1f}{mark} " in row, row
-        assert f" {summary.min:.1f} " in row, row
+        assert f" {mark}{summary.median:,.1f} " in row, row
+        assert f" {summary.min:,.1f} " in row, row
 
     runs = kcross("runs", "--db", str(db)).stdout
     (line,) = run_rows(runs, 1)
@@ -392,7 +397,7 @@ def test_wall_clock_runs_still_say_ns(kcross: Kcross, stored_db: Path) -> None:
 def _text(*renderables: Any) -> str:
     console = Console(width=250, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
     for item in renderables:
-        console.print(item)
+        console.print(terminal(item) if isinstance(item, Table) else item)
     return console.export_text()
 
 
@@ -402,9 +407,9 @@ def test_renderers_carry_the_unit() -> None:
     text = _text(render.results_table(results), render.run_footer(records[0], results))
     assert median_header(text) == "median instructions/op" and EMULATED in text
     assert "most VMs expose no PMU" not in text   # the lab's own reason is enough
-    assert render.format_value(346.0, UNIT_INSTRUCTIONS) == "346.0"
-    assert render.format_value(12345.25, UNIT_INSTRUCTIONS) == "12345.2"
-    assert render.format_value(1234.5, "ns/op") == render.format_ns(1234.5)
+    assert in_unit(346.0, UNIT_INSTRUCTIONS) == "346.0"
+    assert in_unit(12345.25, UNIT_INSTRUCTIONS) == "12,345.2"
+    assert in_unit(1234.5, "ns/op") == format_ns(1234.5)
     # an empty lab table still names the unit it would hold
     assert median_header(_text(render.results_table([], unit=UNIT_INSTRUCTIONS))) == \
         "median instructions/op"
@@ -418,14 +423,14 @@ def test_renderers_carry_the_unit() -> None:
 
 
 def test_sysinfo_renderer_shows_the_lab_group() -> None:
-    fingerprint = lab_records(variant="nokaslr", append="nokaslr")[0]
-    text = _text(render.sysinfo(fingerprint))
+    fp = lab_records(variant="nokaslr", append="nokaslr")[0]
+    text = _text(fingerprint.sysinfo(fp))
     assert text.index("Lab (emulated)") < text.index("CPU")
     for expected in (EMULATED, "counting / instructions/op", "qemu-system-ppc64 7.2.11",
                      "pseries,x-vof=on / power9 / 1", "ab" * 32, "nokaslr",
                      "shift=0,align=off,sleep=off"):
         assert expected in text, expected
-    assert "Lab" not in _text(render.sysinfo(captured()[0]))
+    assert "Lab" not in _text(fingerprint.sysinfo(captured()[0]))
 
 
 # --- PostgreSQL (when a server is given, as in test_postgres.py) ------------------------

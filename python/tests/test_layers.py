@@ -38,8 +38,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "kcross writes"),
     ("judge", ("kcross.judge",),
      "does B differ from A, is it the same machine"),
-    ("views", ("kcross.views", "kcross.render"),
-     "the terminal views of the result objects; they compute nothing"),
+    ("views", ("kcross.views",),
+     "what a person reads: the output vocabulary, the one table model and its dialects, the "
+     "views of the result objects; they compute nothing"),
     ("features",
      ("kcross.run", "kcross.rounds", "kcross.history", "kcross.export", "kcross.report",
       "kcross.lab", "kcross.lava", "kcross.reproduce"),
@@ -62,6 +63,16 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "lists the experiments of reproduce's table (Experiment)",
     ("kcross.views.reproduce", "kcross.reproduce.outcome"):
         "shows reproduce's Outcome and its rows, defined with their computation",
+    ("kcross.views.rounds", "kcross.rounds.ab"):
+        "types only: shows ab's ABResult, defined with the rounds that make it",
+    ("kcross.views.rounds", "kcross.rounds.aa"):
+        "types only: shows aa's Result and Rate, defined with the rounds that make them",
+    ("kcross.views.rounds", "kcross.rounds.crosscheck"):
+        "types only: shows crosscheck's CheckResult, defined with the rounds that make it",
+    ("kcross.views.peers", "kcross.lab.peers"):
+        "types only: shows the lab's PeersBeside, defined with its computation",
+    ("kcross.views.readiness", "kcross.run.readiness"):
+        "types only: shows readiness's Finding, defined with the checks that make it",
 }
 
 # Modules only these layers' members may import, whatever the direction.

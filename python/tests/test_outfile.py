@@ -119,7 +119,7 @@ def test_a_multi_file_export_checks_every_derived_name_first(kcross: Kcross, sto
     derived = tmp_path / "out.syscall-getcpu-vdso.txt"
     store.rename(derived)
     before = sha256(derived)
-    proc = kcross("show", "--db", str(derived), "--export", "ministat", str(tmp_path / "out.txt"))
+    proc = kcross("show", "--db", str(derived), "--export", "numbers", str(tmp_path / "out.txt"))
     assert_one_line_error(proc, 2, "that is an SQLite database")
     assert sha256(derived) == before
     assert not (tmp_path / "out.syscall-getcpu-syscall.txt").exists()  # not even the other
@@ -202,7 +202,7 @@ FULL_DISK_WRITERS = {
     "history --plot": lambda db, out: ["history", "getcpu-vdso", "--db", db, "--plot", out],
     **{f"show --export {fmt}": (lambda f: lambda db, out: ["show", "--db", db,
                                                            "--export", f, out])(fmt)
-       for fmt in ("json", "csv", "markdown", "gobench", "ministat")},
+       for fmt in ("json", "csv", "markdown", "gobench", "numbers")},
     "compare --export": lambda db, out: ["compare", "1", "1", "--db", db, "--export", "csv",
                                          out],
 }
@@ -216,7 +216,7 @@ def test_a_write_that_fails_is_status_3_and_keeps_the_old_file(
     args = FULL_DISK_WRITERS[writer](str(stored_db), str(out))
     assert kcross(*args).returncode == 0   # written once (and matplotlib's font cache made)
     before = {p.name: sha256(p) for p in out.parent.iterdir()}
-    assert len(before) == (2 if "ministat" in writer else 1)  # ministat: a file per series
+    assert len(before) == (2 if "numbers" in writer else 1)  # numbers: a file per series
     proc = kcross(*args, file_size_limit=FULL)
     assert_one_line_error(proc, 3, "cannot write it: File too large")
     assert {p.name: sha256(p) for p in out.parent.iterdir()} == before  # no temporary file

@@ -1,4 +1,4 @@
-"""Machine readiness (kcross sysinfo --check, the warning of kcross run): every check on fake
+"""Machine readiness (kcross sysinfo --readiness, the warning of kcross run): every check on fake
 /proc and /sys trees in its ok and warn states, the module never writing, and once on this
 machine."""
 
@@ -167,7 +167,7 @@ def test_each_check_warns_with_its_fix(tmp_path: Path, name: str, changes: dict[
     others = {n: f.state for n, f in found.items() if n != name and f.state == r.WARN}
     assert others == {}, "one change, one warning"
     line = r.warning_line(found.values(), cpu=CPU)
-    assert line == f"kcross: machine not tuned: {short} — see 'kcross sysinfo --check --cpu 3'"
+    assert line == f"kcross: machine not tuned: {short} — see 'kcross sysinfo --readiness --cpu 3'"
 
 
 def test_irq_warning_names_the_top_sources_and_irqbalance(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_one_or_two_ticks_are_not_busy(tmp_path: Path) -> None:
                  {"/proc/stat": stat_text({CPU: (3, 7, 0), SIBLING: (3, 7, 0)})})
     assert (load["CPU isolation"].state, load["SMT sibling"].state) == (r.WARN, r.WARN)
     assert r.warning_line(load.values()) == ("kcross: machine not tuned: SMT sibling CPU 7 30% "
-                                             "busy, CPU 3 30% busy — see 'kcross sysinfo --check'")
+                                             "busy, CPU 3 30% busy — see 'kcross sysinfo --readiness'")
 
 
 def test_frequency_unknown_without_cpufreq(tmp_path: Path) -> None:
@@ -358,13 +358,13 @@ def test_measuring_cpu_is_the_harness_default(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [
-    ["sysinfo", "--check"], ["run", "--quick"], ["run", "--quick", "--no-check"],
+    ["sysinfo", "--readiness"], ["run", "--quick"], ["run", "--quick", "--no-readiness"],
     ["ab", "getppid-inline", "getppid-call"], ["aa", "getppid-inline"],
     ["crosscheck", "--check", "syscall"],
 ])
 def test_one_rule_for_the_measuring_cpu(kcross: Kcross, db_path: Path,
                                         command: list[str]) -> None:
-    """`sysinfo --check --cpu 1023` reported on a CPU that does not exist while `run --cpu
+    """`sysinfo --readiness --cpu 1023` reported on a CPU that does not exist while `run --cpu
     1023` refused it: now every command refuses it alike, before anything runs."""
     line = assert_one_line_error(kcross(*command, "--cpu", "1023"), 2,
                                  "cannot pin to CPU 1023: not in this process's allowed CPUs")
@@ -417,12 +417,12 @@ def test_cli_check_exit_status_table_and_json(tmp_path: Path, kcross: Kcross) ->
     tuned = make_tree(tmp_path / "tuned", TUNED)
     env = {"KCROSS_TEST_SYSROOT": str(tuned)}
     metal = str(harness_with(tmp_path, **BARE_METAL))
-    proc = kcross("sysinfo", "--check", "--cpu", "3", "--harness", metal, extra_env=env)
+    proc = kcross("sysinfo", "--readiness", "--cpu", "3", "--harness", metal, extra_env=env)
     assert proc.returncode == 0, proc.stderr
     assert "machine readiness (measuring CPU 3)" in proc.stdout
     for column in ("check", "state", "seen", "what to do", "frequency governor", "performance"):
         assert column in proc.stdout
-    proc = kcross("sysinfo", "--check", "--cpu", "3", "--harness", metal, "--json",
+    proc = kcross("sysinfo", "--readiness", "--cpu", "3", "--harness", metal, "--json",
                   extra_env=env)
     assert proc.returncode == 0
     (line,) = proc.stdout.splitlines()
@@ -436,14 +436,14 @@ def test_cli_check_exit_status_table_and_json(tmp_path: Path, kcross: Kcross) ->
     assert "kcross aa" in noise["todo"]
 
     untuned = make_tree(tmp_path / "untuned", {**TUNED, "/proc/sys/kernel/nmi_watchdog": "1"})
-    proc = kcross("sysinfo", "--check", "--cpu", "3", "--json", "--harness", metal,
+    proc = kcross("sysinfo", "--readiness", "--cpu", "3", "--json", "--harness", metal,
                   extra_env={"KCROSS_TEST_SYSROOT": str(untuned)})
     assert proc.returncode == 1 and proc.stderr == ""
     doc = json.loads(proc.stdout)
     assert doc["warnings"] == 1
     assert [f["name"] for f in doc["findings"] if f["state"] == "warn"] == ["NMI watchdog"]
     # the fake harness's fingerprint was captured in a VM: its hypervisor flag counts
-    proc = kcross("sysinfo", "--check", "--cpu", "3", extra_env=env)
+    proc = kcross("sysinfo", "--readiness", "--cpu", "3", extra_env=env)
     assert proc.returncode == 1 and "in a VM" in proc.stdout
 
 
@@ -452,8 +452,8 @@ def test_cli_check_help_and_misuse(kcross: Kcross) -> None:
     assert proc.returncode == 0
     assert "exit status 1 when any check warns" in " ".join(proc.stdout.split())
     proc = kcross("sysinfo", "--cpu", "1")
-    assert proc.returncode == 2 and proc.stderr.startswith("kcross: error: --cpu goes with --check")
-    assert "--no-check" in kcross("run", "--help").stdout
+    assert proc.returncode == 2 and proc.stderr.startswith("kcross: error: --cpu goes with --readiness")
+    assert "--no-readiness" in kcross("run", "--help").stdout
 
 
 def run_stderr(kcross: Kcross, root: Path, *args: str) -> list[str]:
@@ -471,10 +471,10 @@ def test_run_warns_in_one_line_and_goes_on(tmp_path: Path, kcross: Kcross) -> No
         "/proc/sys/kernel/perf_event_paranoid": "3"})  # counters: not a timing matter
     lines = run_stderr(kcross, untuned, "--cpu", "3")
     assert lines[0] == ("kcross: machine not tuned: governor powersave, THP always, in a VM — "
-                        "see 'kcross sysinfo --check --cpu 3'")
+                        "see 'kcross sysinfo --readiness --cpu 3'")
     assert sum("not tuned" in line for line in lines) == 1
     assert not any("not tuned" in line for line in run_stderr(kcross, untuned, "--cpu", "3",
-                                                              "--no-check"))
+                                                              "--no-readiness"))
     tuned = make_tree(tmp_path / "t", TUNED)
     assert not any("not tuned" in line for line in run_stderr(kcross, tuned, "--cpu", "3"))
 
@@ -490,7 +490,7 @@ def test_run_warning_from_a_real_interpreter(tmp_path: Path) -> None:
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == ("kcross: machine not tuned: NMI watchdog on — see "
-                                           "'kcross sysinfo --check --cpu 3'")
+                                           "'kcross sysinfo --readiness --cpu 3'")
 
 
 
@@ -502,7 +502,7 @@ def test_cli_check_with_the_real_harness(kcross: Kcross) -> None:
     command, why = harnesses.native()
     if command is None:
         pytest.skip(why)
-    proc = kcross("sysinfo", "--check", "--json", "--harness", command[0], timeout=60)
+    proc = kcross("sysinfo", "--readiness", "--json", "--harness", command[0], timeout=60)
     doc = json.loads(proc.stdout)
     assert proc.returncode == (1 if doc["warnings"] else 0), proc.stderr
     assert doc["cpu"] == max(os.sched_getaffinity(0))

@@ -69,7 +69,7 @@ UNTUNED = {
     "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
 }
 UNTUNED_SAYS = "machine not tuned: governor powersave, ASLR off, NMI watchdog on — see " \
-    "'kcross sysinfo --check' there"
+    "'kcross sysinfo --readiness' there"
 
 
 def _free_port() -> int:
@@ -712,7 +712,7 @@ def test_readiness_line_is_the_remote_machines(sshd: Sshd, env: dict[str, str],
     assert lines[0] == f"kcross: {sshd.other_url}: {UNTUNED_SAYS}", proc.stderr
     assert sum("not tuned" in line for line in lines) == 1
     quiet = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,
-                    "--harness", str(harness), "--quick", "--no-check")
+                    "--harness", str(harness), "--quick", "--no-readiness")
     assert quiet.returncode == 0 and "not tuned" not in quiet.stderr, quiet.stderr
     # --cpu: the harness's rule, applied to the CPUs a process may use there (0-1).
     busy = _kcross(env, "run", "--remote", sshd.other_url, *sshd.options,

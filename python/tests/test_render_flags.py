@@ -6,7 +6,8 @@ import copy
 import json
 from pathlib import Path
 
-from kcross import render
+from kcross.views import run as render
+from kcross.views.table import Table, terminal
 from rich.console import Console
 
 DATA = Path(__file__).resolve().parent / "data" / "real-run.jsonl"
@@ -23,7 +24,7 @@ def _captured() -> tuple[dict, list[dict]]:
 def _text(*renderables: object) -> str:
     console = Console(width=250, record=True)
     for item in renderables:
-        console.print(item)
+        console.print(terminal(item) if isinstance(item, Table) else item)
     return console.export_text()
 
 

@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 
 from conftest import Kcross, captured, run_table
-from kcross import render
+from kcross.views import run as render
+from kcross.views.table import Table, terminal
 from rich.console import Console
 
-DEFAULT = ["benchmark", "median ns/op", "per switch", "CI95 of median", "spread", "N",
+DEFAULT = ["benchmark", "median ns/op", "per switch", "CI95 of median, %", "spread", "N",
            "disturbed", "status"]
 NOT_PERMITTED = "not permitted (perf_event_paranoid or missing CAP_PERFMON)"
 
@@ -49,7 +50,7 @@ def test_wide_adds_min_counters_and_reasons(kcross: Kcross, db_path: Path) -> No
         proc = kcross(*args, extra_env={"COLUMNS": "120"})
         assert proc.returncode == 0, proc.stderr
         heads, rows = run_table(proc.stdout)
-        assert heads == ["benchmark", "median ns/op", "CI95 of median", "min", "spread", "N",
+        assert heads == ["benchmark", "median ns/op", "CI95 of median, %", "min", "spread", "N",
                          "disturbed", "counters/op", "status"]
         # at its natural width, not squeezed into the console's 120 columns
         assert max(map(len, proc.stdout.splitlines())) > 120 and "…" not in proc.stdout
@@ -80,7 +81,7 @@ def _text(*renderables: object, width: int = 120) -> str:
     with open(os.devnull, "w") as devnull:
         console = Console(width=width, record=True, color_system=None, file=devnull)
         for item in renderables:
-            console.print(item)
+            console.print(terminal(item) if isinstance(item, Table) else item)
     return console.export_text()
 
 

@@ -5,7 +5,7 @@ Every case runs ``kcross ARGS`` in a fresh interpreter that writes, at exit, the
 modules it loaded; RULES says which of them each command must not load.  The
 argument parsers of every command are built on every start, so ``--help`` of each
 (enumerated from the command table) is a test of the registration too: a module
-that imports kcross.stats or kcross.render at its top would load numpy there, whose
+that imports kcross.stats at its top (or a view that does) would load numpy there, whose
 thread pools break the stop signals of ``kcross run`` (test_cli_signals.py).
 """
 
@@ -27,7 +27,7 @@ from kcross.cli import COMMANDS
 # scipy.special.bdtr), SQLAlchemy (the store), jsonschema (records read or imported),
 # Jinja2 (the HTML page), rich (tables), psycopg (a PostgreSQL store only).
 EVERYTHING = ("scipy", "numpy", "matplotlib", "sqlalchemy", "jsonschema", "jinja2", "rich",
-              "psycopg", "kcross.stats", "kcross.render", "kcross.store")
+              "psycopg", "kcross.stats", "kcross.views.run", "kcross.store")
 NO_PLOT = ("matplotlib", "jinja2", "psycopg")
 NO_FIGURES = ("numpy", "scipy", *NO_PLOT, "kcross.stats")
 NO_VERDICT = ("scipy.stats", *NO_PLOT)
@@ -132,5 +132,5 @@ def test_the_probe_sees_what_a_command_loads(paths: dict[str, str], tmp_path: Pa
     modules, status = loaded(["show", "latest", "--db", paths["STORE"]], env,
                              tmp_path / "show.json")
     assert status.startswith("exit 0"), status
-    assert {"numpy", "kcross.stats", "kcross.render", "sqlalchemy"} <= set(modules)
+    assert {"numpy", "kcross.stats", "kcross.views.run", "sqlalchemy"} <= set(modules)
 

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kcross import render
 from kcross.errors import SchemaError
 from kcross.schema import validate
 from kcross.stats import summarize_record
+from kcross.views import run as render
+from kcross.views.table import Table, terminal
+from kcross.views.text import ns as format_ns
 from rich.console import Console
 
 DATA = Path(__file__).resolve().parent / "data" / "real-run.jsonl"
@@ -33,7 +35,7 @@ def _ok_result() -> dict[str, Any]:
 def _text(*renderables: object) -> str:
     console = Console(width=300, record=True)
     for item in renderables:
-        console.print(item)
+        console.print(terminal(item) if isinstance(item, Table) else item)
     return console.export_text()
 
 
@@ -50,13 +52,13 @@ def test_per_switch_column_beside_per_op_round_trip() -> None:
     assert "(per op: round trip)" in text and "(ns/switch)" in text
     median = summarize_record(rec).median
     row = next(line for line in text.splitlines() if "ctxsw/pipe-test" in line)
-    assert f"{render.format_ns(median / 2)} (op ÷ 2; counted 2.01)" in row
-    assert render.format_ns(median) in row
+    assert f"{format_ns(median / 2)} (op ÷ 2; counted 2.01)" in row
+    assert format_ns(median) in row
     # By default the column holds the figure; the footer says what it was divided by.
     fingerprint = _records()[0]
     text = _text(render.results_table([rec]), render.run_footer(fingerprint, [rec]))
     row = next(line for line in text.splitlines() if "ctxsw/pipe-test" in line)
-    assert f" {render.format_ns(median / 2)} " in row and "op ÷" not in row
+    assert f" {format_ns(median / 2)} " in row and "op ÷" not in row
     assert "per switch: the median ÷ the context switches its op makes by design (2: the op " \
            "is a round trip)" in text
 

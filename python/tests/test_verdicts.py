@@ -19,10 +19,10 @@ from kcross.judge.verdict import (
     gate,
     judge,
     judge_paired,
-    words,
 )
 from kcross.series import Series
 from kcross.stats import StatsError
+from kcross.views.verdict import words
 
 
 def series(samples: object, *, unit: str = "ns/op", run: str | None = "run 1",
@@ -65,7 +65,7 @@ def test_a_clear_shift_between_one_process_runs() -> None:
     assert j.method == SAMPLES and j.category is Category.HIGHER and j.p < 1e-10
     assert j.ratio_low < j.ratio < j.ratio_high
     assert 1.05 < j.ratio_low and j.ratio_high < 1.15
-    assert words(j) == f"+{(j.ratio - 1) * 100:.1f}% slower"
+    assert words(j) == f"{(j.ratio - 1) * 100:.1f}% slower"   # the word says the direction
     # two separate runs of one process: it cannot see what differs between them
     assert j.misses == ("processes", "runs")
     assert one(a, b) == j       # fixed seed: the same samples, the same interval
@@ -137,7 +137,7 @@ def test_processes_are_the_units_of_a_run() -> None:
     # the processes' spread, so that test calls a difference it cannot know is there
     flat = one(series(a.samples, run="run 1"), series(b.samples, run="run 2"))
     assert flat.method == SAMPLES and flat.p < j.p
-    from kcross.judge.verdict import sees_text
+    from kcross.views.verdict import sees_text
 
     assert j.misses == ("runs",) and "cannot see run-to-run variation" in sees_text(j)
 
@@ -375,7 +375,8 @@ def test_the_detectable_change_is_sized_for_the_whole_table() -> None:
 def test_check_fails_at_more_than_its_tolerance() -> None:
     """What a green check means: the slowdown it fails with 80% power lies above the
     tolerance by the interval's width."""
-    from kcross.judge.verdict import detectable_text, fails_at
+    from kcross.judge.verdict import fails_at
+    from kcross.views.verdict import detectable_text
 
     rng = np.random.default_rng(22)
     j = one(processes_of(rng, 10, 11, 100.0, 0.02, 0.005, "run 1"),
@@ -387,7 +388,7 @@ def test_check_fails_at_more_than_its_tolerance() -> None:
 
 def test_no_standard_error_is_no_detectable_change() -> None:
     """A side of zeros has no interval to size a change by: a dash, not "±0.0%"."""
-    from kcross.judge.verdict import detectable_text
+    from kcross.views.verdict import detectable_text
 
     j = one(series([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]), series([0.0] * 7, run="run 2"))
     assert j.detectable is None and detectable_text(j) == "–"

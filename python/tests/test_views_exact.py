@@ -21,7 +21,7 @@ The views and their inputs (nothing measured, nothing timed):
   python/tests/fake_harness.py: the captured run's records), show, runs, compare (runs,
   captures, several sides, one benchmark a side, files of numbers, lab counts; ministat,
   benchstat, --json, markdown), check (pass, fail, markdown, --json, lab counts), history,
-  ab and aa (rounds of the fake harness: every round alike), sysinfo and sysinfo --check
+  ab and aa (rounds of the fake harness: every round alike), sysinfo and sysinfo --readiness
   (test_readiness's trees, KCROSS_TEST_SYSROOT), list, reproduce --list and an
   experiment's native part; the stored runs are ``kcross import``s of the captures in
   python/tests/data and of edited copies of them (STORE, processes_runs);
@@ -244,11 +244,12 @@ def stores_sha(root: Path) -> str:
 def session() -> Iterator[Session]:
     """The session directory: the captures and their edited copies, store.db (runs 1-5 of
     STORE), procs.db (processes_runs), files of numbers, the fake harness under a fixed
-    name, and the /proc and /sys trees of sysinfo --check, ab and aa."""
+    name, and the /proc and /sys trees of sysinfo --readiness, ab and aa."""
     # What every command's forked child would import again (most of a second each): once,
     # here, as the rest of the suite does anyway.
     import scipy.stats  # noqa: F401
-    from kcross import judge, render, store  # noqa: F401
+    from kcross import judge, store  # noqa: F401
+    from kcross.views import run  # noqa: F401
 
     s = Session(fixed_root(), dt.datetime.now(dt.UTC))
     try:
@@ -270,7 +271,7 @@ def session() -> Iterator[Session]:
             assert proc.returncode == 0, proc.stderr
         # the harness as ab shows it: a fixed name in the session directory
         (s.root / "kcross-harness").symlink_to(FAKE_HARNESS)
-        # kcross sysinfo --check's machine: test_readiness's tuned tree, a bare-metal
+        # kcross sysinfo --readiness's machine: test_readiness's tuned tree, a bare-metal
         # harness; and the same tree with the NMI watchdog on and the governor powersave
         make_tree(s.root / "tuned", TUNED)
         make_tree(s.root / "untuned", {**TUNED, "/proc/sys/kernel/nmi_watchdog": "1",
@@ -316,17 +317,17 @@ def slower(factor: float, when: str) -> dict[str, str]:
 
 CASES = [
     # kcross run: the table and the footer (the fake harness), at 80, 120 and 250 columns
-    Case("run-80", ("run", "--quick", "--no-check", *fresh("run-80")), columns=80),
-    Case("run-120", ("run", "--quick", "--no-check", *fresh("run-120")), columns=120),
-    Case("run-250", ("run", "--quick", "--no-check", *fresh("run-250"))),
-    Case("run-processes", ("run", "--no-check", "--bench", "syscall/getppid-*", "--processes",
+    Case("run-80", ("run", "--quick", "--no-readiness", *fresh("run-80")), columns=80),
+    Case("run-120", ("run", "--quick", "--no-readiness", *fresh("run-120")), columns=120),
+    Case("run-250", ("run", "--quick", "--no-readiness", *fresh("run-250"))),
+    Case("run-processes", ("run", "--no-readiness", "--bench", "syscall/getppid-*", "--processes",
                            "3", "--samples", "5", *fresh("run-processes")), columns=120),
-    Case("run-failed", ("run", "--quick", "--no-check", "--bench", "syscall/getppid-*",
+    Case("run-failed", ("run", "--quick", "--no-readiness", "--bench", "syscall/getppid-*",
                         *fresh("run-failed")), status=1,
          env={"KCROSS_TEST_FAIL": "getppid-inline"}),
-    Case("run-wide", ("run", "--quick", "--no-check", "--suite", "spin", "--wide",
+    Case("run-wide", ("run", "--quick", "--no-readiness", "--suite", "spin", "--wide",
                       *fresh("run-wide"))),
-    Case("run-json", ("run", "--quick", "--no-check", "--bench", "syscall/getppid-inline",
+    Case("run-json", ("run", "--quick", "--no-readiness", "--bench", "syscall/getppid-inline",
                       "--json", *fresh("run-json"))),
     # kcross import: a capture of one process, then of several
     Case("import", ("import", "base.jsonl", *fresh("import"))),
@@ -391,12 +392,12 @@ CASES = [
          env=VM),
     # kcross sysinfo, list (the fake harness's captured fingerprint and registry)
     Case("sysinfo", ("sysinfo",)),
-    Case("sysinfo-check", ("sysinfo", "--check", "--cpu", str(CPU), "--harness",
+    Case("sysinfo-readiness", ("sysinfo", "--readiness", "--cpu", str(CPU), "--harness",
                            "{root}/harness.py", *STORE_DB), env={"KCROSS_TEST_SYSROOT": "{root}/tuned"}),
-    Case("sysinfo-check-warns", ("sysinfo", "--check", "--cpu", str(CPU), "--harness",
+    Case("sysinfo-readiness-warns", ("sysinfo", "--readiness", "--cpu", str(CPU), "--harness",
                                  "{root}/harness.py", *STORE_DB), status=1,
          env={"KCROSS_TEST_SYSROOT": "{root}/untuned"}),
-    Case("sysinfo-check-json", ("sysinfo", "--check", "--cpu", str(CPU), "--harness",
+    Case("sysinfo-readiness-json", ("sysinfo", "--readiness", "--cpu", str(CPU), "--harness",
                                 "{root}/harness.py", "--json", *STORE_DB), status=1,
          env={"KCROSS_TEST_SYSROOT": "{root}/untuned"}),
     Case("list", ("list",)),
@@ -427,7 +428,7 @@ def test_runs_of_constant_processes(session: Session) -> None:
     variation between processes), the second 5% slower (KCROSS_FAKE_SCALE): compare and
     check of them, held as they are (each process-level verdict needs variation)."""
     (session.root / "constant.db").unlink(missing_ok=True)
-    run = ("run", "--no-check", "--bench", "syscall/getppid-*", "--processes", "3",
+    run = ("run", "--no-readiness", "--bench", "syscall/getppid-*", "--processes", "3",
            "--samples", "5", "--db", "constant.db")
     for env in ({}, {"KCROSS_FAKE_SCALE": "1.05"}):
         assert run_cli(session, *run, env=env).returncode == 0
@@ -490,8 +491,10 @@ SC, SCV = "lab-ppc64le-sc.jsonl", "lab-ppc64le-scv.jsonl"
 def test_lab_compare_table() -> None:
     """``kcross lab ppc64le --compare sc scv``'s table, of the captured pair."""
     from kcross.lab.report import compare_table
+    from kcross.views.table import terminal
 
-    held("lab-compare", rendered(printing(compare_table(counted(SC), counted(SCV), "sc", "scv"))))
+    held("lab-compare", rendered(printing(terminal(compare_table(counted(SC), counted(SCV),
+                                                                 "sc", "scv")))))
 
 
 # The mitigation table's rows: the first ppc64le baseline's variants by name, each a shift
@@ -522,19 +525,23 @@ def test_lab_mitigation_table() -> None:
                           expect=by_name[name].expect) for name, shift, vulns in VARIANTS]
     rows += [MitigationRow(v.name, v.what, refused=why, expect=v.expect)
              for arch, v, why in REFUSED if arch == "ppc64le"]
+    from kcross.views.table import terminal
+
     held("lab-mitigations",
-         rendered(printing(mitigation_table("ppc64le", baseline.name, counted(SC), rows))))
+         rendered(printing(terminal(mitigation_table("ppc64le", baseline.name, counted(SC),
+                                                     rows)))))
 
 
 def test_lab_peers_table() -> None:
     """``kcross lab ppc64le --peers``'s table: the captured selftests (data/selftests)
     after the captured sc run (which counted syscall, cpuid and percpu, not ctxsw: the
     context_switch peers have no kcross row to sit beside)."""
-    from kcross.lab.crosscheck_view import crosscheck_table
     from kcross.lab.initramfs import CommandResult
     from kcross.lab.linux_source import Source
     from kcross.lab.peers import peers_beside
     from kcross.lab.selftests import plan
+    from kcross.views.peers import peers_table
+    from kcross.views.table import terminal
 
     console = json.loads((DATA / "selftests" / "ppc64le-console.json").read_text())
     by_command = {c["command"]: c for c in console["commands"]}
@@ -546,7 +553,7 @@ def test_lab_peers_table() -> None:
                     "0" * 64)
     checked = peers_beside("ppc64le", counted(SC, extra=results), source)
     title = "ppc64le: the kernel's own selftests beside kcross (same boot, instructions per op)"
-    held("lab-peers", rendered(printing(crosscheck_table(checked, title))))
+    held("lab-peers", rendered(printing(terminal(peers_table(checked, title)))))
 
 
 def profiles() -> list[Any]:

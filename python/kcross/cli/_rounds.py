@@ -88,12 +88,6 @@ def harness_options(args: argparse.Namespace) -> Any:
                       warmup_ms=args.warmup_ms, min_batch_ms=args.min_batch_ms)
 
 
-def fmt(value: float, unit: str) -> str:
-    from ..render import format_value
-
-    return format_value(value, unit)
-
-
 def describe(ready: Ready) -> str:
     settings = f" with {ready.side.settings_text}" if ready.side.settings else ""
     return f"{ready.bench}{settings}"
@@ -107,8 +101,5 @@ def line(console: Console, text: str, style: str = "") -> None:
 def write_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record) + "\n")
 
-
-def ci_text(low: float, high: float, achieved: float) -> str:
-    return f"95% CI {low:.3f}–{high:.3f} (coverage {achieved:.1%})"
 
 

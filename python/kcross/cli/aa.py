@@ -25,7 +25,6 @@ from .options import Common, number
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..rounds.aa import Rate, Result
 
 AA_ROUNDS, AA_BLOCK_ROUNDS = 12, 6
 
@@ -135,6 +134,9 @@ def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..run import harness
     from ..store import stores
+    from ..views.rounds import aa_table
+    from ..views.table import terminal
+    from ..views.text import counted, ratio
 
     with harness.stop_signals_held():
         from ..rounds import aa
@@ -167,17 +169,17 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                   f"({args.plant:g}% of A's first median)")
         return {**env, "KCROSS_TEST_DELAY": f"{name}:{ns:.6f}"}
 
-    copies = "A and A' (A' with the plant)" if args.plant else "A and A'"
+    copies = "A and A', A' with the plant" if args.plant else "A and A'"
     line(err, f"A/A: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''} "
-              f"({len(names)} benchmark(s)) on CPU {cpu}: {options.rounds} rounds of two "
-              f"separate runs ({copies}), each {options.processes} processes x "
+              f"({counted(len(names), 'benchmark')}) on CPU {cpu}: {options.rounds} rounds of "
+              f"two separate runs ({copies}), each {options.processes} processes x "
               f"{options.samples} samples")
 
     def show(p: Any) -> None:
         parts = []
         for n in names[:2]:
             a, b = median(p.a.series[n].samples), median(p.b.series[n].samples)
-            parts.append(f"{n} A'/A {b / a:.3f}")
+            parts.append(f"{n} A'/A {ratio(b / a)}")
         line(err, f"round {p.number}/{options.rounds} ({p.first} first; {p.a.run}, {p.b.run}): "
                   + "; ".join(parts))
 
@@ -188,52 +190,5 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         write_json(aa.result_json(result))
     else:
-        _print(result, out)
+        out.print(terminal(aa_table(result)))
     return 0
-
-
-def _rate_cells(r: Rate) -> list[str]:
-    if not r.judged:
-        return ["-", "0", "-", "-"]
-    return [str(r.called), str(r.judged), f"{r.rate:.1%}", f"{r.low:.1%}–{r.high:.1%}"]
-
-
-def _print(result: Result, out: Console) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from ..rounds import aa
-
-    o = result.options
-    word = "detected" if result.planted else "called"
-    what = (f"power against a planted +{o.plant * 100:g}%" if result.planted and o.plant
-            else "false positives (both runs measure the same thing)")
-    table = Table(title=f"{len(result.names)} benchmark(s) x {len(result.rounds)} rounds, "
-                        f"{o.processes} processes x {o.samples} samples per run: {what}",
-                  title_justify="left")
-    for column in ("design", word, "of", "rate", "95% CI (exact binomial)", "level"):
-        table.add_column(column, justify="left" if column == "design" else "right")
-    explain = {aa.SAMPLES: "samples (one process each, Mann-Whitney)",
-               aa.PROCESSES: "processes, no run-to-run noise",
-               aa.WITH_NOISE: "processes + run-to-run noise (leave-one-round-out)",
-               aa.BLOCKS: f"interleaved blocks of {o.block_rounds} rounds"}
-    for design, r in result.rates.items():
-        table.add_row(*(Text(c) for c in [explain[design], *_rate_cells(r),
-                                           f"{r.level:.1%}"]))
-    out.print(table)
-    for label, r in result.gates.items():
-        gate = f"kcross check at +{o.tolerance * 100:g}% " + (
-            "with the run-to-run noise" if label == aa.GATE_NOISE else
-            "without it (tolerance alone)")
-        verdict = "failed" if not result.planted else "failed (detected)"
-        if r.judged:
-            line(out, f"{gate}: {verdict} {r.called} of {r.judged} round pairs ({r.rate:.1%}, "
-                      f"95% CI {r.low:.1%}–{r.high:.1%}); passed {r.judged - r.called}")
-    if result.noise:
-        shown = sorted(result.noise.items(), key=lambda kv: -kv[1].cv)
-        line(out, "run-to-run noise here (beyond each run's own noise, from these runs): "
-                  + ", ".join(f"{n} {v.cv:.2%}" for n, v in shown[:6])
-                  + (f" and {len(shown) - 6} more" if len(shown) > 6 else ""))
-    if result.stored:
-        line(out, f"stored as {result.stored[0]} to {result.stored[-1]} (source aa): this "
-                  "machine's history for these benchmarks")

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import UserError
 from ._rounds import (
     check_known,
-    ci_text,
     describe,
-    fmt,
     harness_options,
     line,
     make_side,
@@ -24,7 +22,6 @@ from .options import Common
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..rounds.ab import ABResult
 
 AB_ROUNDS, AB_SAMPLES = 10, 41
 
@@ -69,6 +66,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..run import harness
+    from ..views.rounds import ab_table
+    from ..views.table import terminal
 
     with harness.stop_signals_held():  # numpy's threads leave the stop signals to this one
         from ..rounds import ab
@@ -88,50 +87,17 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                 f"B: {describe(ready_b)} (mechanism {ready_b.mechanism}); "
                 f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))
 
+    from ..views.text import in_unit, ratio
+
     def show(r: ab.Round) -> None:
         unit = r.a.unit
         line(err, (f"round {r.number}/{args.rounds} ({r.first} first): "
-                    f"A {fmt(r.a.value(args.raw), unit)}, B {fmt(r.b.value(args.raw), unit)} "
-                    f"{unit}, B/A {r.ratio:.3f}"))
+                    f"A {in_unit(r.a.value(args.raw), unit)}, B {in_unit(r.b.value(args.raw), unit)} "
+                    f"{unit}, B/A {ratio(r.ratio)}"))
 
     result = ab.run_ab(ready_a, ready_b, int(args.rounds), options, raw=args.raw, on_round=show)
     if args.json:
         write_json(ab.ab_json(result))
     else:
-        _print_ab(result, out)
+        out.print(terminal(ab_table(result)))
     return 0
-
-
-def _print_ab(result: ABResult, out: Console) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from .. import stats
-    from ..judge.verdict import paired_words
-    from ..rounds.ab import mechanisms
-
-    unit = result.unit
-    table = Table(title=f"A/B: {len(result.rounds)} rounds, {result.options.samples} samples "
-                        f"per run, CPU {result.options.cpu}", title_justify="left")
-    for column in ("side", "benchmark", "settings", "syscall mechanism", "harness"):
-        table.add_column(column)
-    table.add_column(f"median {unit}", justify="right")
-    for label, ready in (("A", result.a), ("B", result.b)):
-        values = [(r.a if label == "A" else r.b).value(result.raw) for r in result.rounds]
-        table.add_row(*(Text(c) for c in (
-            label, ready.bench, ready.side.settings_text or "–",
-            ", ".join(mechanisms(result.rounds, label)),
-            f"{ready.side.harness_shown} {ready.version}", fmt(stats.median(values), unit))))
-    out.print(table)
-    p = result.paired
-    verdict = paired_words(result.verdict)
-    line(out, (f"B/A {p.median:.3f}: median of {p.n} per-round ratios, "
-                f"{ci_text(p.ci.low, p.ci.high, p.ci.confidence)}: {verdict}"))
-    figure = ("raw medians (no empty-loop subtraction)" if result.raw else
-              "medians by kcross's overhead rule (as 'kcross show')")
-    line(out, (f"each round: one run of each side, alternating which runs first; its "
-                f"figures are the runs' {figure}; the table's median is over the rounds"))
-    for note in result.notes:
-        line(out, f"note: {note}", "yellow")
-
-

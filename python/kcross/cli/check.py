@@ -91,13 +91,14 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.text import Text
 
     from .. import sides
     from ..errors import KcrossError
     from ..judge.comparison import history_noise
     from ..judge.gate import check
     from ..views import check as view
+    from ..views.lines import say
+    from ..views.table import show
 
     if args.baseline == "-" and args.current == "-":
         raise KcrossError("the baseline and the current run cannot both be stdin")
@@ -112,13 +113,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print_json([view.json_record(outcome)])
     elif args.format == "markdown":
-        out.print(Text(view.markdown(outcome)), end="", soft_wrap=True)
+        out.file.write(view.markdown(outcome))
     else:
         ascii_only = not out.is_terminal
-        out.print(Text(view.title(outcome)), soft_wrap=True)
-        out.print(view.table(outcome, ascii_only=ascii_only))
-        for line in view.legend(outcome):
-            out.print(Text(line), soft_wrap=True)
-        out.print(Text(outcome.summary(), style="" if ascii_only else
-                       ("bold red" if outcome.failed else "green")), soft_wrap=True)
+        show(out, view.table(outcome), ascii_only=ascii_only)
+        say(out, outcome.summary(), "" if ascii_only else view.summary_style(outcome))
     return 1 if outcome.failed else 0

@@ -85,13 +85,13 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.text import Text
-
     from .. import export, sides
     from ..errors import UserError
     from ..judge.comparison import compare, history_noise
     from ..store import stores
     from ..views import comparison as view
+    from ..views.lines import say
+    from ..views.table import terminal
 
     if len(args.sides) < 2:
         raise UserError("compare needs at least two sides: A B [C...] (see 'kcross compare "
@@ -127,7 +127,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         text, errors = ministat
         out.file.write(text)
         for line in errors:
-            err.print(Text(f"kcross: {line}"), soft_wrap=True)
+            say(err, f"kcross: {line}")
         return 0
     assert result is not None
     judged = result.judgements
@@ -136,28 +136,27 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise UserError(f"{result.rows[0].name}: {judged[0].error}")
         raise UserError(f"no benchmark could be judged; the first: {judged[0].error}")
     for note in result.notes:
-        err.print(Text(f"kcross: warning: {note}"), soft_wrap=True)
+        say(err, f"kcross: warning: {note}")
     if args.format == "benchstat":
         from ..views.benchstat import benchstat_text
 
-        out.file.write(benchstat_text(result))
+        out.file.write(benchstat_text(result, ascii_box=not out.is_terminal))
     else:
-        out.print(view.table(result))
+        out.print(terminal(view.table(result)))
     for line in view.missing_lines(result):
-        out.print(Text(line), soft_wrap=True)
+        say(out, line)
     return 0
 
 
 def _warn_differences(loaded: Any, strict: bool, err: Console) -> None:
     """One line when the sides come from different machines or settings (--strict: refuse)."""
-    from rich.text import Text
-
     from ..errors import UserError
     from ..judge.machine import differences_line
+    from ..views.lines import say
 
     line = differences_line([side.fingerprint for side in loaded])
     if line is None:
         return
     if strict:
         raise UserError(line + " (--strict)")
-    err.print(Text(f"kcross: warning: {line}"), soft_wrap=True)
+    say(err, f"kcross: warning: {line}")

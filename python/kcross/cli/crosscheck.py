@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 from ..run.defaults import CPU_RANGE, SAMPLES_RANGE
 from ._rounds import (
     ROUNDS_RANGE,
-    ci_text,
-    fmt,
     line,
     write_json,
 )
@@ -19,7 +17,6 @@ from .options import Common, number
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..rounds.crosscheck import CheckResult
 
 CROSSCHECK_ROUNDS = 6
 
@@ -71,6 +68,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..run import harness
+    from ..views.rounds import crosscheck_table
+    from ..views.table import terminal
+    from ..views.text import in_unit, ratio
 
     with harness.stop_signals_held():
         from ..rounds import ab
@@ -93,8 +93,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
         def show(r: cc.Round) -> None:
             line(err, (f"round {r.number}/{args.rounds} ({r.first} first): perf "
-                        f"{fmt(r.perf_ns, 'ns/op')}, kcross {fmt(r.kcross_ns, 'ns/op')} "
-                        f"ns/op, kcross/perf {r.ratio:.3f}"))
+                        f"{in_unit(r.perf_ns, 'ns/op')}, kcross {in_unit(r.kcross_ns, 'ns/op')} "
+                        f"ns/op, kcross/perf {ratio(r.ratio)}"))
 
         results.append(cc.run_check(
             check, int(args.rounds), cpu,
@@ -105,20 +105,6 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         for result in results:
             write_json(cc.result_json(result))
         return 0
-    for result in results:
-        _print_check(result, out)
-    if any(r.check.name == "pipe" for r in results):
-        line(out, f"note: {cc.PERF_EVENTS_CAVEAT}", "yellow")
+    pipe = any(r.check.name == "pipe" for r in results)
+    out.print(terminal(crosscheck_table(results, cc.PERF_EVENTS_CAVEAT if pipe else None)))
     return 0
-
-
-def _print_check(result: CheckResult, out: Console) -> None:
-    check = result.check
-    line(out, (f"{check.name}: median over {len(result.rounds)} rounds on CPU {result.cpu}: "
-                f"{check.perf_label} {fmt(result.perf_median, 'ns/op')} ns/op, "
-                f"{check.kcross_label} {fmt(result.kcross_median, 'ns/op')} ns/op (raw), "
-                f"ratio kcross/perf = {result.ratio:.3f}"))
-    p = result.paired
-    if p is not None:
-        line(out, (f"  per-round ratios kcross/perf: median {p.median:.3f}, "
-                    f"{ci_text(p.ci.low, p.ci.high, p.ci.confidence)}"))

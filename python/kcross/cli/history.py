@@ -59,12 +59,12 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.text import Text
-
     from .. import outfile
     from ..history import trend as history
     from ..store import stores
     from ..views import history as view
+    from ..views.lines import say
+    from ..views.table import show
 
     if args.plot is not None:  # refused before anything is read
         view.check_plot_path(args.plot)
@@ -78,12 +78,12 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             view.plot(t, args.plot)
         _left_out(t, err)
         return 0
-    ascii_only = not out.is_terminal
-    out.print(view.table(t, ascii_only=ascii_only))
-    out.print(Text(view.legend(t)), soft_wrap=True)
+    for table in view.tables(t):
+        show(out, table, ascii_only=not out.is_terminal)
+    say(out, view.legend(t))
     if args.plot is not None:
         view.plot(t, args.plot)
-        err.print(Text(f"plot written to {args.plot}"))
+        say(err, f"plot written to {args.plot}")
     _left_out(t, err)
     return 0
 

@@ -21,8 +21,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import render
     from ..run import harness
+    from ..views.runs import bench_table
+    from ..views.table import terminal
 
     extra = ["--suite", args.suite] if args.suite else []
     records = harness.collect(harness.locate(args.harness), ["list", "--json", *extra])
@@ -32,5 +33,5 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print_json(records)
     else:
-        out.print(render.bench_table(records))
+        out.print(terminal(bench_table(records)))
     return 0

@@ -30,12 +30,11 @@ def arguments(p: argparse.ArgumentParser, common: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.text import Text
-
     from .. import outfile, report
     from ..judge.comparison import history_noise
     from ..series import series_of_results
     from ..store import stores
+    from ..views.lines import say
 
     to_stdout = args.output == "-"
     path = Path(args.output)
@@ -57,5 +56,5 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     outfile.write(path, page, "-o")
     size = len(page.encode())
     what = ", ".join(f"run {r.id}" for r in unique)
-    err.print(Text(f"wrote {path} ({what}; {size / 1024:,.0f} KiB)"))
+    say(err, f"wrote {path} ({what}; {size / 1024:,.0f} KiB)")
     return 0

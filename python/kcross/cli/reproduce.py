@@ -50,8 +50,9 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.list:
         from ..reproduce.experiments import chosen
         from ..views.reproduce import list_table
+        from ..views.table import terminal
 
-        out.print(list_table(chosen(args.name)))
+        out.print(terminal(list_table(chosen(args.name))))
         return EXIT_OK
     from ..reproduce.job import ReproduceRequest, run
 

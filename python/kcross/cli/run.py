@@ -98,10 +98,14 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
                         "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
     export_option(p, "when the run ends, also an interrupted one's results so far")
-    p.add_argument("--no-check", action="store_true",
-                   help="do not check the machine first (by default one stderr line names "
-                        "what is not tuned for measuring: see 'kcross sysinfo --check'; it "
-                        "never stops the run; with --remote, about the remote machine)")
+    p.add_argument("--no-readiness", action="store_true",
+                   help="do not check the machine's readiness first (by default one stderr "
+                        "line names what is not tuned for measuring: see 'kcross sysinfo "
+                        "--readiness'; it never stops the run; with --remote, about the "
+                        "remote machine)")
+    # The old spelling, still taken (scripts use it); help says --no-readiness.
+    p.add_argument("--no-check", action="store_true", dest="no_readiness",
+                   help=argparse.SUPPRESS)
     p.add_argument("--tag", metavar="NAME",
                    help="tag the run NAME once it is stored complete (see 'kcross tag')")
     wide_option(p)
@@ -169,7 +173,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                             "each: export each stored run with 'kcross show RUN --export ...'")
         remote = RemoteRequest(
             hosts=tuple(args.remote), ssh_options=tuple(args.ssh_option or ()),
-            harness=args.harness, check=not args.no_check, cpu=args.cpu,
+            harness=args.harness, check=not args.no_readiness, cpu=args.cpu,
             run=RunRequest(harness=(), harness_args=tuple(forwarded), command=tuple(args.argv),
                            json_output=args.json, tag=args.tag, **delivery))
         try:
@@ -181,7 +185,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..run.readiness import measuring_cpu, sysroot
 
     measuring_cpu(args.cpu, sysroot())  # a CPU this process may run on (the harness's rule)
-    check = not args.no_check
+    check = not args.no_readiness
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json, tag=args.tag,
                          notice=(lambda: _not_tuned(args.cpu)) if check else None,

@@ -28,8 +28,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import render
     from ..store import stores
+    from ..views.runs import runs_table
+    from ..views.table import terminal
 
     limit = None if args.all or (args.json and args.last is None) else (args.last or SHOWN)
     with stores(args.db) as opened:
@@ -42,7 +43,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print_json([_run_json(run) for run in runs])
     else:
-        out.print(render.runs_table(runs))
+        out.print(terminal(runs_table(runs)))
     if total > len(runs):
         say(err, f"the newest {len(runs)} of {total} runs shown; --last N or --all for more")
     return 0

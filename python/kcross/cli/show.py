@@ -25,8 +25,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
-    from .. import export, render
+    from .. import export
     from ..store import stores
+    from ..views.run import print_run
 
     exports = export.requested(args.export, db=args.db, json_output=args.json)
     with stores(args.db) as opened:
@@ -44,8 +45,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..series import merge_results  # here: the statistics (numpy), which --json needs not
 
     # one row per benchmark, its processes pooled
-    render.print_run(out, merge_results(stored.results), stored.fingerprint, title=title,
-                     wide=args.wide, run_id=stored.id)
+    print_run(out, merge_results(stored.results), stored.fingerprint, title=title,
+              wide=args.wide, run_id=stored.id)
     if stored.status != "complete":
         planned = len(stored.plan["benchmarks"]) if stored.plan else 0
         note = f"{stored.status}: {len(stored.results)} of {planned} benchmark(s) stored"

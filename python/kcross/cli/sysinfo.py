@@ -1,4 +1,4 @@
-"""``kcross sysinfo [--check]``: this machine as kcross sees it, and whether it is tuned."""
+"""``kcross sysinfo [--readiness]``: this machine as kcross sees it, and whether it is tuned."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ if TYPE_CHECKING:
 
 HELP = "describe this machine as kcross sees it"
 DESCRIPTION = ("Describe this machine as kcross sees it (the harness's fingerprint); with "
-               "--check, whether it is tuned for measuring.")
+               "--readiness, whether it is tuned for measuring.")
 PARENTS = ("db", "harness", "json")
 EPILOG = """\
---check looks at the measuring CPU's frequency governor and turbo, a busy SMT
+--readiness looks at the measuring CPU's frequency governor and turbo, a busy SMT
 sibling, its isolation (isolcpus, nohz_full, rcu_nocbs) and load, ASLR,
 transparent huge pages, the NMI watchdog, the IRQs arriving on it, perf
 counters and whether this is a VM. Load and IRQs are sampled over 100 ms. It also
@@ -29,34 +29,39 @@ States: ok; warn (moves or disturbs the figures; the row says what to do); info
 (worth knowing, nothing to fix for timing); unknown (the machine does not say).
 It reads /proc and /sys only: it never changes the system.
 
-exit status (with --check):
+exit status (with --readiness):
   0    no check warns (ok, info or unknown only)
   1    at least one check warns
   2    bad input; 3 the harness failed (as for every command)"""
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    p.add_argument("--check", action="store_true",
+    p.add_argument("--readiness", action="store_true",
                    help="check the machine is ready to measure on: a table of checks, each "
                         "with what was seen and the command that fixes it (nothing is "
                         "changed); exit status 1 when any check warns")
+    # The old spelling, still taken (scripts use it); help says --readiness.
+    p.add_argument("--check", action="store_true", dest="readiness", help=argparse.SUPPRESS)
     p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
-                   help="with --check: the measuring CPU (default: the highest CPU kcross "
+                   help="with --readiness: the measuring CPU (default: the highest CPU kcross "
                         "may run on, the one 'kcross run' pins to)")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from .. import render
     from ..run import harness
+    from ..views.fingerprint import sysinfo
 
-    if args.cpu is not None and not args.check:
-        raise UserError("--cpu goes with --check (the fingerprint describes the whole machine)")
+    if args.cpu is not None and not args.readiness:
+        raise UserError("--cpu goes with --readiness (the fingerprint describes the whole "
+                        "machine)")
     records = harness.collect(harness.locate(args.harness), ["sysinfo", "--json"])
     if [r["type"] for r in records] != ["fingerprint"]:
         raise SchemaError("harness 'sysinfo' must write exactly one fingerprint record, wrote "
                           + (", ".join(r["type"] for r in records) or "nothing"))
-    if args.check:
+    if args.readiness:
         from ..run import readiness
+        from ..views import readiness as readiness_view
+        from ..views.table import terminal
 
         cpu = readiness.measuring_cpu(args.cpu, readiness.sysroot())
         findings = readiness.run_checks(readiness.sysroot(), cpu, fingerprint=records[0])
@@ -64,12 +69,12 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         if args.json:
             print_json([readiness.as_json(findings, cpu)])
         else:
-            out.print(readiness.table(findings, cpu))
+            out.print(terminal(readiness_view.table(findings, cpu)))
         return 1 if readiness.warnings(findings) else 0
     if args.json:
         print_json(records)
     else:
-        out.print(render.sysinfo(records[0]))
+        out.print(sysinfo(records[0]))
     return 0
 
 

@@ -18,8 +18,9 @@ csv       one line per benchmark (a run) or per compared pair, figures at full
 markdown  a GitHub table, figures as kcross prints them
 gobench   the Go benchmark format, one line per sample, for ``benchstat``; the
           sides of a comparison differ in the configuration key ``side``
-ministat  one number per line; with several series, one file per series named
-          from FILE (the names go to stderr)
+numbers   one number per line, as ministat reads them; with several series, one
+          file per series named from FILE (the names go to stderr); ``ministat``,
+          its old name, is taken too
 ========  =====================================================================
 
 The exporters import numpy and scipy when they run, not here: ``kcross show
@@ -51,8 +52,15 @@ FORMATS: dict[str, tuple[str, str]] = {
     "csv": ("csv_table", "one line per benchmark or compared pair"),
     "markdown": ("markdown", "a GitHub table"),
     "gobench": ("gobench", "the Go benchmark format, for benchstat"),
-    "ministat": ("ministat", "numbers one per line; one file per series"),
+    "numbers": ("numbers", "numbers one per line, as ministat reads them; one file per series"),
 }
+# Old names still taken (scripts use them), never listed: old name -> format.
+ALIASES = {"ministat": "numbers"}
+
+
+def canonical(fmt: str) -> str:
+    """The format an export name means (an old name: its format's)."""
+    return ALIASES.get(fmt, fmt)
 
 
 def geomeans(rows: Sequence[Judgement]) -> list[tuple[str, str, float | None]]:
@@ -102,9 +110,9 @@ class Exporter(Protocol):
 
 def exporter(fmt: str) -> Exporter:
     """The exporter of format ``fmt``; :class:`UserError` naming the formats for another."""
-    if fmt not in FORMATS:
+    if canonical(fmt) not in FORMATS:
         raise UserError(f"unknown export format {shown(fmt)} (formats: {', '.join(FORMATS)})")
-    module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[fmt][0]}")
+    module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[canonical(fmt)][0]}")
     return module
 
 
@@ -114,7 +122,7 @@ def requested(pairs: Sequence[Sequence[str]] | None, *, db: str | None,
     before any work is done: known formats, FILEs that may be written (kcross.outfile: not
     the store ``db`` names, nor a file in ``reads``), at most one of them (and not
     ``--json`` too: ``json_output``) on stdout."""
-    checked = [(fmt, path) for fmt, path in pairs or []]
+    checked = [(canonical(fmt), path) for fmt, path in pairs or []]
     for fmt, path in checked:
         check_path(fmt, path, db=db, reads=reads)
     to_stdout = [fmt for fmt, path in checked if path == STDOUT]
@@ -144,7 +152,7 @@ def write(fmt: str, path: str | Path, data: ExportData) -> list[str]:
     """Write ``data`` in format ``fmt`` to ``path`` (``-``: standard output); return the
     files written.
 
-    A format that writes several files (ministat with several series) names them
+    A format that writes several files (numbers with several series) names them
     from ``path`` and lists them on stderr, one ``kcross: wrote FILE: WHAT`` line
     each; it cannot write them to standard output.  Every file is checked (kcross.outfile)
     before the first is written.  Errors: :class:`UserError` (exit 2) for an unknown

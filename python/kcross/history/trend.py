@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from ..errors import UserError
-from ..fingerprint import identity
+from ..fingerprint import HASH_SHOWN, identity
 from ..judge.categories import Category
 from ..judge.machine import host as host_key
 from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
@@ -65,7 +65,7 @@ class Point:
     @property
     def host_label(self) -> str:
         """hostname and short machine hash: ``vm 1a2b3c4d``."""
-        return f"{self.hostname} {self.machine[:8]}"
+        return f"{self.hostname} {self.machine[:HASH_SHOWN]}"
 
     def _summary(self) -> Summary | None:
         if self.series is None or self.series.record is None:
@@ -313,7 +313,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
                        if _machine_matches(machine, hostname, ident)]
         if not machine_ids or not queries.runs_holding(store, names, machine_ids=machine_ids,
                                                        limit=1):
-            hosts = sorted({f"{about[mid][0]} {about[mid][1][:8]}"
+            hosts = sorted({f"{about[mid][0]} {about[mid][1][:HASH_SHOWN]}"
                             for mid in queries.machines_holding(store, names)})
             raise UserError(f"no stored run of {errors.shown(pattern)} on machine "
                             f"{errors.shown(machine)} (a hostname or a machine hash prefix of "
@@ -366,7 +366,8 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
             if before.kernel != p.kernel:
                 what.append(f"kernel {before.kernel} -> {p.kernel}")
             elif before.machine != p.machine:
-                what.append(f"configuration {before.machine[:8]} -> {p.machine[:8]}")
+                what.append(f"configuration {before.machine[:HASH_SHOWN]} -> "
+                            f"{p.machine[:HASH_SHOWN]}")
             if change is not None and (change.note or change.error):
                 what.append(str(change.error or change.note))
             note = "; ".join(what) or None

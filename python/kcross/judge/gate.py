@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UserError
-from ..fingerprint import identity
+from ..fingerprint import HASH_SHOWN, identity
 from ..series import Series
 from ..sides import Side
 from ..stats import ALPHA
@@ -141,6 +141,6 @@ def _machines_note(comparison: Comparison) -> str | None:
     if not comparison.differences or base.fingerprint is None or current.fingerprint is None:
         return None
     return (f"measured on different machines or configurations ({base.host} "
-            f"{identity(base.fingerprint)[:8]}, {current.host} "
-            f"{identity(current.fingerprint)[:8]}); differing: "
+            f"{identity(base.fingerprint)[:HASH_SHOWN]}, {current.host} "
+            f"{identity(current.fingerprint)[:HASH_SHOWN]}); differing: "
             f"{', '.join(comparison.differences)}")

@@ -33,7 +33,7 @@ from .. import stats
 from ..schema import UNIT_INSTRUCTIONS
 from ..series import Series
 from ..stats import ALPHA, CONFIDENCE, StatsError
-from .categories import Category, amount, higher_word, label, lower_word
+from .categories import Category, label
 
 EXACT = "exact"
 LEVELS = "levels"
@@ -380,59 +380,6 @@ def record(j: Judgement) -> dict[str, object]:
             "note": j.note}
 
 
-# --- words ---------------------------------------------------------------------------------
-
-def signed(value: float, digits: int = 1) -> str:
-    return f"{value:+.{digits}f}"
-
-
-def percent_text(ratio: float | None) -> str:
-    return "" if ratio is None else f"{signed((ratio - 1.0) * 100.0)}%"
-
-
-def _digits(value: float) -> int:
-    """Decimals that show a small figure with two significant digits (one for 0.05 up)."""
-    if value == 0 or abs(value) >= 0.05:
-        return 1
-    return max(1, 1 - int(math.floor(math.log10(abs(value)))))
-
-
-def exact_change(j: Judgement) -> str:
-    """``+124.6 instructions (+36.0%)``, ``+0.0051 instructions (+0.00079%)``: an exact
-    difference in the unit's amount, small ones to two significant digits."""
-    delta = j.delta or 0.0
-    what = amount(j.unit)
-    pct = "" if j.ratio is None else \
-        f"{signed((j.ratio - 1) * 100, _digits((j.ratio - 1) * 100))}%"
-    return f"{signed(delta, _digits(delta))}{' ' + what if what else ''}" + \
-        (f" ({pct})" if pct else "")
-
-
-def words(j: Judgement, tolerance: float | None = None) -> str:
-    """The verdict in words, as a table's verdict cell shows it (the gate's, with a
-    tolerance)."""
-    category = gate(j, tolerance) if tolerance is not None else j.category
-    if category is Category.UNJUDGED:
-        return j.error or "not judged"
-    if category is Category.IDENTICAL:
-        return "identical"
-    if j.exact:
-        text = exact_change(j)
-        if category is Category.REGRESSION:
-            return f"{text}: beyond {signed(tolerance * 100, 0)}%"  # type: ignore[operator]
-        return text
-    pct = percent_text(j.ratio)
-    if category is Category.REGRESSION:
-        return f"{pct} {higher_word(j.unit)}, beyond {signed(tolerance * 100, 0)}%"  # type: ignore[operator]
-    if category is Category.SAME:
-        return "~"
-    word = higher_word(j.unit) if category is Category.HIGHER else lower_word(j.unit)
-    if tolerance is not None and category is Category.HIGHER:
-        return (f"{pct} {word}, not shown beyond {signed(tolerance * 100, 0)}% (CI from "
-                f"{percent_text(j.ratio_low)})")
-    return f"{pct} {word}"
-
-
 def fails_at(j: Judgement, tolerance: float) -> float | None:
     """The smallest slowdown (a fraction) that fails ``kcross check`` at ``tolerance`` with
     80% power: its interval must lie above 1 + tolerance (:func:`gate`).  None for exact
@@ -444,66 +391,6 @@ def fails_at(j: Judgement, tolerance: float) -> float | None:
                                        confidence=j.confidence) - 1.0
     except StatsError:
         return None
-
-
-def detectable_text(j: Judgement, tolerance: float | None = None) -> str:
-    """The minimum detectable change of a pair: ``±2.1%``, ``exact`` or a dash; with a
-    tolerance, the slowdown that fails the check: ``+9.4%``."""
-    if j.exact:
-        return "exact"
-    value = j.detectable if tolerance is None else fails_at(j, tolerance)
-    if value is None:
-        return "–"
-    return f"±{value * 100:.1f}%" if tolerance is None else f"+{value * 100:.1f}%"
-
-
-def sees_text(j: Judgement) -> str:
-    """What a verdict could see: ``samples, 8+8 processes, runs (7 earlier runs)``."""
-    if j.exact:
-        return "exact counts, by value"
-    if not j.method:
-        return "–"
-    parts = ["samples"]
-    if SEEN_PROCESSES in j.sees:
-        parts.append(f"{j.processes[0]}+{j.processes[1]} processes")
-    if SEEN_RUNS in j.sees and j.noise is not None:
-        near = f", runs within {_duration(j.noise.within)} of each other" \
-            if j.noise.within is not None else ""
-        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near})")
-    text = ", ".join(parts)
-    if j.misses:
-        text += "; cannot see " + " or ".join(
-            {SEEN_PROCESSES: "process-to-process", SEEN_RUNS: "run-to-run"}[m]
-            for m in j.misses) + " variation"
-    return text
-
-
-def _duration(seconds: float) -> str:
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
-
-
-def seeing_lines(judgements: Sequence[Judgement]) -> list[str]:
-    """One line per kind of verdict in a table: what it saw and could not see, and what
-    would let it see more."""
-    kinds: dict[str, list[str]] = {}
-    for j in judgements:
-        if j.method:
-            kinds.setdefault(sees_text(j), []).append(j.name)
-    lines = []
-    for text, names in kinds.items():
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        lines.append(f"{len(names)} judged on {text}: {shown}")
-    if any(SEEN_RUNS in j.misses for j in judgements):
-        lines.append("run-to-run variation is measured by repeating runs of one machine: "
-                     "'kcross aa BENCH', or keep storing runs (every run of a machine adds to "
-                     "its history); until then 'kcross check' gates on its tolerance alone")
-    if any(j.method == SAMPLES and SEEN_PROCESSES in j.misses for j in judgements):
-        lines.append("one process per side: 'kcross run --processes K' gives each run the "
-                     "process level")
-    return lines
 
 
 def geomean(judgements: Sequence[Judgement]) -> float | None:
@@ -550,13 +437,3 @@ def judge_paired(a: Sequence[float], b: Sequence[float], unit: str,
     elif p.ci.high < 1.0:
         category = Category.LOWER
     return PairedVerdict(p, unit, category)
-
-
-def paired_words(v: PairedVerdict, b: str = "B", a: str = "A") -> str:
-    """'B is 5.7% faster than A (the CI excludes 1)', or that no difference is shown."""
-    ratio = v.paired.median
-    if v.category is Category.SAME:
-        return "no difference shown (the CI includes 1)"
-    if ratio < 1:
-        return f"{b} is {1 - ratio:.1%} {lower_word(v.unit)} than {a} (the CI excludes 1)"
-    return f"{b} is {ratio - 1:.1%} {higher_word(v.unit)} than {a} (the CI excludes 1)"

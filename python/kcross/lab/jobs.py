@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from kcross.errors import (
@@ -55,8 +54,11 @@ from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
 from kcross.lab.request import LabRequest
 from kcross.lab.session import UNIT, Counted
-from kcross.render import clip_words
+from kcross.views.lab import correctness_table
 from kcross.views.lines import say
+from kcross.views.run import print_run
+from kcross.views.table import terminal
+from kcross.views.text import clip_words
 
 # ---------------------------------------------------------------- inputs
 
@@ -81,7 +83,6 @@ def build(arch_name: str, source: Path, err: Console) -> Payload:
 
 def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
              err: Console, selftests: Source | None = None) -> int:
-    from kcross import render
 
     if request.profiled:
         return profile_jobs.profiling(request, kernel, payload, out, err)
@@ -96,11 +97,12 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
             print_runs_json(runs, (a, b))
             store_runs(request, runs, err)
             return exit_status(runs)
-        out.print(compare_table(runs[0], runs[1], a, b))
-        out.print(Text("KCROSS_SYSCALL moves only the paths through the run-time selected "
-                       "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
-                       "*-inline rows are fixed instructions (-inline the arch's own, "
-                       "-inline-alt its alternative)"))
+        table = compare_table(runs[0], runs[1], a, b)
+        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
+                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
+                           "*-inline rows are fixed instructions (-inline the arch's own, "
+                           "-inline-alt its alternative)")
+        out.print(terminal(table))
         store_runs(request, runs, err)
         return exit_status(runs)
     if request.against:
@@ -113,8 +115,9 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
             print_runs_json(runs, ("A", "B"))
             store_runs(request, runs, err)
             return exit_status(runs)
-        out.print(compare_table(runs[0], runs[1], "A", "B"))
-        out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
+        table = compare_table(runs[0], runs[1], "A", "B")
+        table.notes += [f"A: {describe_kernel(kernel)}", f"B: {describe_kernel(other)}"]
+        out.print(terminal(table))
         store_runs(request, runs, err)
         return exit_status(runs)
     if request.mitigations:
@@ -127,9 +130,9 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
         print_runs_json([run])
         store_runs(request, [run], err)
         return exit_status([run])
-    render.print_run(out, run.stream.results, run.stream.fingerprint or {},
-                     title=f"{request.arch}: instructions per operation (counting mode, "
-                     f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
+    print_run(out, run.stream.results, run.stream.fingerprint or {},
+              title=f"{request.arch}: instructions per operation (counting mode, "
+                    f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
     store_runs(request, [run], err)
     return exit_status([run])
 
@@ -166,12 +169,12 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                 rows.append(MitigationRow(v.name, v.what, run=r, expect=v.expect))
                 stored.append(r)
         stored.append(base)
-        out.print(mitigation_table(request.arch, baseline.name, base, rows))
-        out.print(Text(f"  {baseline.name}: {baseline.what}; the kernel reports:"))
-        for line in baseline_report(base) or ["nothing to mitigate"]:
-            out.print(Text(f"    {line}"))
-        for v in variants:
-            out.print(Text(f"  {v.name}: {v.what}"))
+        table = mitigation_table(request.arch, baseline.name, base, rows)
+        table.notes += [f"  {baseline.name}: {baseline.what}; the kernel reports:",
+                        *(f"    {line}" for line in baseline_report(base) or
+                          ["nothing to mitigate"]),
+                        *(f"  {v.name}: {v.what}" for v in variants)]
+        out.print(terminal(table))
         out.print()
     if failed_baselines and not stored:
         raise failed_baselines[0]
@@ -194,22 +197,12 @@ def correctness(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                  f"({seconds:.1f} s){why}")
 
     outcomes = run_tests(payload, guest, timeout=request.timeout, progress=progress)
-    table = Table(title=f"{request.arch}: the library's tests on a real kernel "
-                  f"({guest.vcpus} vCPUs, multi-threaded TCG, {describe_kernel(kernel)})",
-                  title_justify="left")
-    table.add_column("test", no_wrap=True)
-    table.add_column("status")
-    table.add_column("why / last line")
-    for o in outcomes:
-        last = next((line for line in reversed(o.output) if line.strip()), "")
-        style = {"passed": "", "skipped": "yellow"}.get(o.status, "red")
-        table.add_row(Text(o.name), Text(o.status, style=style), Text(clip_words(o.reason or last, 100)))
-    out.print(table)
-    for line in evidence(outcomes):
-        out.print(Text(f"  {line}"))
-    for e in payload.excluded:
-        out.print(Text(f"  not run in the guest: {e.name} ({e.reason})"))
-    out.print(Text(summary(outcomes)))
+    notes = [*(f"  {line}" for line in evidence(outcomes)),
+             *(f"  not run in the guest: {e.name}: {e.reason}" for e in payload.excluded),
+             summary(outcomes)]
+    out.print(terminal(correctness_table(
+        f"{request.arch}: the library's tests on a real kernel ({guest.vcpus} vCPUs, "
+        f"multi-threaded TCG, {describe_kernel(kernel)})", outcomes, notes)))
     return EXIT_OK if all(o.status != "failed" for o in outcomes) else EXIT_CHECK_FAILED
 
 

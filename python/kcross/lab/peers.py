@@ -85,6 +85,10 @@ class PeersBeside:
     left_out: list[Peer] = field(default_factory=list)
     no_peer: str | None = None
 
+    def includes(self) -> list[str]:
+        """What each side's loop includes, for each kind of peer shown."""
+        return [INCLUDES[k] for k in dict.fromkeys(r.figures.peer.kind for r in self.rows)]
+
     def as_json(self) -> dict[str, Any]:
         return {"type": "lab-crosscheck", "arch": self.arch,
                 "source": {"package": self.source.package, "version": self.source.version,

@@ -1,7 +1,7 @@
 """The job of ``kcross lab ARCH --peers`` (the other jobs: kcross.lab.jobs; what they
 share: kcross.lab.boots): the kernel's selftests' sources fetched before anything is built, then
 one counting boot with the harness and the selftests, the run's table and the selftests'
-beside it (kcross.lab.peers computes, kcross.lab.crosscheck_view shows)."""
+beside it (kcross.lab.peers computes, kcross.views.peers shows)."""
 
 from __future__ import annotations
 
@@ -40,11 +40,12 @@ def with_peers(request: LabRequest, kernel: Kernel, payload: Payload, src: Sourc
                out: Console, err: Console) -> int:
     """--peers: the kernel's own selftests after the harness in one counting boot,
     their figures beside kcross's rows (kcross.lab.peers)."""
-    from kcross import render
-    from kcross.lab.crosscheck_view import crosscheck_table
     from kcross.lab.peers import peers_beside, suites_for
     from kcross.lab.selftests import build as build_selftests
     from kcross.lab.selftests import host_seconds, plan
+    from kcross.views.peers import peers_table
+    from kcross.views.run import print_run
+    from kcross.views.table import terminal
 
     selection = request.peers
     assert selection is not None   # the job of --peers
@@ -63,10 +64,10 @@ def with_peers(request: LabRequest, kernel: Kernel, payload: Payload, src: Sourc
         print_runs_json([run])
         print_json([checked.as_json()])
     else:
-        render.print_run(out, run.stream.results, run.stream.fingerprint or {},
-                         title=f"{request.arch}: instructions per operation (counting mode, "
-                         f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
-        out.print(crosscheck_table(checked, f"{request.arch}: the kernel's own selftests beside "
-                                            "kcross (same boot, instructions per op)"))
+        print_run(out, run.stream.results, run.stream.fingerprint or {},
+                  title=f"{request.arch}: instructions per operation (counting mode, "
+                        f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
+        out.print(terminal(peers_table(checked, f"{request.arch}: the kernel's own selftests "
+                                                "beside kcross (same boot, instructions per op)")))
     store_runs(request, [run], err)
     return max(exit_status([run]), EXIT_CHECK_FAILED if failed else EXIT_OK)

@@ -42,8 +42,8 @@ from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest, arch
 from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
 from kcross.lab.request import LabRequest
-from kcross.render import clip_words
 from kcross.views.lines import say
+from kcross.views.text import clip_words
 
 # --profile --mitigations profiles the null syscall: this suite's KEY_BENCH, or --bench.
 MITIGATIONS_SUITE = "syscall"

@@ -1,9 +1,7 @@
-"""The lab's tables: a comparison of two counting runs, and the mitigation table (issue 8).
-
-Pure functions from counting runs (session.Counted) to rich tables.  Figures are
-instructions per operation by the statistics rule (kcross.stats: the empty loop's count
-subtracted), shown with one decimal: a fraction is the share of periodic kernel work
-(timer ticks, batched refills) and of the timer read spread over a batch.
+"""The rows of the lab's tables: a comparison of two counting runs, and the mitigation
+table (issue 8), from counting runs (session.Counted), judged by kcross.judge and shown by
+kcross.views.lab.  Figures are instructions per operation by the statistics rule
+(kcross.stats: the empty loop's count subtracted).
 """
 
 from __future__ import annotations
@@ -12,17 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
 from kcross.judge.categories import Category
-from kcross.judge.verdict import Judgement, exact_change
+from kcross.judge.verdict import Judgement
 from kcross.lab.session import Counted, rows_by_name
-from kcross.render import clip_words
-
-
-def fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
+from kcross.views import lab as view
+from kcross.views.lab import CountRow, MitigationLine
+from kcross.views.table import Table
 
 
 def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
@@ -46,18 +39,6 @@ def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
     return {row.name: row.judgements[1] for row in compared.rows}  # type: ignore[misc]
 
 
-def delta_text(j: Judgement | None) -> str:
-    """B − A as the judge words it: ``0`` for identical, else the signed exact change."""
-    if j is None or j.delta is None:
-        return "—"
-    if j.category is Category.IDENTICAL:
-        return "0"
-    return exact_change(j).split(" ")[0]
-
-
-REASON_WIDTH = 60   # a skip reason or a judgement's error in the compare table
-
-
 def _reason(c: Counted, name: str) -> str:
     for r in c.stream.results:
         if f"{r['suite']}/{r['name']}" == name and r["status"] != "ok":
@@ -66,35 +47,24 @@ def _reason(c: Counted, name: str) -> str:
 
 
 def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
-    """Per benchmark: A, B, B − A and (B − A)/A, in instructions per operation, as
+    """Per benchmark: A, B, B - A and (B - A)/A, in instructions per operation, as
     kcross.judge judges exact counts (identical, or changed by the difference)."""
     verdicts = judged(a, b, label_a, label_b)
     changed = sum(1 for j in verdicts.values() if j.category.changed)
-    table = Table(title=f"{a.guest.arch.name}: {label_a} vs {label_b}, instructions/op "
-                  f"(counting mode; {changed} of {len(verdicts)} changed)",
-                  title_justify="left")
-    table.add_column("benchmark", no_wrap=True)
-    table.add_column(label_a, justify="right")
-    table.add_column(label_b, justify="right")
-    table.add_column(f"{label_b} − {label_a}", justify="right")
-    table.add_column("change", justify="right")
     names = rows_by_name((a, b))
     bare = [n.split("/", 1)[1] for n in names]
+    rows = []
     for name, short in zip(names, bare, strict=True):
         shown = name if bare.count(short) > 1 else short   # a name in two suites: both
         x, y = a.median(name), b.median(name)
         j = verdicts.get(name)
-        if x is None or y is None or j is None:
-            why = _reason(a, name) or _reason(b, name) or "not measured"
-            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(clip_words(why, REASON_WIDTH)))
-            continue
-        if j.error is not None:
-            table.add_row(Text(shown), fmt(x), fmt(y), "—", Text(clip_words(j.error, REASON_WIDTH)))
-            continue
-        pct = "0" if j.category is Category.IDENTICAL else \
-            ("—" if j.ratio is None else exact_change(j).split("(")[-1].rstrip(")"))
-        table.add_row(Text(shown), fmt(x), fmt(y), delta_text(j), pct)
-    return table
+        if x is None or y is None:
+            j = None
+        rows.append(CountRow(shown, x, y, j, _reason(a, name) or _reason(b, name)
+                             or "not measured"))
+    return view.compare_table(f"{a.guest.arch.name}: {label_a} vs {label_b}, instructions/op "
+                              f"(counting mode; {changed} of {len(verdicts)} changed)",
+                              label_a, label_b, rows)
 
 
 @dataclass(frozen=True)
@@ -140,32 +110,15 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
     """Each variant against the baseline: the null syscall's count and its change, the
     range of changes over every syscall-suite path, and what the kernel says changed."""
     paths = [f"syscall/{r['name']}" for r in base.stream.results if r["suite"] == "syscall"]
-    table = Table(title=f"{arch} mitigations against {baseline_name} "
-                  f"({KEY_BENCH} {fmt(base.median(KEY_BENCH))} instructions/op)",
-                  title_justify="left", caption=INCIDENTAL, caption_justify="left")
-    table.add_column("variant", no_wrap=True)
-    table.add_column(KEY_BENCH, justify="right")
-    table.add_column("Δ", justify="right")
-    table.add_column(f"Δ over {len(paths)} syscall paths", justify="right")
-    table.add_column("what the kernel reports / why unchanged")
+    lines = []
     for row in rows:
         if row.run is None:
-            table.add_row(Text(row.name), "—", "—", "—",
-                          Text(f"not a result: {row.refused}", style="red"))
+            lines.append(MitigationLine(row.name, refused=row.refused))
             continue
         verdicts = judged(base, row.run, baseline_name, row.name)
         moved = [verdicts[n] for n in paths if n in verdicts]
-        deltas = [j.delta for j in moved if j.delta is not None]
-        key = row.run.median(KEY_BENCH)
+        deltas = [j for j in moved if j.delta is not None]
         key_judgement = verdicts.get(f"syscall/{KEY_BENCH}")
-        if not deltas:
-            span = "—"
-        elif all(j.category is Category.IDENTICAL for j in moved):
-            span = "0"
-        else:
-            low = min(moved, key=lambda j: j.delta or 0.0)
-            high = max(moved, key=lambda j: j.delta or 0.0)
-            span = delta_text(low) if low is high else f"{delta_text(low)} … {delta_text(high)}"
         changes = vulnerability_changes(base, row.run)
         # Judged on the null syscall, the path every variant's `expect` speaks of: the
         # path-walking calls (stat, open) also move by a few instructions between any two
@@ -176,10 +129,17 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
             note = "\n".join(changes + [f"no instruction changed on {KEY_BENCH}"
                                          + (f": {why}" if why else "")])
         elif row.expect:
-            note = "\n".join(changes + [f"expected no change ({row.expect}), yet "
+            note = "\n".join(changes + [f"expected no change: {row.expect}; yet "
                                          f"{KEY_BENCH} moved"])
         else:
             note = "\n".join(changes) if changes else \
                 "same vulnerability report; the code path changed"
-        table.add_row(Text(row.name), fmt(key), delta_text(key_judgement), span, Text(note))
-    return table
+        lines.append(MitigationLine(
+            row.name, row.run.median(KEY_BENCH), key_judgement,
+            low=min(moved, key=lambda j: j.delta or 0.0) if moved else None,
+            high=max(moved, key=lambda j: j.delta or 0.0) if moved else None,
+            any_figure=bool(deltas),
+            identical=all(j.category is Category.IDENTICAL for j in moved), note=note))
+    title = (f"{arch} mitigations against {baseline_name} ({KEY_BENCH} "
+             f"{view.figure(base.median(KEY_BENCH))} instructions/op)")
+    return view.mitigation_table(title, KEY_BENCH, len(paths), lines, INCIDENTAL)

@@ -360,8 +360,7 @@ def parse(peer: Peer, result: CommandResult) -> Figures:
     """One peer's console output made figures.  Under -icount shift=0 the guest's clocks
     count instructions: null_syscall's ns per call *is* instructions per call, and
     context_switch's switches per (guest) second are switches per 10^9 instructions."""
-    from kcross.render import clip_words  # here: kcross.render loads the statistics (numpy),
-    # and this module is imported by every command's registration (cli/lab.py)
+    from kcross.views.text import clip_words
 
     lines = tuple(result.output)
     if not result.ok:

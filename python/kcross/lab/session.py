@@ -143,7 +143,7 @@ GUEST_PMU = "guest PMU under QEMU TCG: undercounts kernel instructions (the lab 
 
 
 def _drop_guest_hardware_counters(result: dict[str, Any]) -> None:
-    from kcross.render import HW_EVENTS
+    from kcross.views.run import HW_EVENTS
 
     counters = result.get("counters")
     unavailable = result.get("counters_unavailable")

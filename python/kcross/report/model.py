@@ -15,25 +15,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import identity
-
-# render's helpers are kcross show's wording of the same fields: one wording for both
-from ..render import (
-    DASH,
-    HW_EVENTS,
-    OVERHEAD_MARK,
-    SHORT_EVENT,
-    SW_EVENTS,
-    counters_measured,
-    counters_unavailable,
-    fmt_field,
-    format_value,
-    lab_lines,
-    timer_text,
-)
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
 from ..schema import dig as _get
 from ..series import Series, bench_name, series_of_results
 from ..stats import StatsError, Summary, summarize_record
+
+# kcross show's wording of the same fields, and kcross's vocabulary: one wording for both
+from ..views.fingerprint import fmt_field, lab_lines, timer_text
+from ..views.run import (
+    HW_EVENTS,
+    SHORT_EVENT,
+    SW_EVENTS,
+    counters_measured,
+    counters_unavailable,
+    subtracted,
+)
+from ..views.text import ELLIPSIS, in_unit, interval, p_text, per_op, plus_minus, ratio, share
+from ..views.text import NONE as DASH
 
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
     from ..judge.comparison import NoiseLookup
@@ -235,7 +233,7 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
             "machine / cpu / smp": " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp")),
             "accel / icount / seed": " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed")),
             "kernel": " ".join(fmt_field(kernel.get(k)) for k in ("source", "package", "version")),
-            "kernel sha256": sha[:16] + "…" if sha else DASH,
+            "kernel sha256": sha[:16] + ELLIPSIS if sha else DASH,
             "appended to cmdline": fmt_field(lab.get("append")),
             "variant": fmt_field(lab.get("variant")),
         }
@@ -304,7 +302,7 @@ def _counter_cells(rec: dict[str, Any]) -> dict[str, str]:
         if counter is None or counter.get("per_op") is None:
             continue
         star = "*" if counter.get("scaled") else ""
-        cells[_hw_column(event)] = f"{counter['per_op']:.4g}{star}"
+        cells[_hw_column(event)] = f"{per_op(counter['per_op'])}{star}"
     for event, short in SW_EVENTS:
         counter = counters.get(event)
         if counter is not None and counter.get("total") is not None:
@@ -330,16 +328,15 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
     error = None
     flags = [str(f.get("flag")) for f in rec.get("flags") or []]   # details: the Warnings
     if isinstance(summary, Summary):
-        med = format_value(summary.median, own)
-        cells["median"] = med + (OVERHEAD_MARK if summary.overhead.subtracted else "")
+        cells["median"] = subtracted(in_unit(summary.median, own), summary.overhead.subtracted)
         try:
             ci = summary.ci
-            cells["CI95 of median"] = f"{format_value(ci.low, own)} – {format_value(ci.high, own)}"
+            cells["CI95 of median"] = interval(in_unit(ci.low, own), in_unit(ci.high, own))
         except StatsError as exc:
             cells["CI95 of median"] = str(exc)
-        cells["min"] = format_value(summary.min, own)
+        cells["min"] = in_unit(summary.min, own)
         try:
-            cells["spread"] = f"{summary.spread:.1%}"
+            cells["spread"] = share(summary.spread)
         except StatsError as exc:
             cells["spread"] = str(exc)
         cells["n"] = str(summary.n)
@@ -347,7 +344,7 @@ def _result_row(view: RunView, rec: dict[str, Any]) -> ResultRow:
         if isinstance(per, (int, float)) and per > 0:
             counted = rec.get("switches_counted_per_op")
             seen = f"counted {counted:.3g}" if isinstance(counted, (int, float)) else "not counted"
-            cells["per switch"] = f"{format_value(summary.median / per, own)} (÷{per:g}; {seen})"
+            cells["per switch"] = f"{in_unit(summary.median / per, own)} (÷{per:g}; {seen})"
     else:
         error = summary or "no figures"
         cells["n"] = str(len(rec.get("samples") or []))
@@ -443,10 +440,6 @@ class ComparisonSection:
     sees: list[str] = field(default_factory=list)
 
 
-def _p(value: float) -> str:
-    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
-
-
 def compare_runs(base: RunView, new: RunView,
                  noise: NoiseLookup | None = None) -> ComparisonSection:
     """``new`` against ``base`` on every benchmark both have figures for, judged by
@@ -456,7 +449,8 @@ def compare_runs(base: RunView, new: RunView,
     from ..judge.comparison import compare
     from ..judge.machine import differences_line
     from ..judge.pairing import NothingToCompare
-    from ..judge.verdict import EXACT, words
+    from ..judge.verdict import EXACT
+    from ..views.verdict import words
 
     where = f"cmp-{base.run.id}-{new.run.id}"
     try:
@@ -473,22 +467,22 @@ def compare_runs(base: RunView, new: RunView,
         unit = base_series.unit
         b_med = base.summaries.get(name)
         n_med = new.summaries.get(name)
-        b_text = format_value(b_med.median, unit) if isinstance(b_med, Summary) else DASH
-        n_text = format_value(n_med.median, unit) if isinstance(n_med, Summary) else DASH
+        b_text = in_unit(b_med.median, unit) if isinstance(b_med, Summary) else DASH
+        n_text = in_unit(n_med.median, unit) if isinstance(n_med, Summary) else DASH
         if j.error is not None:
             rows.append(SectionRow(name, b_text, n_text, DASH, DASH, DASH, j.error, "none"))
             continue
-        word = words(j) + (f" ({j.note})" if j.note else "")
+        word = words(j) + (f"; {j.note}" if j.note else "")
         exact = j.method == EXACT
-        ratio = DASH if j.ratio is None else f"{j.ratio:.4f}" if exact else f"{j.ratio:.3f}"
+        shown = DASH if j.ratio is None else ratio(j.ratio)
         ci = "exact" if exact or j.ratio_low is None or j.ratio_high is None else \
-            f"{j.ratio_low:.3f} – {j.ratio_high:.3f}"
+            interval(ratio(j.ratio_low), ratio(j.ratio_high))
         p = "no p (exact)" if j.p_adjusted is None else \
-            f"{_p(j.p_adjusted)} (n={j.n_a}+{j.n_b})"
-        rows.append(SectionRow(name, b_text, n_text, ratio, ci, p, word,
+            f"{p_text(j.p_adjusted)}, n={j.n_a}+{j.n_b}"
+        rows.append(SectionRow(name, b_text, n_text, shown, ci, p, word,
                                CSS_CLASS[j.category], j))
     gm_value = compared.geomeans[1]
-    gm = f"{gm_value:.3f}" if gm_value is not None else DASH
+    gm = ratio(gm_value) if gm_value is not None else DASH
     line = differences_line([base.fingerprint, new.fingerprint])
     note = line.replace("the sides'", "the runs'") if line else ""
     return ComparisonSection(base, new, where, rows, gm, note=note,
@@ -505,7 +499,7 @@ def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
     """What a comparison's opening says: how many rows fall in each category, the changes
     largest first, the rows that could miss the largest changes, what the verdicts saw."""
     from ..judge.categories import SUMMARY_ORDER, counted
-    from ..judge.verdict import seeing_lines, words
+    from ..views.verdict import seeing_lines, words
 
     unit = judged[0].unit if judged else ""
     counts = ", ".join(counted(c, n, unit) for c in SUMMARY_ORDER
@@ -518,7 +512,7 @@ def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
             "changed": [f"{j.name}: {words(j)}" for j in changed[:HEADLINE_ROWS]]
             + ([f"and {len(changed) - HEADLINE_ROWS} more"] if len(changed) > HEADLINE_ROWS
                else []),
-            "noisy": [f"{j.name} (could miss ±{(j.detectable or 0) * 100:.0f}%)"
+            "noisy": [f"{j.name} (could miss {plus_minus(share(j.detectable or 0))})"
                       for j in noisy[:HEADLINE_ROWS]],
             "sees": seeing_lines(judged)}
 
@@ -616,6 +610,6 @@ def lab_table(views: Sequence[RunView]) -> LabTable | None:
             summary = view.summaries.get(name)
             values.append(summary.median if isinstance(summary, Summary) else None)
         medians[name] = values
-        rows.append((name, [DASH if v is None else format_value(v, UNIT_INSTRUCTIONS)
+        rows.append((name, [DASH if v is None else in_unit(v, UNIT_INSTRUCTIONS)
                             for v in values]))
     return LabTable(columns, labs, rows, medians)

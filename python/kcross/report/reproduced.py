@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PlaceView:
     title: str
-    rows: list[tuple[str, str, str, str, str]]    # figure, published, ours, ratio, benchmark
+    rows: list[tuple[str, ...]]    # figure, published, ours, ratio, benchmark
     changes: list[tuple[str, str, str, str]]      # A, B, published, ours
     ministat: str
 
@@ -41,6 +41,7 @@ def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
     from ..reproduce.outcome import outcomes
     from ..views import reproduce as words
     from ..views.ministat_report import ministat_text
+    from ..views.table import text_of
 
     if not any(r.source == SOURCE for r in runs):
         return []
@@ -52,16 +53,11 @@ def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
         e = o.experiment
         places = []
         for p in o.places:
-            ids = f" (run {', '.join(map(str, p.runs))})" if p.runs else ""
-            title = ("natively" if p.name == "native" else f"{p.name} lab") + \
-                f": {p.machine}{ids}"
-            rows = [(r.figure.label + (f" ({r.figure.note})" if r.figure.note else ""),
-                     "—" if r.published is None else f"{r.published:g} {r.figure.unit or e.unit}",
-                     words.ours_text(r.cell), words.ratio_text(r), words.where_of(r.cell))
-                    for r in p.rows]
+            figures = words.figures_table(e, p)     # the terminal's table, cell by cell
+            rows = [tuple(text_of(c) for c in row.cells) for row in figures.rows]
             changes = [(c.a, c.b, c.published, words.change_text(c)) for c in p.changes]
             ministat = ministat_text(list(p.ministat))[0] if p.ministat else ""
-            places.append(PlaceView(title, rows, changes, ministat))
+            places.append(PlaceView(figures.title, rows, changes, ministat))
         found.append(ExperimentView(e.name, e.title, e.source, e.conditions, e.differs,
                                     places, list(o.missing)))
     return found

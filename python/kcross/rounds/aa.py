@@ -133,6 +133,17 @@ class Result:
     def planted(self) -> bool:
         return self.options.plant is not None
 
+    def described(self, design: str) -> str:
+        """What a design of :data:`rates` is, in a few words."""
+        return {SAMPLES: "samples (one process each, Mann-Whitney)",
+                PROCESSES: "processes, no run-to-run noise",
+                WITH_NOISE: "processes + run-to-run noise (leave-one-round-out)",
+                BLOCKS: f"interleaved blocks of {self.options.block_rounds} rounds"}[design]
+
+    def with_noise(self, gate: str) -> bool:
+        """Whether the check design ``gate`` (a key of :data:`gates`) had the noise."""
+        return gate == GATE_NOISE
+
 
 def block_level(block_rounds: int) -> float:
     """The block design's false-positive level: 1 - the achieved coverage of the CI of the

@@ -24,9 +24,10 @@ from typing import Any
 
 from .. import errors, stats
 from ..errors import ECHO_MAX, EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError, clipped
-from ..judge.verdict import PairedVerdict, judge_paired, paired_words
+from ..judge.verdict import PairedVerdict, judge_paired
 from ..run import harness
 from ..schema import UNIT_NS, dig
+from ..views.verdict import paired_words
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
 MIN_ROUNDS = stats.min_samples_for()
@@ -240,6 +241,14 @@ class ABResult:
     @property
     def paired(self) -> stats.Paired:
         return self.verdict.paired
+
+    def median(self, side: str) -> float:
+        """Side ``side`` ("A" or "B")'s median over the rounds (of its rounds' figures)."""
+        return stats.median([(r.a if side == "A" else r.b).value(self.raw) for r in self.rounds])
+
+    def mechanisms(self, side: str) -> list[str]:
+        """The syscall mechanisms side ``side`` ("A" or "B")'s runs reported."""
+        return mechanisms(self.rounds, side)
 
 
 def check_sides(a: Arm, b: Arm) -> None:

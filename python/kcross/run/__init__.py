@@ -7,7 +7,7 @@ that runs it natively):
   stored as it arrives, the run always closed, the table;
 - :mod:`.processes`: a run of several harness processes, combined into one stream;
 - :mod:`.progress`: the live progress display;
-- :mod:`.readiness`: is this machine ready to measure on (``kcross sysinfo --check``, the
+- :mod:`.readiness`: is this machine ready to measure on (``kcross sysinfo --readiness``, the
   warning of a run);
 - :mod:`.remote`: ``kcross run --remote``, the harness over ssh;
 - :mod:`.defaults`: what a run measures when not told otherwise (light: every parser

@@ -25,8 +25,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ..render import format_value
 from ..stats import StatsError, summarize_record
+from ..views.lines import say
+from ..views.text import in_unit
 
 
 def plan_estimate_s(plan: dict[str, Any]) -> float:
@@ -74,9 +75,8 @@ class RunProgress:
         if not self.live:
             each = f"{plan['samples']} samples each" + \
                 (f" in each of {processes} processes" if processes > 1 else "")
-            self.console.print(f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
-                               f"≥{self._total * self._plan_per_bench:.1f} s",
-                               highlight=False, markup=False)
+            say(self.console, f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
+                              f"≥{self._total * self._plan_per_bench:.1f} s")
             return
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TimeElapsedColumn(), _EtaColumn(),
@@ -104,10 +104,10 @@ class RunProgress:
         else:
             try:
                 unit = record.get("unit") or "ns/op"
-                outcome = f"{format_value(summarize_record(record).median, unit)} {unit}"
+                outcome = f"{in_unit(summarize_record(record).median, unit)} {unit}"
             except StatsError as exc:
                 outcome = str(exc)
-        self.console.print(f"[{self._done}/{self._total}] {label}: {outcome}", highlight=False, markup=False)
+        say(self.console, f"[{self._done}/{self._total}] {label}: {outcome}")
 
     def stop(self) -> None:
         if self._progress is not None:

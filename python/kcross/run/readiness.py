@@ -1,4 +1,4 @@
-"""Is this machine ready to measure on?  ``kcross sysinfo --check`` and the warning of ``kcross run``.
+"""Is this machine ready to measure on?  ``kcross sysinfo --readiness`` and the warning of ``kcross run``.
 
 Each check is a small function that reads /proc and /sys (under ``root``, so
 tests point it at a fake tree) and returns a :class:`Finding`: its state, what
@@ -14,7 +14,7 @@ States:
 
 - ``ok``: as it should be for measuring;
 - ``warn``: something that moves or disturbs the figures and can be changed
-  (``kcross sysinfo --check`` exits 1; ``kcross run`` names it in one line);
+  (``kcross sysinfo --readiness`` exits 1; ``kcross run`` names it in one line);
 - ``info``: worth knowing, nothing to change for timing (a CPU that is not
   isolated but idle, hardware counters absent in a VM);
 - ``unknown``: the machine does not say (no cpufreq in a VM, an unreadable file).
@@ -636,7 +636,7 @@ def measuring_cpu(requested: int | None = None, root: Path | str = "/", *,
 
     The harness's own rule (harness/threads.c: a CPU of the affinity it started with),
     applied before anything starts by every command that picks a measuring CPU (run,
-    sysinfo --check, ab, aa, crosscheck): :class:`UserError` for one it may not use.
+    sysinfo --readiness, ab, aa, crosscheck): :class:`UserError` for one it may not use.
     ``allowed``: another process's CPUs (a remote shell's, :func:`gathered`), named
     ``whose`` in the error.
     """
@@ -686,7 +686,7 @@ def warning_line(findings: Iterable[Finding], cpu: int | None = None,
     shorts = [f.short or f.name for f in warnings(findings)]
     if not shorts:
         return None
-    hint = "kcross sysinfo --check" + (f" --cpu {cpu}" if cpu is not None else "")
+    hint = "kcross sysinfo --readiness" + (f" --cpu {cpu}" if cpu is not None else "")
     if where is not None:
         return f"kcross: {where}: machine not tuned: {', '.join(shorts)} — see '{hint}' there"
     return f"kcross: machine not tuned: {', '.join(shorts)} — see '{hint}'"
@@ -804,21 +804,6 @@ def gathered(text: str) -> Gathered:
         if path in texts[1]:
             files[path] = texts[1][path]
     return Gathered(files, window)
-
-
-def table(findings: Sequence[Finding], cpu: int) -> Any:
-    """A rich Table: check, state, seen, what to do."""
-    from rich.table import Table
-    from rich.text import Text
-
-    styles = {OK: "green", WARN: "yellow", INFO: "cyan", UNKNOWN: "dim"}
-    t = Table(title=f"machine readiness (measuring CPU {cpu})", title_justify="left")
-    for column in ("check", "state", "seen", "what to do"):
-        t.add_column(column, overflow="fold")
-    for f in findings:
-        t.add_row(Text(f.name), Text(f.state, style=styles.get(f.state, "")), Text(f.seen),
-                  Text(f.todo or "–"))
-    return t
 
 
 def as_json(findings: Sequence[Finding], cpu: int) -> dict[str, Any]:

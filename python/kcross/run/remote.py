@@ -13,7 +13,7 @@ one connection per ``ssh``, as before).
 1. the first session asks ``uname -m`` and refuses, in one line and before
    anything is copied, a host of another architecture than the static harness
    (:func:`kcross.run.harness.locate`'s; a harness that is not static is refused
-   before connecting: the remote's C library is unknown); unless ``--no-check``,
+   before connecting: the remote's C library is unknown); unless ``--no-readiness``,
    prints what the readiness checks read there (:func:`kcross.run.readiness.gather_script`),
    judged here by the same checks as a local run's, the same line printed when
    the harness starts (naming the host); then makes a
@@ -82,6 +82,7 @@ from ..errors import (
     exit_for_signal,
     shown,
 )
+from ..views.lines import say
 from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class RemoteRequest:
     hosts: tuple[str, ...]              # the --remote URLs, as given
     ssh_options: tuple[str, ...]        # -o OPTION, each given to ssh first
     harness: str | None                 # --harness: the static harness to copy there
-    check: bool                         # the readiness checks there (not --no-check)
+    check: bool                         # the readiness checks there (not --no-readiness)
     cpu: int | None                     # --cpu: the measuring CPU the checks judge
     run: RunRequest
 
@@ -594,8 +595,7 @@ def run_host(store: Store, host: Host, binary: Binary, request: RemoteRequest, o
             finally:
                 session.close()
         if problem:
-            err.print(f"kcross: warning: {problem}", style="yellow", highlight=False,
-                      markup=False, soft_wrap=True)
+            say(err, f"kcross: warning: {problem}", "yellow")
 
 
 # --- several hosts -------------------------------------------------------------------
@@ -673,10 +673,9 @@ def run_hosts(hosts: Sequence[Host], request: RemoteRequest, out: Console,
                 continue
             with lock:
                 if not request.run.json_output:
-                    out.print(f"== {child.host.url} ==", highlight=False, markup=False)
+                    say(out, f"== {child.host.url} ==")
                 else:
-                    err.print(f"== {child.host.url}: its JSON lines follow ==",
-                              highlight=False, markup=False, soft_wrap=True)
+                    say(err, f"== {child.host.url}: its JSON lines follow ==")
                 sys.stdout.write(child.stdout.decode("utf-8", "replace"))
                 sys.stdout.flush()
         for thread in threads:
@@ -691,9 +690,8 @@ def run_hosts(hosts: Sequence[Host], request: RemoteRequest, out: Console,
     failed = [c for c in children if c.status]
     if len(failed) and not first_signal:
         names = ", ".join(f"{c.host.url} (exit status {c.status})" for c in failed)
-        err.print(f"kcross: {len(failed)} of {len(children)} host(s) ended with a "
-                  f"non-zero status: {names}", highlight=False, markup=False,
-                  soft_wrap=True)
+        say(err, f"kcross: {len(failed)} of {len(children)} host(s) ended with a "
+                 f"non-zero status: {names}")
     if first_signal:
         return max(worst, exit_for_signal(first_signal[0]))
     return worst

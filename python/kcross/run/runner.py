@@ -31,7 +31,6 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import render
 from ..errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -47,6 +46,9 @@ from ..errors import (
 from ..schema import RunStream
 from ..series import merge_results
 from ..store import Store
+from ..views.lines import say
+from ..views.run import print_run
+from ..views.table import Lines
 from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
@@ -303,7 +305,7 @@ class _Run:
             self.request.on_end(run_id)  # an interrupted run's results so far
         if self.closed is not None:
             raise OutputClosed(message)
-        self.err.print(f"kcross: {message}", highlight=False, markup=False)
+        say(self.err, f"kcross: {message}")
         return exit_for_signal(signum or 0)
 
     def _complete(self) -> None:
@@ -317,8 +319,7 @@ class _Run:
             except StoreError as exc:
                 raise StoreError(f"{exc}; run {run_id} is stored complete, untagged") from None
             moved = f" (moved from run {before})" if before not in (None, run_id) else ""
-            self.err.print(f"kcross: run {run_id} tagged {request.tag}{moved}", highlight=False,
-                           markup=False)
+            say(self.err, f"kcross: run {run_id} tagged {request.tag}{moved}")
         if request.on_end is not None:
             request.on_end(run_id)
 
@@ -328,7 +329,7 @@ class _Run:
         request, stream, run_id, err = self.request, self.stream, self.run_id, self.err
         assert stream.end is not None and stream.fingerprint is not None
         for warning in self.warnings:
-            err.print(f"harness: {warning}", style="yellow", highlight=False, markup=False)
+            say(err, f"harness: {warning}", "yellow")
         end = stream.end
         benchmarks = merge_results(stream.results)
         failed = sum(r["status"] == "failed" for r in benchmarks)
@@ -337,19 +338,19 @@ class _Run:
                       for s in ("ok", "skipped", "failed")}
             each = f" ({request.processes} processes each)" if request.processes > 1 else ""
             try:
-                render.print_run(self.out, benchmarks, stream.fingerprint, title=f"run {run_id}",
-                                 wide=request.wide, run_id=run_id)
-                self.out.print(f"run {run_id}: {counts['ok']} ok, {counts['skipped']} skipped, "
-                               f"{counts['failed']} failed{each} in {end['elapsed_s']:.1f} s; "
-                               f"stored in {self.store.target.display}", highlight=False,
-                               markup=False)
+                print_run(self.out, benchmarks, stream.fingerprint, title=f"run {run_id}",
+                          wide=request.wide, run_id=run_id)
+                self.out.print(Lines([f"run {run_id}: {counts['ok']} ok, {counts['skipped']} "
+                                      f"skipped, {counts['failed']} failed{each} in "
+                                      f"{end['elapsed_s']:.1f} s; stored in "
+                                      f"{self.store.target.display}"]))
                 sys.stdout.flush()
             except (OutputClosed, OutputError) as exc:
                 what = str(exc) or "standard output closed"
                 raise type(exc)(f"{what}; run {run_id} is stored complete "
                                 f"(see 'kcross show {run_id}')") from None
         if failed:
-            err.print(f"kcross: {failed} benchmark(s) failed their check; run {run_id} is "
-                      f"complete (exit status 1)", style="red", highlight=False, markup=False)
+            say(err, f"kcross: {failed} benchmark(s) failed their check; run {run_id} is "
+                     "complete (exit status 1)", "red")
             return EXIT_CHECK_FAILED
         return EXIT_OK

@@ -19,13 +19,14 @@ from typing import Any, overload
 import sqlalchemy as sa
 
 from ..errors import UserError, shown
+from ..fingerprint import HASH_SHOWN
 from ..schema import UNIT_NS, unit_of
 from . import records
 from . import tables as t
 from .db import guard, open_engine
 from .liveness import judge
 from .location import Target
-from .refs import HASH_SHOWN, REF_FORMS, parse_ref
+from .refs import REF_FORMS, parse_ref
 
 
 @overload

@@ -28,8 +28,6 @@ TAG_MAX = 64  # tags.name's width
 RUN_ID_MAX = 2**31 - 1
 _TAG = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 _LATEST = re.compile(r"latest(?:~(?P<back>[0-9]+))?(?:@(?P<host>[^\s@~]+))?")
-# A prefix of a machine hash (hex SHA-256) short enough to type, long enough to mean something.
-HASH_SHOWN = 10
 
 REF_FORMS = "a run id, 'latest', 'latest~N', 'latest@HOST' or a tag"
 

@@ -1,5 +1,9 @@
 """``kcross compare --format benchstat``: benchstat's table layout (golang.org/x/perf
-cmd/benchstat, v2) with kcross's verdicts (kcross.judge)."""
+cmd/benchstat, v2) with kcross's verdicts (kcross.judge).  Its figures are written as
+benchstat writes them (``± 2%``, ``+10.00%``, ``p=0.000``), not in kcross's vocabulary:
+the point of the format is that it reads as benchstat's, and test_compare.py holds it to
+the real one.  Its own text table too, not kcross.views.table's model: benchstat's layout
+spans header cells over groups of columns, which the model (a header per column) has not."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dataclasses import dataclass
 
 from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT
-from .marks import mark
+from .text import mark
 
 _SI_PREFIXES = ("T", "G", "M", "k", "", "m", "µ", "n")
 
@@ -119,12 +123,13 @@ class _TextTable:
         return "".join(line + "\n" for line in lines)
 
 
-def benchstat_text(comparison: Comparison) -> str:
+def benchstat_text(comparison: Comparison, *, ascii_box: bool = False) -> str:
     """The comparison in benchstat's layout: the sources and unit boxed by '│', each row's
     center ± its CI's relative half-width, the delta (or '~') with p and n, the geomean,
     footnotes for what could not be computed.  The figures and verdicts are kcross's (p is
     Holm-adjusted; exact counts have no p, their delta is the exact change); only the
-    layout is benchstat's."""
+    layout is benchstat's.  ``ascii_box``: the box drawn with '|' (a pipe, a log), as every
+    other table is there."""
     seconds = comparison.unit == "ns/op"
     to_unit = 1e-9 if seconds else 1.0
     unit = "sec/op" if seconds else (comparison.unit or "value")
@@ -174,13 +179,13 @@ def benchstat_text(comparison: Comparison) -> str:
                     t.cell(footnote(j.error if j else None))
                 elif j.method == EXACT:
                     delta = "identical" if not j.category.changed else \
-                        (f"{(j.ratio - 1) * 100:+.2f}%" if j.ratio is not None else "?")
+                        (_delta(j.ratio) if j.ratio is not None else "?")
                     t.cell(delta, align=">").cell(f"(exact {n})")
                     t.cell(footnote(j.note))
                 else:
                     assert j.ratio is not None and j.p_adjusted is not None
                     delta = "~" if not j.category.changed else (
-                        "0.00%" if j.ratio == 1.0 else f"{(j.ratio - 1) * 100:+.2f}%")
+                        "0.00%" if j.ratio == 1.0 else _delta(j.ratio))
                     p = f"p={j.p_adjusted:.3f} " if j.p_adjusted != 0 else ""
                     t.cell(delta, align=">").cell(f"({p}{n})")
                     t.cell(footnote(j.note))
@@ -195,14 +200,21 @@ def benchstat_text(comparison: Comparison) -> str:
             if i > 0:
                 t.at(start(i) + 3)
                 if r is not None:
-                    t.cell(f"{(r - 1) * 100:+.2f}%", align=">")
+                    t.cell(_delta(r), align=">")
                 else:
                     t.cell("?")
             t.at(start(i + 1) - 1).cell(footnote(comparison.geomean_error))
     text = t.text()
+    if ascii_box:
+        text = text.replace("│", "|")
     for i, note in enumerate(notes, start=1):
         text += f"{mark(i)} {note}\n"
     return text
+
+
+def _delta(ratio: float) -> str:
+    """A change as benchstat writes it: ``+3.77%``."""
+    return f"{(ratio - 1) * 100:+.2f}%"
 
 
 def _n_text(n_a: int, n_b: int) -> str:

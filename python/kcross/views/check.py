@@ -1,5 +1,6 @@
-"""The views of ``kcross check``'s outcome: a table for a terminal or a CI log (ASCII,
-no colour when not a terminal) and GitHub Markdown for a pull request."""
+"""The views of ``kcross check``'s outcome: one table (kcross.views.table) for a terminal,
+a CI log (plain ASCII) or a pull request (GitHub Markdown); the one-line summary last in
+each."""
 
 from __future__ import annotations
 
@@ -15,57 +16,46 @@ from ..judge.categories import (
     label,
 )
 from ..judge.gate import CheckRow, Outcome
-from ..judge.verdict import (
-    EXACT,
-    SEEN_RUNS,
-    detectable_text,
-    fails_at,
-    record,
-    sees_text,
-    words,
-)
-from ..render import format_value
+from ..judge.verdict import EXACT, SEEN_RUNS, fails_at, record
 from ..stats import StatsError, median
-from .marks import ascii_text
+from . import table as tables
+from .table import LEFT, RIGHT, Column, Styled, Table
+from .text import NONE, counted, in_unit, interval, p_text, ratio
+from .verdict import detectable_text, sees_text, words
 
 COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "fails at",
            "verdict", "note")
 _LEFT = (0, 7, 8)
-
-
-def format_p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+VERDICT = 7
 
 
 def cells(row: CheckRow, outcome: Outcome) -> list[str]:
-    """A row's cells, plain text (CI logs and patch mail)."""
+    """A row's cells, plain text."""
     unit = outcome.unit
 
     def figure(series: Any) -> str:
         if series is None:
-            return "-"
+            return NONE
         try:
-            return format_value(median(series.samples), unit)
+            return in_unit(median(series.samples), unit)
         except StatsError:
-            return "-"   # no figure: the note says why
+            return NONE   # no figure: the note says why
 
     j = row.judgement
     verdict = label(row.category, unit)
     if j is None or j.error is not None:
-        return [row.name, figure(row.base), figure(row.current), "-", "-", "-", "-", verdict,
-                row.note or ""]
+        return [row.name, figure(row.base), figure(row.current), NONE, NONE, NONE, NONE,
+                verdict, row.note or ""]
     assert j.median_a is not None and j.median_b is not None
-    ci = "-" if j.method == EXACT or j.ratio_low is None or j.ratio_high is None else \
-        f"{j.ratio_low:.3f}-{j.ratio_high:.3f}"
-    ratio = "-" if j.ratio is None else f"{j.ratio:.3f}"
+    ci = NONE if j.method == EXACT or j.ratio_low is None or j.ratio_high is None else \
+        interval(ratio(j.ratio_low), ratio(j.ratio_high))
     described = words(j, outcome.max_regression)
     note = "; ".join(x for x in (described if described not in ("~", "identical", verdict)
                                  else None, row.note) if x)
-    return [row.name, format_value(j.median_a, unit), format_value(j.median_b, unit), ratio,
-            ci, format_p(j.p_adjusted), detectable_text(j, outcome.max_regression), verdict,
-            note]
+    return [row.name, in_unit(j.median_a, unit), in_unit(j.median_b, unit),
+            NONE if j.ratio is None else ratio(j.ratio), ci,
+            NONE if j.p_adjusted is None else p_text(j.p_adjusted),
+            detectable_text(j, outcome.max_regression), verdict, note]
 
 
 def headers(outcome: Outcome) -> list[str]:
@@ -78,7 +68,7 @@ def headers(outcome: Outcome) -> list[str]:
 
 def title(outcome: Outcome) -> str:
     def side(s: Any) -> str:
-        return f"{s.label} ({s.host}{', ' + s.when if s.when else ''})"
+        return f"{s.label} on {s.host}{' at ' + s.when if s.when else ''}"
 
     return (f"kcross check: {side(outcome.current)} against baseline {side(outcome.base)}; "
             f"fails on a change shown beyond +{outcome.max_regression * 100:g}%")
@@ -88,7 +78,7 @@ def legend(outcome: Outcome) -> list[str]:
     """What the columns mean, what the verdicts saw, and the notes: one line each."""
     tested = sum(j.p is not None for j in outcome.judgements)
     lines = [f"ratio = current/base median (>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
-             f"({tested} test(s)); {EXACT_RULE}; {FAILS_AT_RULE}",
+             f"({counted(tested, 'test')}); {EXACT_RULE}; {FAILS_AT_RULE}",
              f"regression: beyond +{outcome.max_regression * 100:g}% (exact counts: by value; "
              "timings: the CI's low end above it)"]
     kinds: dict[str, int] = {}
@@ -98,48 +88,35 @@ def legend(outcome: Outcome) -> list[str]:
     lines += [f"{n} judged on {text}" for text, n in kinds.items()]
     blind = outcome.blind_to_runs
     if blind:
-        lines.append(f"{blind} benchmark(s) between separate runs whose run-to-run noise is "
-                     "not known here: gated on the tolerance alone (their verdicts cannot see "
-                     "run-to-run variation; 'kcross aa BENCH' or more stored runs of this "
-                     "machine measure it)")
+        lines.append(f"{counted(blind, 'benchmark')} between separate runs whose run-to-run "
+                     "noise is not known here: gated on the tolerance alone (their verdicts "
+                     "cannot see run-to-run variation; 'kcross aa BENCH' or more stored runs "
+                     "of this machine measure it)")
     lines += outcome.notes
     return lines
 
 
-def markdown(outcome: Outcome) -> str:
-    """The check as GitHub-flavoured Markdown: a pull request comment."""
-    def esc(text: str) -> str:
-        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-    heads = headers(outcome)
-    lines = [f"**{esc(outcome.summary())}**", "", esc(title(outcome)), "",
-             "| " + " | ".join(heads) + " |",
-             "|" + "|".join(":---" if i in _LEFT else "---:" for i in range(len(heads))) + "|"]
+def table(outcome: Outcome) -> Table:
+    """The check's table: its title, the rows, the legend as its notes."""
+    out = Table([Column(name, LEFT if i in _LEFT else RIGHT, fold=True)
+                 for i, name in enumerate(headers(outcome))], title=title(outcome))
     for row in outcome.rows:
-        texts = [esc(c) for c in cells(row, outcome)]
-        if row.fails:
-            texts[7] = f"**{texts[7]}**"
-        lines.append("| " + " | ".join(texts) + " |")
-    lines.append("")
-    lines += [f"- {esc(line)}" for line in legend(outcome)]
-    return "\n".join(lines) + "\n"
-
-
-def table(outcome: Outcome, *, ascii_only: bool) -> Any:
-    """The check as a rich table: ASCII borders and no colour for a log or a mail."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    out = Table(box=box.ASCII if ascii_only else box.HEAVY_HEAD,
-                header_style="" if ascii_only else "bold")
-    for i, name in enumerate(headers(outcome)):
-        out.add_column(name, justify="left" if i in _LEFT else "right", overflow="fold")
-    for row in outcome.rows:
-        texts = [ascii_text(t) for t in cells(row, outcome)] if ascii_only else cells(row, outcome)
-        style = "" if ascii_only else STYLE.get(row.category, "")
-        out.add_row(*(Text(t, style=style if i == 7 else "") for i, t in enumerate(texts)))
+        texts: list[str | Styled] = list(cells(row, outcome))
+        texts[VERDICT] = Styled(str(texts[VERDICT]), STYLE.get(row.category, ""),
+                                strong=row.fails)
+        out.add(*texts)
+    out.notes = legend(outcome)
     return out
+
+
+def markdown(outcome: Outcome) -> str:
+    """The check as GitHub-flavoured Markdown: a pull request comment, its summary last as
+    in the terminal's."""
+    return tables.markdown(table(outcome)) + f"\n**{tables.markdown_cell(outcome.summary())}**\n"
+
+
+def summary_style(outcome: Outcome) -> str:
+    return "bold red" if outcome.failed else "green"
 
 
 def json_record(outcome: Outcome) -> dict[str, Any]:

@@ -11,80 +11,71 @@ from .. import outfile
 from ..errors import UserError, shown
 from ..history.trend import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
-from ..judge.verdict import detectable_text, record, words
+from ..judge.verdict import record
 from ..stats import MedianCI, StatsError
-from .marks import ascii_text
+from .table import LEFT, RIGHT, Column, Styled, Table
+from .text import NONE, change_percent, counted, in_unit, interval, machine_hash, p_text, with_interval
+from .verdict import detectable_text, words
 
 PLOT_FORMATS = ("svg", "png")
-
-
-def _pct(ratio: float) -> str:
-    return f"{(ratio - 1) * 100:+.1f}%"
+VERDICT = 10
 
 
 def cells(row: TrendRow, unit: str | None) -> list[str]:
     """A row's cells, plain text; ``unit`` None: the values carry their own unit."""
-    from ..render import format_value
-
     p = row.point
     own = p.unit if unit is None else None
 
     def value(x: float) -> str:
-        return format_value(x, p.unit) + (f" {own}" if own else "")
+        return in_unit(x, p.unit) + (f" {own}" if own else "")
 
-    median = value(p.median) if p.median is not None else "-"
+    median = value(p.median) if p.median is not None else NONE
     ci = p.ci
-    ci_text = "-" if ci is None else (str(ci) if isinstance(ci, StatsError) else
-                                      f"{format_value(ci.low, p.unit)}-"
-                                      f"{format_value(ci.high, p.unit)}")
-    change, p_text, detectable = "-", "-", "-"
+    ci_text = NONE if ci is None else (str(ci) if isinstance(ci, StatsError) else
+                                       interval(in_unit(ci.low, p.unit), in_unit(ci.high, p.unit)))
+    change, p_cell, detectable = NONE, NONE, NONE
     j = row.change
     if j is not None and j.error is None:
         if j.ratio is not None and j.ratio_low is not None and j.ratio_high is not None:
-            change = f"{_pct(j.ratio)} ({_pct(j.ratio_low)} {_pct(j.ratio_high)})"
+            change = with_interval(change_percent(j.ratio), change_percent(j.ratio_low),
+                                   change_percent(j.ratio_high))
         else:
             change = words(j)
-        p_text = "-" if j.p_adjusted is None else (
-            "<0.001" if j.p_adjusted < 0.001 else f"{j.p_adjusted:.3f}")
+        p_cell = NONE if j.p_adjusted is None else p_text(j.p_adjusted)
         detectable = detectable_text(j)
     elif j is not None:
         change = str(j.error)
-    against = f"run {row.previous.run_id}" if row.previous is not None else "-"
+    against = f"run {row.previous.run_id}" if row.previous is not None else NONE
     return [str(p.run_id), p.started_at.strftime("%Y-%m-%d %H:%M"), p.host_label, p.kernel,
-            median, ci_text, against, change, p_text, detectable, row.verdict, row.note or ""]
+            median, ci_text, against, change, p_cell, detectable, row.verdict, row.note or ""]
 
 
 def headers(t: Trend) -> tuple[list[str], str | None]:
     unit = t.units[0] if len(t.units) == 1 else None
     unit_text = f" {unit}" if unit else ""
     return (["run", "started (UTC)", "machine", "kernel", f"median{unit_text}", "95% CI",
-             "vs", "change (95% CI)", "p", "detectable", "verdict", "note"], unit)
+             "vs", "change [95% CI]", "p", "detectable", "verdict", "note"], unit)
 
 
-def table(t: Trend, *, ascii_only: bool) -> Any:
-    """One rich table per benchmark: ASCII borders and no colour for a log or a mail."""
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
+def tables(t: Trend) -> list[Table]:
+    """One table per benchmark (its name the title), the machine's run-to-run noise as its
+    notes."""
     names, unit = headers(t)
-    parts: list[Any] = []
+    found = []
     for bench in t.names:
-        out = Table(box=box.ASCII if ascii_only else box.HEAVY_HEAD,
-                    header_style="" if ascii_only else "bold")
-        for i, name in enumerate(names):
-            out.add_column(name, justify="right" if i in (0, 4, 8, 9) else "left")
+        out = Table([Column(name, RIGHT if i in (0, 4, 8, 9) else LEFT)
+                     for i, name in enumerate(names)], title=bench)
         for row in t.rows:
             if row.point.name != bench:
                 continue
-            texts = [ascii_text(t) for t in cells(row, unit)] if ascii_only else cells(row, unit)
+            texts: list[str | Styled] = list(cells(row, unit))
             category = row.category
-            style = "" if ascii_only or category is None else STYLE.get(category, "")
-            out.add_row(*(Text(x, style=style if i == 10 else "") for i, x in enumerate(texts)))
-        parts += [Text(bench, style="" if ascii_only else "bold"), out]
-        parts += [Text(line) for line in noise_lines(t, bench)]
-    return Group(*parts)
+            texts[VERDICT] = Styled(str(texts[VERDICT]),
+                                    "" if category is None else STYLE.get(category, ""))
+            out.add(*texts)
+        out.notes = noise_lines(t, bench)
+        found.append(out)
+    return found
 
 
 def noise_lines(t: Trend, bench: str) -> list[str]:
@@ -93,10 +84,10 @@ def noise_lines(t: Trend, bench: str) -> list[str]:
     for n in t.noise:
         if n.name != bench:
             continue
-        where = f"{n.hostname} {n.machine[:8]}"
+        where = f"{n.hostname} {machine_hash(n.machine)}"
         if n.noise is None:
-            lines.append(f"run-to-run noise on {where}: not known ({n.runs} run(s); it needs "
-                         "3 runs of one configuration: 'kcross aa BENCH' measures it)")
+            lines.append(f"run-to-run noise on {where}: not known from {counted(n.runs, 'run')}; "
+                         "it needs 3 runs of one configuration ('kcross aa BENCH' measures it)")
         else:
             lines.append(f"run-to-run noise on {where}: {n.noise.cv:.2%} of the median beyond "
                          f"each run's own noise, from {n.noise.runs} runs ({n.noise.df:g} "
@@ -133,7 +124,7 @@ def legend(t: Trend) -> str:
     return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
             f"of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
             f"machine's run-to-run noise included where known); {TIMING_RULE} "
-            f"({t.compared} change(s) shown); {EXACT_RULE}; {DETECTABLE_RULE}")
+            f"({counted(t.compared, 'change')} shown); {EXACT_RULE}; {DETECTABLE_RULE}")
 
 
 def check_plot_path(path: Path) -> str:

@@ -60,6 +60,8 @@ def ministat_text(sides: Sequence[Side], level: float = 95.0) -> tuple[str, list
 
 
 def _relative(t: Any) -> list[str]:
+    """ministat's own lines, byte for byte as it prints them (its "+/-" too: the point of this
+    format is that its output is ministat's; test_ministat.py holds it to the real one)."""
     if not t.significant:
         return [f"No difference proven at {t.level:.1f}% confidence"]
     return [f"Difference at {t.level:.1f}% confidence",

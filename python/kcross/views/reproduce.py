@@ -11,46 +11,45 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ..reproduce.experiments import Experiment
 from ..reproduce.outcome import Cell, ChangeRow, FigureRow, Outcome, Place
+from .table import RIGHT, Column, Table, terminal
+from .text import ARROW, NONE, in_unit, ratio
 
 
 def _published(value: float | None, unit: str) -> str:
-    return "—" if value is None else f"{value:g} {unit}"
+    return NONE if value is None else f"{value:g} {unit}"
 
 
 def ours_text(cell: Cell) -> str:
-    from ..render import format_value
-
     if cell.value is None:
         return cell.text_reason
-    return f"{format_value(cell.value, cell.unit)} {cell.unit.removesuffix('/op')}"
+    return f"{in_unit(cell.value, cell.unit)} {cell.unit.removesuffix('/op')}"
 
 
 def ratio_text(row: FigureRow) -> str:
     """Ours / published, or why none (figures of different kinds: cycles vs instructions)."""
     if row.ratio is not None:
-        return f"{row.ratio:.3f}"
-    return row.no_ratio or "—"
+        return ratio(row.ratio)
+    return row.no_ratio or NONE
 
 
 def change_text(c: ChangeRow) -> str:
-    from ..judge.verdict import words
+    from .verdict import words
 
     if c.judgement is None:
         return c.reason
     j = c.judgement
-    ratio = f"B/A {j.ratio:.3f}" if j.ratio is not None else ""
+    shown = f"B/A {ratio(j.ratio)}" if j.ratio is not None else ""
     said = words(j)
-    return f"{ratio}: {said}" if ratio and said not in ("~",) else \
-        (f"{ratio}: no difference shown" if ratio else said)
+    return f"{shown}: {said}" if shown and said not in ("~",) else \
+        (f"{shown}: no difference shown" if shown else said)
 
 
 def where_of(cell: Cell) -> str:
-    parts = [cell.bench or "—"]
+    parts = [cell.bench or NONE]
     if cell.variant != "default":
         parts.append(f"[{cell.variant}]")
     return " ".join(parts)
@@ -60,32 +59,23 @@ def figures_table(e: Experiment, place: Place) -> Table:
     runs = f" (run {', '.join(map(str, place.runs))})" if place.runs else ""
     title = ("natively" if place.name == "native" else f"{place.name} lab") + \
         f": {place.machine}{runs}"
-    table = Table(title=Text(title), title_justify="left")
-    table.add_column("figure")
-    table.add_column("published", justify="right")
-    table.add_column("ours", justify="right")
-    table.add_column("ours/published", justify="right")
-    table.add_column("benchmark [boot]")
+    table = Table([Column("figure"), Column("published", RIGHT), Column("ours", RIGHT),
+                   Column("ours/published", RIGHT), Column("benchmark [boot]")], title=title)
     for row in place.rows:
-        note = f" ({row.figure.note})" if row.figure.note else ""
+        note = f"; {row.figure.note}" if row.figure.note else ""
         published = _published(row.published, row.figure.unit or e.unit)
-        table.add_row(Text(row.figure.label + note), Text(published),
-                      Text(ours_text(row.cell)), Text(ratio_text(row)),
-                      Text(where_of(row.cell)))
+        table.add(row.figure.label + note, published, ours_text(row.cell), ratio_text(row),
+                  where_of(row.cell))
     return table
 
 
 def changes_table(place: Place) -> Table | None:
     if not place.changes:
         return None
-    table = Table(title="changes A -> B: published, and ours judged by kcross.judge",
-                  title_justify="left")
-    table.add_column("A")
-    table.add_column("B")
-    table.add_column("published")
-    table.add_column("ours")
+    table = Table([Column("A"), Column("B"), Column("published"), Column("ours")],
+                  title=f"changes A {ARROW} B: published, and ours judged by kcross.judge")
     for c in place.changes:
-        table.add_row(Text(c.a), Text(c.b), Text(c.published), Text(change_text(c)))
+        table.add(c.a, c.b, c.published, change_text(c))
     return table
 
 
@@ -99,10 +89,10 @@ def print_outcome(out: Console, o: Outcome) -> None:
     out.print(Text(f"  what differs: {e.differs}"))
     for place in o.places:
         out.print()
-        out.print(figures_table(e, place))
+        out.print(terminal(figures_table(e, place)))
         changes = changes_table(place)
         if changes is not None:
-            out.print(changes)
+            out.print(terminal(changes))
         if place.ministat:
             text, _ = ministat_text(list(place.ministat))
             out.print(Text("ministat (kcross compare --format ministat), as published:"))
@@ -113,15 +103,12 @@ def print_outcome(out: Console, o: Outcome) -> None:
 
 
 def list_table(experiments: Sequence[Experiment]) -> Table:
-    table = Table(title="published experiments (kcross reproduce NAME runs one)",
-                  title_justify="left")
-    table.add_column("name", no_wrap=True)
-    table.add_column("experiment")
-    table.add_column("where")
-    table.add_column("takes")
+    table = Table([Column("name", wrap=False), Column("experiment"), Column("where"),
+                   Column("takes")],
+                  title="published experiments (kcross reproduce NAME runs one)")
     for e in experiments:
         where = (["natively"] if e.native else []) + [f"{a} lab" for a in e.labs]
-        table.add_row(Text(e.name), Text(e.title), Text(", ".join(where)), Text(e.seconds))
+        table.add(e.name, e.title, ", ".join(where), e.seconds)
     return table
 
 

@@ -1,5 +1,5 @@
-"""``ministat``: files of numbers, one per line, as ministat (and ``kcross-harness
-summarize``) read them.
+"""``numbers``: files of numbers, one per line, as ministat (and ``kcross-harness
+summarize``) read them (``ministat``, its old name, is still taken: scripts use it).
 
 One series is one file, FILE itself.  Several series (a run's benchmarks, a
 comparison's sides) are one file each, named from FILE: ``out.txt`` gives
@@ -18,7 +18,7 @@ from . import ExportData, Output, series_of
 def render(data: ExportData) -> list[Output]:
     found = series_of(data)
     if not found:
-        raise UserError("nothing to export in ministat format: no benchmark has samples")
+        raise UserError("nothing to export as numbers: no benchmark has samples")
     several_sources = len({s.source for s in found}) > 1
     outputs = []
     for s in found:
