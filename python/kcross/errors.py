@@ -4,7 +4,7 @@ Anything derived from :class:`KcrossError` is an expected failure (bad input,
 unusable database, misbehaving harness, unwritable output) and must never
 produce a traceback; any other exception reaching ``main`` is a bug in kcross
 and is allowed to.  The exit statuses are kcross's and kcross-harness's
-alike (README, "Exit codes").
+alike (docs/commands.md, "Exit codes").
 """
 
 import signal

@@ -16,7 +16,7 @@ store has no file and nothing to compare.  :func:`write` checks again (a
 multi-file export's names are known only then) and writes a regular file whole,
 through a temporary file beside it, so that a write that fails (a full disk) leaves
 the old file as it was; anything else (``/dev/stdout``, a FIFO, ``/dev/full``) is
-written into.  Exit statuses (README, "Exit codes"): a path refused before writing is
+written into.  Exit statuses (docs/commands.md, "Exit codes"): a path refused before writing is
 bad input (2); a write that fails is output kcross could not write (3).
 
 Nothing here imports SQLAlchemy at module level (``--db`` is resolved only when given

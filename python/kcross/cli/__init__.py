@@ -9,7 +9,7 @@ starts with ``_`` are helpers, not commands (a test checks the table and the fil
 agree).
 
 Every expected failure ends as one ``kcross: error: ...`` line on stderr with
-the exit status of :mod:`kcross.errors` (README, "Exit codes"); only bugs in
+the exit status of :mod:`kcross.errors` (docs/commands.md, "Exit codes"); only bugs in
 kcross itself may show a traceback.
 """
 

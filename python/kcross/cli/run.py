@@ -90,7 +90,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--remote", action="append", metavar="ssh://[USER@]HOST[:PORT]",
                    help="run on that machine over ssh (BatchMode: a key or an agent; one "
                         "multiplexed connection per machine): the static harness (built for "
-                        "its architecture: see README, 'A harness for another architecture') "
+                        "its architecture: see docs/remote.md, 'A harness for another architecture') "
                         "is copied to a temporary directory there, run, and removed; the run "
                         "is stored here with that machine's fingerprint; repeat for several "
                         "machines at once")

@@ -92,7 +92,7 @@ class Experiment:
     changes: tuple[Change, ...] = ()
     ministat: tuple[str, ...] = ()    # Figure keys shown in ministat's format, as published
     profile: str | None = None        # Figure key of a kernel-instruction figure from --profile
-    seconds: str = ""                 # what it takes here (README, docs/reproduce.md)
+    seconds: str = ""                 # what it takes here (docs/reproduce.md)
     # ours / published is printed: False where the published figure is of another kind
     # (a whole loop's seconds against our time per iteration)
     ratio: bool = True

@@ -97,7 +97,7 @@ CLEANUP_TIMEOUT_S = CONNECT_TIMEOUT_S + 20
 # After the user's own -o options: for ssh the first value given for an option wins.
 SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                 "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR")
-# What the harness reads from its environment (README, "environment"): a local
+# What the harness reads from its environment (docs/commands.md, "Environment"): a local
 # run passes them on by inheritance, a remote one explicitly.
 HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL",
                "KCROSS_TEST_DELAY")
