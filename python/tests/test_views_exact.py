@@ -620,3 +620,50 @@ def test_reproduce_lab_outcome(experiment: str) -> None:
                              "x86_64": "not asked (--arch ppc64le)"})
     held(f"reproduce-lab-{experiment}", rendered(lambda out: print_outcome(out, o)))
     held(f"reproduce-lab-{experiment}-record", json.dumps(record(o)) + "\n")
+
+
+def test_lab_correctness_table() -> None:
+    """``kcross lab ARCH --mode correctness``'s table: a passed, a skipped and a failed test,
+    the evidence lines and the summary, as kcross.lab.jobs prints them (the boot needs QEMU)."""
+    from kcross.lab.correctness import TestOutcome, evidence, summary
+    from kcross.views.lab import correctness_table
+    from kcross.views.table import terminal
+
+    outcomes = [
+        TestOutcome("example_syscall", "passed",
+                    ["architecture ppc64le, mechanisms available: sc scv", "mechanism in use: scv"],
+                    exit="0"),
+        TestOutcome("test_rseq", "passed", ["# mode default: rseq registered by glibc", "ok 1"],
+                    exit="0"),
+        TestOutcome("test_ctx_fp", "skipped", ["1..0 # SKIP no FP control state on this CPU"],
+                    exit="77", reason="no FP control state on this CPU"),
+        TestOutcome("stress_percpu_rseq", "failed",
+                    ["# seed 7 mode rseq", "not ok 3 - counter lost 2 increments"], exit="1",
+                    reason="exit 1"),
+    ]
+    notes = [*(f"  {line}" for line in evidence(outcomes)), summary(outcomes)]
+    table = correctness_table("ppc64le: the library's tests on a real kernel (2 vCPUs, "
+                              "multi-threaded TCG, Debian 6.1.0-50-powerpc64le)", outcomes, notes)
+    held("lab-correctness", rendered(printing(terminal(table))))
+
+
+def test_crosscheck_table() -> None:
+    """``kcross crosscheck``'s table (perf bench against kcross's own figure), from rounds of
+    fixed figures (the command needs perf)."""
+    from kcross.rounds import crosscheck as cc
+    from kcross.views.rounds import crosscheck_table
+    from kcross.views.table import terminal
+
+    results = []
+    for check, perf, mine in ((cc.Check("syscall", ("syscall", "basic"), "syscall/getppid-glibc"),
+                               [131.0, 129.5, 130.2, 132.8, 130.9],
+                               [128.1, 127.9, 129.0, 130.2, 128.5]),
+                              (cc.Check("pipe", ("sched", "pipe"),
+                                        "ctxsw/pipe-procs-same-cpu"),
+                               [5210.0, 5180.0, 5302.0, 5250.0, 5199.0],
+                               [5480.0, 5420.0, 5510.0, 5390.0, 5460.0])):
+        perf_it, mine_it = iter(perf), iter(mine)
+        results.append(cc.run_check(check, len(perf), 1, perf=lambda it=perf_it: next(it),
+                                    kcross=lambda it=mine_it: next(it)))
+    held("crosscheck", rendered(printing(terminal(crosscheck_table(results,
+                                                                   cc.PERF_EVENTS_CAVEAT)))))
