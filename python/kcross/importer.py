@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import fingerprint as fields
 from . import infile
 from .errors import SchemaError, UserError
 from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line, validate
@@ -153,7 +154,7 @@ def import_stream(store_factory: Callable[[], Store],
                   if r is not None]
     checked = stream_of(stream, name)
     assert checked.fingerprint is not None and checked.plan is not None  # stream_of checks
-    is_lab = isinstance(checked.fingerprint.get("lab"), dict)
+    is_lab = fields.lab(checked.fingerprint) is not None
     if source == "lab" and not is_lab:
         raise SchemaError(f"{name}: fingerprint record has no lab object, so it cannot be "
                           "stored as a lab run (the lab adds fingerprint.lab)")
