@@ -207,12 +207,10 @@ def _write_yaml(path: Path, data: Any, header: str) -> None:
 
 
 def _copy(src: Path, dest: Path) -> None:
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
+        with outfile.replaced(dest) as tmp:
+            shutil.copyfile(src, tmp)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {dest}: {e.strerror or e}") from None
 
 
