@@ -137,6 +137,7 @@ def test_the_registry_is_well_formed() -> None:
             assert parent is not None and parent.kind == fields.GROUP, f
             assert paths.index(parent.path) < paths.index(f.path), f
         assert not f.closed or f.kind == fields.GROUP, f
+        assert f.named in fields.NAMED and (f.named != fields.EACH or f.kind == fields.GROUP), f
 
 
 def test_a_field_the_registry_does_not_know_is_found_and_named_by_its_path() -> None:
