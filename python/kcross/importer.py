@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import fingerprint as fields
 from . import infile
 from .errors import SchemaError, UserError
 from .schema import IMPORT_VERSIONS, MalformedLine, RunStream, parse_line, validate
@@ -89,21 +90,11 @@ def import_file(store_factory: Callable[[], Store], path: Path, *,
     """
     stream, partial = read_stream(path, data)
     name = infile.name_of(path)
-    assert stream.fingerprint is not None  # read_stream refuses captures without one
     try:
-        run_times(stream.fingerprint, stream.end)  # dates the database can hold
-    except SchemaError as exc:
-        raise SchemaError(f"{name}: {exc}") from None
-    store = store_factory()
-    try:
-        run_id = store.import_stream(stream, command=["import", str(path)], force=force)
+        return _stored(store_factory, stream, name, partial, command=["import", str(path)],
+                       force=force)
     except DuplicateImport as exc:
         raise UserError(f"{name}: {exc}") from None
-    finally:
-        store.close()
-    assert stream.plan is not None  # read_stream refuses captures without one
-    return Imported(run_id=run_id, complete=stream.complete, results=len(stream.results),
-                    planned=len(stream.plan["benchmarks"]), dropped_partial_line=partial)
 
 
 def stream_of(records: Iterable[Mapping[str, Any]], name: str) -> RunStream:
@@ -152,21 +143,28 @@ def import_stream(store_factory: Callable[[], Store],
         stream = [r for r in (stream.fingerprint, stream.plan, *stream.results, stream.end)
                   if r is not None]
     checked = stream_of(stream, name)
-    assert checked.fingerprint is not None and checked.plan is not None  # stream_of checks
-    is_lab = isinstance(checked.fingerprint.get("lab"), dict)
-    if source == "lab" and not is_lab:
+    if source == "lab" and fields.lab(checked.fingerprint) is None:
         raise SchemaError(f"{name}: fingerprint record has no lab object, so it cannot be "
                           "stored as a lab run (the lab adds fingerprint.lab)")
-    if not is_lab:
+    return _stored(store_factory, checked, name, None, command=command, force=force,
+                   source=source, started_at=started_at, finished_at=finished_at)
+
+
+def _stored(store_factory: Callable[[], Store], stream: RunStream, name: str,
+            partial: int | None, **how: Any) -> Imported:
+    """Store a checked stream as one run (``how``: Store.import_stream's options), the store
+    opened only once its dates are known to be ones the database can hold (a run dated by
+    its fingerprint: a lab run is dated by the host)."""
+    assert stream.fingerprint is not None and stream.plan is not None  # checked
+    if fields.lab(stream.fingerprint) is None:
         try:
-            run_times(checked.fingerprint, checked.end)  # dates the database can hold
+            run_times(stream.fingerprint, stream.end)
         except SchemaError as exc:
             raise SchemaError(f"{name}: {exc}") from None
     store = store_factory()
     try:
-        run_id = store.import_stream(checked, command=command, force=force, source=source,
-                                     started_at=started_at, finished_at=finished_at)
+        run_id = store.import_stream(stream, **how)
     finally:
         store.close()
-    return Imported(run_id=run_id, complete=checked.complete, results=len(checked.results),
-                    planned=len(checked.plan["benchmarks"]), dropped_partial_line=None)
+    return Imported(run_id=run_id, complete=stream.complete, results=len(stream.results),
+                    planned=len(stream.plan["benchmarks"]), dropped_partial_line=partial)

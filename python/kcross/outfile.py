@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import PATH_ECHO_MAX, OutputError, UserError, shown
@@ -112,26 +113,38 @@ def _written_into(path: Path, st: os.stat_result | None) -> bool:
 
 
 def _write(path: Path, data: bytes) -> None:
-    st = _stat(path)
-    if _written_into(path, st):
+    if _written_into(path, _stat(path)):
         with path.open("wb") as f:
             f.write(data)
         return
-    real = Path(os.path.realpath(path))  # a symlink's target is replaced, not the link
+    with replaced(path) as tmp:
+        tmp.write_bytes(data)
+
+
+@contextmanager
+def replaced(path: Path) -> Iterator[Path]:
+    """A file written whole or not at all: a temporary file beside ``path`` for the block
+    to fill, which then takes ``path``'s place (a symlink's target's, not the link's) with
+    ``path``'s mode, or a new file's (the umask's); if the block fails it is removed and
+    ``path`` is as it was.  Nothing is checked here: the files kcross makes for itself (a
+    lab's initramfs, a LAVA job's files) use it too."""
+    real = Path(os.path.realpath(path))
+    st = _stat(real)
     if st is not None:
         mode = stat.S_IMODE(st.st_mode)
     else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        yield tmp
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 from .errors import SchemaError
+from .fingerprint import LAB_MODE, LAB_UNIT, lab
 
 # Schema history (keep in step with docs/result-format.md and the schema file):
 #   1 (kcross 0.1.0): fingerprint, plan, result, end records; bench records for `list`.
@@ -324,17 +325,16 @@ class RunStream:
 def check_unit(fingerprint: Mapping[str, Any], result: Mapping[str, Any], where: str) -> None:
     """Refuse a result whose unit does not belong to its run: the one rule that keeps
     instruction counts (lab, counting mode) and wall-clock times apart."""
-    lab = fingerprint.get("lab")
     unit = result.get("unit")
     what = f"{where}: result record {result.get('suite')}/{result.get('name')}"
-    if isinstance(lab, dict):
+    if lab(fingerprint) is not None:
         if unit != UNIT_INSTRUCTIONS:
             raise SchemaError(f"{what} is in {unit}, but the fingerprint has a lab object "
                               "(an emulated QEMU run): a lab run's results must all be "
                               f"{UNIT_INSTRUCTIONS}, never wall-clock time")
-        if lab.get("mode") != LAB_COUNTING:
+        if LAB_MODE.of(fingerprint) != LAB_COUNTING:
             raise SchemaError(f"{what} is in {UNIT_INSTRUCTIONS}, but the fingerprint's "
-                              f"lab.mode is {_short(lab.get('mode'))}: instruction counts "
+                              f"lab.mode is {_short(LAB_MODE.of(fingerprint))}: instruction counts "
                               f"come only from {LAB_COUNTING!r} mode (-icount)")
     elif unit != UNIT_NS:
         raise SchemaError(f"{what} is in {unit}, but the fingerprint has no lab object: "
@@ -345,19 +345,10 @@ def check_unit(fingerprint: Mapping[str, Any], result: Mapping[str, Any], where:
 def unit_of(fingerprint: Mapping[str, Any] | None,
             results: Iterable[Mapping[str, Any]] = ()) -> str:
     """The unit of a run's figures: its lab's, else its results', else ns/op."""
-    lab = fingerprint.get("lab") if fingerprint else None
-    if isinstance(lab, dict) and lab.get("unit") in UNITS:
-        return str(lab["unit"])
+    if lab(fingerprint) is not None and LAB_UNIT.of(fingerprint) in UNITS:
+        return str(LAB_UNIT.of(fingerprint))
     for result in results:
         if result.get("unit") in UNITS:
             return str(result["unit"])
     return UNIT_NS
 
-
-def dig(obj: Any, *path: str) -> Any:
-    """Nested lookup that tolerates null objects (fingerprint fields may be null)."""
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj

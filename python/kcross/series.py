@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from . import fingerprint as fields
 from .schema import unit_of
 from .stats import PROCESS_OF_SAMPLE, StatsError, Summary, raw_samples, summarize_record
 
@@ -124,10 +125,9 @@ def run_start(fingerprint: Mapping[str, Any] | None) -> float | None:
     or a lab guest's (its clock counts instructions from a fixed date)."""
     import datetime as dt
 
-    if not fingerprint or isinstance(fingerprint.get("lab"), dict):
+    if not fingerprint or fields.lab(fingerprint) is not None:
         return None
-    host = fingerprint.get("host")
-    text = host.get("time") if isinstance(host, Mapping) else None
+    text = fields.HOST_TIME.of(fingerprint)
     if not isinstance(text, str):
         return None
     try:

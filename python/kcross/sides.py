@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import fingerprint as fields
 from . import numtext
 from .errors import SchemaError, UserError, shown
-from .schema import dig, unit_of
+from .schema import unit_of
 from .series import Series, bench_name, merge_results, series_of_results
 
 if TYPE_CHECKING:  # the store loads SQLAlchemy: only when a run is named
@@ -48,7 +49,7 @@ class Side:
 
     @property
     def host(self) -> str:
-        return str(dig(self.fingerprint, "host", "hostname") or "?")
+        return str(fields.HOSTNAME.of(self.fingerprint) or "?")
 
 
 def parse_numbers(text: str, name: str, column: int = 1, delimiters: str = " \t") -> list[float]:
@@ -197,7 +198,7 @@ def read_capture(path: Path, name: str) -> Records:
 
     stream, _ = read_stream(path)
     assert stream.fingerprint is not None
-    when = dig(stream.fingerprint, "host", "time")
+    when = fields.HOST_TIME.of(stream.fingerprint)
     return Records(label=name, run=name, fingerprint=stream.fingerprint, results=stream.results,
                    when=str(when) if when else None,
                    state="complete" if stream.complete else "interrupted (no end record)")

@@ -236,3 +236,28 @@ def test_a_name_for_standard_output_is_written_into(kcross: Kcross, stored_db: P
     proc = kcross("show", "--db", str(stored_db), "--export", "csv", name[:-1] + "2")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.startswith("run,run_source,benchmark,") and "getcpu-vdso" in proc.stdout
+
+
+def test_a_file_replaced_whole_keeps_its_mode_or_takes_the_umasks(tmp_path: Path) -> None:
+    """outfile.replaced, which the exports, the lab's initramfs and a LAVA job's copied
+    kernel write through: a failure leaves the old file and no temporary one; a new file
+    has the umask's mode (a LAVA server reads the job's files), a replaced one its own."""
+    from kcross.outfile import replaced
+
+    old = tmp_path / "old"
+    old.write_bytes(b"old")
+    old.chmod(0o640)
+    with pytest.raises(OSError), replaced(old) as tmp:
+        tmp.write_bytes(b"half")
+        raise OSError("disk full")
+    assert old.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["old"]
+    with replaced(old) as tmp:
+        tmp.write_bytes(b"new")
+    assert old.read_bytes() == b"new" and old.stat().st_mode & 0o777 == 0o640
+    umask = os.umask(0o022)
+    try:
+        with replaced(tmp_path / "new") as tmp:
+            tmp.write_bytes(b"x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o644

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
@@ -47,12 +48,40 @@ def intermixed(parser: argparse.ArgumentParser) -> None:
                             (_Intermixed, type(parser)), {})
 
 
-def arguments(p: argparse.ArgumentParser, name: str, dest: str, metavar: str,
-              where: str) -> None:
+@dataclass(frozen=True)
+class Direction:
+    """``push`` or ``pull``: the other store's argument, and which way the runs go."""
+
+    name: str          # the command
+    other: str         # its argument naming the other store
+    metavar: str
+    help: str
+    away: bool         # from --db's store to the other (push), or back (pull)
+
+    def stores(self, args: argparse.Namespace) -> tuple[Target, Target]:
+        """(source, destination), the source resolved first."""
+        from ..store import resolve
+
+        other = getattr(args, self.other)
+        if not other:
+            raise UserError(f"give the store to {self.name} {'to' if self.away else 'from'}: "
+                            f"kcross {self.name} {self.metavar} [RUN...] (a file or URL)")
+        if self.away:
+            here = resolve(args.db)
+            return here, resolve(other)
+        there = resolve(other)
+        return there, resolve(args.db)
+
+
+PUSH = Direction("push", "dest", "DEST", "the store to copy to (file path or URL)", away=True)
+PULL = Direction("pull", "src", "SRC", "the store to copy from (file path or URL)", away=False)
+
+
+def arguments(p: argparse.ArgumentParser, way: Direction) -> None:
     """``push`` and ``pull``: the same options, the other store named DEST or SRC."""
-    p.usage = f"kcross {name} [-h] [--db URL] [--force] {metavar} [RUN ...]"
-    p.add_argument(dest, metavar=metavar, nargs="?",  # checked in main: a better line
-                   help=where)
+    p.usage = f"kcross {way.name} [-h] [--db URL] [--force] {way.metavar} [RUN ...]"
+    p.add_argument(way.other, metavar=way.metavar, nargs="?",  # checked in main: a better line
+                   help=way.help)
     p.add_argument("runs", nargs="*", metavar="RUN", help=RUNS_HELP)
     p.add_argument("--force", action="store_true",
                    help="also copy runs still running (the copy is marked interrupted)")
@@ -72,10 +101,14 @@ def _open_source(target: Target) -> Store:
     return store
 
 
-def copy(src_target: Target, dst_target: Target, refs: Sequence[str], verb: str,
-          force: bool, out: Console) -> int:
+def main(args: argparse.Namespace, out: Console, way: Direction) -> int:
+    """Copy the runs named (every run) between --db's store and the other one."""
     from ..store import Store
     from ..store.transfer import describe, refuse_running, same_store, select_runs, transfer
+
+    src_target, dst_target = way.stores(args)
+    refs: Sequence[str] = args.runs
+    force: bool = args.force
 
     if same_store(src_target, dst_target):
         raise UserError(f"{src_target.display} is both source and destination: nothing to copy")
@@ -93,8 +126,8 @@ def copy(src_target: Target, dst_target: Target, refs: Sequence[str], verb: str,
     finally:
         src.close()
     copied = sum(o.copied for o in outcomes)
-    where = f"to {dst_target.display}" if verb == "pushed" else f"from {src_target.display}"
-    say(out, f"{verb} {copied} run(s) {where}; {len(outcomes) - copied} already there "
+    where = f"to {dst_target.display}" if way.away else f"from {src_target.display}"
+    say(out, f"{way.name}ed {copied} run(s) {where}; {len(outcomes) - copied} already there "
               "(skipped)")
     return 0
 

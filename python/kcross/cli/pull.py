@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
 from . import _transfer
 from .options import Common
 
@@ -20,13 +19,8 @@ PARENTS = ("db",)
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    _transfer.arguments(p, "pull", "src", "SRC", "the store to copy from (file path or URL)")
+    _transfer.arguments(p, _transfer.PULL)
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..store import resolve
-
-    if not args.src:
-        raise UserError("give the store to pull from: kcross pull SRC [RUN...] (a file or URL)")
-    return _transfer.copy(resolve(args.src), resolve(args.db), args.runs, "pulled",
-                          args.force, out)
+    return _transfer.main(args, out, _transfer.PULL)

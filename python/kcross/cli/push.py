@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
 from . import _transfer
 from .options import Common
 
@@ -22,13 +21,8 @@ PARENTS = ("db",)
 
 
 def arguments(p: argparse.ArgumentParser, common: Common) -> None:
-    _transfer.arguments(p, "push", "dest", "DEST", "the store to copy to (file path or URL)")
+    _transfer.arguments(p, _transfer.PUSH)
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..store import resolve
-
-    if not args.dest:
-        raise UserError("give the store to push to: kcross push DEST [RUN...] (a file or URL)")
-    return _transfer.copy(resolve(args.db), resolve(args.dest), args.runs, "pushed",
-                          args.force, out)
+    return _transfer.main(args, out, _transfer.PUSH)

@@ -26,6 +26,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from rich.text import Text
 
     from .. import export
+    from ..fingerprint import HOSTNAME
     from ..store import stores
     from ..views.run import print_run
 
@@ -40,7 +41,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if any(path == export.STDOUT for _, path in exports):
         return 0  # the export took standard output
     when = stored.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
-    host = (stored.fingerprint.get("host") or {}).get("hostname") or "?"
+    host = HOSTNAME.of(stored.fingerprint) or "?"
     title = f"run {stored.id} · {stored.state or stored.status} · {stored.source} · {when} · {host}"
     from ..series import merge_results  # here: the statistics (numpy), which --json needs not
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema import dig
+from .. import fingerprint as fields
 from . import ExportData, Output, run_label, series_of
 
 # kcross's arch names -> Go's GOARCH.
@@ -29,6 +29,9 @@ GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "ppc64le": "ppc64le", "i686": "
           "riscv64": "riscv64", "s390x": "s390x"}
 SIDE_KEY = "side"
 PLAIN_UNIT = "value/op"
+# The fingerprint's fields written as ``#`` lines (not configuration: see above), by key.
+ABOUT = {"kernel": fields.KERNEL_RELEASE, "host": fields.HOSTNAME,
+         "syscall": fields.SYSCALL_MECHANISM, "timer": fields.TIMER_SOURCE}
 
 
 def bench_name(name: str) -> str:
@@ -42,9 +45,9 @@ def config(fingerprint: Mapping[str, Any] | None) -> dict[str, str]:
     """The four keys ``go test`` writes, from a fingerprint (empty without one)."""
     if not fingerprint:
         return {"pkg": "kcross"}
-    arch = fingerprint.get("arch")
+    arch = fields.ARCH.of(fingerprint)
     found = {"goos": "linux", "goarch": GOARCH.get(str(arch), str(arch or "unknown")),
-             "pkg": "kcross", "cpu": dig(fingerprint, "cpu", "model")}
+             "pkg": "kcross", "cpu": fields.CPU_MODEL.of(fingerprint)}
     return {k: " ".join(str(v).split()) for k, v in found.items() if v}
 
 
@@ -52,14 +55,11 @@ def _about(fingerprint: Mapping[str, Any] | None) -> list[str]:
     """What benchstat must not split tables by, as ``#`` lines for the reader."""
     if not fingerprint:
         return []
-    parts = {"kernel": dig(fingerprint, "kernel", "release"),
-             "host": dig(fingerprint, "host", "hostname"),
-             "syscall": dig(fingerprint, "syscall", "mechanism"),
-             "timer": dig(fingerprint, "timer", "source")}
-    lab = fingerprint.get("lab")
-    if isinstance(lab, dict):
-        parts["lab"] = f"{lab.get('emulator')} -M {lab.get('machine')} -cpu {lab.get('cpu')} " \
-                       f"({lab.get('mode')})"
+    parts = {key: field.of(fingerprint) for key, field in ABOUT.items()}
+    if fields.lab(fingerprint) is not None:
+        emulator, machine, cpu, mode = (f.of(fingerprint) for f in (
+            fields.LAB_EMULATOR, fields.LAB_MACHINE, fields.LAB_CPU, fields.LAB_MODE))
+        parts["lab"] = f"{emulator} -M {machine} -cpu {cpu} ({mode})"
     return [f"# {k}: {' '.join(str(v).split())}" for k, v in parts.items() if v]
 
 

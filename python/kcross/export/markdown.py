@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .. import fingerprint as fields
 from ..views.table import LEFT, RIGHT, Cell, Column, Styled, Table, markdown, markdown_cell
 from ..views.text import NONE
 from . import ExportData, Output, series_of
@@ -26,7 +27,7 @@ def _run(run: StoredRun) -> str:
     from ..views.text import OVERHEAD_MARK, in_unit, share
 
     unit = unit_of(run.fingerprint, run.results)
-    host = (run.fingerprint.get("host") or {}).get("hostname") or "?"
+    host = fields.HOSTNAME.of(run.fingerprint) or "?"
     when = run.started_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     table = Table([Column("benchmark"), Column(f"median {unit}", RIGHT),
                    Column("CI95 of median, %", RIGHT),

@@ -31,13 +31,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from .. import fingerprint as fields
 from ..errors import UserError
 from ..fingerprint import HASH_SHOWN, identity
 from ..judge.categories import Category
 from ..judge.machine import host as host_key
 from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
 from ..judge.verdict import Judgement, RunNoise
-from ..schema import dig, unit_of
+from ..schema import unit_of
 from ..series import Series, bench_name, merge_results, run_start, series_of_results
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
@@ -218,8 +219,8 @@ About = dict[int, tuple[str, str, tuple[str, ...], str]]
 
 def _about(machines: dict[int, dict[str, Any]]) -> About:
     """machine id -> (hostname, machine identity, host key, kernel release)."""
-    return {mid: (str(dig(fp, "host", "hostname") or "?"), identity(fp), host_key(fp),
-                  str(dig(fp, "kernel", "release") or "?")) for mid, fp in machines.items()}
+    return {mid: (str(fields.HOSTNAME.of(fp) or "?"), identity(fp), host_key(fp),
+                  str(fields.KERNEL_RELEASE.of(fp) or "?")) for mid, fp in machines.items()}
 
 
 def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
@@ -234,8 +235,7 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     found: dict[int, list[Point]] = {}
     for run in queries.results_named(store, names, run_ids):
         machine_fp = machines[run.machine_id]
-        fp = {**machine_fp, "host": {**(machine_fp.get("host") or {}), "time": run.host_time},
-              "timer": {**(machine_fp.get("timer") or {}), "hz": run.timer_hz}}
+        fp = fields.TIMER_HZ.put(fields.HOST_TIME.put(machine_fp, run.host_time), run.timer_hz)
         hostname, ident, key, kernel = about[run.machine_id]
         wanted = merge_results(run.results)
         unit = unit_of(fp, run.results)
@@ -455,7 +455,7 @@ class _NoiseHistory:
 
     def _single(self, row: Any) -> RunPoint | None:
         fp = self.machines[row.machine_id]
-        started = run_start({**fp, "host": {**(fp.get("host") or {}), "time": row.host_time}})
+        started = run_start(fields.HOST_TIME.put(fp, row.host_time))
         try:
             if row.ci_low_ns is None:
                 raise StatsError("no CI")

@@ -29,6 +29,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from .. import fingerprint as fields
 from .. import stats
 from ..schema import UNIT_INSTRUCTIONS
 from ..series import Series
@@ -167,8 +168,7 @@ def _ticks_median(s: Series) -> float | None:
 
 
 def _timer_hz(s: Series) -> float | None:
-    timer = (s.fingerprint or {}).get("timer")
-    hz = timer.get("hz") if isinstance(timer, dict) else None
+    hz = fields.TIMER_HZ.of(s.fingerprint)
     return float(hz) if isinstance(hz, (int, float)) and hz > 0 else None
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kcross.errors import EXIT_BROKEN, KcrossError, UserError
+from kcross.outfile import replaced
 
 INIT_PATH = "/init"
 PLAN_PATH = "/lab/plan"
@@ -224,12 +225,10 @@ def build_initramfs(init: Path, files: Mapping[str, FileSpec], plan: Sequence[Se
     data = initramfs_bytes(init, files, plan, token, note)
     if compress:
         data = gzip.compress(data, compresslevel=9, mtime=0)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
+        with replaced(out) as tmp:
+            tmp.write_bytes(data)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"initramfs: cannot write {out}: {e.strerror}") from None
 
 

@@ -6,10 +6,11 @@ kcross.views.lab.  Figures are instructions per operation by the statistics rule
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kcross.fingerprint import VULNERABILITIES
 from kcross.judge.categories import Category
 from kcross.judge.verdict import Judgement
 from kcross.lab.session import Counted, rows_by_name
@@ -78,9 +79,8 @@ class MitigationRow:
     expect: str = ""               # why it may change nothing (mitigations.Variant.expect)
 
 
-def _vulnerabilities(c: Counted) -> dict[str, Any]:
-    fp = c.stream.fingerprint or {}
-    return fp.get("vulnerabilities") or {}
+def _vulnerabilities(c: Counted) -> Mapping[str, Any]:
+    return VULNERABILITIES.members(c.stream.fingerprint)
 
 
 def vulnerability_changes(base: Counted, variant: Counted) -> list[str]:

@@ -76,9 +76,10 @@ class Counted:
         return None
 
 
-def kernel_identity(kernel: Kernel) -> dict[str, Any]:
-    """fingerprint.lab.kernel: what was booted.  A kernel named as a package's (a cache
-    entry) must still be the package's file (LabError otherwise: never stored under its name)."""
+def kernel_identity(kernel: Kernel, path: str | None = None) -> dict[str, Any]:
+    """fingerprint.lab.kernel: what was booted (``path``: where it is found, if not its
+    file's path: a LAVA job's URL).  A kernel named as a package's (a cache entry) must
+    still be the package's file (LabError otherwise: never stored under its name)."""
     try:
         sha256 = file_sha256(kernel.path)
     except OSError as e:
@@ -87,7 +88,7 @@ def kernel_identity(kernel: Kernel) -> dict[str, Any]:
         raise LabError(f"the kernel {kernel.path} changed while the lab ran (its SHA-256 is no "
                        f"longer {kernel.package} {kernel.version}'s): not stored under that name")
     return {"source": kernel.source, "package": kernel.package, "version": kernel.version,
-            "path": str(kernel.path), "sha256": sha256}
+            "path": path or str(kernel.path), "sha256": sha256}
 
 
 @cache
@@ -105,14 +106,16 @@ def emulator_version(qemu: str) -> str | None:
     return m.group(1) if m else None
 
 
-def lab_group(guest: Guest, kernel: Kernel, variant: str | None) -> dict[str, Any]:
-    """fingerprint.lab of a counting run (docs/result-format.md, "Lab runs")."""
+def lab_group(guest: Guest, kernel: Kernel, variant: str | None, *,
+              kernel_path: str | None = None) -> dict[str, Any]:
+    """fingerprint.lab of a counting run (docs/result-format.md, "Lab runs");
+    ``kernel_path``: where the kernel is found, if not its file's path."""
     return {
         "mode": "counting", "unit": UNIT,
         "emulator": guest.arch.qemu, "emulator_version": emulator_version(guest.arch.qemu),
         "accel": "tcg", "icount": COUNTING_ICOUNT, "seed": COUNTING_SEED,
         "machine": guest.machine, "cpu": guest.cpu_model, "smp": guest.vcpus,
-        "kernel": kernel_identity(kernel),
+        "kernel": kernel_identity(kernel, kernel_path),
         "append": " ".join(guest.append.split()),
         "variant": variant,
     }

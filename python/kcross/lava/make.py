@@ -207,12 +207,10 @@ def _write_yaml(path: Path, data: Any, header: str) -> None:
 
 
 def _copy(src: Path, dest: Path) -> None:
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
+        with outfile.replaced(dest) as tmp:
+            shutil.copyfile(src, tmp)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {dest}: {e.strerror or e}") from None
 
 
@@ -285,14 +283,13 @@ def _kernel(request: JobRequest, checked: _Checked, say: Callable[[str], None]) 
         else:
             kernel = checked.own or fetch(request.arch, say=say)
         guest = request.guest.guest_of(request.arch, kernel.path)
-        group = None if request.board else lab_group(guest, kernel, None)
         file: Path | None = None
         if not url:
             file = checked.out / kernel.path.name
             _copy(kernel.path, file)
             url = _url(request.image_url_base, file)
-        if group is not None:
-            group["kernel"]["path"] = url
+        # the kernel where LAVA fetches it
+        group = None if request.board else lab_group(guest, kernel, None, kernel_path=url)
     return _JobKernel(kernel=kernel, url=url, file=file, guest=guest, group=group)
 
 

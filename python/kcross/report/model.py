@@ -10,18 +10,30 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import fingerprint as fields
 from ..fingerprint import identity
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
-from ..schema import dig as _get
 from ..series import Series, bench_name, series_of_results
 from ..stats import StatsError, Summary, summarize_record
 
 # kcross show's wording of the same fields, and kcross's vocabulary: one wording for both
-from ..views.fingerprint import fmt_field, lab_lines, timer_text
+from ..views.fingerprint import (
+    active_mitigations,
+    forced_settings,
+    harness_text,
+    hypervisor_text,
+    lab_rows,
+    libc_text,
+    mechanism_text,
+    timer_text,
+    unknown_rows,
+    value,
+    values,
+)
 from ..views.run import (
     HW_EVENTS,
     SHORT_EVENT,
@@ -30,8 +42,8 @@ from ..views.run import (
     counters_unavailable,
     subtracted,
 )
-from ..views.text import ELLIPSIS, in_unit, interval, p_text, per_op, plus_minus, ratio, share
 from ..views.text import NONE as DASH
+from ..views.text import in_unit, interval, p_text, per_op, plus_minus, ratio, share, shown_value
 
 if TYPE_CHECKING:  # a type only: the store imports SQLAlchemy
     from ..judge.comparison import NoiseLookup
@@ -68,24 +80,23 @@ class RunView:
                     fingerprint=self.fingerprint, unit=self.unit)
 
     @property
-    def lab(self) -> dict[str, Any] | None:
-        lab = self.fingerprint.get("lab")
-        return lab if isinstance(lab, dict) else None
+    def lab(self) -> Mapping[str, Any] | None:
+        return fields.lab(self.fingerprint)
 
     @property
     def arch(self) -> str:
-        return str(self.fingerprint.get("arch") or "?")
+        return str(fields.ARCH.of(self.fingerprint) or "?")
 
     @property
     def host(self) -> str:
         """The machine's name: its hostname, or for a lab run "lab" (a guest has none)."""
         if self.lab is not None:
             return "lab"
-        return str(_get(self.fingerprint, "host", "hostname") or "?")
+        return str(fields.HOSTNAME.of(self.fingerprint) or "?")
 
     @property
     def cpu(self) -> str:
-        return str(_get(self.fingerprint, "cpu", "model") or "unknown CPU")
+        return str(fields.CPU_MODEL.of(self.fingerprint) or "unknown CPU")
 
     @property
     def results(self) -> list[dict[str, Any]]:
@@ -95,9 +106,9 @@ class RunView:
     def short(self) -> str:
         """The run's label with what tells it apart in a legend: its host, or its lab arch."""
         if self.lab is not None:
-            variant = self.lab.get("variant")
+            variant = fields.LAB_VARIANT.of(self.fingerprint)
             return f"{self.label} · lab {self.arch}" + (f" {variant}" if variant else "")
-        host = _get(self.fingerprint, "host", "hostname")
+        host = fields.HOSTNAME.of(self.fingerprint)
         return f"{self.label} · {host}" if host else self.label
 
 
@@ -133,35 +144,14 @@ class FactGroup:
     rows: list[FactRow]
 
 
-def _virtualization(fp: dict[str, Any]) -> str:
-    if isinstance(fp.get("lab"), dict):
-        return "emulated (lab)"
-    flag = _get(fp, "virtualization", "hypervisor_flag")
-    if flag is None:
-        return "unknown"
-    if not flag:
-        return "no hypervisor detected"
-    parts = [_get(fp, "virtualization", k) for k in
-             ("hypervisor_type", "dmi_sys_vendor", "dmi_product_name")]
-    return " / ".join(str(p) for p in parts if p) or "hypervisor (type unknown)"
+def _virtualization(fp: Mapping[str, Any]) -> str:
+    return "emulated (lab)" if fields.lab(fp) is not None else hypervisor_text(fp)
 
 
-def _mechanism(view: RunView) -> str:
-    sc = view.fingerprint.get("syscall") or {}
-    mechs = sorted({r["mechanism"] for r in view.results if r.get("mechanism")})
-    text = ", ".join(mechs) or fmt_field(sc.get("mechanism"))
-    if sc.get("forced"):
-        text += f" (forced: {sc['forced']})"
-    if sc.get("available"):
-        text += f"; available: {fmt_field(sc['available'])}"
-    return text
-
-
-def _mitigations(fp: dict[str, Any]) -> str:
-    vulns = fp.get("vulnerabilities")
-    if not isinstance(vulns, dict):
+def _mitigations(fp: Mapping[str, Any]) -> str:
+    active = active_mitigations(fp)
+    if active is None:
         return DASH
-    active = [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
     return "; ".join(active) or "none reported"
 
 
@@ -176,8 +166,8 @@ def _counters_measured(view: RunView) -> tuple[str, str]:
 def _facts(view: RunView) -> dict[str, dict[str, str]]:
     fp = view.fingerprint
     run = view.run
+    f = fields
     measured, unavailable = _counters_measured(view)
-    forced = {k: v for k, v in (fp.get("forced") or {}).items() if v is not None}
     facts: dict[str, dict[str, str]] = {
         "Run": {
             "started (UTC)": run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
@@ -187,56 +177,40 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
             "results": f"{sum(r['status'] == 'ok' for r in view.results)} ok, "
                        f"{sum(r['status'] == 'skipped' for r in view.results)} skipped, "
                        f"{sum(r['status'] == 'failed' for r in view.results)} failed",
-            "samples per benchmark": fmt_field(_get(run.plan, "samples")),
-            "kcross-harness": " ".join(str(x) for x in (
-                _get(fp, "kcross", "version"), _get(fp, "kcross", "git_rev"),
-                _get(fp, "kcross", "build"), _get(fp, "kcross", "compiler")) if x) or DASH,
+            "samples per benchmark": shown_value((run.plan or {}).get("samples")),
+            "kcross-harness": harness_text(fp) or DASH,
         },
         "Machine": {
-            "host": fmt_field(_get(fp, "host", "hostname")),
-            "arch": fmt_field(fp.get("arch")),
-            "CPU": fmt_field(_get(fp, "cpu", "model")),
-            "microcode": fmt_field(_get(fp, "cpu", "microcode")),
-            "CPUs online": fmt_field(_get(fp, "cpu", "online")),
+            "host": value(fp, f.HOSTNAME),
+            "arch": value(fp, f.ARCH),
+            "CPU": value(fp, f.CPU_MODEL),
+            "microcode": value(fp, f.CPU_MICROCODE),
+            "CPUs online": value(fp, f.CPU_ONLINE),
             "virtualization": _virtualization(fp),
-            "SMT control / active": f"{fmt_field(_get(fp, 'smt', 'control'))} / "
-                                    f"{fmt_field(_get(fp, 'smt', 'active'))}",
-            "governor / driver": f"{fmt_field(_get(fp, 'power', 'governor'))} / "
-                                 f"{fmt_field(_get(fp, 'power', 'driver'))}",
-            "isolcpus / nohz_full": f"{fmt_field(_get(fp, 'isolation', 'isolcpus'))} / "
-                                    f"{fmt_field(_get(fp, 'isolation', 'nohz_full'))}",
+            "SMT control / active": values(fp, f.SMT_CONTROL, f.SMT_ACTIVE),
+            "governor / driver": values(fp, f.GOVERNOR, f.FREQUENCY_DRIVER),
+            "isolcpus / nohz_full": values(fp, f.ISOLCPUS, f.NOHZ_FULL),
         },
         "Kernel": {
-            "release": fmt_field(_get(fp, "kernel", "release")),
-            "command line": fmt_field(_get(fp, "kernel", "cmdline")),
+            "release": value(fp, f.KERNEL_RELEASE),
+            "command line": value(fp, f.KERNEL_CMDLINE),
             "mitigations": _mitigations(fp),
-            "libc": f"{fmt_field(_get(fp, 'libc', 'name'))} {fmt_field(_get(fp, 'libc', 'version'))}",
+            "libc": libc_text(fp),
         },
         "Measurement": {
-            "syscall mechanism": _mechanism(view),
-            "forced by the environment": ", ".join(f"{k}={v}" for k, v in forced.items())
-                                         or "nothing",
+            "syscall mechanism": mechanism_text(fp, view.results),
+            "forced by the environment": ", ".join(forced_settings(fp)) or "nothing",
             "timer": timer_text(fp),
             "counters measured": measured,
             "counters unavailable": unavailable,
-            "perf_event_paranoid": fmt_field(_get(fp, "perf", "paranoid")),
+            "perf_event_paranoid": value(fp, f.PERF_PARANOID),
         },
     }
-    lab = view.lab
-    if lab is not None:
-        kernel: dict[str, Any] = lab["kernel"] if isinstance(lab.get("kernel"), dict) else {}
-        sha = str(kernel.get("sha256") or "")
-        facts["Lab"] = {
-            "emulation": lab_lines(fp)[0],
-            "mode / unit": f"{fmt_field(lab.get('mode'))} / {fmt_field(lab.get('unit'))}",
-            "emulator": f"{fmt_field(lab.get('emulator'))} {fmt_field(lab.get('emulator_version'))}",
-            "machine / cpu / smp": " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp")),
-            "accel / icount / seed": " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed")),
-            "kernel": " ".join(fmt_field(kernel.get(k)) for k in ("source", "package", "version")),
-            "kernel sha256": sha[:16] + ELLIPSIS if sha else DASH,
-            "appended to cmdline": fmt_field(lab.get("append")),
-            "variant": fmt_field(lab.get("variant")),
-        }
+    if view.lab is not None:
+        facts["Lab"] = dict(lab_rows(fp, whole=False))
+    unknown = unknown_rows(fp)
+    if unknown:
+        facts["Fields this kcross does not know"] = dict(unknown)
     return facts
 
 

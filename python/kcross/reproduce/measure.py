@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kcross import fingerprint as fields
 from kcross.errors import LabError, UserError
 from kcross.reproduce.experiments import DEFAULT, NATIVE, VARIANTS, Experiment, Variant
+from kcross.schema import LAB_COUNTING
 
 SOURCE = "repro"   # runs.source (kcross.store.writing.RUN_SOURCES)
 # How a lab run's fingerprint.lab.variant names a reproduce variant (DEFAULT: no variant).
@@ -44,7 +46,7 @@ class Measured:
 
     @property
     def arch(self) -> str:
-        return str(self.fingerprint.get("arch") or "?")
+        return str(fields.ARCH.of(self.fingerprint) or "?")
 
     @property
     def label(self) -> str:
@@ -59,18 +61,18 @@ def from_stored(fingerprint: Mapping[str, Any], results: Sequence[Mapping[str, A
     kernel, is not reproduce's boot even without a variant)."""
     if source != SOURCE:
         return None
-    lab = fingerprint.get("lab")
-    if isinstance(lab, Mapping):
-        if lab.get("mode") != "counting":
+    if fields.lab(fingerprint) is not None:
+        if fields.LAB_MODE.of(fingerprint) != LAB_COUNTING:
             return None
-        variant = str(lab.get("variant") or "")
+        variant = str(fields.LAB_VARIANT.of(fingerprint) or "")
         if not variant:
             name = DEFAULT
         elif variant.startswith(VARIANT_PREFIX) and variant[len(VARIANT_PREFIX):] in VARIANTS:
             name = variant[len(VARIANT_PREFIX):]
         else:
             return None   # another lab variant (a mitigation, --compare): not ours
-        return Measured(str(fingerprint.get("arch") or "?"), name, fingerprint, results, run_id)
+        return Measured(str(fields.ARCH.of(fingerprint) or "?"), name, fingerprint, results,
+                        run_id)
     return Measured(NATIVE, DEFAULT, fingerprint, results, run_id)
 
 

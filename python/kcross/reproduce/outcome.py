@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kcross import fingerprint as fields
 from kcross.judge.verdict import Judgement
 from kcross.reproduce.experiments import DEFAULT, NATIVE, Experiment, Figure, Ours
 from kcross.reproduce.measure import Measured
@@ -94,22 +95,18 @@ def _merged(m: Measured) -> dict[str, dict[str, Any]]:
 
 def _machine(m: Measured) -> str:
     fp = m.fingerprint
-    cpu = fp.get("cpu") if isinstance(fp.get("cpu"), Mapping) else {}
-    model = str(cpu.get("model") or "?") if isinstance(cpu, Mapping) else "?"
-    kernel = fp.get("kernel") if isinstance(fp.get("kernel"), Mapping) else {}
-    release = str(kernel.get("release") or "?") if isinstance(kernel, Mapping) else "?"
-    lab = fp.get("lab")
-    if isinstance(lab, Mapping):
-        k = lab.get("kernel") if isinstance(lab.get("kernel"), Mapping) else {}
-        version = k.get("version") if isinstance(k, Mapping) else None
-        return (f"{lab.get('emulator')} {lab.get('emulator_version') or ''} TCG -icount, "
-                f"{lab.get('machine')}, -cpu {lab.get('cpu')}, Linux {release}"
-                f"{' (Debian ' + str(version) + ')' if version else ''}: instructions, "
-                "not cycles").replace("  ", " ")
-    virt = fp.get("virtualization")
+    model = str(fields.CPU_MODEL.of(fp) or "?")
+    release = str(fields.KERNEL_RELEASE.of(fp) or "?")
+    if fields.lab(fp) is not None:
+        version = fields.LAB_KERNEL_VERSION.of(fp)
+        return (f"{fields.LAB_EMULATOR.of(fp)} {fields.LAB_EMULATOR_VERSION.of(fp) or ''} TCG "
+                f"-icount, {fields.LAB_MACHINE.of(fp)}, -cpu {fields.LAB_CPU.of(fp)}, "
+                f"Linux {release}{' (Debian ' + str(version) + ')' if version else ''}: "
+                "instructions, not cycles").replace("  ", " ")
     where = ""
-    if isinstance(virt, Mapping) and virt.get("hypervisor"):
-        where = f", a {virt.get('hypervisor')} VM"
+    if fields.HYPERVISOR_FLAG.of(fp):
+        hypervisor = fields.HYPERVISOR_TYPE.of(fp)
+        where = f", a {hypervisor} VM" if hypervisor else ", a VM"
     return f"{model}{where}, Linux {release}: this machine, ns/op"
 
 
@@ -117,8 +114,7 @@ def _syscall_path(measured: Sequence[Measured]) -> str:
     """The syscall mechanism kcross's selected path took in each boot or run."""
     said = []
     for m in measured:
-        syscall = m.fingerprint.get("syscall")
-        mechanism = syscall.get("mechanism") if isinstance(syscall, Mapping) else None
+        mechanism = fields.SYSCALL_MECHANISM.of(m.fingerprint)
         if mechanism:
             said.append(f"{mechanism}" if m.variant == DEFAULT else f"{mechanism} [{m.variant}]")
     return f"; kcross's selected syscall path: {', '.join(dict.fromkeys(said))}" if said else ""

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors, stats
+from .. import fingerprint as fields
 from ..errors import ECHO_MAX, EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError, clipped
 from ..judge.verdict import PairedVerdict, judge_paired
 from ..run import harness
-from ..schema import UNIT_NS, dig
+from ..schema import UNIT_NS
 from ..views.verdict import paired_words
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
@@ -148,8 +149,7 @@ def prepare(side: Arm) -> Ready:
     if not records or records[0].get("type") != "fingerprint":
         raise SchemaError(f"{side.where}: harness 'sysinfo' wrote no fingerprint")
     fp = records[0]
-    forced = fp.get("forced") if isinstance(fp.get("forced"), dict) else {}
-    assert isinstance(forced, dict)
+    forced = fields.FORCED.members(fp)
     for name, _ in side.settings:
         if name not in forced:
             reads = ", ".join(sorted(forced)) or "none"
@@ -165,11 +165,11 @@ def prepare(side: Arm) -> Ready:
     if benches[0].get("available") is False:
         raise UserError(f"{side.where}: {names[0]} cannot run here: "
                         f"{benches[0].get('reason') or 'not available'}")
-    version = dig(fp, "kcross", "version") or "?"
-    rev = dig(fp, "kcross", "git_rev")
-    return Ready(side=side, bench=names[0], arch=str(fp.get("arch") or "?"),
-                 mechanism=dig(fp, "syscall", "mechanism"),
-                 available=tuple(dig(fp, "syscall", "available") or ()), forced=forced,
+    version = fields.KCROSS_VERSION.of(fp) or "?"
+    rev = fields.KCROSS_REVISION.of(fp)
+    return Ready(side=side, bench=names[0], arch=str(fields.ARCH.of(fp) or "?"),
+                 mechanism=fields.SYSCALL_MECHANISM.of(fp),
+                 available=tuple(fields.SYSCALL_AVAILABLE.of(fp) or ()), forced=dict(forced),
                  version=f"{version} ({rev})" if rev else str(version))
 
 
@@ -181,7 +181,7 @@ def _machine_of(side: Arm) -> str:
         records = harness.collect(side.harness, ["sysinfo", "--json"])
     except KcrossError:
         return ""
-    arch = records[0].get("arch") if records else None
+    arch = fields.ARCH.of(records[0]) if records else None
     return f" (on this {arch} machine)" if arch else ""
 
 
@@ -205,11 +205,11 @@ def measure(ready: Ready, options: RunOptions) -> Measured:
         raw = stats.median(stats.raw_samples(rec))
     except stats.StatsError as exc:
         raise HarnessError(f"{side.where}: {ready.bench}: {exc}") from None
-    forced = fp.get("forced") if isinstance(fp.get("forced"), dict) else {}
+    forced = dict(fields.FORCED.members(fp))
     return Measured(median=summary.median, raw_median=raw,
                     subtracted=summary.overhead.subtracted, samples=summary.samples,
                     unit=str(rec.get("unit") or UNIT_NS),
-                    mechanism=rec.get("mechanism") or dig(fp, "syscall", "mechanism"),
+                    mechanism=rec.get("mechanism") or fields.SYSCALL_MECHANISM.of(fp),
                     forced=forced or {})
 
 

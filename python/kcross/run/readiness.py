@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import fingerprint as fields
 from ..errors import UserError
 
 OK, WARN, INFO, UNKNOWN = "ok", "warn", "info", "unknown"
@@ -145,13 +146,9 @@ class Machine:
     def cpu_path(self, rest: str) -> str:
         return f"{CPU_SYSFS}/cpu{self.cpu}/{rest}"
 
-    def fp(self, *keys: str) -> Any:
-        node: Any = self.fingerprint
-        for key in keys:
-            if not isinstance(node, Mapping):
-                return None
-            node = node.get(key)
-        return node
+    def fp(self, which: fields.Field) -> Any:
+        """A field of the harness's fingerprint (None without one)."""
+        return which.of(self.fingerprint)
 
 
 # --- parsing -----------------------------------------------------------------------------
@@ -283,12 +280,12 @@ def in_vm(m: Machine) -> tuple[bool | None, str]:
     """(True/False/None for unknown, the evidence), from the harness's fingerprint when it
     has a verdict, else from CPUID's hypervisor flag, /sys/hypervisor, DMI and the device tree."""
     evidence: list[str] = []
-    flag = m.fp("virtualization", "hypervisor_flag")
+    flag = m.fp(fields.HYPERVISOR_FLAG)
     if flag is not None:
         if flag:
             evidence.append("hypervisor flag (CPUID, per the harness)")
-        for key in ("hypervisor_type", "dmi_sys_vendor", "dmi_product_name"):
-            value = m.fp("virtualization", key)
+        for named in (fields.HYPERVISOR_TYPE, fields.DMI_SYS_VENDOR, fields.DMI_PRODUCT_NAME):
+            value = m.fp(named)
             if value and flag:
                 evidence.append(str(value))
         if flag:
@@ -546,14 +543,14 @@ def _privileged(m: Machine) -> bool:
 
 def check_perf(m: Machine) -> Finding:
     name = "perf counters"
-    paranoid = m.fp("perf", "paranoid")
+    paranoid = m.fp(fields.PERF_PARANOID)
     if paranoid is None:
         paranoid = _int(m.read("proc/sys/kernel/perf_event_paranoid"))
     fix = "sudo sysctl -w kernel.perf_event_paranoid=1  (or run as root, or grant CAP_PERFMON)"
-    hardware = m.fp("perf", "hardware")
-    if isinstance(hardware, Mapping) and hardware:
-        software = m.fp("perf", "software") or {}
-        reasons = m.fp("perf", "reasons") or {}
+    hardware = fields.PERF_HARDWARE.members(m.fingerprint)
+    if hardware:
+        software = fields.PERF_SOFTWARE.members(m.fingerprint)
+        reasons = fields.PERF_REASONS.members(m.fingerprint)
         denied = sorted(e for e, ok in {**hardware, **software}.items()
                         if not ok and "not permitted" in str(reasons.get(e, "")))
         have = [e for e, ok in hardware.items() if ok]

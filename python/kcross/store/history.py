@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .. import fingerprint as fields
 from . import records
 from . import tables as t
 from .db import guard
@@ -144,7 +145,7 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
     ci_high_ns.  No result record is read: a machine's noise from its whole history."""
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
-                       run.fingerprint[("host", "time")].as_string().label("host_time"),
+                       run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        r.suite, r.name, r.process, r.status, r.median_ns, r.ci_low_ns,
                        r.ci_high_ns)
              .join(t.runs, run.id == r.run_id)
@@ -167,7 +168,7 @@ def results_named(store: Reading, names: Sequence[str],
     """
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
-                       run.fingerprint[("host", "time")].as_string().label("host_time"),
+                       run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.timer_hz, r.seq, r.suite, r.name,
                        sa.type_coerce(r.record, sa.Text).label("record"), r.samples,
                        *(r[name] for name in _FIGURES))

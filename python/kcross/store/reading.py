@@ -18,6 +18,7 @@ from typing import Any, overload
 
 import sqlalchemy as sa
 
+from .. import fingerprint as fields
 from ..errors import UserError, shown
 from ..fingerprint import HASH_SHOWN
 from ..schema import UNIT_NS, unit_of
@@ -217,8 +218,9 @@ class Reading:
                            t.machines.c.kernel_release, t.machines.c.hypervisor,
                            t.machines.c.fingerprint_hash, t.machines.c.arch,
                            # JSON path: JSON_EXTRACT on SQLite, #>> on PostgreSQL
-                           t.runs.c.fingerprint[("lab", "unit")].as_string().label("lab_unit"),
-                           t.runs.c.fingerprint[("lab", "variant")].as_string()
+                           t.runs.c.fingerprint[fields.LAB_UNIT.path].as_string()
+                           .label("lab_unit"),
+                           t.runs.c.fingerprint[fields.LAB_VARIANT.path].as_string()
                            .label("lab_variant"),
                            count.label("results"))
                  .join(t.machines, t.machines.c.id == t.runs.c.machine_id))
@@ -252,7 +254,7 @@ class Reading:
                 id=r.id, started_at=as_utc(r.started_at), status=r.status, source=r.source,
                 hostname=r.hostname, cpu_model=r.cpu_model, kernel_release=r.kernel_release,
                 hypervisor=r.hypervisor, results=r.results, state=live.state, live=live.live,
-                unit=unit_of({"lab": {"unit": r.lab_unit}} if r.lab_unit else None),
+                unit=unit_of(fields.LAB_UNIT.put({}, r.lab_unit) if r.lab_unit else None),
                 machine_hash=r.fingerprint_hash, tags=tuple(tagged.get(r.id, ())),
                 arch=r.arch, variant=r.lab_variant))
         return summaries

@@ -21,10 +21,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from .. import fingerprint as fields
 from ..errors import SchemaError, UserError, shown
 from ..fingerprint import identity as machine_identity
 from ..schema import LAB_COUNTING, RunStream
-from ..schema import dig as _get
 from . import tables as t
 from .db import guard
 from .liveness import Liveness, Owner, judge
@@ -43,6 +43,16 @@ HEARTBEAT_EVERY_S = 60.0
 # runs.source: how the run came in (at most 8 characters: the column's width)
 RUN_SOURCES = ("run", "import", "lab", "remote", "aa", "repro", "lava")
 
+# The columns that copy a fingerprint field, for queries and ``kcross runs`` (the whole
+# fingerprint is stored beside them): a machine's, and a run's per-run values.
+MACHINE_COLUMNS: dict[str, fields.Field] = {
+    "hostname": fields.HOSTNAME, "arch": fields.ARCH, "cpu_model": fields.CPU_MODEL,
+    "kernel_release": fields.KERNEL_RELEASE}
+RUN_COLUMNS: dict[str, fields.Field] = {
+    "kcross_version": fields.KCROSS_VERSION, "git_rev": fields.KCROSS_REVISION,
+    "mechanism": fields.SYSCALL_MECHANISM, "timer": fields.TIMER_SOURCE,
+    "timer_hz": fields.TIMER_HZ}
+
 
 def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     """The machines.hypervisor column: what runs the measured system, if anything.
@@ -50,14 +60,13 @@ def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     A lab run says so whatever the guest believes: ``qemu-tcg-icount`` in counting
     mode (the figures are instruction counts), ``qemu-<accel>`` otherwise.
     """
-    lab = fingerprint.get("lab")
-    if isinstance(lab, dict):
-        accel = str(lab.get("accel") or "tcg")
-        name = f"qemu-{accel}-icount" if lab.get("mode") == LAB_COUNTING else f"qemu-{accel}"
+    if fields.lab(fingerprint) is not None:
+        accel = str(fields.LAB_ACCEL.of(fingerprint) or "tcg")
+        name = f"qemu-{accel}-icount" if fields.LAB_MODE.of(fingerprint) == LAB_COUNTING \
+            else f"qemu-{accel}"
         return name[:64]  # the column's width
-    virt = fingerprint.get("virtualization")
-    return (_get(virt, "hypervisor_type") or "unknown hypervisor") \
-        if _get(virt, "hypervisor_flag") else None
+    return (fields.HYPERVISOR_TYPE.of(fingerprint) or "unknown hypervisor") \
+        if fields.HYPERVISOR_FLAG.of(fingerprint) else None
 
 
 def _canonical(record: dict[str, Any]) -> bytes:
@@ -108,7 +117,7 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
     Raises :class:`SchemaError` (without a location: the caller adds it) when
     the end record's duration is not a duration or the finish is not a date.
     """
-    started = parse_time(_get(fingerprint, "host", "time"))
+    started = parse_time(fields.HOST_TIME.of(fingerprint))
     if end is None:
         return started, None
     elapsed = end.get("elapsed_s")
@@ -174,10 +183,7 @@ class Writing(Reading):
         hypervisor = machine_hypervisor(fingerprint)
         values = {
             "fingerprint_hash": digest,
-            "hostname": _get(fingerprint, "host", "hostname"),
-            "arch": fingerprint.get("arch"),
-            "cpu_model": _get(fingerprint, "cpu", "model"),
-            "kernel_release": _get(fingerprint, "kernel", "release"),
+            **{column: field.of(fingerprint) for column, field in MACHINE_COLUMNS.items()},
             "hypervisor": hypervisor,
             "fingerprint": fingerprint,
             "first_seen": _utcnow(),
@@ -198,11 +204,7 @@ class Writing(Reading):
             started_at=started_at,
             status=status,
             machine_id=self._machine_id(conn, fingerprint),
-            kcross_version=_get(fingerprint, "kcross", "version"),
-            git_rev=_get(fingerprint, "kcross", "git_rev"),
-            mechanism=_get(fingerprint, "syscall", "mechanism"),
-            timer=_get(fingerprint, "timer", "source"),
-            timer_hz=_get(fingerprint, "timer", "hz"),
+            **{column: field.of(fingerprint) for column, field in RUN_COLUMNS.items()},
             command=list(command),
             source=source,
             fingerprint=fingerprint,
@@ -333,7 +335,7 @@ class Writing(Reading):
                              f"not {source!r}")
         started: dt.datetime
         finished: dt.datetime | None
-        if isinstance(stream.fingerprint.get("lab"), dict):
+        if fields.lab(stream.fingerprint) is not None:
             started = started_at or _utcnow()
             finished = (finished_at or started) if stream.complete else finished_at
         else:

@@ -1,161 +1,231 @@
-"""The view of a machine's fingerprint: ``kcross sysinfo``'s tables, and the lines that say
-what a lab run is (the emulation, its kernel) under a run's table."""
+"""The view of a machine's fingerprint: ``kcross sysinfo``'s tables, the lines that say
+what a lab run is (the emulation, its kernel) under a run's table, and the wording of
+its fields that the run's footer and the HTML report share.
+
+Every field is read through kcross.fingerprint's registry and written by its kind
+(kcross.views.text.shown_value); a field the registry does not know (a newer harness's)
+is shown by its path in a table of its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import fingerprint as fields
+from ..fingerprint import Field
 from ..schema import LAB_COUNTING
-from ..schema import dig as _get
 from .table import BARE, Column, Table, terminal
-from .text import ELLIPSIS, NONE
+from .text import ELLIPSIS, NONE, frequency, shown_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+Fingerprint = Mapping[str, Any]
 
-def timer_text(fingerprint: dict[str, Any]) -> str:
-    timer = fingerprint.get("timer") or {}
-    text = str(timer.get("source") or "unknown")
-    if timer.get("hz"):
-        text += f" @ {timer['hz'] / 1e9:.6g} GHz" if timer["hz"] >= 1e8 \
-            else f" @ {timer['hz'] / 1e6:.6g} MHz"
-    if timer.get("invariant") is not None:
-        text += ", invariant" if timer["invariant"] else ", NOT invariant"
-    cal = timer.get("calibration")
-    if isinstance(cal, dict) and cal.get("against"):
-        text += f"; calibrated against {cal['against']}"
-        if cal.get("error_ppm") is not None:
-            text += f" ({cal['error_ppm']:g} ppm)"
+# How many hex digits of the lab kernel's SHA-256 a line has room for.
+KERNEL_SHA_SHOWN = 16
+
+
+def value(fp: Fingerprint, field: Field) -> str:
+    """One field as people read it."""
+    return shown_value(field.of(fp), field.kind)
+
+
+def values(fp: Fingerprint, *fs: Field, sep: str = " / ") -> str:
+    """Fields written together in one cell: ``notsupported / 0``."""
+    return sep.join(value(fp, f) for f in fs)
+
+
+def timer_text(fingerprint: Fingerprint) -> str:
+    text = str(fields.TIMER_SOURCE.of(fingerprint) or "unknown")
+    hz = fields.TIMER_HZ.of(fingerprint)
+    if hz:
+        text += f" @ {frequency(hz)}"
+    invariant = fields.TIMER_INVARIANT.of(fingerprint)
+    if invariant is not None:
+        text += ", invariant" if invariant else ", NOT invariant"
+    against = fields.CALIBRATED_AGAINST.of(fingerprint)
+    if against:
+        text += f"; calibrated against {against}"
+        error = fields.CALIBRATION_ERROR.of(fingerprint)
+        if error is not None:
+            text += f" ({error:g} ppm)"
     return text
 
 
-def _lab_kernel(lab: dict[str, Any]) -> dict[str, Any]:
-    kernel = lab.get("kernel")
-    return kernel if isinstance(kernel, dict) else {}
+def harness_text(fp: Fingerprint) -> str:
+    """The kcross-harness that measured: version, revision, build, compiler."""
+    parts = (f.of(fp) for f in (fields.KCROSS_VERSION, fields.KCROSS_REVISION,
+                                fields.KCROSS_BUILD, fields.KCROSS_COMPILER))
+    return " ".join(str(x) for x in parts if x)
+
+
+def libc_text(fp: Fingerprint) -> str:
+    return values(fp, fields.LIBC_NAME, fields.LIBC_VERSION, sep=" ")
+
+
+def hypervisor_text(fp: Fingerprint) -> str:
+    """What the harness saw of a hypervisor: its type and the DMI names when it saw one."""
+    flag = fields.HYPERVISOR_FLAG.of(fp)
+    if flag is None:
+        return "unknown (hypervisor flag unreadable)"
+    if not flag:
+        return "no hypervisor detected"
+    parts = (f.of(fp) for f in (fields.HYPERVISOR_TYPE, fields.DMI_SYS_VENDOR,
+                                fields.DMI_PRODUCT_NAME))
+    return " / ".join(str(p) for p in parts if p) or "hypervisor (type unknown)"
+
+
+def active_mitigations(fp: Fingerprint) -> list[str] | None:
+    """The vulnerabilities the kernel mitigates or is exposed to (``name: text``), None when
+    they could not be read."""
+    vulns = fields.VULNERABILITIES.of(fp)
+    if not isinstance(vulns, Mapping):
+        return None
+    return [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
+
+
+def mechanism_text(fp: Fingerprint, results: Sequence[Mapping[str, Any]]) -> str:
+    """The syscall mechanism the results name (else the fingerprint's), its forcing and
+    the mechanisms available."""
+    mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")})
+    text = ", ".join(mechs) or value(fp, fields.SYSCALL_MECHANISM)
+    forced = fields.SYSCALL_FORCED.of(fp)
+    if forced:
+        text += f" (forced: {forced})"
+    available = fields.SYSCALL_AVAILABLE.of(fp)
+    if available:
+        text += f"; available: {', '.join(str(m) for m in available)}"
+    return text
+
+
+def forced_settings(fp: Fingerprint) -> list[str]:
+    """The settings the environment forced: ``KCROSS_SYSCALL=sc``."""
+    return [f"{k}={v}" for k, v in fields.FORCED.members(fp).items() if v is not None]
+
+
+def kernel_sha_text(fp: Fingerprint) -> str:
+    sha = str(fields.LAB_KERNEL_SHA256.of(fp) or "")
+    return sha[:KERNEL_SHA_SHOWN] + ELLIPSIS if sha else NONE
 
 
 EMULATED_COUNTING = "emulated (QEMU {accel}, icount): instruction counts, not time"
 
 
-def lab_lines(fingerprint: dict[str, Any]) -> list[str]:
+def lab_lines(fingerprint: Fingerprint) -> list[str]:
     """What a lab run is (none for a real machine): the emulation and the lab group."""
-    lab = fingerprint.get("lab")
-    if not isinstance(lab, dict):
+    if fields.lab(fingerprint) is None:
         return []
-    accel = str(lab.get("accel") or "tcg").upper()
-    if lab.get("mode") == LAB_COUNTING:
+    accel = str(fields.LAB_ACCEL.of(fingerprint) or "tcg").upper()
+    if fields.LAB_MODE.of(fingerprint) == LAB_COUNTING:
         first = EMULATED_COUNTING.format(accel=accel)
     else:
-        first = f"emulated (QEMU {accel}, {fmt_field(lab.get('mode'))} mode): not a measurement"
-    kernel = _lab_kernel(lab)
-    sha = str(kernel.get("sha256") or "")
-    emulator = " ".join(fmt_field(x) for x in (lab.get("emulator"), lab.get("emulator_version")))
+        first = f"emulated (QEMU {accel}, {value(fingerprint, fields.LAB_MODE)} mode): not a " \
+                "measurement"
+
+    def v(field: Field) -> str:
+        return value(fingerprint, field)
     lines = [first,
-             f"lab: {emulator} -M {fmt_field(lab.get('machine'))} -cpu {fmt_field(lab.get('cpu'))}, "
-             f"smp {fmt_field(lab.get('smp'))}, accel {fmt_field(lab.get('accel'))}, "
-             f"icount {fmt_field(lab.get('icount'))}, seed {fmt_field(lab.get('seed'))}",
-             f"lab kernel: {fmt_field(kernel.get('source'))} {fmt_field(kernel.get('package'))} "
-             f"{fmt_field(kernel.get('version'))}, {fmt_field(kernel.get('path'))} "
-             f"(sha256 {sha[:16] + ELLIPSIS if sha else NONE}); appended: "
-             f"{fmt_field(lab.get('append'))}; variant: {fmt_field(lab.get('variant'))}"]
+             f"lab: {values(fingerprint, fields.LAB_EMULATOR, fields.LAB_EMULATOR_VERSION, sep=' ')} "
+             f"-M {v(fields.LAB_MACHINE)} -cpu {v(fields.LAB_CPU)}, smp {v(fields.LAB_SMP)}, "
+             f"accel {v(fields.LAB_ACCEL)}, icount {v(fields.LAB_ICOUNT)}, seed {v(fields.LAB_SEED)}",
+             f"lab kernel: {v(fields.LAB_KERNEL_SOURCE)} {v(fields.LAB_KERNEL_PACKAGE)} "
+             f"{v(fields.LAB_KERNEL_VERSION)}, {v(fields.LAB_KERNEL_PATH)} "
+             f"(sha256 {kernel_sha_text(fingerprint)}); appended: "
+             f"{v(fields.LAB_APPEND)}; variant: {v(fields.LAB_VARIANT)}"]
     # What in the guest changes the count: its command line and what it mitigates.
-    lines.append(f"guest kernel: {fmt_field(_get(fingerprint, 'kernel', 'release'))}, command line: "
-                 f"{fmt_field(_get(fingerprint, 'kernel', 'cmdline'))}")
-    vulns = fingerprint.get("vulnerabilities")
-    if isinstance(vulns, dict):
-        active = [f"{k}: {v}" for k, v in sorted(vulns.items()) if v and v != "Not affected"]
+    lines.append(f"guest kernel: {v(fields.KERNEL_RELEASE)}, command line: "
+                 f"{v(fields.KERNEL_CMDLINE)}")
+    active = active_mitigations(fingerprint)
+    if active is not None:
         lines.append("guest mitigations: " + ("; ".join(active) if active
                                               else "none (the CPU model reports no flaw)"))
     return lines
 
 
-def fmt_field(value: Any) -> str:
-    """A fingerprint value for people: null/empty as a dash, booleans as yes/no."""
-    if value is None or value == "":
-        return NONE
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value) or NONE
-    return str(value)
+def lab_rows(fp: Fingerprint, *, whole: bool) -> list[tuple[str, str]]:
+    """The lab group as rows (sysinfo's table, the report's facts); ``whole``: with the
+    kernel file and its whole SHA-256, else its first digits."""
+    kernel = [("kernel file", value(fp, fields.LAB_KERNEL_PATH)),
+              ("kernel sha256", value(fp, fields.LAB_KERNEL_SHA256))] if whole \
+        else [("kernel sha256", kernel_sha_text(fp))]
+    return [
+        ("emulation", lab_lines(fp)[0]),
+        ("mode / unit", values(fp, fields.LAB_MODE, fields.LAB_UNIT)),
+        ("emulator", values(fp, fields.LAB_EMULATOR, fields.LAB_EMULATOR_VERSION, sep=" ")),
+        ("accel / icount / seed", values(fp, fields.LAB_ACCEL, fields.LAB_ICOUNT, fields.LAB_SEED)),
+        ("machine / cpu / smp", values(fp, fields.LAB_MACHINE, fields.LAB_CPU, fields.LAB_SMP)),
+        ("kernel", values(fp, fields.LAB_KERNEL_SOURCE, fields.LAB_KERNEL_PACKAGE,
+                          fields.LAB_KERNEL_VERSION, sep=" ")),
+        *kernel,
+        ("appended to cmdline", value(fp, fields.LAB_APPEND)),
+        ("variant", value(fp, fields.LAB_VARIANT))]
 
 
-def _pair(fp: dict[str, Any], group: str, first: str, second: str) -> str:
-    return f"{fmt_field(_get(fp, group, first))} / {fmt_field(_get(fp, group, second))}"
+def unknown_rows(fp: Fingerprint) -> list[tuple[str, str]]:
+    """The fields this kcross does not know (a newer harness's), by their paths."""
+    return [(".".join(path), shown_value(v)) for path, v in fields.unknown(fp)]
 
 
-def _kv_table(title: str, rows: Iterable[tuple[str, Any]]) -> Table:
+def _kv_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
     table = Table([Column("", wrap=False, style="cyan"), Column("")], title=title,
                   frame=BARE, header=False, gap=2)
-    for key, value in rows:
-        table.add(key, fmt_field(value))
+    for key, text in rows:
+        table.add(key, text)
     return table
 
 
-def sysinfo(fp: dict[str, Any]) -> RenderableType:
+def _counter_rows(fp: Fingerprint) -> list[tuple[str, str]]:
+    reasons = fields.PERF_REASONS.members(fp)
+    rows = [("perf_event_paranoid", value(fp, fields.PERF_PARANOID))]
+    for group in (fields.PERF_HARDWARE, fields.PERF_SOFTWARE):
+        for event, ok in group.members(fp).items():
+            rows.append((event, "available" if ok else
+                         f"unavailable: {reasons.get(event) or 'no reason given'}"))
+    return rows
+
+
+def sysinfo(fp: Fingerprint) -> RenderableType:
     """The fingerprint grouped by what a performance engineer checks first."""
-    def g(*path: str) -> Any:
-        return _get(fp, *path)
-    flag = g("virtualization", "hypervisor_flag")
-    virt = "unknown (hypervisor flag unreadable)" if flag is None else "no hypervisor detected"
-    if flag:
-        virt = " / ".join(str(x) for x in (g("virtualization", "hypervisor_type"),
-                                          g("virtualization", "dmi_sys_vendor"),
-                                          g("virtualization", "dmi_product_name")) if x)
+    f = fields
     cpu = _kv_table("CPU", [
-        ("arch", fp.get("arch")), ("model", g("cpu", "model")), ("vendor", g("cpu", "vendor")),
-        ("family/model/stepping",
-         "/".join(fmt_field(g("cpu", k)) for k in ("family", "model_id", "stepping"))),
-        ("microcode", g("cpu", "microcode")), ("online / possible", _pair(fp, "cpu", "online", "possible")),
-        ("flags", g("cpu", "flags")), ("SMT control / active", _pair(fp, "smt", "control", "active")),
-        ("governor / driver", _pair(fp, "power", "governor", "driver")),
-        ("isolcpus / nohz_full", _pair(fp, "isolation", "isolcpus", "nohz_full")),
-        ("virtualization", virt)])
+        ("arch", value(fp, f.ARCH)), ("model", value(fp, f.CPU_MODEL)),
+        ("vendor", value(fp, f.CPU_VENDOR)),
+        ("family/model/stepping", values(fp, f.CPU_FAMILY, f.CPU_MODEL_ID, f.CPU_STEPPING,
+                                         sep="/")),
+        ("microcode", value(fp, f.CPU_MICROCODE)),
+        ("online / possible", values(fp, f.CPU_ONLINE, f.CPU_POSSIBLE)),
+        ("flags", value(fp, f.CPU_FLAGS)),
+        ("SMT control / active", values(fp, f.SMT_CONTROL, f.SMT_ACTIVE)),
+        ("governor / driver", values(fp, f.GOVERNOR, f.FREQUENCY_DRIVER)),
+        ("isolcpus / nohz_full", values(fp, f.ISOLCPUS, f.NOHZ_FULL)),
+        ("virtualization", hypervisor_text(fp))])
     kernel = _kv_table("Kernel and libc", [
-        ("release", g("kernel", "release")), ("version", g("kernel", "version")),
-        ("cmdline", g("kernel", "cmdline")),
-        ("libc", f"{fmt_field(g('libc', 'name'))} {fmt_field(g('libc', 'version'))}"),
-        ("hwcap / hwcap2", _pair(fp, "auxv", "hwcap", "hwcap2")),
-        ("vDSO mapped", g("auxv", "sysinfo_ehdr"))])
+        ("release", value(fp, f.KERNEL_RELEASE)), ("version", value(fp, f.KERNEL_VERSION)),
+        ("cmdline", value(fp, f.KERNEL_CMDLINE)), ("libc", libc_text(fp)),
+        ("hwcap / hwcap2", values(fp, f.HWCAP, f.HWCAP2)),
+        ("vDSO mapped", value(fp, f.VDSO_MAPPED))])
     vulns = _kv_table("Mitigations (sysfs vulnerabilities)",
-                      sorted((fp.get("vulnerabilities") or {}).items()))
+                      [(k, shown_value(v)) for k, v in sorted(f.VULNERABILITIES.members(fp).items())])
     rseq = _kv_table("rseq", [
-        ("registered", g("rseq", "registered")), ("owner", g("rseq", "owner")),
-        ("size / libc __rseq_size", _pair(fp, "rseq", "size", "libc_size")),
-        ("feature size / align", _pair(fp, "rseq", "feature_size", "align")),
-        ("auxv feature size / align", _pair(fp, "auxv", "rseq_feature_size", "rseq_align"))])
-    perf = fp.get("perf") or {}
-    reasons = perf.get("reasons") or {}
-    counter_rows: list[tuple[str, Any]] = [("perf_event_paranoid", perf.get("paranoid"))]
-    for group in ("hardware", "software"):
-        for event, ok in (perf.get(group) or {}).items():
-            counter_rows.append((event, "available" if ok else
-                                 f"unavailable: {reasons.get(event) or 'no reason given'}"))
-    counters = _kv_table("perf counters", counter_rows)
+        ("registered", value(fp, f.RSEQ_REGISTERED)), ("owner", value(fp, f.RSEQ_OWNER)),
+        ("size / libc __rseq_size", values(fp, f.RSEQ_SIZE, f.RSEQ_LIBC_SIZE)),
+        ("feature size / align", values(fp, f.RSEQ_FEATURE_SIZE, f.RSEQ_ALIGN)),
+        ("auxv feature size / align", values(fp, f.AUXV_RSEQ_FEATURE_SIZE, f.AUXV_RSEQ_ALIGN))])
+    counters = _kv_table("perf counters", _counter_rows(fp))
     measure = _kv_table("Measurement", [
-        ("syscall mechanism", g("syscall", "mechanism")),
-        ("available mechanisms", g("syscall", "available")),
-        ("forced", g("syscall", "forced")), ("timer", timer_text(fp)),
-        ("kcross-harness", " ".join(str(x) for x in (g("kcross", "version"), g("kcross", "git_rev"),
-                                                     g("kcross", "build"), g("kcross", "compiler")) if x)),
-        ("host / time", _pair(fp, "host", "hostname", "time"))])
+        ("syscall mechanism", value(fp, f.SYSCALL_MECHANISM)),
+        ("available mechanisms", value(fp, f.SYSCALL_AVAILABLE)),
+        ("forced", value(fp, f.SYSCALL_FORCED)), ("timer", timer_text(fp)),
+        ("kcross-harness", harness_text(fp) or NONE),
+        ("host / time", values(fp, f.HOSTNAME, f.HOST_TIME))])
     parts = [cpu, kernel, vulns, rseq, counters, measure]
-    lab = fp.get("lab")
-    if isinstance(lab, dict):
-        kernel_info = _lab_kernel(lab)
-        lab_table = _kv_table("Lab (emulated)", [
-            ("emulation", lab_lines(fp)[0]),
-            ("mode / unit", f"{fmt_field(lab.get('mode'))} / {fmt_field(lab.get('unit'))}"),
-            ("emulator", " ".join(fmt_field(lab.get(k)) for k in ("emulator", "emulator_version"))),
-            ("accel / icount / seed",
-             " / ".join(fmt_field(lab.get(k)) for k in ("accel", "icount", "seed"))),
-            ("machine / cpu / smp", " / ".join(fmt_field(lab.get(k)) for k in ("machine", "cpu", "smp"))),
-            ("kernel", " ".join(fmt_field(kernel_info.get(k)) for k in ("source", "package", "version"))),
-            ("kernel file", kernel_info.get("path")), ("kernel sha256", kernel_info.get("sha256")),
-            ("appended to cmdline", lab.get("append")), ("variant", lab.get("variant"))])
-        parts = [lab_table, *parts]
+    if f.lab(fp) is not None:
+        parts = [_kv_table("Lab (emulated)", lab_rows(fp, whole=True)), *parts]
+    unknown = unknown_rows(fp)
+    if unknown:
+        parts.append(_kv_table("Fields this kcross does not know", unknown))
     from rich.console import Group
     from rich.text import Text
 
@@ -164,4 +234,3 @@ def sysinfo(fp: dict[str, Any]) -> RenderableType:
         shown += [Text()] if shown else []
         shown.append(terminal(table))
     return Group(*shown)
-

@@ -12,9 +12,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import fingerprint as fields
 from ..schema import UNIT_NS, unit_of
-from ..schema import dig as _get
-from .fingerprint import lab_lines, timer_text
+from .fingerprint import forced_settings, lab_lines, mechanism_text, timer_text
 from .table import RIGHT, RULES, Column, Lines, Styled, Table, rich_table
 from .text import NONE, OVERHEAD_MARK, in_unit, interval, per_op, percent, share
 
@@ -196,13 +196,13 @@ def counters_measured(fingerprint: Mapping[str, Any], results: Sequence[Mapping[
         opened.update(rec.get("counters") or {})
         missing.update(rec.get("counters_unavailable") or {})
     if not results:  # nothing ran: fall back to what the fingerprint probed
-        perf = fingerprint.get("perf") or {}
-        for group in ("hardware", "software"):
-            for event, ok in (perf.get(group) or {}).items():
+        reasons = fields.PERF_REASONS.members(fingerprint)
+        for group in (fields.PERF_HARDWARE, fields.PERF_SOFTWARE):
+            for event, ok in group.members(fingerprint).items():
                 if ok:
                     opened.add(event)
                 else:
-                    missing[event] = (perf.get("reasons") or {}).get(event) or "unavailable"
+                    missing[event] = reasons.get(event) or "unavailable"
     return opened, {e: r for e, r in missing.items() if e not in opened}
 
 
@@ -217,10 +217,10 @@ def counters_unavailable(missing: Mapping[str, str]) -> list[tuple[list[str], st
 
 def _in_vm(fingerprint: Mapping[str, Any]) -> str | None:
     """The hypervisor that makes missing hardware counters normal, or None."""
-    if isinstance(fingerprint.get("lab"), dict):
+    if fields.lab(fingerprint) is not None:
         return None   # the lab set the guest's counters aside itself, and its reason says why
-    if _get(fingerprint, "virtualization", "hypervisor_flag"):
-        return str(_get(fingerprint, "virtualization", "hypervisor_type") or "a hypervisor")
+    if fields.HYPERVISOR_FLAG.of(fingerprint):
+        return str(fields.HYPERVISOR_TYPE.of(fingerprint) or "a hypervisor")
     return None
 
 
@@ -341,17 +341,11 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
     command that shows them: ``kcross show 12 --wide``)."""
     from ..stats import StatsError
 
-    sc = fingerprint.get("syscall") or {}
-    mechs = sorted({r["mechanism"] for r in results if r.get("mechanism")}) or [sc.get("mechanism")]
-    mech = f"syscall mechanism: {_join(str(m) for m in mechs)}"
-    if sc.get("forced"):
-        mech += f" (forced: {sc['forced']})"
-    if sc.get("available"):
-        mech += f"; available: {_join(sc['available'])}"
+    mech = f"syscall mechanism: {mechanism_text(fingerprint, results)}"
     summaries = _summaries(results)
-    forced = {k: v for k, v in (fingerprint.get("forced") or {}).items() if v is not None}
+    forced = forced_settings(fingerprint)
     if forced:
-        mech += "; forced by the environment: " + _join(f"{k}={v}" for k, v in forced.items())
+        mech += "; forced by the environment: " + _join(forced)
     lines = [*lab_lines(fingerprint), mech, f"timer: {timer_text(fingerprint)}"]
     overhead = _overhead_text(summaries, unit_of(fingerprint, results), wide)
     if wide:

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import UNIT_NS
-from .fingerprint import fmt_field
 from .table import LEFT, RIGHT, Column, Styled, Table
-from .text import machine_hash
+from .text import machine_hash, shown_value
 
 if TYPE_CHECKING:  # only types: the store loads SQLAlchemy
     from ..store import RunSummary
@@ -41,11 +40,11 @@ def runs_table(runs: Sequence[RunSummary]) -> Table:
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
         tags = [Styled(" ".join(run.tags), "bold")] if shown_if["tags"] else []
-        variant = [fmt_field(run.variant)] if shown_if["variant"] else []
+        variant = [shown_value(run.variant)] if shown_if["variant"] else []
         # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
         table.add(str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
                   Styled(shown, _STATES.get(shown.split(" ")[0], "red")), run.source,
-                  fmt_field(run.arch), *variant,
+                  shown_value(run.arch), *variant,
                   Styled(run.unit, "" if run.unit == UNIT_NS else "magenta"),
                   machine_hash(run.machine_hash), machine_summary(run), str(run.results))
     return table

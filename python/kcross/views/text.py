@@ -23,6 +23,9 @@ One rule each:
 - a change in words carries its direction in the word, never in a sign: ``10.0% faster``,
   ``3.0% slower``, ``2.1% more instructions`` (:func:`change_words`); a change without a
   word is a signed figure (``+124.6 instructions (+36.0%)``);
+- a fingerprint's value is written by its kind (kcross.fingerprint's registry): no value as
+  the dash, a flag ``yes``/``no``, a list its items, a frequency in GHz or MHz
+  (:func:`shown_value`);
 - a machine is named by the first hex digits of its hash (kcross.fingerprint.HASH_SHOWN),
   as ``latest@PREFIX`` takes them
   (:func:`machine_hash`);
@@ -33,8 +36,10 @@ One rule each:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-from ..fingerprint import HASH_SHOWN
+from ..fingerprint import BOOL, HASH_SHOWN, HZ, LIST, MAP
 from ..schema import UNIT_INSTRUCTIONS
 
 NONE = "–"          # no value: one dash, everywhere
@@ -158,6 +163,28 @@ def arrow(a: str, b: str) -> str:
 def machine_hash(digest: str) -> str:
     """The machine hash as shown: what ``latest@PREFIX`` takes besides a hostname."""
     return digest[:HASH_SHOWN]
+
+
+def frequency(hz: float) -> str:
+    """``2.5961 GHz``, ``512 MHz``: six significant digits."""
+    return f"{hz / 1e9:.6g} GHz" if hz >= 1e8 else f"{hz / 1e6:.6g} MHz"
+
+
+def shown_value(value: Any, kind: str | None = None) -> str:
+    """A fingerprint's value for people, by its kind (kcross.fingerprint.Field.kind; a field
+    it does not know by what the value is): null or empty as the dash, a flag yes/no, a
+    list its items, a frequency in GHz or MHz, a map its ``name: value`` pairs."""
+    if value is None or value == "":
+        return NONE
+    if isinstance(value, bool) and kind in (None, BOOL):
+        return "yes" if value else "no"
+    if isinstance(value, list) and kind in (None, LIST):
+        return " ".join(str(v) for v in value) or NONE
+    if kind == HZ and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return frequency(value)
+    if isinstance(value, Mapping) and kind in (None, MAP):
+        return "; ".join(f"{k}: {shown_value(v)}" for k, v in value.items()) or NONE
+    return str(value)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
