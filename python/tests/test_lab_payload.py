@@ -603,14 +603,17 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
 
 
 def _failing_lines(output: list[str]) -> list[str]:
-    """A TAP test's `not ok` lines, each with the `#` diagnostics that follow it."""
+    """A TAP test's `not ok` lines, each with the `#` diagnostics just before and after it
+    (the attempts a check made, the detail it printed)."""
     lines: list[str] = []
-    keep = False
-    for line in output:
-        if line.startswith("not ok"):
-            keep = True
-        elif not line.startswith("#"):
-            keep = False
-        if keep:
-            lines.append(line)
+    for i, line in enumerate(output):
+        if not line.startswith("not ok"):
+            continue
+        start = i
+        while start > 0 and i - start < 5 and output[start - 1].startswith("#"):
+            start -= 1
+        end = i + 1
+        while end < len(output) and end - i <= 5 and output[end].startswith("#"):
+            end += 1
+        lines += output[start:end]
     return lines
