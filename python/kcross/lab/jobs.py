@@ -18,6 +18,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +48,23 @@ from kcross.lab.boots import (
     stop_on_signals,
     store_runs,
 )
+from kcross.lab.explain import Explained, Subject
 from kcross.lab.kernel import Kernel, file_sha256
 from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, arch
-from kcross.lab.payload import Payload
-from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
+from kcross.lab.payload import Payload, find_source, source_tree
+from kcross.lab.report import (
+    MitigationRow,
+    baseline_report,
+    compare_table,
+    judged,
+    mitigation_table,
+)
 from kcross.lab.request import LabRequest
 from kcross.lab.session import UNIT, Counted
+from kcross.views.explain import explanation_records, explanation_view
 from kcross.views.lab import correctness_table
-from kcross.views.lines import say
+from kcross.views.lines import print_json, say
 from kcross.views.run import print_run
 from kcross.views.table import terminal
 from kcross.views.text import clip_words
@@ -82,44 +91,34 @@ def build(arch_name: str, source: Path, err: Console) -> Payload:
 # ---------------------------------------------------------------- modes
 
 def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
-             err: Console, selftests: Source | None = None) -> int:
+             err: Console, selftests: Source | None = None, other: Payload | None = None
+             ) -> int:
 
     if request.profiled:
         return profile_jobs.profiling(request, kernel, payload, out, err)
     if request.compare:
-        a, b = request.compare
-        runs = parallel_boots([
-            lambda m=m: count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,  # type: ignore[misc]
-                               f"KCROSS_SYSCALL={m}", err, env={"KCROSS_SYSCALL": m})
-            for m in (a, b)])
-        raise_first(runs)
-        if request.json_output:
-            print_runs_json(runs, (a, b))
-            store_runs(request, runs, err)
-            return exit_status(runs)
-        table = compare_table(runs[0], runs[1], a, b)
-        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
-                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
-                           "*-inline rows are fixed instructions (-inline the arch's own, "
-                           "-inline-alt its alternative)")
-        out.print(terminal(table))
-        store_runs(request, runs, err)
-        return exit_status(runs)
+        guest = make_guest(request, kernel, "counting")
+        a, b = (Subject(m, guest, kernel, payload, env={"KCROSS_SYSCALL": m},
+                        variant=f"KCROSS_SYSCALL={m}") for m in request.compare)
+        return two_sides(request, a, b, out, err, [
+            "KCROSS_SYSCALL moves only the paths through the run-time selected mechanism "
+            "(kc_sys*: *-dispatch, and stat, read, write, open); the *-inline rows are fixed "
+            "instructions (-inline the arch's own, -inline-alt its alternative)"])
     if request.against:
-        other = resolve_kernel(request.arch, request.against, refresh=False, err=err)
-        runs = parallel_boots([
-            lambda k=k, v=v: count_boot(request, make_guest(request, k, "counting"), k, payload, v, err)  # type: ignore[misc]
-            for k, v in ((kernel, "kernel A"), (other, "kernel B"))])
-        raise_first(runs)
-        if request.json_output:
-            print_runs_json(runs, ("A", "B"))
-            store_runs(request, runs, err)
-            return exit_status(runs)
-        table = compare_table(runs[0], runs[1], "A", "B")
-        table.notes += [f"A: {describe_kernel(kernel)}", f"B: {describe_kernel(other)}"]
-        out.print(terminal(table))
-        store_runs(request, runs, err)
-        return exit_status(runs)
+        k_b = resolve_kernel(request.arch, request.against, refresh=False, err=err)
+        a, b = (Subject(label, make_guest(request, k, "counting"), k, payload,
+                        variant=f"kernel {label}") for label, k in (("A", kernel), ("B", k_b)))
+        return two_sides(request, a, b, out, err, [f"A: {describe_kernel(kernel)}",
+                                                   f"B: {describe_kernel(k_b)}"])
+    if request.against_source:
+        assert other is not None
+        guest = make_guest(request, kernel, "counting")
+        a, b = (Subject(label, guest, kernel, p, variant=f"source {label}")
+                for label, p in (("A", payload), ("B", other)))
+        return two_sides(request, a, b, out, err, [
+            f"A: the guest programs built from {source_tree(request.arch, request.source)}",
+            f"B: the guest programs built from {request.against_source}",
+            f"both on {describe_kernel(kernel)}"])
     if request.mitigations:
         return mitigations(request, kernel, payload, out, err)
     if request.peers:
@@ -135,6 +134,49 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
                     f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
     store_runs(request, [run], err)
     return exit_status([run])
+
+
+def two_sides(request: LabRequest, a: Subject, b: Subject, out: Console, err: Console,
+              notes: Sequence[str] = ()) -> int:
+    """Every axis of change (--compare, --against, --against-source): a counting boot per
+    side (two at a time), the table of B against A (with ``notes`` under it) or their
+    records (--json), the runs stored, then, when the request explains
+    (LabRequest.explained), the explanation of every changed row (kcross.lab.explain)."""
+    runs = parallel_boots([
+        lambda s=s: count_boot(request, s.guest, s.kernel, s.payload, s.variant, err,  # type: ignore[misc]
+                               env=dict(s.env) if s.env else None) for s in (a, b)])
+    raise_first(runs)
+    labels = (a.label, b.label)
+    if request.json_output:
+        print_runs_json(runs, labels)
+    else:
+        table = compare_table(runs[0], runs[1], *labels)
+        table.notes += notes
+        out.print(terminal(table))
+    store_runs(request, runs, err)
+    if request.explained:
+        explained = explain_changes(request, a, b, judged(runs[0], runs[1], *labels), err)
+        if request.json_output:
+            print_json(explanation_records(explained))
+        else:
+            out.print(explanation_view(explained))
+    return exit_status(runs)
+
+
+def explain_changes(request: LabRequest, a: Subject, b: Subject,
+                    verdicts: Mapping[str, Any], err: Console,
+                    memo: dict[Any, Any] | None = None) -> Explained:
+    """kcross.lab.explain for the request: its source tree, its --timeout, lines on ``err``,
+    and the host time of the explained step said."""
+    from kcross.lab.explain import explain
+
+    explained = explain(a, b, verdicts, source=find_source(request.source),
+                        timeout=request.timeout, say=lambda line: say(err, line), memo=memo)
+    if explained.steps:
+        say(err, f"kcross lab: {a.label} → {b.label}: {len(explained.steps)} changed "
+                 f"row{'' if len(explained.steps) == 1 else 's'} explained in "
+                 f"{explained.seconds:.0f} s of host time")
+    return explained
 
 
 def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
@@ -176,6 +218,15 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                         *(f"  {v.name}: {v.what}" for v in variants)]
         out.print(terminal(table))
         out.print()
+        if request.explained:
+            memo: dict[Any, Any] = {}
+            for row in rows:
+                if row.run is None:
+                    continue
+                a = Subject(baseline.name, base.guest, kernel, payload, variant=base.variant)
+                b = Subject(row.name, row.run.guest, kernel, payload, variant=row.run.variant)
+                out.print(explanation_view(explain_changes(
+                    request, a, b, judged(base, row.run, a.label, b.label), err, memo)))
     if failed_baselines and not stored:
         raise failed_baselines[0]
     store_runs(request, stored, err)
@@ -210,6 +261,7 @@ def _check_options(request: LabRequest) -> None:
     options = request.guest
     counting_only = [o for o, v in (("--compare", request.compare),
                                     ("--against", request.against),
+                                    ("--against-source", request.against_source),
                                     ("--mitigations", request.mitigations),
                                     ("--peers", request.peers),
                                     ("--suite", options.suite), ("--bench", options.bench)) if v]
@@ -221,6 +273,7 @@ def _check_options(request: LabRequest) -> None:
                         "itself: drop --cpu, --machine-opt and --append")
     if request.peers:
         other = [o for o, v in (("--compare", request.compare), ("--against", request.against),
+                                ("--against-source", request.against_source),
                                 ("--mitigations", request.mitigations),
                                 ("--bench", options.bench)) if v]
         if other:
@@ -233,7 +286,29 @@ def _check_options(request: LabRequest) -> None:
     if request.compare and request.compare[0] == request.compare[1]:
         raise UserError(f"--compare {request.compare[0]} {request.compare[1]}: the same "
                         "mechanism twice; give two different ones")
+    _check_explain(request)
     options.check_suite()
+
+
+def _check_explain(request: LabRequest) -> None:
+    """--explain and --against-source: what they take."""
+    if request.explain and not request.two_sided:
+        raise UserError("--explain explains the rows that changed between two sides: give "
+                        "--compare, --against, --against-source or --mitigations")
+    if request.explain and request.profiled:
+        raise UserError(f"--explain profiles the changed rows itself: not with "
+                        f"{'--trace' if request.trace else '--profile'} (which profiles "
+                        "every row of both sides)")
+    if request.against_source is None:
+        return
+    if request.mode != "counting":
+        raise UserError(f"--against-source counts two builds of the guest programs: not "
+                        f"with --mode {request.mode}")
+    if request.profiled or request.peers:
+        opt = "--trace" if request.trace else "--profile" if request.profile else "--peers"
+        raise UserError(f"--against-source explains its changed rows with profiled boots "
+                        f"of its own: not with {opt}")
+
 
 
 def _check_guest_names(request: LabRequest, src: Path) -> None:
@@ -260,6 +335,26 @@ def _check_guest_names(request: LabRequest, src: Path) -> None:
         if benchmarks_named(options.bench, request.arch, src, chosen) == []:
             raise UserError(f"--bench {options.bench}: no such benchmark in {request.arch}'s "
                             f"suites {', '.join(chosen)} (kcross list names them)")
+
+
+def _other_tree(request: LabRequest, src: Path) -> Path | None:
+    """--against-source's tree: a kcross source tree with ``request.arch``'s toolchain whose
+    guest sources differ from ``src``'s (the tree side A is built from); one line when it is
+    not, before anything is built or booted."""
+    from kcross.lab.payload import guest_sources_digest
+
+    if request.against_source is None:
+        return None
+    other = source_tree(request.arch, request.against_source, "--against-source")
+    if other == src:
+        raise UserError(f"--against-source {request.against_source} is the tree side A is "
+                        f"built from ({src}): name another tree (--source names A's)")
+    if guest_sources_digest(other) == guest_sources_digest(src):
+        raise UserError(f"--against-source {request.against_source} holds the same guest "
+                        f"sources as {src} (CMakeLists.txt, cmake, include, src, harness, lab, "
+                        "tests, examples): two builds of them count the same instructions; "
+                        "change the tree, or name another")
+    return other
 
 
 def _check_store(request: LabRequest) -> None:
@@ -301,7 +396,10 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     probe = make_guest(request, Kernel(request.arch, Path("/")),
                        "correctness" if request.mode == "correctness" else "counting")
     src = source_tree(request.arch, request.source)
+    other_src = _other_tree(request, src)
     _check_guest_names(request, src)
+    if other_src is not None:
+        _check_guest_names(request, other_src)
     profile_jobs.check(request, src)
     _check_store(request)
     own = resolve_kernel(request.arch, request.kernel, refresh=False, err=err) \
@@ -321,9 +419,11 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     if request.peers and request.mode != "correctness":
         selftests = peers_jobs.selftest_source(request, kernel, err)
     payload = build(request.arch, src, err)
+    payload_b = build(request.arch, other_src, err) if other_src is not None else None
     status = EXIT_OK
     if request.mode in ("correctness", "both"):
         status = max(status, correctness(request, kernel, payload, out, err))
     if request.mode in ("counting", "both"):
-        status = max(status, counting(request, kernel, payload, out, err, selftests))
+        status = max(status, counting(request, kernel, payload, out, err, selftests,
+                                      payload_b))
     return status

@@ -153,7 +153,7 @@ def profiling(request: LabRequest, kernel: Kernel, payload: Payload, out: Consol
     runs = parallel_boots(jobs)
     raise_first(runs)
     _show_two(request, runs[0], runs[1], labels, out)
-    if request.against:
+    if request.against and not request.json_output:   # --json: the records alone
         out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
     return exit_status([r.counted for r in runs])
 

@@ -133,6 +133,7 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         # share is no change of the path (kcross.judge.verdict.path_changed).
         unchanged = key_judgement is not None and not path_changed(key_judgement)
         if unchanged:
+            assert key_judgement is not None
             why = row.expect or ("" if changes else "nor does what the kernel reports")
             said = f"no instruction changed on {KEY_BENCH}" \
                 if key_judgement.category is Category.IDENTICAL \
