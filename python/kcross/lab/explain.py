@@ -116,7 +116,7 @@ class Explained:
     config: ConfigDiff
     timer_share: tuple[str, ...] = ()
     seconds: float = 0.0
-    profiled: tuple[str, ...] = ()   # what the profiled boots ran: suites, the bench
+    profiled: str = ""                   # what the profiled boots ran
 
 
 # ---------------------------------------------------------------- the rows
@@ -132,12 +132,13 @@ def timer_share_rows(verdicts: Mapping[str, Judgement]) -> list[str]:
     return [name for name, j in verdicts.items() if timer_share(j)]
 
 
-def selection(rows: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
+def selection(rows: Sequence[str], glob: str | None = None) -> tuple[tuple[str, ...], str | None]:
     """What a profiled boot of ``rows`` (suite/name) runs: their suites, and the row itself
-    when it is one (the harness's --bench takes one GLOB: several rows run their suites,
-    and only they are explained)."""
+    when it is one, else ``glob`` (the --bench the counting boots ran, which took them all).
+    The harness's --bench takes one GLOB: several rows without one run their whole suites,
+    and only the rows are explained."""
     suites = tuple(dict.fromkeys(r.split("/", 1)[0] for r in rows))
-    return suites, (rows[0] if len(rows) == 1 else None)
+    return suites, (rows[0] if len(rows) == 1 else glob)
 
 
 # ---------------------------------------------------------------- the configurations
@@ -204,13 +205,14 @@ Boots = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 
 
 def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source: Path,
-            timeout: float, say: Callable[[str], None], boots: Boots | None = None,
-            memo: dict[Any, Any] | None = None) -> Explained:
+            timeout: float, say: Callable[[str], None], glob: str | None = None,
+            boots: Boots | None = None, memo: dict[Any, Any] | None = None) -> Explained:
     """Why each row of ``verdicts`` (B judged against A, by suite/name) whose path changed
     changed: one profiled boot per side of those rows, two at a time (``boots``:
     kcross.lab.boots.parallel_boots), the profile differences and the configurations'.  A
     profiled boot that fails leaves its rows unexplained, with the reason (the counting
-    table stands).  ``memo``: profiled boots kept by side label and what they ran, for a
+    table stands).  ``glob``: the --bench GLOB the counting boots ran (it takes every
+    changed row); ``memo``: profiled boots kept by side label and what they ran, for a
     side explained against several (a mitigation table's baseline)."""
     from kcross.lab.boots import parallel_boots
 
@@ -220,9 +222,10 @@ def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source
     shares = tuple(timer_share_rows(verdicts))
     if not rows:
         return Explained(labels, (), config, shares)
-    suites, bench = selection(rows)
+    suites, bench = selection(rows, glob)
+    ran = bench or f"the suite{'' if len(suites) == 1 else 's'} {', '.join(suites)}"
     say(f"kcross lab: explaining {len(rows)} changed row{'' if len(rows) == 1 else 's'}: "
-        f"one profiled boot per side ({bench or 'suites ' + ','.join(suites)})...")
+        f"one profiled boot per side of {ran}...")
     started = time.monotonic()
     kept = memo if memo is not None else {}
     keys = [(s.label, suites, bench) for s in (a, b)]
@@ -250,8 +253,7 @@ def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source
                 f"{lacking.label}'s profiled boot has no profile of it (skipped or failed)")))
             continue
         steps.append(explain_row(row, verdicts[row], pa, pb, labels))
-    return Explained(labels, tuple(steps), config, shares, seconds,
-                     (*suites, *([bench] if bench else [])))
+    return Explained(labels, tuple(steps), config, shares, seconds, ran)
 
 
 def _profiled(s: Subject, suites: Sequence[str], bench: str | None, source: Path,

@@ -171,7 +171,8 @@ def explain_changes(request: LabRequest, a: Subject, b: Subject,
     from kcross.lab.explain import explain
 
     explained = explain(a, b, verdicts, source=find_source(request.source),
-                        timeout=request.timeout, say=lambda line: say(err, line), memo=memo)
+                        timeout=request.timeout, say=lambda line: say(err, line),
+                        glob=request.guest.bench, memo=memo)
     if explained.steps:
         say(err, f"kcross lab: {a.label} → {b.label}: {len(explained.steps)} changed "
                  f"row{'' if len(explained.steps) == 1 else 's'} explained in "

@@ -38,15 +38,16 @@ def _value(v: str | None) -> str:
     return NOT_SET if v == "n" else v
 
 
-def config_lines(c: ConfigDiff, labels: tuple[str, str]) -> Table:
+def config_lines(c: ConfigDiff, labels: tuple[str, str]) -> RenderableType:
     """The crossing's options that differ between the two configurations, each with its
     reason; or why there is no comparison."""
-    a, b = labels
-    table = Table([Column("option", wrap=False), Column(a, wrap=False), Column(b, wrap=False),
-                   Column("why it touches a crossing")], frame=BARE)
+    from rich.text import Text
+
     if c.missing is not None:
-        table.title = f"kernel configuration: {c.missing}"
-        return table
+        return Text(f"kernel configuration: {c.missing}")
+    a, b = labels
+    table = Table([Column("option", wrap=False), Column(a, fold=True), Column(b, fold=True),
+                   Column("why it touches a crossing")], frame=BARE)
     assert c.where is not None
     table.title = (f"kernel configuration ({a}: {c.where[0]}; {b}: {c.where[1]}): "
                    + (f"{counted(len(c.changes), 'option')} of the crossing's list differ"
@@ -55,37 +56,36 @@ def config_lines(c: ConfigDiff, labels: tuple[str, str]) -> Table:
         table.add(change.option, _value(change.a), _value(change.b), change.reason)
     table.notes.append(f"{counted(c.others, 'other option')} differ (not on the crossing's "
                        "list: kcross.lab.crossing_config)")
-    return table
+    return terminal(table)
 
 
 def _moved(table: Table, title: str, moves: tuple[Moved, ...], function: bool) -> None:
     if not moves:
         table.add(Styled(f"  no {title} moved by 1 instruction per op or more", "dim"),
-                  "", "", "", "")
+                  "", "", "")
         return
     for m in moves:
         what = f"{m.space} {m.what}" if function else m.what
-        table.add(f"  {title} {m.kind}: {what}", count(m.a), count(m.b), words(m.judgement),
-                  "")
+        table.add(f"  {title} {m.kind}: {what}", count(m.a), count(m.b), words(m.judgement))
 
 
 def step_view(e: Explanation, labels: tuple[str, str]) -> RenderableType:
     """One changed row: its verdict, then the profiled boots' figures and what moved."""
     a, b = labels
     table = Table([Column("", fold=True), Column(a, RIGHT, wrap=False),
-                   Column(b, RIGHT, wrap=False), Column("change", wrap=False), Column("")],
+                   Column(b, RIGHT, wrap=False), Column("change", wrap=False)],
                   title=f"{e.row}: {arrow(a, b)} {words(e.judgement)} (counting boots)",
                   frame=BARE)
     if e.missing is not None:
-        table.add(Styled(f"  not explained: {e.missing}", "yellow"), "", "", "", "")
+        table.add(Styled(f"  not explained: {e.missing}", "yellow"), "", "", "")
         return terminal(table)
     for c in e.totals:
-        table.add(f"{c.what} (profiled boots)", count(c.a), count(c.b), words(c.judgement), "")
+        table.add(f"{c.what} (profiled boots)", count(c.a), count(c.b), words(c.judgement))
     _moved(table, "function", e.functions, True)
     _moved(table, "costly instruction", e.costly, False)
     rest = "the rest: moves under 1 instruction per op each" + \
         ("" if e.user_changed else ", and the user side's (unchanged)")
-    table.add(Styled(f"  {rest}", "dim"), "", "", count(e.rest), "")
+    table.add(Styled(f"  {rest}", "dim"), "", "", count(e.rest))
     return terminal(table)
 
 
@@ -99,12 +99,11 @@ def explanation_view(x: Explained) -> RenderableType:
     parts: list[Any] = []
     if x.steps:
         parts.append(Text(f"Why {counted(len(x.steps), 'row')} changed, {arrow(a, b)} "
-                          f"(one profiled boot per side: {', '.join(x.profiled)})",
-                          style="bold"))
+                          f"(one profiled boot per side of {x.profiled})", style="bold"))
     else:
         parts.append(Text(f"{arrow(a, b)}: no row changed by 1 instruction per op or more: "
                           "nothing to explain", style="bold"))
-    parts.append(terminal(config_lines(x.config, x.labels)))
+    parts.append(config_lines(x.config, x.labels))
     for e in x.steps:
         parts.append(step_view(e, x.labels))
     if x.timer_share:
