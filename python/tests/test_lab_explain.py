@@ -295,3 +295,51 @@ def test_against_source_needs_a_differing_tree(kcross, tmp_path: Path) -> None: 
     assert_one_line_error(kcross("lab", "ppc64le", "--against-source", str(copy),
                                  extra_env=env), 2, "kcross lab ppc64le needs qemu-system-ppc64")
     assert not (tmp_path / "cache").exists()
+
+
+def test_mitigations_explain_each_changed_variant_against_one_baseline_profile(
+        tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    """--mitigations --explain: a variant whose syscall paths moved by whole instructions is
+    explained against its baseline, whose profiled boot is made once for all of them; a
+    variant that moved by the timer's share only, or not at all, is not."""
+    from kcross.cli._console import consoles
+    from kcross.lab import jobs
+    from kcross.lab.mitigations import REFUSED, TABLES
+    from kcross.lab.request import LabRequest
+
+    sc, scv, _ = profiles()
+    a, _ = fake_subjects(tmp_path)
+    baseline, variants = TABLES["ppc64le"][0]
+    moved = {variants[0].name: {"getppid-dispatch": -53.0}, variants[1].name: {"kc_cpu": 0.004}}
+
+    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, name: str, err: Any,
+                   **kw: Any) -> Any:
+        variant = name.split(" + ", 1)[1] if " + " in name else None
+        if any(variant == v.name for _, v, _ in REFUSED):
+            raise LabError("QEMU refused it")
+        if name.split(" + ")[0] != baseline.name:
+            raise LabError("another baseline: not this test's")
+        run = counted(SC, moved.get(variant or "", {}))
+        run.guest = guest
+        run.variant = name
+        return run
+
+    monkeypatch.setattr(jobs, "count_boot", count_boot)
+    monkeypatch.setattr(jobs, "find_source", lambda *args: tmp_path)
+    booted: list[str] = []
+
+    def profiled(s: Subject, *args: Any) -> Profiled:
+        booted.append(s.label)
+        p = sc if s.label == baseline.name else scv
+        return Profiled(counted(SC), {p.name: p}, "kallsyms", 0)
+
+    monkeypatch.setattr(explain, "_profiled", profiled)
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=60, mitigations=True,
+                         explain=True, no_store=True)
+    out, err = consoles()
+    jobs.mitigations(request, a.kernel, a.payload, out, err)
+    text = capsys.readouterr().out
+    assert sorted(booted) == sorted([baseline.name, variants[0].name])   # the baseline once
+    assert f"Why 1 row changed, {baseline.name} → {variants[0].name}" in text
+    assert "function gone: kernel system_call_common" in text
+    assert text.count("Why ") == 1          # the timer's share, or nothing: not explained

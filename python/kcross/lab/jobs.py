@@ -226,8 +226,10 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                     continue
                 a = Subject(baseline.name, base.guest, kernel, payload, variant=base.variant)
                 b = Subject(row.name, row.run.guest, kernel, payload, variant=row.run.variant)
-                out.print(explanation_view(explain_changes(
-                    request, a, b, judged(base, row.run, a.label, b.label), err, memo)))
+                explained = explain_changes(request, a, b,
+                                            judged(base, row.run, a.label, b.label), err, memo)
+                if explained.steps:   # a variant that changed no path: its table row says so
+                    out.print(explanation_view(explained))
     if failed_baselines and not stored:
         raise failed_baselines[0]
     store_runs(request, stored, err)
