@@ -9,8 +9,11 @@ source tree: kcross.lab.payload), then the mode:
 - counting (default): the harness in a one-vCPU ``-icount`` guest; figures are
   instructions per operation, stored as a lab run.  ``--compare M1 M2`` runs it with the
   syscall mechanism forced to each (KCROSS_SYSCALL) and prints the difference;
-  ``--against KERNEL`` the same with a second kernel; ``--mitigations`` the arch's table
-  of mitigation variants (kcross.lab.mitigations) against their baselines.
+  ``--against KERNEL`` the same with a second kernel; ``--against-source DIR`` with the
+  guest programs built from a second source tree; ``--mitigations`` the arch's table
+  of mitigation variants (kcross.lab.mitigations) against their baselines.  Each axis
+  takes one path (:func:`two_sides`; the mitigation table its own table) and, where the
+  request explains, the explanation of every changed row (kcross.lab.explain).
 - correctness: the library's C tests and the per-CPU stress tier in a two-vCPU guest
   (multi-threaded TCG: preemption, migration, real rseq aborts); exit 1 if one failed.
 """
