@@ -45,6 +45,11 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
                        help="count with the syscall mechanism forced to each (e.g. sc scv "
                             "on ppc64le) and print the difference per benchmark")
+    group.add_argument("--compare-env", metavar="NAME=VALUE", action="append", default=[],
+                       help="count as the guest is (A) and with this setting of its harness "
+                            "(B; repeatable: all of them), e.g. KCROSS_RSEQ=off for what "
+                            "rseq costs each crossing, and print the difference per "
+                            "benchmark")
     group.add_argument("--against", metavar="KERNEL", type=Path,
                        help="count with the kernel and with KERNEL (e.g. your patch) and "
                             "print the difference per benchmark")
@@ -61,7 +66,8 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                         "one profiled boot per side of those rows (the kernel functions "
                         "and costly instructions that moved), and the crossing's kernel "
                         "options that differ; on by default with --against and "
-                        "--against-source, off with --compare and --mitigations")
+                        "--against-source, off with --compare, --compare-env and "
+                        "--mitigations")
     p.add_argument("--profile", action="store_true",
                    help="count with the profile plugin: per operation, user and kernel "
                         "instructions, the functions they run through, the costly "
@@ -92,6 +98,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         arch=args.arch, mode=args.mode, timeout=args.timeout, guest=guest_options(args),
         kernel=args.kernel, refresh=args.refresh,
         compare=(args.compare[0], args.compare[1]) if args.compare else None,
+        compare_env=tuple(args.compare_env),
         against=args.against, against_source=args.against_source,
         mitigations=args.mitigations, explain=args.explain, profile=args.profile,
         trace=args.trace, peers=args.peers, source=args.source,

@@ -9,6 +9,7 @@ source tree: kcross.lab.payload), then the mode:
 - counting (default): the harness in a one-vCPU ``-icount`` guest; figures are
   instructions per operation, stored as a lab run.  ``--compare M1 M2`` runs it with the
   syscall mechanism forced to each (KCROSS_SYSCALL) and prints the difference;
+  ``--compare-env NAME=VALUE`` the same without and with the harness's settings;
   ``--against KERNEL`` the same with a second kernel; ``--against-source DIR`` with the
   guest programs built from a second source tree; ``--mitigations`` the arch's table
   of mitigation variants (kcross.lab.mitigations) against their baselines.  Each axis
@@ -63,7 +64,7 @@ from kcross.lab.report import (
     judged,
     mitigation_table,
 )
-from kcross.lab.request import LabRequest
+from kcross.lab.request import EnvSide, LabRequest, settings_text
 from kcross.lab.session import UNIT, Counted
 from kcross.views.explain import explanation_records, explanation_view
 from kcross.views.lab import correctness_table
@@ -99,24 +100,22 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
 
     if request.profiled:
         return profile_jobs.profiling(request, kernel, payload, out, err)
-    if request.compare:
-        guest = make_guest(request, kernel, "counting")
-        a, b = (Subject(m, guest, kernel, payload, env={"KCROSS_SYSCALL": m},
-                        variant=f"KCROSS_SYSCALL={m}") for m in request.compare)
-        return two_sides(request, a, b, out, err, [
-            "KCROSS_SYSCALL moves only the paths through the run-time selected mechanism "
-            "(kc_sys*: *-dispatch, and stat, read, write, open); the *-inline rows are fixed "
-            "instructions (-inline the arch's own, -inline-alt its alternative)"])
+    sides = request.sides()
+    if sides:
+        return two_sides(request, *env_subjects(request, kernel, payload, sides), out, err,
+                         sides_notes(request, sides))
     if request.against:
         k_b = resolve_kernel(request.arch, request.against, refresh=False, err=err)
         a, b = (Subject(label, make_guest(request, k, "counting"), k, payload,
-                        variant=f"kernel {label}") for label, k in (("A", kernel), ("B", k_b)))
+                        env=request.guest.environment(), variant=f"kernel {label}")
+                for label, k in (("A", kernel), ("B", k_b)))
         return two_sides(request, a, b, out, err, [f"A: {describe_kernel(kernel)}",
                                                    f"B: {describe_kernel(k_b)}"])
     if request.against_source:
         assert other is not None
         guest = make_guest(request, kernel, "counting")
-        a, b = (Subject(label, guest, kernel, p, variant=f"source {label}")
+        a, b = (Subject(label, guest, kernel, p, env=request.guest.environment(),
+                        variant=f"source {label}")
                 for label, p in (("A", payload), ("B", other)))
         return two_sides(request, a, b, out, err, [
             f"A: the guest programs built from {source_tree(request.arch, request.source)}",
@@ -127,7 +126,8 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
     if request.peers:
         assert selftests is not None
         return peers_jobs.with_peers(request, kernel, payload, selftests, out, err)
-    run = count_boot(request, make_guest(request, kernel, "counting"), kernel, payload, None, err)
+    run = count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,
+                     settings_text(request.guest.settings()) or None, err)
     if request.json_output:
         print_runs_json([run])
         store_runs(request, [run], err)
@@ -139,16 +139,53 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
     return exit_status([run])
 
 
-def two_sides(request: LabRequest, a: Subject, b: Subject, out: Console, err: Console,
-              notes: Sequence[str] = ()) -> int:
-    """Every axis of change (--compare, --against, --against-source): a counting boot per
-    side (two at a time), the table of B against A (with ``notes`` under it) or their
-    records (--json), the runs stored, then, when the request explains
-    (LabRequest.explained), the explanation of every changed row (kcross.lab.explain)."""
+def env_subjects(request: LabRequest, kernel: Kernel, payload: Payload,
+                 sides: Sequence[EnvSide]) -> tuple[Subject, Subject]:
+    """The two sides of ``--compare`` or ``--compare-env``: ``kernel`` and one guest, each
+    side's harness given --env's settings and the side's, named (its runs' variant) by the
+    settings it got."""
+    guest = make_guest(request, kernel, "counting")
+
+    def subject(side: EnvSide) -> Subject:
+        env = request.guest.environment(side.env)
+        return Subject(side.label, guest, kernel, payload, env=env,
+                       variant=settings_text(env or {}) or None)
+
+    a, b = (subject(side) for side in sides)
+    return a, b
+
+
+def sides_notes(request: LabRequest, sides: Sequence[EnvSide]) -> list[str]:
+    """The lines under the table of ``--compare`` or ``--compare-env``: what moves with the
+    mechanism, or what each side's settings were."""
+    if request.compare:
+        return ["KCROSS_SYSCALL moves only the paths through the run-time selected mechanism "
+                "(kc_sys*: *-dispatch, and stat, read, write, open); the *-inline rows are "
+                "fixed instructions (-inline the arch's own, -inline-alt its alternative)"]
+    a, b = sides
+    given = settings_text(request.guest.settings())
+    return [f"{a.label}: {', '.join(b.env)} unset (the harness's default)",
+            f"{b.label}: {settings_text(b.env)}",
+            *([f"both: {given} (--env)"] if given else [])]
+
+
+def count_subjects(request: LabRequest, subjects: Sequence[Subject],
+                   err: Console) -> list[Counted]:
+    """One counting boot per side, two at a time; the first that failed raised."""
     runs = parallel_boots([
         lambda s=s: count_boot(request, s.guest, s.kernel, s.payload, s.variant, err,  # type: ignore[misc]
-                               env=dict(s.env) if s.env else None) for s in (a, b)])
+                               env=s.env) for s in subjects])
     raise_first(runs)
+    return runs
+
+
+def two_sides(request: LabRequest, a: Subject, b: Subject, out: Console, err: Console,
+              notes: Sequence[str] = ()) -> int:
+    """Every axis of change (--compare, --compare-env, --against, --against-source): a
+    counting boot per side (two at a time), the table of B against A (with ``notes`` under
+    it) or their records (--json), the runs stored, then, when the request explains
+    (LabRequest.explained), the explanation of every changed row (kcross.lab.explain)."""
+    runs = count_subjects(request, (a, b), err)
     labels = (a.label, b.label)
     if request.json_output:
         print_runs_json(runs, labels)
@@ -227,8 +264,11 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
             for row in rows:
                 if row.run is None:
                     continue
-                a = Subject(baseline.name, base.guest, kernel, payload, variant=base.variant)
-                b = Subject(row.name, row.run.guest, kernel, payload, variant=row.run.variant)
+                env = request.guest.environment()
+                a = Subject(baseline.name, base.guest, kernel, payload, env=env,
+                            variant=base.variant)
+                b = Subject(row.name, row.run.guest, kernel, payload, env=env,
+                            variant=row.run.variant)
                 explained = explain_changes(request, a, b,
                                             judged(base, row.run, a.label, b.label), err, memo)
                 if explained.steps:   # a variant that changed no path: its table row says so
@@ -266,6 +306,8 @@ def correctness(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
 def _check_options(request: LabRequest) -> None:
     options = request.guest
     counting_only = [o for o, v in (("--compare", request.compare),
+                                    ("--compare-env", request.compare_env),
+                                    ("--env", options.env),
                                     ("--against", request.against),
                                     ("--against-source", request.against_source),
                                     ("--mitigations", request.mitigations),
@@ -278,7 +320,9 @@ def _check_options(request: LabRequest) -> None:
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
     if request.peers:
-        other = [o for o, v in (("--compare", request.compare), ("--against", request.against),
+        other = [o for o, v in (("--compare", request.compare),
+                                ("--compare-env", request.compare_env),
+                                ("--against", request.against),
                                 ("--against-source", request.against_source),
                                 ("--mitigations", request.mitigations),
                                 ("--bench", options.bench)) if v]
@@ -294,13 +338,31 @@ def _check_options(request: LabRequest) -> None:
                         "mechanism twice; give two different ones")
     _check_explain(request)
     options.check_suite()
+    _check_settings(request)
+
+
+def _check_settings(request: LabRequest) -> None:
+    """--env and --compare-env: each setting one the harness has and a user may give
+    (kcross.lab.request.settings_given), none that another option sets: --compare sets
+    KCROSS_SYSCALL, --compare-env its own names (A the guest as --env makes it)."""
+    given = request.guest.settings()
+    sides = request.sides()
+    if sides is None:
+        return
+    option = "--compare" if request.compare else "--compare-env"
+    for name in sides[1].env:
+        if name in given:
+            raise UserError(f"--env {name}={given[name]} and {option} set {name} both: "
+                            f"{option} sets it on {'both sides' if request.compare else 'side B'}"
+                            "; drop it from --env")
 
 
 def _check_explain(request: LabRequest) -> None:
     """--explain and --against-source: what they take."""
     if request.explain and not request.two_sided:
         raise UserError("--explain explains the rows that changed between two sides: give "
-                        "--compare, --against, --against-source or --mitigations")
+                        "--compare, --compare-env, --against, --against-source or "
+                        "--mitigations")
     if request.explain and request.profiled:
         raise UserError(f"--explain profiles the changed rows itself: not with "
                         f"{'--trace' if request.trace else '--profile'} (which profiles "
@@ -316,14 +378,16 @@ def _check_explain(request: LabRequest) -> None:
                         f"of its own: not with {opt}")
 
 
-
 def _check_guest_names(request: LabRequest, src: Path) -> None:
-    """--compare's mechanisms, --suite's suites and --bench's benchmarks, as the guest
-    harness built from ``src`` knows them (kcross.lab.payload reads them from the tree;
-    --profile and --trace check their names in kcross.lab.profile_jobs)."""
+    """--env's and --compare-env's settings, --compare's mechanisms, --suite's suites and
+    --bench's benchmarks, as the guest harness built from ``src`` knows them
+    (kcross.lab.payload reads them from the tree; --profile and --trace check their names
+    in kcross.lab.profile_jobs)."""
     from kcross.lab.payload import benchmarks_named, harness_suites, syscall_mechanisms
 
     options, compare = request.guest, request.compare
+    sides = request.sides()
+    options.check_env(request.arch, src, sides[1].env if sides and not compare else None)
     offered = syscall_mechanisms(request.arch, src) if compare else None
     if compare and offered is not None:
         for name in compare:
