@@ -344,3 +344,209 @@ def test_mitigations_explain_each_changed_variant_against_one_baseline_profile(
     assert f"Why 1 row changed, {baseline.name} → {variants[0].name}" in text
     assert "function gone: kernel system_call_common" in text
     assert text.count("Why ") == 1          # the timer's share, or nothing: not explained
+
+
+# ---------------------------------------------------------------- every axis, one path
+
+# The variants side A's runs are named by (--env KCROSS_VDSO=0 or none).
+A_SIDES = {None, "kernel A", "source A", "KCROSS_SYSCALL=sc", "KCROSS_VDSO=0",
+           "KCROSS_VDSO=0 KCROSS_SYSCALL=sc"}
+
+
+def fake_axis(tmp_path: Path, monkeypatch: Any) -> tuple[Subject, list[Any], list[Any]]:
+    """The counting boots of side A give the captured sc run, side B's the scv run; the
+    profiled boots of A the sc profile, B's the scv one; what each boot was given, kept."""
+    from kcross.lab import jobs
+
+    sc, scv, _ = profiles()
+    a, _ = fake_subjects(tmp_path)
+    counted_boots: list[Any] = []
+    profiled_boots: list[Any] = []
+
+    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, variant: Any,
+                   err: Any, **kw: Any) -> Any:
+        counted_boots.append((kernel.path, payload, variant, kw.get("env")))
+        return counted(SC if variant in A_SIDES else SCV)
+
+    def profiled(s: Subject, *args: Any) -> Profiled:
+        profiled_boots.append((s.label, s.kernel.path, s.payload, dict(s.env or {})))
+        p = sc if s.variant in A_SIDES else scv
+        return Profiled(counted(SC), {p.name: p}, "kallsyms", 0)
+
+    monkeypatch.setattr(jobs, "count_boot", count_boot)
+    monkeypatch.setattr(jobs, "find_source", lambda *args: tmp_path)
+    monkeypatch.setattr(jobs, "source_tree", lambda arch, tree, *a: tree or tmp_path)
+    monkeypatch.setattr(explain, "_profiled", profiled)
+    return a, counted_boots, profiled_boots
+
+
+@pytest.mark.parametrize("axis", ["--against", "--against-source", "--compare-env",
+                                  "--compare"])
+def test_every_axis_explains_its_changed_rows_in_json_alone(
+        tmp_path: Path, monkeypatch: Any, capsys: Any, axis: str) -> None:
+    """Every axis of two sides takes one path: two counting boots, the comparison record,
+    then (--against and --against-source by default, --compare-env and --compare with
+    --explain) one lab-explanation record per changed row, each row's profiled boots given
+    what its side's counting boot was (kernel, guest programs, --env's settings and the
+    side's); standard output JSON lines only."""
+    from dataclasses import replace
+
+    from kcross.cli._console import consoles
+    from kcross.lab import jobs
+    from kcross.lab.request import GuestOptions, LabRequest
+
+    a, counted_boots, profiled_boots = fake_axis(tmp_path, monkeypatch)
+    other_kernel = Kernel("ppc64le", tmp_path / "vmlinux-b")
+    other_payload = replace(a.payload, build_dir=tmp_path / "b")
+    monkeypatch.setattr(jobs, "resolve_kernel", lambda *args, **kw: other_kernel)
+    given: dict[str, Any] = {
+        "--against": {"against": other_kernel.path},
+        "--against-source": {"against_source": tmp_path / "tree-b"},
+        "--compare-env": {"compare_env": ("KCROSS_RSEQ=off",), "explain": True},
+        "--compare": {"compare": ("sc", "scv"), "explain": True}}[axis]
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=60, json_output=True,
+                         no_store=True, guest=GuestOptions(env=("KCROSS_VDSO=0",)), **given)
+    out, err = consoles()
+    assert jobs.counting(request, a.kernel, a.payload, out, err,
+                         other=other_payload) == 0
+    records = all_json(capsys.readouterr().out)
+    kinds = [r["type"] for r in records]
+    assert kinds.count("comparison") == 1 and kinds.count("lab-explanation") == 5
+    assert kinds.index("comparison") < kinds.index("lab-explanation")
+    assert len(counted_boots) == 2 and len(profiled_boots) == 2
+    # every boot, counted or profiled, with --env's settings
+    assert all(env["KCROSS_VDSO"] == "0" for *_, env in (*counted_boots, *profiled_boots))
+    sides = {label: (k, p, env) for label, k, p, env in profiled_boots}
+    if axis == "--against":
+        assert {k for k, _, _ in sides.values()} == {a.kernel.path, other_kernel.path}
+    if axis == "--against-source":
+        assert {p.build_dir for _, p, _ in sides.values()} == {a.payload.build_dir,
+                                                               other_payload.build_dir}
+    if axis == "--compare-env":
+        assert "KCROSS_RSEQ" not in sides["A"][2] and sides["B"][2]["KCROSS_RSEQ"] == "off"
+
+
+@pytest.mark.parametrize("axis", ["--compare-env", "--compare"])
+def test_a_setting_is_explained_with_explain_only(tmp_path: Path, monkeypatch: Any,
+                                                  capsys: Any, axis: str) -> None:
+    """--compare-env, as --compare: the table alone unless --explain; no profiled boot."""
+    from kcross.cli._console import consoles
+    from kcross.lab import jobs
+    from kcross.lab.request import LabRequest
+
+    a, counted_boots, profiled_boots = fake_axis(tmp_path, monkeypatch)
+    given: dict[str, Any] = {"--compare-env": {"compare_env": ("KCROSS_RSEQ=off",)},
+                             "--compare": {"compare": ("sc", "scv")}}[axis]
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=60, json_output=True,
+                         no_store=True, **given)
+    out, err = consoles()
+    assert jobs.counting(request, a.kernel, a.payload, out, err) == 0
+    kinds = [r["type"] for r in all_json(capsys.readouterr().out)]
+    assert "comparison" in kinds and "lab-explanation" not in kinds
+    assert len(counted_boots) == 2 and profiled_boots == []
+
+
+def test_the_timers_share_is_not_explained(tmp_path: Path, monkeypatch: Any,
+                                           capsys: Any) -> None:
+    """Two sides whose rows moved by under one instruction per op: no profiled boot, no
+    explanation record; the rows named as the timer's share in the view."""
+    from kcross.cli._console import consoles
+    from kcross.lab import jobs
+    from kcross.lab.request import LabRequest
+
+    a, _, profiled_boots = fake_axis(tmp_path, monkeypatch)
+    monkeypatch.setattr(jobs, "count_boot", lambda request, guest, kernel, payload, variant,
+                        err, **kw: counted(SC, None if variant in A_SIDES
+                                           else {"getppid-dispatch": 0.5, "kc_cpu": 0.004}))
+    for json_output in (True, False):
+        request = LabRequest(arch="ppc64le", mode="counting", timeout=60, no_store=True,
+                             compare_env=("KCROSS_RSEQ=off",), explain=True,
+                             json_output=json_output)
+        out, err = consoles()
+        assert jobs.counting(request, a.kernel, a.payload, out, err) == 0
+        text = capsys.readouterr().out
+        if json_output:
+            assert "lab-explanation" not in {r["type"] for r in all_json(text)}
+        else:
+            assert "Why " not in text and "the timer's share" in text
+    assert profiled_boots == []
+
+
+def test_mitigations_json_is_json_alone(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    """--mitigations --explain --json: each baseline's run, each variant's run and its
+    comparison record against the baseline, the explanation records of the variants that
+    changed a path; a refused variant said on standard error; JSON lines only."""
+    from kcross.cli._console import consoles
+    from kcross.lab import jobs
+    from kcross.lab.mitigations import REFUSED, TABLES
+    from kcross.lab.request import LabRequest
+
+    sc, scv, _ = profiles()
+    a, _ = fake_subjects(tmp_path)
+    baseline, variants = TABLES["ppc64le"][0]
+    moved = {variants[0].name: {"getppid-dispatch": -53.0}}
+
+    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, name: str, err: Any,
+                   **kw: Any) -> Any:
+        variant = name.split(" + ", 1)[1] if " + " in name else None
+        if any(variant == v.name for _, v, _ in REFUSED):
+            raise LabError("QEMU refused it")
+        run = counted(SC, moved.get(variant or "", {}))
+        run.guest = guest
+        run.variant = name
+        return run
+
+    monkeypatch.setattr(jobs, "count_boot", count_boot)
+    monkeypatch.setattr(jobs, "find_source", lambda *args: tmp_path)
+    monkeypatch.setattr(explain, "_profiled", lambda s, *args: Profiled(
+        counted(SC), {(p := sc if s.label == baseline.name else scv).name: p}, "kallsyms", 0))
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=60, mitigations=True,
+                         explain=True, json_output=True, no_store=True)
+    out, err = consoles()
+    jobs.mitigations(request, a.kernel, a.payload, out, err)
+    captured = capsys.readouterr()
+    records = all_json(captured.out)
+    kinds = [r["type"] for r in records]
+    compared = sum(len(v) for _, v in TABLES["ppc64le"])
+    assert kinds.count("comparison") == compared
+    assert kinds.count("lab-explanation") == 1        # the one variant that changed a path
+    (e,) = [r for r in records if r["type"] == "lab-explanation"]
+    assert (e["a"], e["b"]) == (baseline.name, variants[0].name)
+    if any(a == "ppc64le" for a, _, _ in REFUSED):
+        assert "not a result: QEMU refused it" in captured.err
+
+
+def test_mitigations_profile_json_is_json_alone(tmp_path: Path, monkeypatch: Any,
+                                                capsys: Any) -> None:
+    """--mitigations --profile --json: each baseline's and variant's profile records (side:
+    its name), a boot that failed said on standard error; JSON lines only."""
+    from kcross.cli._console import consoles
+    from kcross.lab import profile, profile_jobs
+    from kcross.lab.mitigations import TABLES
+    from kcross.lab.request import LabRequest
+
+    sc, _, _ = profiles()
+    a, _ = fake_subjects(tmp_path)
+    failing = TABLES["ppc64le"][0][1][0].name
+
+    def profile_counted(guest: Any, kernel: Any, payload: Any, *, variant: Any,
+                        **kw: Any) -> Profiled:
+        if variant and variant.endswith(failing):
+            raise LabError("QEMU died")
+        return Profiled(counted(SC), {sc.name: sc}, "kallsyms", 0)
+
+    monkeypatch.setattr(profile, "prepare", lambda *args, **kw: None)
+    monkeypatch.setattr(profile, "profile_counted", profile_counted)
+    monkeypatch.setattr(profile_jobs, "find_source", lambda *args: tmp_path)
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=60, mitigations=True,
+                         profile=True, json_output=True)
+    out, err = consoles()
+    profile_jobs.profiling(request, a.kernel, a.payload, out, err)
+    captured = capsys.readouterr()
+    records = all_json(captured.out)
+    assert {r["type"] for r in records} == {"profile"}
+    sides = {r["side"] for r in records}
+    for baseline, variants in TABLES["ppc64le"]:
+        assert baseline.name in sides
+        assert {v.name for v in variants if v.name != failing} <= sides
+    assert failing not in sides and "not a result: QEMU died" in captured.err

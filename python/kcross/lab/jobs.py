@@ -46,6 +46,7 @@ from kcross.lab.boots import (
     make_guest,
     missing_programs,
     parallel_boots,
+    print_comparison_json,
     print_runs_json,
     raise_first,
     resolve_kernel,
@@ -240,8 +241,12 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
         base = results[0]
         if isinstance(base, KcrossError):
             # No baseline, no table: its variants cannot be compared with anything.
-            out.print(Text(f"{request.arch} baseline {baseline.name} ({len(variants)} variants "
-                           f"not compared): not a result: {base}", style="red"))
+            line = (f"{request.arch} baseline {baseline.name} ({len(variants)} variants not "
+                    f"compared): not a result: {base}")
+            if request.json_output:   # standard output holds JSON lines only
+                say(err, f"kcross lab: {line}")
+            else:
+                out.print(Text(line, style="red"))
             failed_baselines.append(base)
             continue
         rows = []
@@ -252,13 +257,16 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                 rows.append(MitigationRow(v.name, v.what, run=r, expect=v.expect))
                 stored.append(r)
         stored.append(base)
-        table = mitigation_table(request.arch, baseline.name, base, rows)
-        table.notes += [f"  {baseline.name}: {baseline.what}; the kernel reports:",
-                        *(f"    {line}" for line in baseline_report(base) or
-                          ["nothing to mitigate"]),
-                        *(f"  {v.name}: {v.what}" for v in variants)]
-        out.print(terminal(table))
-        out.print()
+        if request.json_output:
+            mitigation_records(base, baseline.name, rows, err)
+        else:
+            table = mitigation_table(request.arch, baseline.name, base, rows)
+            table.notes += [f"  {baseline.name}: {baseline.what}; the kernel reports:",
+                            *(f"    {line}" for line in baseline_report(base) or
+                              ["nothing to mitigate"]),
+                            *(f"  {v.name}: {v.what}" for v in variants)]
+            out.print(terminal(table))
+            out.print()
         if request.explained:
             memo: dict[Any, Any] = {}
             for row in rows:
@@ -271,12 +279,28 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                             variant=row.run.variant)
                 explained = explain_changes(request, a, b,
                                             judged(base, row.run, a.label, b.label), err, memo)
-                if explained.steps:   # a variant that changed no path: its table row says so
+                if request.json_output:
+                    print_json(explanation_records(explained))
+                elif explained.steps:   # a variant that changed no path: its row says so
                     out.print(explanation_view(explained))
     if failed_baselines and not stored:
         raise failed_baselines[0]
     store_runs(request, stored, err)
     return EXIT_BROKEN if failed_baselines else exit_status(stored)
+
+
+def mitigation_records(base: Counted, baseline: str, rows: Sequence[MitigationRow],
+                       err: Console) -> None:
+    """--mitigations --json, one baseline: its run's records, then each variant's and the
+    comparison record of the variant against the baseline; a variant that is not a result
+    said on ``err`` (standard output holds JSON lines only)."""
+    print_runs_json([base])
+    for row in rows:
+        if row.run is None:
+            say(err, f"kcross lab: {baseline} + {row.name}: not a result: {row.refused}")
+            continue
+        print_runs_json([row.run])
+        print_comparison_json(base, row.run, (baseline, row.name))
 
 
 def correctness(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
