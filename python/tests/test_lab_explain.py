@@ -298,6 +298,27 @@ def test_against_source_needs_a_differing_tree(kcross, tmp_path: Path) -> None: 
     assert not (tmp_path / "cache").exists()
 
 
+def mitigation_boots(moved: dict[str, dict[str, float]], only: str | None = None
+                     ) -> Any:
+    """A counting boot of a mitigation table's baseline or variant: the captured sc run,
+    shifted by ``moved``'s figures for the variant; the variants QEMU is known to refuse
+    refused; a baseline other than ``only`` (when given) failed."""
+    from kcross.lab.mitigations import REFUSED
+
+    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, name: str, err: Any,
+                   **kw: Any) -> Any:
+        variant = name.split(" + ", 1)[1] if " + " in name else None
+        if any(variant == v.name for _, v, _ in REFUSED):
+            raise LabError("QEMU refused it")
+        if only is not None and name.split(" + ")[0] != only:
+            raise LabError("another baseline: not this test's")
+        run = counted(SC, moved.get(variant or "", {}))
+        run.guest = guest
+        run.variant = name
+        return run
+    return count_boot
+
+
 def test_mitigations_explain_each_changed_variant_against_one_baseline_profile(
         tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
     """--mitigations --explain: a variant whose syscall paths moved by whole instructions is
@@ -305,7 +326,7 @@ def test_mitigations_explain_each_changed_variant_against_one_baseline_profile(
     variant that moved by the timer's share only, or not at all, is not."""
     from kcross.cli._console import consoles
     from kcross.lab import jobs
-    from kcross.lab.mitigations import REFUSED, TABLES
+    from kcross.lab.mitigations import TABLES
     from kcross.lab.request import LabRequest
 
     sc, scv, _ = profiles()
@@ -313,19 +334,7 @@ def test_mitigations_explain_each_changed_variant_against_one_baseline_profile(
     baseline, variants = TABLES["ppc64le"][0]
     moved = {variants[0].name: {"getppid-dispatch": -53.0}, variants[1].name: {"kc_cpu": 0.004}}
 
-    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, name: str, err: Any,
-                   **kw: Any) -> Any:
-        variant = name.split(" + ", 1)[1] if " + " in name else None
-        if any(variant == v.name for _, v, _ in REFUSED):
-            raise LabError("QEMU refused it")
-        if name.split(" + ")[0] != baseline.name:
-            raise LabError("another baseline: not this test's")
-        run = counted(SC, moved.get(variant or "", {}))
-        run.guest = guest
-        run.variant = name
-        return run
-
-    monkeypatch.setattr(jobs, "count_boot", count_boot)
+    monkeypatch.setattr(jobs, "count_boot", mitigation_boots(moved, baseline.name))
     monkeypatch.setattr(jobs, "find_source", lambda *args: tmp_path)
     booted: list[str] = []
 
@@ -486,17 +495,7 @@ def test_mitigations_json_is_json_alone(tmp_path: Path, monkeypatch: Any, capsys
     baseline, variants = TABLES["ppc64le"][0]
     moved = {variants[0].name: {"getppid-dispatch": -53.0}}
 
-    def count_boot(request: Any, guest: Any, kernel: Any, payload: Any, name: str, err: Any,
-                   **kw: Any) -> Any:
-        variant = name.split(" + ", 1)[1] if " + " in name else None
-        if any(variant == v.name for _, v, _ in REFUSED):
-            raise LabError("QEMU refused it")
-        run = counted(SC, moved.get(variant or "", {}))
-        run.guest = guest
-        run.variant = name
-        return run
-
-    monkeypatch.setattr(jobs, "count_boot", count_boot)
+    monkeypatch.setattr(jobs, "count_boot", mitigation_boots(moved))
     monkeypatch.setattr(jobs, "find_source", lambda *args: tmp_path)
     monkeypatch.setattr(explain, "_profiled", lambda s, *args: Profiled(
         counted(SC), {(p := sc if s.label == baseline.name else scv).name: p}, "kallsyms", 0))
