@@ -549,3 +549,19 @@ def test_mitigations_profile_json_is_json_alone(tmp_path: Path, monkeypatch: Any
         assert baseline.name in sides
         assert {v.name for v in variants if v.name != failing} <= sides
     assert failing not in sides and "not a result: QEMU died" in captured.err
+
+
+def test_an_explained_step_needs_the_plugins_compiler_before_any_boot(  # type: ignore[no-untyped-def]
+        kcross, tmp_path: Path) -> None:
+    """The explanation's profiled boots load the profile plugin: the host's gcc is named
+    among what this host lacks, in one line, before anything is fetched, built or booted;
+    not when nothing is explained."""
+    env = {"PATH": str(tmp_path / "empty"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    explained = kcross("lab", "ppc64le", "--compare-env", "KCROSS_RSEQ=off", "--explain",
+                       extra_env=env)
+    assert_one_line_error(explained, 2, "kcross lab ppc64le needs qemu-system-ppc64, ")
+    assert explained.stderr.split(" (apt-get")[0].endswith(", gcc")
+    plain = kcross("lab", "ppc64le", "--compare-env", "KCROSS_RSEQ=off", extra_env=env)
+    assert_one_line_error(plain, 2, "kcross lab ppc64le needs qemu-system-ppc64, ")
+    assert ", gcc " not in plain.stderr
+    assert not (tmp_path / "cache").exists()

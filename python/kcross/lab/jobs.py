@@ -471,7 +471,7 @@ def _check_programs(request: LabRequest) -> None:
                                # apt and dpkg-deb: the kernel's package, or the selftests'
                                # source package
                                debian_tools=fetching or bool(request.peers),
-                               plugin=request.profiled)
+                               plugin=request.profiled or request.explained)
     if missing:
         raise LabError(f"kcross lab {request.arch} needs {needs(missing)}")
 
