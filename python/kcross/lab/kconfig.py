@@ -62,6 +62,12 @@ def _embedded(path: Path) -> str | None:
 
 def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
     """The kernel's configuration and where it was found, or None."""
+    found = read(kernel)
+    return None if found is None else (parse(found[0]), found[1])
+
+
+def read(kernel: Kernel) -> tuple[str, str] | None:
+    """The text of the kernel's configuration and where it was found, or None."""
     candidates = []
     if kernel.config is not None:
         candidates.append(kernel.config)
@@ -70,12 +76,12 @@ def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
     for c in candidates:
         if c.is_file():
             try:
-                return parse(c.read_text(errors="replace")), str(c)
+                return c.read_text(errors="replace"), str(c)
             except OSError:
                 continue
     text = _embedded(p)
     if text is not None:
-        return parse(text), "CONFIG_IKCONFIG (embedded in the kernel)"
+        return text, "CONFIG_IKCONFIG (embedded in the kernel)"
     return None
 
 
