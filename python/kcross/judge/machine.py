@@ -9,13 +9,18 @@
 - :func:`differences`: the fields that differ between fingerprints, named in the order a
   reader checks them (kcross.fingerprint's registry: its ``named`` fields, else the rest
   of the machine identity), for the warning beside a comparison of different machines.
+
+A lab machine's kernel is its axis, not its identity (kcross.fingerprint.KERNEL_AXIS): its
+runs with several kernels are one machine's, and :func:`along_kernels` puts them in their
+kernels' order, the release series that ``kcross history`` and ``kcross report`` step
+through.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .. import fingerprint as fields
 from ..fingerprint import identity
@@ -33,6 +38,26 @@ def host(fingerprint: Mapping[str, Any]) -> tuple[str, ...]:
         key += ["lab", *(str(f.of(fingerprint)) for f in (fields.LAB_MACHINE, fields.LAB_CPU,
                                                             fields.LAB_MODE))]
     return tuple(key)
+
+
+T = TypeVar("T")
+
+
+def along_kernels(items: Sequence[T], machine: Callable[[T], Hashable | None],
+                  order: Callable[[T], Any]) -> list[T]:
+    """``items`` with each lab machine's (``machine``: its key, None for what is not a lab
+    machine's) put in its kernels' ``order`` at the places its items take: a lab machine
+    seen with several kernels is its release series; everything else stays where it is."""
+    places: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        key = machine(item)
+        if key is not None:
+            places.setdefault(key, []).append(i)
+    found = list(items)
+    for held in places.values():
+        for i, item in zip(held, sorted((items[i] for i in held), key=order), strict=True):
+            found[i] = item
+    return found
 
 
 # How many of the fields named when none of the registry's ``named`` ones differ (the last

@@ -58,6 +58,7 @@ class LabRequest:
     guest: GuestOptions = field(default_factory=GuestOptions)
     kernel: Path | None = None           # --kernel: the user's; None: Debian's
     refresh: bool = False                # fetch Debian's kernel again
+    release: str | None = None           # --release: the Debian release; None: the default
     compare: tuple[str, str] | None = None   # two syscall mechanisms
     against: Path | None = None          # a second kernel
     mitigations: bool = False
