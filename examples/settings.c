@@ -7,7 +7,8 @@
  *   EXAMPLE_COLOUR=blue ./settings      # the program's own forcing
  *   KCROSS_SYSCALL=bogus ./settings     # exit 2, one line naming the valid values
  *
- * kc_settings_error() checks the library's own (KCROSS_SYSCALL, KCROSS_VDSO);
+ * kc_settings_error() checks the library's own (KCROSS_SYSCALL, KCROSS_VDSO,
+ * KCROSS_RSEQ);
  * kc_setting() validates a program's own variable the same way: unset or
  * empty is no forcing, a value outside the list is one error line.
  */

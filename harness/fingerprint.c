@@ -379,9 +379,12 @@ static void json_forced(struct kh_json *j)
 	bool lib_ok = !kc_settings_error();
 
 	kh_json_obj(j, "forced");
-	for (int i = 0; kc_library_settings[i]; i++)
-		kh_json_str(j, kc_library_settings[i],
-			    lib_ok ? kc_setting(kc_library_settings[i], NULL, NULL, 0) : NULL);
+	for (int i = 0; kc_library_settings[i]; i++) {
+		const char *v = lib_ok ? kc_setting(kc_library_settings[i], NULL, NULL, 0) : NULL;
+
+		if (v || i < KH_LIBRARY_SETTINGS_ALWAYS_RECORDED)
+			kh_json_str(j, kc_library_settings[i], v);
+	}
 	for (const struct kh_setting *s = kh_settings; s->name; s++) {
 		const char *v = kh_setting_value(s, NULL, 0);
 

@@ -345,6 +345,10 @@ struct kh_setting {
 	bool absent_when_unset;
 };
 extern const struct kh_setting kh_settings[];
+/* How many of the library's forcings (the first of kc_library_settings) date
+ * from schema 2's first version, KCROSS_SYSCALL and KCROSS_VDSO: recorded
+ * null when unset.  A later one (KCROSS_RSEQ) is recorded only when set. */
+#define KH_LIBRARY_SETTINGS_ALWAYS_RECORDED 2
 
 /* Profile windows for the labs' plugin (profile.c; KCROSS_PROFILE). */
 enum { KH_WINDOW_NONE, KH_WINDOW_SAMPLE, KH_WINDOW_EMPTY };
@@ -365,5 +369,15 @@ const char *kh_setting_named(const char *name);
 /* The forcings the method obeys, into m: force_fail, delay_glob, delay_ns
  * (call after kh_settings_error() said all are valid). */
 void kh_settings_method(struct kh_method *m);
+/*
+ * KCROSS_RSEQ=off where glibc registered rseq (it does so before main(),
+ * unless its tunable glibc.pthread.rseq=0 was in GLIBC_TUNABLES at process
+ * start): execute this program (argv) again, once, with that tunable added;
+ * returns only when nothing needs doing (NULL) or it cannot be done (the
+ * error line: glibc registered although the tunable is set, or the exec
+ * failed).  Call after kh_settings_error() said all are valid, before
+ * anything else runs.
+ */
+const char *kh_settings_exec_without_rseq(char **argv);
 
 #endif

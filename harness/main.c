@@ -55,10 +55,12 @@ static const char usage[] =
 	"the figures as the JSON record writes them.\n"
 	"Environment (an empty value is unset; a bad value is refused, exit 2):\n"
 	"KCROSS_SYSCALL=" KC_SYSMECH_NATIVE_NAME KC__ALT_USAGE "|libc|auto forces the syscall mechanism,\n"
-	"KCROSS_VDSO=0 disables the vDSO, KCROSS_TIMER=clock_gettime the cycle counter\n"
-	"(auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the matching\n"
-	"benchmarks to fail (for tests of failure handling), KCROSS_TEST_DELAY=GLOB:NS\n"
-	"adds NS nanoseconds (above 0, at most " KH_STR(KH_DELAY_MAX_NS) ") to every "
+	"KCROSS_VDSO=0 disables the vDSO, KCROSS_RSEQ=off rseq (neither kcross nor glibc\n"
+	"registers it: the harness executes itself again with glibc.pthread.rseq=0 added\n"
+	"to GLIBC_TUNABLES; on and auto: the default), KCROSS_TIMER=clock_gettime the\n"
+	"cycle counter (auto: the default), KCROSS_TEST_FAIL=GLOB forces the check of the\n"
+	"matching benchmarks to fail (for tests of failure handling), KCROSS_TEST_DELAY=\n"
+	"GLOB:NS adds NS nanoseconds (above 0, at most " KH_STR(KH_DELAY_MAX_NS) ") to every "
 	"operation of the matching\n"
 	"benchmarks, not to the empty loop (a planted slowdown, for tests of verdicts).\n"
 	"Exit: 0 all ok or skipped, 1 a benchmark failed its check, 2 bad input,\n"
@@ -505,12 +507,16 @@ static int cmd_run(const struct opts *o)
 
 /*
  * Every environment forcing is validated before anything runs: the
- * library's and the harness's own (settings.c), one line each.
+ * library's and the harness's own (settings.c), one line each.  Then
+ * KCROSS_RSEQ=off may execute the harness again (argv), without glibc's rseq.
  */
-static void check_forcings(struct opts *o)
+static void check_forcings(struct opts *o, char **argv)
 {
 	const char *err = kh_settings_error();
 
+	if (err)
+		die_usage("%s", err);
+	err = kh_settings_exec_without_rseq(argv);
 	if (err)
 		die_usage("%s", err);
 	kh_settings_method(&o->m);
@@ -548,7 +554,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "summarize"))
 		return kh_summarize_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
-	check_forcings(&o);
+	check_forcings(&o, argv);
 	if (!strcmp(o.cmd, "list"))
 		return cmd_list(&o);
 	if (!strcmp(o.cmd, "run"))

@@ -12,6 +12,11 @@
  *   KCROSS_PROFILE     1 or kallsyms: profile windows for the labs' plugin
  *                      (profile.c)
  *
+ * The library's KCROSS_RSEQ=off needs the harness's help: glibc registers
+ * rseq in every thread before main() unless GLIBC_TUNABLES says
+ * glibc.pthread.rseq=0 at process start, so the harness executes itself
+ * again with it (kh_settings_exec_without_rseq, below).
+ *
  * An empty variable is unset, as everywhere (kc_setting).
  */
 #include <errno.h>
@@ -19,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <kcross/rseq.h>
 #include <kcross/settings.h>
 
 #include "harness.h"
@@ -153,4 +160,79 @@ void kh_settings_method(struct kh_method *m)
 	m->delay_ns = 0;
 	if (v && parse_delay(v, glob, sizeof(glob), &m->delay_ns, err, sizeof(err)))
 		m->delay_glob = glob;
+}
+
+/* ------------------------------------------------------- KCROSS_RSEQ=off */
+
+#define RSEQ_TUNABLE "glibc.pthread.rseq"
+#define TUNABLES_MAX 4096	/* GLIBC_TUNABLES, rewritten */
+
+/*
+ * GLIBC_TUNABLES (NAME=VALUE entries separated by colons) with every
+ * glibc.pthread.rseq entry dropped and glibc.pthread.rseq=0 added last,
+ * into out; *had_off: the last such entry already said 0.  false when it
+ * does not fit.
+ */
+static bool tunables_without_rseq(const char *now, char *out, size_t len, bool *had_off)
+{
+	size_t off = 0;
+
+	*had_off = false;
+	out[0] = 0;
+	for (const char *p = now; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		size_t name = strlen(RSEQ_TUNABLE);
+
+		if (n > name && !strncmp(p, RSEQ_TUNABLE, name) && p[name] == '=') {
+			*had_off = n == name + 2 && p[name + 1] == '0';
+		} else if (n) {
+			if (off + n + 1 >= len)
+				return false;
+			memcpy(out + off, p, n);
+			off += n;
+			out[off++] = ':';
+			out[off] = 0;
+		}
+		p = colon ? colon + 1 : NULL;
+	}
+	return (size_t)snprintf(out + off, len - off, RSEQ_TUNABLE "=0") < len - off;
+}
+
+const char *kh_settings_exec_without_rseq(char **argv)
+{
+	static char err[400];
+	static char tunables[TUNABLES_MAX];
+	const char *v = kc_setting("KCROSS_RSEQ", NULL, NULL, 0);
+	bool had_off;
+
+	/* glibc's __rseq_size above 0: it registered (kc_rseq_info, libc_size). */
+	if (!v || strcmp(v, "off") || kc_rseq_info().libc_size <= 0)
+		return NULL;
+	if (!tunables_without_rseq(getenv("GLIBC_TUNABLES"), tunables, sizeof(tunables),
+				   &had_off)) {
+		snprintf(err, sizeof(err), "KCROSS_RSEQ=off: GLIBC_TUNABLES is too long to add "
+			 RSEQ_TUNABLE "=0 to (at most %d characters)", TUNABLES_MAX - 1);
+		return err;
+	}
+	/* Set at this start already (our own exec, or the caller's): this glibc
+	 * does not obey it (a set-user-ID start ignores GLIBC_TUNABLES). */
+	if (had_off) {
+		snprintf(err, sizeof(err), "KCROSS_RSEQ=off: glibc registered rseq although "
+			 "GLIBC_TUNABLES has " RSEQ_TUNABLE "=0 (this glibc ignores it): cannot "
+			 "run without rseq");
+		return err;
+	}
+	if (setenv("GLIBC_TUNABLES", tunables, 1)) {
+		snprintf(err, sizeof(err), "KCROSS_RSEQ=off: cannot set GLIBC_TUNABLES: %s",
+			 strerror(errno));
+		return err;
+	}
+	fflush(NULL);
+	execv("/proc/self/exe", argv);
+	execvp(argv[0], argv);	/* no /proc: the name it was started by */
+	snprintf(err, sizeof(err), "KCROSS_RSEQ=off: cannot execute the harness again with "
+		 "GLIBC_TUNABLES=%.200s (glibc registers rseq before main() otherwise): %s",
+		 tunables, strerror(errno));
+	return err;
 }

@@ -25,6 +25,7 @@
 
 #include <kcross/clock.h>
 #include <kcross/rseq.h>
+#include <kcross/settings.h>
 #include <kcross/syscall.h>
 
 #define RSEQ_ORIG_SIZE 32u
@@ -104,6 +105,23 @@ static unsigned int probe_libc_len(void *area)
 	return 0;
 }
 
+/*
+ * KCROSS_RSEQ: off leaves the process without rseq as far as kcross goes: no
+ * area of its own is registered and glibc's registration, if any, is not
+ * used (what turns glibc's off is its tunable, glibc.pthread.rseq=0: the
+ * harness sets it, see harness/settings.c).  auto and on (and unset): glibc's
+ * registration when it has one, else kcross's own.  Any other value is
+ * refused by kc_settings_error() and meanwhile counts as auto.
+ */
+const char *const kc__rseq_setting_values[] = { "auto", "on", "off", NULL };
+
+static bool rseq_forced_off(void)
+{
+	const char *v = kc_setting("KCROSS_RSEQ", kc__rseq_setting_values, NULL, 0);
+
+	return v && !strcmp(v, "off");
+}
+
 static void init_once(void);
 
 /*
@@ -138,6 +156,13 @@ static void init_once(void)
 	st.align = al ? (unsigned int)al : RSEQ_ORIG_SIZE;
 	kc__rseq_offset = (char *)&own_area - tp;
 
+	if (rseq_forced_off()) {
+		set_unavailable(-ENOTSUP, &__rseq_size && __rseq_size > 0
+				? "KCROSS_RSEQ=off: glibc's registration left unused (its tunable "
+				  "glibc.pthread.rseq=0 removes it), none of kcross's own"
+				: "KCROSS_RSEQ=off: rseq left unregistered");
+		return;
+	}
 	if (&__rseq_size && &__rseq_offset && __rseq_size > 0) {
 		unsigned int len = probe_libc_len(tp + __rseq_offset);
 

@@ -32,13 +32,16 @@ const char *kc_setting(const char *name, const char *const *valid, char *err, si
 /* The valid values of the library's forcings live beside their users. */
 extern const char *const kc__syscall_setting_values[];
 extern const char *const kc__vdso_setting_values[];
+extern const char *const kc__rseq_setting_values[];
 
-const char *const kc_library_settings[] = { "KCROSS_SYSCALL", "KCROSS_VDSO", NULL };
+const char *const kc_library_settings[] = { "KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_RSEQ",
+					    NULL };
 
 const char *kc_settings_error(void)
 {
 	static char err[200];
-	const char *const *valid[] = { kc__syscall_setting_values, kc__vdso_setting_values };
+	const char *const *valid[] = { kc__syscall_setting_values, kc__vdso_setting_values,
+				       kc__rseq_setting_values };
 
 	for (int i = 0; kc_library_settings[i]; i++) {
 		kc_setting(kc_library_settings[i], valid[i], err, sizeof(err));

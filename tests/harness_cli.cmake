@@ -3,8 +3,8 @@
 #      result carries the reason, every other result and the end record are
 #      written, the end record counts 1 failed;
 #   2  bad input, one line on stderr: non-integer --samples/--cpu, invalid
-#      forcings (KCROSS_TIMER, KCROSS_VDSO, KCROSS_SYSCALL, KCROSS_TEST_FAIL,
-#      KCROSS_TEST_DELAY); an empty forcing is no forcing;
+#      forcings (KCROSS_TIMER, KCROSS_VDSO, KCROSS_SYSCALL, KCROSS_RSEQ,
+#      KCROSS_TEST_FAIL, KCROSS_TEST_DELAY); an empty forcing is no forcing;
 #   3  output that cannot be written (> /dev/full), one line on stderr;
 #   more threads than allowed CPUs: flag threads-share-cpus (with taskset).
 # A part this machine cannot do prints "SKIP: <reason>" (ctest: skipped).
@@ -88,6 +88,7 @@ endforeach()
 set(cases
   "run --samples 3.7" "run --cpu 1.5" "run --samples 3e1" "run --cpu 0x1"
   "KCROSS_TIMER=bogus run" "KCROSS_VDSO=off run" "KCROSS_SYSCALL=bogus run"
+  "KCROSS_RSEQ=0 run" "KCROSS_RSEQ=OFF list"
   "KCROSS_TEST_FAIL=no-such-benchmark run" "KCROSS_TIMER=bogus list"
   "run --bench gettid-inline" "list --bench gettid-inline" "run --suite syscall --suite cpuid"
   "run --suite syscall,nosuch" "run --suite syscall," "list --suite ,cpuid"
@@ -177,7 +178,8 @@ if(NOT rc EQUAL 0 OR after EQUAL 0 OR closed EQUAL 0)
 endif()
 
 # An empty forcing is no forcing: the same as unset.
-foreach(var KCROSS_SYSCALL KCROSS_VDSO KCROSS_TIMER KCROSS_TEST_FAIL KCROSS_TEST_DELAY)
+foreach(var KCROSS_SYSCALL KCROSS_VDSO KCROSS_RSEQ KCROSS_TIMER KCROSS_TEST_FAIL
+        KCROSS_TEST_DELAY)
   set(ENV_ARGS "${var}=")
   harness(out rc err run --quick --samples 3 --bench getppid-dispatch --json)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "\"status\":\"ok\"")

@@ -13,6 +13,12 @@
 #   harness_fingerprint.sh emulated HARNESS EMULATOR
 #       under user-mode emulation /proc/cpuinfo is the host's, another
 #       architecture's: the cpu facts from it are null, not the host's.
+#   harness_fingerprint.sh rseq HARNESS [EMULATOR]
+#       KCROSS_RSEQ=off: the fingerprint says rseq is not registered, by no
+#       one (glibc's registration turned off by its tunable: the harness
+#       executes itself again with GLIBC_TUNABLES=glibc.pthread.rseq=0 added,
+#       other tunables kept), and kc_cpu() still runs (its fallback); by
+#       default rseq is registered (glibc's where glibc registers it).
 #
 # The writer's output is deterministic (no spaces, keys in a fixed order),
 # so exact substrings are checked: no JSON parser is needed where this runs.
@@ -39,8 +45,8 @@ has() { printf '%s' "$1" | grep -qF -- "$2"; }
 
 # The fingerprint record with exactly the forcings given as arguments.
 fingerprint() {
-	env -u KCROSS_SYSCALL -u KCROSS_VDSO -u KCROSS_TIMER -u KCROSS_TEST_FAIL \
-		-u KCROSS_TEST_DELAY "$@" \
+	env -u KCROSS_SYSCALL -u KCROSS_VDSO -u KCROSS_RSEQ -u KCROSS_TIMER -u KCROSS_TEST_FAIL \
+		-u KCROSS_TEST_DELAY -u GLIBC_TUNABLES "$@" \
 		$emulator "$harness" sysinfo --json 2>&1 || true
 }
 
@@ -75,6 +81,16 @@ if [ "$mode" = forced ]; then
 		has "$delay" '"KCROSS_TEST_FAIL":null,"KCROSS_TEST_DELAY":"syscall/getppid-inl*:6.5"}'
 	empty_delay=$(fingerprint KCROSS_TEST_DELAY=)
 	check "empty KCROSS_TEST_DELAY: absent, as unset" has "$empty_delay" "$none"
+	rseq=$(fingerprint KCROSS_RSEQ=on)
+	check "KCROSS_RSEQ recorded as given, after the library's others" \
+		has "$rseq" '"KCROSS_VDSO":null,"KCROSS_RSEQ":"on","KCROSS_TIMER":null'
+	empty_rseq=$(fingerprint KCROSS_RSEQ=)
+	check "empty KCROSS_RSEQ: absent, as unset" has "$empty_rseq" "$none"
+	bad_rseq=$(fingerprint KCROSS_RSEQ=0)
+	check "invalid KCROSS_RSEQ refused, never recorded" \
+		sh -c '! printf "%s" "$1" | grep -qF "KCROSS_RSEQ\":" &&
+		       printf "%s" "$1" | grep -qF "KCROSS_RSEQ=0: not one of auto, on, off"' \
+		- "$bad_rseq"
 	bad_delay=$(fingerprint KCROSS_TEST_DELAY=getppid-inline:0)
 	check "invalid KCROSS_TEST_DELAY refused, never recorded" \
 		sh -c '! printf "%s" "$1" | grep -qF "KCROSS_TEST_DELAY\":" &&
@@ -139,8 +155,56 @@ elif [ "$mode" = emulated ]; then
 	for fact in '"vendor":null' '"model":null' '"flags":null' '"microcode":null'; do
 		check "under $emulator, the host's /proc/cpuinfo is not used: $fact" has "$out" "$fact"
 	done
+elif [ "$mode" = rseq ]; then
+	plain=$(fingerprint)
+	off=$(fingerprint KCROSS_RSEQ=off)
+	check "KCROSS_RSEQ=off recorded" has "$off" '"KCROSS_RSEQ":"off"'
+	check "KCROSS_RSEQ=off: not registered, by no one, and says why" \
+		has "$off" '"rseq":{"registered":false,"owner":null,"size":null,'
+	check "KCROSS_RSEQ=off: the reason names the setting" \
+		has "$off" '"unavailable_reason":"KCROSS_RSEQ=off: rseq left unregistered"'
+	check "KCROSS_RSEQ=off: glibc's registration is off too (its __rseq_size not above 0)" \
+		sh -c '! printf "%s" "$1" | grep -qE "\"libc_size\":[1-9]"' - "$off"
+	check "KCROSS_RSEQ=off: per-CPU operations in their atomic fallback" \
+		has "$off" '"percpu_mode":"atomic"'
+	ran=$(env -u KCROSS_RSEQ -u GLIBC_TUNABLES KCROSS_RSEQ=off $emulator "$harness" run \
+		--json --quick --bench 'cpuid/*' 2>&1 || true)
+	kc_cpu=$(printf '%s' "$ran" | grep -F '"suite":"cpuid","name":"kc_cpu",' || true)
+	check "KCROSS_RSEQ=off: kc_cpu() runs (its fallback)" has "$kc_cpu" '"status":"ok"'
+	check "KCROSS_RSEQ=off: rseq-load is skipped, saying why" \
+		has "$ran" '"status":"skipped","reason":"KCROSS_RSEQ=off: rseq left unregistered"'
+	case $plain in
+	*'"rseq":{"registered":false'*)
+		echo "# rseq is not registered here by default (${emulator:-no rseq}): the" \
+		     "default's checks are moot"
+		;;
+	*)
+		check "by default: registered" has "$plain" '"rseq":{"registered":true,'
+		case $plain in
+		*'"libc_size":null'*|*'"libc_size":0'*)
+			check "by default, without glibc's: kcross's own" \
+				has "$plain" '"owner":"kcross"' ;;
+		*)
+			check "by default, with glibc's registration: glibc's" \
+				has "$plain" '"owner":"glibc"'
+			long=$(fingerprint KCROSS_RSEQ=off "GLIBC_TUNABLES=$(printf '%05000d' 0)")
+			check "a GLIBC_TUNABLES too long to extend: refused in one line" \
+				has "$long" "KCROSS_RSEQ=off: GLIBC_TUNABLES is too long" ;;
+		esac
+		;;
+	esac
+	if command -v strace >/dev/null 2>&1 && [ -z "$emulator" ] &&
+	   printf '%s' "$plain" | grep -qE '"libc_size":[1-9]'; then
+		exec=$(env -u KCROSS_RSEQ KCROSS_RSEQ=off \
+			GLIBC_TUNABLES=glibc.malloc.check=0:glibc.pthread.rseq=1 \
+			strace -v -s 300 -e trace=execve "$harness" sysinfo --json 2>&1 >/dev/null || true)
+		check "executed again once, the other tunables kept, rseq=1 replaced" \
+			sh -c '[ "$(printf "%s" "$1" | grep -c "^execve(")" = 2 ] &&
+			       printf "%s" "$1" | grep -qF \
+			       "\"GLIBC_TUNABLES=glibc.malloc.check=0:glibc.pthread.rseq=0\""' - "$exec"
+	fi
 else
-	echo "usage: $0 forced|empty-root|emulated HARNESS [EMULATOR]" >&2
+	echo "usage: $0 forced|empty-root|emulated|rseq HARNESS [EMULATOR]" >&2
 	exit 2
 fi
 echo "1..$n"

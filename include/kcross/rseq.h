@@ -17,13 +17,20 @@
  * registered area (newer kernels kill a process that does); it writes only
  * rseq_cs, as the ABI requires.
  *
+ * KCROSS_RSEQ=off (<kcross/settings.h>; auto, on or unset: the above) makes
+ * rseq unavailable on purpose: kcross registers no area of its own and uses
+ * no registration of glibc's (kc_rseq_info() says owner none, and why).  It
+ * cannot undo glibc's registration, which glibc makes before main() unless
+ * its tunable says GLIBC_TUNABLES=glibc.pthread.rseq=0 at process start:
+ * kcross-harness adds that and executes itself again (docs/commands.md).
+ *
  * Fallback.  When rseq is unavailable (kernel without it, qemu-user,
  * valgrind, a seccomp filter, glibc.pthread.rseq=0 with our registration
- * refused, or an unknown party already registered), the area's cpu_id is
- * negative and every function below takes its fallback path: vDSO getcpu,
- * then the getcpu system call, and atomic per-CPU operations.  The choice is
- * made per call by that same load, so there is no indirect call on the fast
- * path.
+ * refused, KCROSS_RSEQ=off, or an unknown party already registered), the
+ * area's cpu_id is negative and every function below takes its fallback
+ * path: vDSO getcpu, then the getcpu system call, and atomic per-CPU
+ * operations.  The choice is made per call by that same load, so there is
+ * no indirect call on the fast path.
  */
 #ifndef KCROSS_RSEQ_H
 #define KCROSS_RSEQ_H
@@ -152,7 +159,9 @@ struct kc_rseq_info {
 	unsigned int size;		/* bytes registered (0 if none) */
 	unsigned int feature_size;	/* bytes the kernel fills */
 	unsigned int align;		/* alignment the kernel asked for */
-	int libc_size;			/* glibc's __rseq_size, or -1 when it exports none */
+	int libc_size;			/* glibc's __rseq_size, or -1 when it exports none;
+					 * above 0: glibc registered every thread (0: its
+					 * registration is off or failed) */
 	int error;			/* why not active here: -errno, or 0 */
 	const char *why;		/* the same in words, or NULL */
 };

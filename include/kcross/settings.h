@@ -2,11 +2,12 @@
 /*
  * kcross/settings.h - environment variables that force a choice.
  *
- * Every forcing (KCROSS_SYSCALL, KCROSS_VDSO here; the harness adds its own)
- * is read and validated the same way: an unset or empty variable is not a
- * forcing; a value outside the variable's list is an error with one line
- * naming the valid values; a valid value is returned as given, so that it
- * can be recorded (the harness writes every one into its fingerprint).
+ * Every forcing (KCROSS_SYSCALL, KCROSS_VDSO, KCROSS_RSEQ here; the harness
+ * adds its own) is read and validated the same way: an unset or empty
+ * variable is not a forcing; a value outside the variable's list is an error
+ * with one line naming the valid values; a valid value is returned as given,
+ * so that it can be recorded (the harness writes every one into its
+ * fingerprint).
  */
 #ifndef KCROSS_SETTINGS_H
 #define KCROSS_SETTINGS_H

@@ -13,7 +13,9 @@ Like the real harness it honours KCROSS_TEST_FAIL=GLOB (matching benchmarks
 fail their check: status ``failed``, exit 1 after the end record) and
 KCROSS_TEST_DELAY=GLOB:NS (NS added to every sample of the matching benchmarks,
 not to their empty loop's), and records the forcings in ``fingerprint.forced``
-(KCROSS_TEST_DELAY only when set), refusing an invalid one (exit 2).
+(KCROSS_RSEQ and KCROSS_TEST_DELAY only when set), refusing an invalid one (exit 2).
+KCROSS_RSEQ=off makes the fingerprint's rseq group say what the real harness's says then
+(not registered, by no one, why) and the benchmarks that need rseq skipped with that reason.
 Behaviour knobs for failure tests, all optional:
 
   KCROSS_FAKE_DELAY=S          sleep S seconds before each result
@@ -56,6 +58,8 @@ TEST_FAIL_REASON = "forced failure (KCROSS_TEST_FAIL, for tests)"
 GLOB_HELP = "a glob of benchmark names, NAME or SUITE/NAME; see 'list'"
 DELAY_MAX_NS = 1e6
 SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
+RSEQ_VALUES = ["auto", "on", "off"]
+RSEQ_OFF = "KCROSS_RSEQ=off: rseq left unregistered"
 
 
 def _load(name: str) -> list[dict[str, Any]]:
@@ -70,6 +74,7 @@ RESULTS = {(r["suite"], r["name"]): r for r in RUN if r["type"] == "result"}
 BENCHES = _load("real-list.jsonl")
 SYSINFO = _load("real-sysinfo.jsonl")[0]
 SUITES = list(dict.fromkeys(b["suite"] for b in BENCHES))
+NEEDS = {(b["suite"], b["name"]): b["needs"] for b in BENCHES}
 
 
 def fail(message: str) -> None:
@@ -121,14 +126,15 @@ def forcings() -> dict[str, str | None]:
     """The environment forcings, validated as the real harness does (empty = unset)."""
     valid = {"KCROSS_SYSCALL": [*dict.fromkeys([*FINGERPRINT["syscall"]["available"], "libc",
                                                 "auto"])],
-             "KCROSS_VDSO": ["0", "1"], "KCROSS_TIMER": ["auto", "clock_gettime"],
-             "KCROSS_TEST_FAIL": None}
+             "KCROSS_VDSO": ["0", "1"], "KCROSS_RSEQ": RSEQ_VALUES,
+             "KCROSS_TIMER": ["auto", "clock_gettime"], "KCROSS_TEST_FAIL": None}
     forced: dict[str, str | None] = {}
     for name, values in valid.items():
         value = os.environ.get(name) or None
         if value is not None and values is not None and value not in values:
             fail(f"{name}={value}: not one of {', '.join(values)}")
-        forced[name] = value
+        if value is not None or name != "KCROSS_RSEQ":  # recorded only when set
+            forced[name] = value
     glob = forced["KCROSS_TEST_FAIL"]
     if glob is not None and not any(matches(b, glob) for b in BENCHES):
         fail(f"KCROSS_TEST_FAIL={glob}: matches no benchmark (valid: {GLOB_HELP})")
@@ -187,6 +193,23 @@ def not_run(rec: dict[str, Any], status: str, reason: str) -> dict[str, Any]:
             "switches_per_op": None, "switches_counted_per_op": None, "flags": []}
 
 
+def rseq_off(forced: dict[str, str | None]) -> bool:
+    return forced.get("KCROSS_RSEQ") == "off"
+
+
+def fingerprint(base: dict[str, Any], forced: dict[str, str | None]) -> dict[str, Any]:
+    """A fingerprint (the run's or sysinfo's) with the forcings: recorded, obeyed."""
+    record = {**base, "forced": forced,
+              "syscall": {**base["syscall"], "forced": forced["KCROSS_SYSCALL"],
+                          "mechanism": mechanism(forced)}}
+    if rseq_off(forced):
+        record["rseq"] = {**base["rseq"], "registered": False, "owner": None, "size": None,
+                          "libc_size": 0 if base["rseq"]["libc_size"] is not None else None,
+                          "feature_size": None, "align": None,
+                          "unavailable_reason": RSEQ_OFF, "percpu_mode": "atomic"}
+    return record
+
+
 def mechanism(forced: dict[str, str | None]) -> str:
     """The syscall mechanism a run reports: the forced one, else the captured selection."""
     chosen = forced["KCROSS_SYSCALL"]
@@ -223,6 +246,8 @@ def result(bench: dict[str, Any], n: int, cpu: int | None,
     rec = copy.deepcopy(RESULTS[(bench["suite"], bench["name"])])
     if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
         return not_run(rec, "skipped", SKIP_REASON)
+    if rseq_off(forced) and "rseq" in NEEDS[(bench["suite"], bench["name"])]:
+        return not_run(rec, "skipped", RSEQ_OFF)
     if matches(bench, forced["KCROSS_TEST_FAIL"]):
         return not_run(rec, "failed", TEST_FAIL_REASON)
     if rec["status"] != "ok":
@@ -268,9 +293,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     # each run starts at its own time, as the real harness's do (to the microsecond here:
     # a test's runs follow each other within a second)
     now = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-    emit({**FINGERPRINT, "forced": forced, "host": {**FINGERPRINT["host"], "time": now},
-          "syscall": {**FINGERPRINT["syscall"], "forced": forced["KCROSS_SYSCALL"],
-                      "mechanism": mechanism(forced)}})
+    emit({**fingerprint(FINGERPRINT, forced), "host": {**FINGERPRINT["host"], "time": now}})
     min_batch = args.min_batch_ms if args.min_batch_ms is not None else \
         (PLAN["min_batch_ms"] if args.quick else 10.0)
     warmup = args.warmup_ms if args.warmup_ms is not None else \
@@ -294,10 +317,12 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> None:
-    forcings()  # refused here too, as the C harness refuses them for every command
+    forced = forcings()  # refused here too, as the C harness refuses them for every command
     for bench in select(args.suite, args.bench):
         if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
             bench = {**bench, "available": False, "reason": SKIP_REASON}
+        elif rseq_off(forced) and "rseq" in bench["needs"]:
+            bench = {**bench, "available": False, "reason": RSEQ_OFF}
         emit(bench)
 
 
@@ -339,10 +364,7 @@ def main() -> None:
     elif args.command == "list":
         cmd_list(args)
     else:
-        forced = forcings()
-        emit({**SYSINFO, "forced": forced,
-              "syscall": {**SYSINFO["syscall"], "forced": forced["KCROSS_SYSCALL"],
-                          "mechanism": mechanism(forced)}})
+        emit(fingerprint(SYSINFO, forcings()))
 
 
 if __name__ == "__main__":

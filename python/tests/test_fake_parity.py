@@ -22,6 +22,8 @@ CASES = [  # (environment, arguments): bad forcings, bad options, lost output
     ({"KCROSS_SYSCALL": "bogus"}, ["run", "--json", "--quick"]),
     ({"KCROSS_VDSO": "off"}, ["run", "--json", "--quick"]),
     ({"KCROSS_TIMER": "bogus"}, ["list", "--json"]),
+    ({"KCROSS_RSEQ": "0"}, ["run", "--json", "--quick"]),
+    ({"KCROSS_RSEQ": "OFF"}, ["sysinfo", "--json"]),
     ({"KCROSS_TEST_FAIL": "no-such-benchmark"}, ["run", "--json", "--quick"]),
     ({"KCROSS_TEST_DELAY": "getppid-inline"}, ["run", "--json", "--quick"]),
     ({"KCROSS_TEST_DELAY": ":5"}, ["run", "--json", "--quick"]),
@@ -85,3 +87,35 @@ def test_fake_plants_a_delay_as_the_real_harness_does() -> None:
         assert rec["samples"] == pytest.approx([x + added for x in plain[name]["samples"]])
         assert (rec["ticks"] > plain[name]["ticks"]) == bool(added)
         assert rec["overhead"] == plain[name]["overhead"]
+
+
+@pytest.mark.skipif(REAL is None, reason=WHY)
+@pytest.mark.parametrize("value", ["off", "on"])
+def test_fake_obeys_kcross_rseq_as_the_real_harness_does(value: str) -> None:
+    """KCROSS_RSEQ recorded in forced (only when set), and with off the fingerprint's rseq
+    group and the rows that need rseq as the real harness says them."""
+    assert REAL is not None
+
+    def records(command: list[str], environ: dict[str, str], *args: str) -> list[dict]:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("KCROSS_") and k != "GLIBC_TUNABLES"}
+        out = subprocess.run([*command, *args, "--json"], env={**env, **environ},
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+        return [json.loads(line) for line in out.splitlines()]
+
+    def seen(command: list[str]) -> tuple[dict, dict, dict[str, tuple[bool, str | None]]]:
+        (fp,) = records(command, {"KCROSS_RSEQ": value}, "sysinfo")
+        listed = records(command, {"KCROSS_RSEQ": value}, "list", "--suite", "cpuid")
+        plain = records(command, {}, "sysinfo")[0]
+        rows = {b["name"]: (b["available"], b["reason"]) for b in listed
+                if b["name"] in ("rseq-load", "kc_cpu")}
+        rseq = {k: fp["rseq"][k] for k in ("registered", "owner", "unavailable_reason",
+                                           "percpu_mode")}
+        assert "KCROSS_RSEQ" not in plain["forced"]
+        return fp["forced"], rseq, rows
+
+    real, fake = seen(REAL), seen([sys.executable, str(FAKE_HARNESS)])
+    assert real[0]["KCROSS_RSEQ"] == fake[0]["KCROSS_RSEQ"] == value
+    assert list(real[0]) == list(fake[0])           # in the same place among the others
+    if value == "off":
+        assert real[1:] == fake[1:]

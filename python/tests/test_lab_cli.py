@@ -54,6 +54,54 @@ def ppc64le_elf(path: Path) -> Path:
      "--bench rdtscp: no such benchmark in x86_64's suites syscall"),
     (["ppc64le", "--mitigations", "--bench", "cpuid/*"],
      "--bench cpuid/*: no such benchmark in ppc64le's suites syscall"),
+    # --env and --compare-env: the harness's settings (kcross.forcings), one line each
+    (["x86_64", "--env", "KCROSS_RSEQ"],
+     "--env 'KCROSS_RSEQ': expected NAME=VALUE, e.g. KCROSS_RSEQ=off"),
+    (["x86_64", "--env", "=off"], "--env '=off': expected NAME=VALUE"),
+    (["x86_64", "--env", "KCROSS_NOSUCH=1"],
+     "--env 'KCROSS_NOSUCH=1': KCROSS_NOSUCH is not one of the harness's settings "
+     "(KCROSS_SYSCALL, KCROSS_VDSO, KCROSS_RSEQ, KCROSS_TIMER, KCROSS_TEST_FAIL, "
+     "KCROSS_TEST_DELAY)"),
+    (["x86_64", "--env", "KCROSS_RSEQ=maybe"],
+     "--env 'KCROSS_RSEQ=maybe': KCROSS_RSEQ=maybe: not one of auto, on, off"),
+    (["x86_64", "--env", "KCROSS_VDSO=off"], "KCROSS_VDSO=off: not one of 0, 1"),
+    (["x86_64", "--env", "KCROSS_RSEQ="], "KCROSS_RSEQ= is empty (an empty forcing is none)"),
+    (["x86_64", "--env", "KCROSS_TEST_FAIL=getppid-* gettid-*"],
+     "a value without spaces (the guest's plan has no quoting)"),
+    (["x86_64", "--env", "KCROSS_PROFILE=1"],
+     "KCROSS_PROFILE is set by kcross lab --profile and --trace, not by hand"),
+    (["x86_64", "--env", "KCROSS_RSEQ=off", "--env", "KCROSS_RSEQ=on"],
+     "--env: KCROSS_RSEQ given twice (KCROSS_RSEQ=off and KCROSS_RSEQ=on)"),
+    (["ppc64le", "--compare", "sc", "scv", "--env", "KCROSS_SYSCALL=sc"],
+     "--env KCROSS_SYSCALL=sc and --compare set KCROSS_SYSCALL both: --compare sets it on "
+     "both sides; drop it from --env"),
+    (["x86_64", "--compare-env", "KCROSS_RSEQ=off", "--env", "KCROSS_RSEQ=on"],
+     "--env KCROSS_RSEQ=on and --compare-env set KCROSS_RSEQ both: --compare-env sets it on "
+     "side B; drop it from --env"),
+    (["x86_64", "--compare-env", "KCROSS_RSEQ=maybe"],
+     "--compare-env 'KCROSS_RSEQ=maybe': KCROSS_RSEQ=maybe: not one of auto, on, off"),
+    (["x86_64", "--compare-env", "KCROSS_RSEQ=off", "--compare-env", "KCROSS_RSEQ=on"],
+     "--compare-env: KCROSS_RSEQ given twice"),
+    (["x86_64", "--mode", "correctness", "--env", "KCROSS_RSEQ=off"],
+     "--env: counting-mode options"),
+    (["x86_64", "--peers", "--compare-env", "KCROSS_RSEQ=off"],
+     "not with --compare-env"),
+    (["x86_64", "--trace", "getppid-inline", "--compare-env", "KCROSS_RSEQ=off"],
+     "--trace shows one boot's operation: not with --compare, --compare-env,"),
+    # ... and as the guest harness built from the tree takes them
+    (["x86_64", "--env", "KCROSS_SYSCALL=scv"],
+     "--env KCROSS_SYSCALL=scv: x86_64's harness takes libc, syscall, auto"),
+    (["aarch64", "--compare-env", "KCROSS_SYSCALL=sc"],
+     "--compare-env KCROSS_SYSCALL=sc: aarch64's harness takes libc, svc, auto"),
+    (["x86_64", "--env", "KCROSS_TEST_FAIL=nosuch"],
+     "--env KCROSS_TEST_FAIL=nosuch: 'nosuch' matches no benchmark of x86_64's harness"),
+    (["ppc64le", "--env", "KCROSS_TEST_FAIL=rdtscp"],
+     "'rdtscp' matches no benchmark of ppc64le's harness"),
+    (["x86_64", "--env", "KCROSS_TEST_DELAY=getppid-inline:0"],
+     "--env KCROSS_TEST_DELAY=getppid-inline:0: not GLOB:NS (a glob of benchmark names, a "
+     "colon, nanoseconds above 0 and at most 1000000)"),
+    (["x86_64", "--env", "KCROSS_TEST_DELAY=nosuch:5"],
+     "'nosuch' matches no benchmark of x86_64's harness"),
 ])
 @pytest.mark.parametrize("qemu", ["installed", "absent"])
 def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list[str],  # type: ignore[no-untyped-def]
@@ -64,6 +112,69 @@ def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list
     assert_one_line_error(kcross("lab", *args, extra_env=extra), 2, message)
     assert not db_path.exists()
     assert not (tmp_path / "home" / ".cache").exists()
+
+
+def requested(monkeypatch: pytest.MonkeyPatch, *args: str):  # type: ignore[no-untyped-def]
+    """The LabRequest ``kcross lab ARGS`` builds (kcross.lab.jobs.run caught)."""
+    from kcross.cli import build_parser
+    from kcross.lab import jobs
+
+    seen = []
+    monkeypatch.setattr(jobs, "run", lambda request, out, err: seen.append(request) or 0)
+    parsed = build_parser().parse_args(["lab", *args])
+    parsed.argv = ["lab", *args]
+    assert parsed.func(parsed, None, None) == 0
+    return seen[0]
+
+
+def test_env_and_compare_env_build_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--env's settings go to every boot's harness; --compare-env is one job of two
+    settings (A as the guest is, B with them), --compare the same with KCROSS_SYSCALL
+    forced on both; the settings as given, checked when asked."""
+    request = requested(monkeypatch, "x86_64", "--env", "KCROSS_VDSO=0", "--env",
+                        "KCROSS_TIMER=auto", "--compare-env", "KCROSS_RSEQ=off")
+    assert request.guest.env == ("KCROSS_VDSO=0", "KCROSS_TIMER=auto")
+    assert request.compare_env == ("KCROSS_RSEQ=off",)
+    a, b = request.sides()
+    assert (a.label, dict(a.env), b.label, dict(b.env)) == ("A", {}, "B", {"KCROSS_RSEQ": "off"})
+    assert request.guest.environment(a.env) == {"KCROSS_VDSO": "0", "KCROSS_TIMER": "auto"}
+    assert request.guest.environment(b.env) == {"KCROSS_VDSO": "0", "KCROSS_TIMER": "auto",
+                                                "KCROSS_RSEQ": "off"}
+    compare = requested(monkeypatch, "ppc64le", "--compare", "sc", "scv")
+    assert [(s.label, dict(s.env)) for s in compare.sides()] == [
+        ("sc", {"KCROSS_SYSCALL": "sc"}), ("scv", {"KCROSS_SYSCALL": "scv"})]
+    assert compare.guest.environment() is None      # no --env: the plan as before
+    plain = requested(monkeypatch, "aarch64")
+    assert plain.sides() is None and plain.guest.environment() is None
+    several = requested(monkeypatch, "aarch64", "--compare-env", "KCROSS_RSEQ=off",
+                        "--compare-env", "KCROSS_VDSO=0")
+    assert dict(several.sides()[1].env) == {"KCROSS_RSEQ": "off", "KCROSS_VDSO": "0"}
+
+
+def test_compare_env_boots_the_kernel_with_each_sides_settings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boots of --compare-env: the same kernel and guest, the harness given --env's
+    settings and the side's, each run's variant the settings it got."""
+    from kcross.lab import boots, jobs
+    from kcross.lab.kernel import Kernel
+
+    booted = []
+
+    def count(guest, kernel, payload, *, variant, env, **kw):  # type: ignore[no-untyped-def]
+        booted.append((kernel.path, variant, env))
+        return variant
+
+    monkeypatch.setattr(boots, "count", count)
+    monkeypatch.setattr(boots, "say", lambda *a: None)
+    request = requested(monkeypatch, "x86_64", "--env", "KCROSS_VDSO=0", "--compare-env",
+                        "KCROSS_RSEQ=off")
+    kernel = Kernel("x86_64", Path("/k/bzImage"))
+    runs = jobs.count_sides(request, kernel, None, request.sides(), None)  # type: ignore[arg-type]
+    assert runs == ["KCROSS_VDSO=0", "KCROSS_VDSO=0 KCROSS_RSEQ=off"]
+    assert sorted(booted, key=str) == sorted([
+        (Path("/k/bzImage"), "KCROSS_VDSO=0", {"KCROSS_VDSO": "0"}),
+        (Path("/k/bzImage"), "KCROSS_VDSO=0 KCROSS_RSEQ=off",
+         {"KCROSS_VDSO": "0", "KCROSS_RSEQ": "off"})], key=str)
 
 
 @pytest.mark.parametrize("qemu", ["installed", "absent"])

@@ -571,7 +571,10 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
     for line in evidence(outcomes):
         print(f"  {line}")
 
-    failed = [f"{o.name}: {o.status} ({o.reason}): {' | '.join(o.output[-5:])}"
+    # A failed test is named with its own failing TAP lines (`not ok ...` and the diagnostics
+    # after them), not only its last lines: a flake must say which check it was.
+    failed = [f"{o.name}: {o.status} ({o.reason}): "
+              f"{' | '.join(_failing_lines(o.output) or o.output[-5:])}"
               for o in outcomes if not o.passed and not
               (o.status == SKIPPED and EXPECTED_SKIPS.get((arch, o.name), "\0") in o.reason)]
     assert not failed, failed
@@ -597,3 +600,20 @@ def test_suite_passes_in_the_guest(arch: str) -> None:
         assert "mechanism in use: scv (KCROSS_SYSCALL=unset)" in out["example_syscall"]
         assert any(line.startswith("# page size") and line.endswith("mechanism scv")
                    for line in out["test_syscall"])
+
+
+def _failing_lines(output: list[str]) -> list[str]:
+    """A TAP test's `not ok` lines, each with the `#` diagnostics just before and after it
+    (the attempts a check made, the detail it printed)."""
+    lines: list[str] = []
+    for i, line in enumerate(output):
+        if not line.startswith("not ok"):
+            continue
+        start = i
+        while start > 0 and i - start < 5 and output[start - 1].startswith("#"):
+            start -= 1
+        end = i + 1
+        while end < len(output) and end - i <= 5 and output[end].startswith("#"):
+            end += 1
+        lines += output[start:end]
+    return lines

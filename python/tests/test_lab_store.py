@@ -441,7 +441,6 @@ def test_sysinfo_renderer_shows_the_lab_group() -> None:
 
 # --- PostgreSQL (when a server is given, as in test_postgres.py) ------------------------
 
-PG_URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 
 
 def test_lab_run_on_postgres(pg_schema: str, kcross: Kcross) -> None:

@@ -351,6 +351,12 @@ def test_the_monitor_reads_the_harness_lines_as_lava_does() -> None:
     (["x86_64", "-o", "{tmp}/out", "--device-type", "rpi4", "--cpu", "max"],
      "--cpu and --machine-opt set QEMU's machine: not for the board device type rpi4"),
     (["x86_64", "-o", "{tmp}/out", "--suite", "syscall,nosuch"], "no suite 'nosuch'"),
+    (["x86_64", "-o", "{tmp}/out", "--env", "KCROSS_RSEQ=of"],
+     "--env 'KCROSS_RSEQ=of': KCROSS_RSEQ=of: not one of auto, on, off"),
+    (["x86_64", "-o", "{tmp}/out", "--env", "TMPDIR=/tmp"],
+     "--env 'TMPDIR=/tmp': TMPDIR is not one of the harness's settings"),
+    (["x86_64", "-o", "{tmp}/out", "--env", "KCROSS_SYSCALL=svc"],
+     "--env KCROSS_SYSCALL=svc: x86_64's harness takes libc, syscall, auto"),
 ])
 def test_bad_input_is_one_line_before_anything_is_built(  # type: ignore[no-untyped-def]
         kcross, tmp_path: Path, args: list[str], message: str) -> None:
@@ -362,6 +368,28 @@ def test_bad_input_is_one_line_before_anything_is_built(  # type: ignore[no-unty
     assert_one_line_error(proc, 2, message.replace("{tmp}", str(tmp_path)))
     assert not cache.exists()
     assert not (tmp_path / "out").exists()      # not even the directory
+
+
+@pytest.mark.parametrize("board", [False, True])
+def test_the_jobs_plan_gives_the_harness_its_settings(board: bool) -> None:
+    """--env: the plan's NAME=VALUE tokens before the harness (the lab's /init puts them in
+    its environment), on QEMU as on a board; without --env the plan is the lab's, as before."""
+    from kcross.lab.request import GuestOptions
+    from kcross.lab.session import harness_argv
+    from kcross.lava.make import JobRequest, _harness
+
+    def plan(env: tuple[str, ...]) -> list[str]:
+        request = JobRequest(arch="x86_64", output=Path("/out"),
+                             device_type="rpi4" if board else "qemu",
+                             timeout=30, guest=GuestOptions(env=env))
+        return _harness(request, ("syscall",))[0]
+
+    plain = plan(())
+    assert plain[0] == "/lab/kcross-harness"
+    if not board:
+        assert plain == harness_argv(suites=("syscall",))
+    assert plan(("KCROSS_RSEQ=off", "KCROSS_VDSO=0")) == ["KCROSS_RSEQ=off", "KCROSS_VDSO=0",
+                                                          *plain]
 
 
 # ---------------------------------------------------------------- the harness's line
@@ -395,7 +423,9 @@ def test_the_harness_line_is_the_stored_figure(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- the test shell
 
-def test_the_test_shell_steps_report_every_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("settings", [{}, {"KCROSS_RSEQ": "off", "KCROSS_VDSO": "0"}])
+def test_the_test_shell_steps_report_every_result(tmp_path: Path,
+                                                  settings: dict[str, str]) -> None:
     """The Lava-Test-Shell steps, run by sh with a fake lava-test-case on PATH that records
     its arguments, fed by the real harness: one call per result (pass with the figure and
     unit; a skip without), named as a monitor names them, the JSON records on the console,
@@ -423,7 +453,8 @@ def test_the_test_shell_steps_report_every_result(tmp_path: Path) -> None:
     for f in (fake, harness):
         f.chmod(0o755)
     params = testshell.definition(harness_url="", suites="syscall,cpuid",
-                                  bench="getppid-i*")["params"]
+                                  bench="getppid-i*", env=settings)["params"]
+    assert ("SETTINGS" in params) == bool(settings)   # a job without --env: as before
     script = "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + testshell.STEPS
     proc = subprocess.run(["sh", "-c", script], cwd=work, capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
@@ -434,6 +465,8 @@ def test_the_test_shell_steps_report_every_result(tmp_path: Path) -> None:
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     results = [r for r in records if r["type"] == "result"]
     assert records[0]["type"] == "fingerprint" and records[-1]["type"] == "end" and results
+    for name, value in settings.items():     # the harness got them: its fingerprint says
+        assert records[0]["forced"][name] == value
     recorded = calls.read_text().splitlines()
     assert len(recorded) == len(results)
     for record, call in zip(results, recorded, strict=True):

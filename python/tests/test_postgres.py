@@ -1,8 +1,9 @@
 """The same code against PostgreSQL, when a server is provided.
 
 Set KCROSS_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/kcross_test)
-to run it; the database may already hold runs, the test only counts what it adds.  Tests
-that need an empty database get a fresh schema of their own (``pg_schema``).
+to run it.  Every test gets a new, empty schema of its own (``pg_schema``): the database
+is shared (with other checkouts, other kcross versions, a CI run beside a developer's), so
+no test reads or writes its default schema, whose kcross schema version may be another's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
 
 
-def test_run_show_import_on_postgres(kcross: Kcross, tmp_path: Path) -> None:
-    assert URL is not None
-    db = ["--db", URL]
+def test_run_show_import_on_postgres(kcross: Kcross, tmp_path: Path, pg_schema: str) -> None:
+    db = ["--db", pg_schema]
     proc = kcross("run", "--quick", "--bench", "syscall/getcpu-*", "--json", *db)
     assert proc.returncode == 0, proc.stderr
     shown = kcross("show", "--json", *db)

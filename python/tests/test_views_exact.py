@@ -497,6 +497,22 @@ def test_lab_compare_table() -> None:
                                                                  "sc", "scv")))))
 
 
+def test_lab_compare_env_table() -> None:
+    """``kcross lab ppc64le --env KCROSS_VDSO=1 --compare-env KCROSS_RSEQ=off``'s table: the
+    captured sc run as A, a shifted copy as B, and what each side's settings were."""
+    from kcross.lab.jobs import sides_table
+    from kcross.lab.request import GuestOptions, LabRequest
+    from kcross.views.table import terminal
+
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=600,
+                         guest=GuestOptions(env=("KCROSS_VDSO=1",)),
+                         compare_env=("KCROSS_RSEQ=off",))
+    sides = request.sides()
+    assert sides is not None
+    runs = [counted(SC), counted(SC, {"getppid-inline": -12.0, "kc_cpu": 60.0})]
+    held("lab-compare-env", rendered(printing(terminal(sides_table(request, runs, sides)))))
+
+
 # The mitigation table's rows: the first ppc64le baseline's variants by name, each a shift
 # of the captured sc run (instructions/op by benchmark) and the sysfs lines it changes:
 # every branch of the table's "what the kernel reports / why unchanged" column.

@@ -9,9 +9,13 @@
  *   foreign    someone else registered first (not glibc): EINVAL, fallback
  *   seccomp    rseq refused with ENOSYS by a seccomp filter: fallback
  *   dlopen     libkcross.so loaded with dlopen (initial-exec TLS must fit)
+ *   off        KCROSS_RSEQ=off with glibc's tunable off too: nothing registered
+ *              (the kernel takes a registration of ours), fallback
+ *   off-glibc  KCROSS_RSEQ=off alone: glibc's registration is left unused
+ *              (and said so), fallback
  *
  * Each mode other than the default is this program re-executed with
- * KC_TEST_MODE set; the set-up that must precede kcross's own constructor
+ * KC_TEST_MODE (and KCROSS_RSEQ) set; the set-up that must precede kcross's own constructor
  * (priority 101) runs in a priority-100 constructor here.
  */
 #include <dlfcn.h>
@@ -145,6 +149,25 @@ static void check_mode(void)
 		else
 			tap_ok(i.owner == KC_RSEQ_OWNER_NONE && i.error == -ENOSYS,
 			       "ENOSYS from the seccomp filter gives the fallback");
+	} else if (!strcmp(m, "off")) {	/* before !kernel: it holds without rseq too */
+		long rc = syscall(SYS_rseq, &foreign_area, 32, 0, 0x12345678) ? -errno : 0;
+
+		tap_ok(i.owner == KC_RSEQ_OWNER_NONE && !i.active && i.size == 0 &&
+		       i.why && !strcmp(i.why, "KCROSS_RSEQ=off: rseq left unregistered"),
+		       "KCROSS_RSEQ=off: owner none, not active, and why");
+		tap_ok(i.libc_size <= 0, "glibc's tunable off: glibc did not register (%d)",
+		       i.libc_size);
+		if (kernel)
+			tap_ok(rc == 0, "the kernel has no registration for this thread: it "
+			       "takes one (%ld)", rc);
+		if (rc == 0)
+			syscall(SYS_rseq, &foreign_area, 32, 1, 0x12345678);
+	} else if (!strcmp(m, "off-glibc")) {
+		tap_ok(i.owner == KC_RSEQ_OWNER_NONE && !i.active && i.why &&
+		       strstr(i.why, "glibc's registration left unused"),
+		       "KCROSS_RSEQ=off: glibc's registration left unused, and said so (%s)",
+		       i.why ? i.why : "-");
+		tap_ok(i.libc_size > 0, "glibc registered (its __rseq_size %d)", i.libc_size);
 	} else if (!kernel) {
 		tap_ok(i.owner == KC_RSEQ_OWNER_NONE && i.error == -ENOSYS,
 		       "no rseq in this kernel: owner none, -ENOSYS");
@@ -226,7 +249,7 @@ static void check_dlopen(const char *so)
 	}
 }
 
-static int reexec(char **argv, const char *m, const char *tunable)
+static int reexec(char **argv, const char *m, const char *tunable, const char *rseq)
 {
 	pid_t pid = fork();
 	int st;
@@ -235,11 +258,39 @@ static int reexec(char **argv, const char *m, const char *tunable)
 		setenv("KC_TEST_MODE", m, 1);
 		if (tunable)
 			setenv("GLIBC_TUNABLES", tunable, 1);
+		if (rseq)
+			setenv("KCROSS_RSEQ", rseq, 1);
+		else
+			unsetenv("KCROSS_RSEQ");
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* KCROSS_RSEQ's values: auto, on, off; anything else refused in one line. */
+static void check_setting(void)
+{
+	static const char *const good[] = { "auto", "on", "off" };
+	const char *e;
+
+	for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
+		setenv("KCROSS_RSEQ", good[k], 1);
+		e = kc_settings_error();
+		tap_ok(!e, "KCROSS_RSEQ=%s accepted (%s)", good[k], e ? e : "ok");
+	}
+	setenv("KCROSS_RSEQ", "0", 1);
+	e = kc_settings_error();
+	tap_ok(e && !strcmp(e, "KCROSS_RSEQ=0: not one of auto, on, off"),
+	       "KCROSS_RSEQ=0 refused: %s", e ? e : "(accepted)");
+	unsetenv("KCROSS_RSEQ");
+}
+
+/* Does glibc register rseq here (this process, started as it was)? */
+static bool glibc_registers(void)
+{
+	return kc_rseq_info().libc_size > 0;
 }
 
 int main(int argc, char **argv)
@@ -250,15 +301,24 @@ int main(int argc, char **argv)
 	}
 	check_mode();
 	if (!strcmp(mode(), "default")) {
-		static const char *const modes[][2] = {
-			{ "tunable", "glibc.pthread.rseq=0" },
-			{ "foreign", "glibc.pthread.rseq=0" },
-			{ "seccomp", "glibc.pthread.rseq=0" },
+		static const char *const modes[][3] = {
+			{ "tunable", "glibc.pthread.rseq=0", NULL },
+			{ "foreign", "glibc.pthread.rseq=0", NULL },
+			{ "seccomp", "glibc.pthread.rseq=0", NULL },
+			{ "off", "glibc.pthread.rseq=0", "off" },
+			{ "off-glibc", NULL, "off" },
 		};
 
+		check_setting();
 		fflush(stdout);
 		for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
-			int rc = reexec(argv, modes[k][0], modes[k][1]);
+			int rc;
+
+			if (!strcmp(modes[k][0], "off-glibc") && !glibc_registers()) {
+				tap_skip("mode off-glibc: glibc registers no rseq here");
+				continue;
+			}
+			rc = reexec(argv, modes[k][0], modes[k][1], modes[k][2]);
 
 			if (rc == 127)
 				tap_skip("mode %s: cannot re-execute this program here "

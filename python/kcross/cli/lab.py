@@ -47,6 +47,11 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
                        help="count with the syscall mechanism forced to each (e.g. sc scv "
                             "on ppc64le) and print the difference per benchmark")
+    group.add_argument("--compare-env", metavar="NAME=VALUE", action="append", default=[],
+                       help="count as the guest is (A) and with this setting of its harness "
+                            "(B; repeatable: all of them), e.g. KCROSS_RSEQ=off for what "
+                            "rseq costs each crossing, and print the difference per "
+                            "benchmark")
     group.add_argument("--against", metavar="KERNEL", type=Path,
                        help="count with the kernel and with KERNEL (e.g. your patch) and "
                             "print the difference per benchmark")
@@ -83,6 +88,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         arch=args.arch, mode=args.mode, timeout=args.timeout, guest=guest_options(args),
         kernel=args.kernel, refresh=args.refresh, release=args.release,
         compare=(args.compare[0], args.compare[1]) if args.compare else None,
+        compare_env=tuple(args.compare_env),
         against=args.against, mitigations=args.mitigations, profile=args.profile,
         trace=args.trace, peers=args.peers, source=args.source,
         no_store=args.no_store, db=args.db, json_output=args.json, argv=tuple(args.argv))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .. import numtext
+from .. import forcings, numtext
 from ..errors import ECHO_MAX, EXIT_USAGE, clipped, shown
 
 if TYPE_CHECKING:
@@ -45,14 +45,9 @@ environment:
   KCROSS_DB         the database (SQLAlchemy URL or SQLite path); default
                     $XDG_DATA_HOME/kcross/kcross.db
   KCROSS_HARNESS    the kcross-harness to run; default the installed one
-  KCROSS_SYSCALL    force the syscall mechanism: a name this architecture has
-                    (kcross sysinfo lists them under "available"), libc or auto
-  KCROSS_VDSO       0: the library ignores the vDSO; 1 or unset: it uses it
-  KCROSS_TIMER      clock_gettime: time without the cycle counter; auto: default
-  KCROSS_TEST_FAIL  a GLOB of benchmark names whose check is forced to fail
-                    (for tests of failure handling)
-  KCROSS_TEST_DELAY GLOB:NS adds NS nanoseconds to every operation of the
-                    matching benchmarks (a planted slowdown, for tests of verdicts)
+""" + "".join(  # the harness's settings, kcross.forcings' table
+    f"  {f.name:<17} {f.help[0]}\n" + "".join(f"{'':20}{line}\n" for line in f.help[1:])
+    for f in forcings.FORCINGS if f.set_by is None) + """\
   KCROSS_TEST_SYSROOT  a directory holding a copy of /proc and /sys that the
                     readiness checks read instead of the machine's (for tests)
   An empty variable counts as unset; a bad value is refused (exit status 2)."""
@@ -150,8 +145,9 @@ def lab_guest_options(parser: argparse.ArgumentParser, guest: str) -> None:
 
 
 def lab_machine_options(parser: argparse.ArgumentParser) -> None:
-    """``--append``, ``--cpu``, ``--machine-opt``, ``--suite`` and ``--bench``: the lab
-    guest's configuration and what it counts (``kcross lab``, ``kcross lava job``)."""
+    """``--append``, ``--cpu``, ``--machine-opt``, ``--suite``, ``--bench`` and ``--env``:
+    the lab guest's configuration, what it counts and the settings its harness gets
+    (``kcross lab``, ``kcross lava job``)."""
     from ..lab.machines import DEFAULT_SUITES
 
     parser.add_argument("--append", metavar="ARGS", default="",
@@ -164,6 +160,10 @@ def lab_machine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", metavar="S[,S...]",
                         help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
     parser.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+    parser.add_argument("--env", metavar="NAME=VALUE", action="append", default=[],
+                        help="a setting of the guest's harness (e.g. KCROSS_RSEQ=off; the "
+                             "names: kcross --help, environment), recorded in the runs' "
+                             "fingerprints; repeatable")
 
 
 def lab_release_option(parser: argparse.ArgumentParser) -> None:
@@ -181,7 +181,7 @@ def guest_options(args: argparse.Namespace) -> GuestOptions:
     from ..lab.request import GuestOptions
 
     return GuestOptions(append=args.append, cpu=args.cpu, machine_opts=tuple(args.machine_opt),
-                        suite=args.suite, bench=args.bench)
+                        suite=args.suite, bench=args.bench, env=tuple(args.env))
 
 
 def export_option(parser: argparse.ArgumentParser, when: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -108,15 +108,16 @@ def make_guest(request: LabRequest, kernel: Kernel, mode: str, **over: Any) -> G
 
 
 def count_boot(request: LabRequest, guest: Guest, kernel: Kernel, payload: Payload,
-               variant: str | None, err: Console, env: dict[str, str] | None = None,
+               variant: str | None, err: Console, env: Mapping[str, str] | None = None,
                suites: Sequence[str] | None = None, **extra: Any) -> Counted:
     """One counting boot of ``guest``: the request's suites (or ``suites``) and --bench,
-    within its --timeout."""
+    its harness given --env's settings and ``env``'s, within its --timeout."""
     say(err, f"kcross lab: {guest.arch.name} counting boot ({guest.cpu_model}, "
              f"{describe_kernel(kernel)}{', ' + variant if variant else ''})...")
     return count(guest, kernel, payload, variant=variant,
                  suites=suites if suites is not None else request.guest.suites(),
-                 bench=request.guest.bench, env=env, timeout=request.timeout, **extra)
+                 bench=request.guest.bench, env=request.guest.environment(env),
+                 timeout=request.timeout, **extra)
 
 
 def parallel_boots(jobs: Sequence[Callable[[], Any]]) -> list[Any]:

@@ -18,6 +18,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,12 @@ from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, arch
 from kcross.lab.payload import Payload
 from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
-from kcross.lab.request import LabRequest
+from kcross.lab.request import EnvSide, LabRequest, settings_text
 from kcross.lab.session import UNIT, Counted
 from kcross.views.lab import correctness_table
 from kcross.views.lines import say
 from kcross.views.run import print_run
-from kcross.views.table import terminal
+from kcross.views.table import Table, terminal
 from kcross.views.text import clip_words
 
 # ---------------------------------------------------------------- inputs
@@ -86,23 +87,14 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
 
     if request.profiled:
         return profile_jobs.profiling(request, kernel, payload, out, err)
-    if request.compare:
-        a, b = request.compare
-        runs = parallel_boots([
-            lambda m=m: count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,  # type: ignore[misc]
-                               f"KCROSS_SYSCALL={m}", err, env={"KCROSS_SYSCALL": m})
-            for m in (a, b)])
-        raise_first(runs)
+    sides = request.sides()
+    if sides:
+        runs = count_sides(request, kernel, payload, sides, err)
         if request.json_output:
-            print_runs_json(runs, (a, b))
+            print_runs_json(runs, [side.label for side in sides])
             store_runs(request, runs, err)
             return exit_status(runs)
-        table = compare_table(runs[0], runs[1], a, b)
-        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
-                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
-                           "*-inline rows are fixed instructions (-inline the arch's own, "
-                           "-inline-alt its alternative)")
-        out.print(terminal(table))
+        out.print(terminal(sides_table(request, runs, sides)))
         store_runs(request, runs, err)
         return exit_status(runs)
     if request.against:
@@ -125,7 +117,8 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
     if request.peers:
         assert selftests is not None
         return peers_jobs.with_peers(request, kernel, payload, selftests, out, err)
-    run = count_boot(request, make_guest(request, kernel, "counting"), kernel, payload, None, err)
+    run = count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,
+                     settings_text(request.guest.settings()) or None, err)
     if request.json_output:
         print_runs_json([run])
         store_runs(request, [run], err)
@@ -135,6 +128,39 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
                     f"{run.guest.cpu_model}, {describe_kernel(kernel)})", unit=UNIT)
     store_runs(request, [run], err)
     return exit_status([run])
+
+
+def count_sides(request: LabRequest, kernel: Kernel, payload: Payload,
+                sides: Sequence[EnvSide], err: Console) -> list[Counted]:
+    """``kernel`` counted once with each side's settings (``--compare``,
+    ``--compare-env``; --env's too), each run's variant the settings its harness got."""
+    def boot(side: EnvSide) -> Counted:
+        env = request.guest.environment(side.env)
+        return count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,
+                          settings_text(env or {}) or None, err, env=side.env)
+
+    runs = parallel_boots([lambda side=side: boot(side) for side in sides])  # type: ignore[misc]
+    raise_first(runs)
+    return runs
+
+
+def sides_table(request: LabRequest, runs: Sequence[Counted],
+                sides: Sequence[EnvSide]) -> Table:
+    """Two runs of one kernel under two settings, per benchmark (kcross.lab.report's
+    comparison), with what each side's settings were."""
+    a, b = sides
+    table = compare_table(runs[0], runs[1], a.label, b.label)
+    if request.compare:
+        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
+                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
+                           "*-inline rows are fixed instructions (-inline the arch's own, "
+                           "-inline-alt its alternative)")
+    else:
+        given = settings_text(request.guest.settings())
+        table.notes += [f"{a.label}: {', '.join(b.env)} unset (the harness's default)",
+                        f"{b.label}: {settings_text(b.env)}",
+                        *([f"both: {given} (--env)"] if given else [])]
+    return table
 
 
 def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
@@ -209,6 +235,8 @@ def correctness(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
 def _check_options(request: LabRequest) -> None:
     options = request.guest
     counting_only = [o for o, v in (("--compare", request.compare),
+                                    ("--compare-env", request.compare_env),
+                                    ("--env", options.env),
                                     ("--against", request.against),
                                     ("--mitigations", request.mitigations),
                                     ("--peers", request.peers),
@@ -220,7 +248,9 @@ def _check_options(request: LabRequest) -> None:
         raise UserError("--mitigations sets the CPU model, machine options and command line "
                         "itself: drop --cpu, --machine-opt and --append")
     if request.peers:
-        other = [o for o, v in (("--compare", request.compare), ("--against", request.against),
+        other = [o for o, v in (("--compare", request.compare),
+                                ("--compare-env", request.compare_env),
+                                ("--against", request.against),
                                 ("--mitigations", request.mitigations),
                                 ("--bench", options.bench)) if v]
         if other:
@@ -241,15 +271,35 @@ def _check_options(request: LabRequest) -> None:
         raise UserError(f"--compare {request.compare[0]} {request.compare[1]}: the same "
                         "mechanism twice; give two different ones")
     options.check_suite()
+    _check_settings(request)
+
+
+def _check_settings(request: LabRequest) -> None:
+    """--env and --compare-env: each setting one the harness has and a user may give
+    (kcross.lab.request.settings_given), none that another option sets: --compare sets
+    KCROSS_SYSCALL, --compare-env its own names (A the guest as --env makes it)."""
+    given = request.guest.settings()
+    sides = request.sides()
+    if sides is None:
+        return
+    option = "--compare" if request.compare else "--compare-env"
+    for name in sides[1].env:
+        if name in given:
+            raise UserError(f"--env {name}={given[name]} and {option} set {name} both: "
+                            f"{option} sets it on {'both sides' if request.compare else 'side B'}"
+                            "; drop it from --env")
 
 
 def _check_guest_names(request: LabRequest, src: Path) -> None:
-    """--compare's mechanisms, --suite's suites and --bench's benchmarks, as the guest
-    harness built from ``src`` knows them (kcross.lab.payload reads them from the tree;
-    --profile and --trace check their names in kcross.lab.profile_jobs)."""
+    """--env's and --compare-env's settings, --compare's mechanisms, --suite's suites and
+    --bench's benchmarks, as the guest harness built from ``src`` knows them
+    (kcross.lab.payload reads them from the tree; --profile and --trace check their names
+    in kcross.lab.profile_jobs)."""
     from kcross.lab.payload import benchmarks_named, harness_suites, syscall_mechanisms
 
     options, compare = request.guest, request.compare
+    sides = request.sides()
+    options.check_env(request.arch, src, sides[1].env if sides and not compare else None)
     offered = syscall_mechanisms(request.arch, src) if compare else None
     if compare and offered is not None:
         for name in compare:

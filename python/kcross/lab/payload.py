@@ -321,6 +321,34 @@ def benchmarks_named(glob: str, name: str, src: Path,
             and bench_matches(glob, n)]
 
 
+def setting_refusal(name: str, value: str, arch_name: str, src: Path) -> str | None:
+    """Why ``arch_name``'s guest harness built from ``src`` would refuse the setting
+    ``name=value`` where kcross.forcings' table alone cannot tell: a syscall mechanism
+    (KCROSS_SYSCALL: the arch's, libc or auto), a glob that must match one of its
+    benchmarks (KCROSS_TEST_FAIL, KCROSS_TEST_DELAY's GLOB:NS); None when it would take
+    it, or when the tree does not say (then the guest harness judges)."""
+    from kcross import forcings
+
+    forcing = forcings.named(name)
+    if forcing is None or forcing.kind == forcings.VALUES:
+        return None
+    if forcing.kind == forcings.MECHANISM:
+        offered = syscall_mechanisms(arch_name, src)
+        if offered is not None and value not in (*offered, "auto"):
+            return f"{arch_name}'s harness takes {', '.join((*offered, 'auto'))}"
+        return None
+    glob = value
+    if forcing.kind == forcings.GLOB_NS:
+        parts = forcings.delay_parts(value)
+        if parts is None:
+            return (f"not GLOB:NS (a glob of benchmark names, a colon, nanoseconds above 0 "
+                    f"and at most {forcings.DELAY_MAX_NS:.0f})")
+        glob = parts[0]
+    if benchmarks_named(glob, arch_name, src) == []:
+        return f"{glob!r} matches no benchmark of {arch_name}'s harness (kcross list names them)"
+    return None
+
+
 # ---------------------------------------------------------------- tools
 
 def _compiler_packages(name: str) -> tuple[str, str]:

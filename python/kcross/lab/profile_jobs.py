@@ -7,9 +7,9 @@ the plugin built and loaded once by QEMU, then the profiled boots (kcross.lab.pr
 shown by kcross.views.profile:
 
 - alone: each benchmark's profile (``--trace``: its one operation in order);
-- ``--compare M1 M2`` / ``--against KERNEL``: each side's profile boot, and per benchmark
-  what changed (the per-op figures judged by kcross.judge, the functions and costly
-  instructions that changed);
+- ``--compare M1 M2`` / ``--compare-env NAME=VALUE`` / ``--against KERNEL``: each side's
+  profile boot, and per benchmark what changed (the per-op figures judged by
+  kcross.judge, the functions and costly instructions that changed);
 - ``--mitigations``: every baseline and variant of kcross.lab.mitigations profiled on the
   null syscall (getppid-inline, or ``--bench``), each variant's changes against its
   baseline: the flush trigger gone, the flush loop there, where the count alone says
@@ -41,7 +41,7 @@ from kcross.lab.boots import (
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest, arch
 from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
-from kcross.lab.request import LabRequest
+from kcross.lab.request import LabRequest, settings_text
 from kcross.views.lines import say
 from kcross.views.text import clip_words
 
@@ -95,9 +95,10 @@ def check(request: LabRequest, src: Path) -> None:
     if request.trace:
         if request.guest.bench:
             raise UserError("--trace names its benchmark: drop --bench")
-        if request.compare or request.against or request.mitigations:
+        if request.compare or request.compare_env or request.against or request.mitigations:
             raise UserError("--trace shows one boot's operation: not with --compare, "
-                            "--against or --mitigations (use --profile for differences)")
+                            "--compare-env, --against or --mitigations (use --profile for "
+                            "differences)")
         traced_benchmark(request.trace, request.arch, src)
     elif request.guest.bench:
         _check_bench(request, request.guest.bench, src)
@@ -129,18 +130,21 @@ def profiling(request: LabRequest, kernel: Kernel, payload: Payload, out: Consol
             with tempfile.TemporaryDirectory(prefix="kcross-profile-check-") as tmp:
                 p = prepare(request.arch, k, payload, src, guest.arch.qemu, Path(tmp))
         return profile_counted(guest, k, payload, source=src, variant=label or None,
-                               suites=on, bench=only if only is not None else bench, env=env,
+                               suites=on, bench=only if only is not None else bench,
+                               env=request.guest.environment(env),
                                trace=bool(request.trace), timeout=request.timeout, prepared=p)
 
     if request.mitigations:
         return _mitigations(request, kernel, boot, out)
     jobs: list[Callable[[], Profiled]]
     labels: tuple[str, str]
-    if request.compare:
-        a, b = request.compare
-        labels = (a, b)
-        jobs = [lambda m=m: boot(make_guest(request, kernel, "counting"), kernel, f"KCROSS_SYSCALL={m}",  # type: ignore[misc]
-                                 {"KCROSS_SYSCALL": m}) for m in (a, b)]
+    sides = request.sides()
+    if sides:
+        labels = (sides[0].label, sides[1].label)
+        jobs = [lambda side=side: boot(make_guest(request, kernel, "counting"), kernel,  # type: ignore[misc]
+                                       settings_text(request.guest.environment(side.env) or {}),
+                                       dict(side.env))
+                for side in sides]
     elif request.against:
         other = resolve_kernel(request.arch, request.against, refresh=False, err=err)
         labels = ("A", "B")

@@ -8,24 +8,80 @@ them), checked by the jobs before anything is fetched, built or booted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kcross import errors, forcings
 from kcross.errors import UserError
 from kcross.lab.machines import DEFAULT_SUITES, Guest, arch
+
+
+def settings_given(option: str, texts: Sequence[str]) -> dict[str, str]:
+    """``option``'s NAME=VALUE texts (``--env``, ``--compare-env``) as the guest harness's
+    settings: each a forcing of kcross.forcings a user may set, with a value its table
+    does not refuse, given once, and one token of the guest's plan (no whitespace: the plan
+    has no quoting).  UserError, one line, for the first that is not."""
+    found: dict[str, str] = {}
+    for text in texts:
+        pair = forcings.assignment(text)
+        if pair is None:
+            raise UserError(f"{option} {errors.shown(text)}: expected NAME=VALUE, e.g. "
+                            "KCROSS_RSEQ=off")
+        name, value = pair
+        if any(c.isspace() or c == "\0" for c in value):
+            raise UserError(f"{option} {errors.shown(text)}: a value without spaces (the "
+                            "guest's plan has no quoting)")
+        why = forcings.refusal(name, value)
+        if why is not None:
+            raise UserError(f"{option} {errors.shown(text)}: {why}")
+        if name in found:
+            raise UserError(f"{option}: {name} given twice ({name}={found[name]} and {text})")
+        found[name] = value
+    return found
+
+
+def settings_text(env: Mapping[str, str]) -> str:
+    """Settings as a person reads them (a boot's variant, a note): NAME=VALUE ..."""
+    return " ".join(f"{k}={v}" for k, v in env.items())
 
 
 @dataclass(frozen=True)
 class GuestOptions:
     """The lab guest's configuration and what it counts: ``--append``, ``--cpu``,
-    ``--machine-opt``, ``--suite`` and ``--bench`` (``kcross lab``, ``kcross lava job``)."""
+    ``--machine-opt``, ``--suite``, ``--bench`` and the harness's settings, ``--env``
+    (``kcross lab``, ``kcross lava job``)."""
 
     append: str = ""                    # added to the kernel command line
     cpu: str | None = None              # QEMU -cpu model; None: the arch's
     machine_opts: tuple[str, ...] = ()  # K=V added to QEMU's -M
     suite: str | None = None            # --suite as given: S[,S...]
     bench: str | None = None            # --bench GLOB
+    env: tuple[str, ...] = ()           # --env NAME=VALUE as given, each
+
+    def settings(self) -> dict[str, str]:
+        """--env's settings, checked (:func:`settings_given`)."""
+        return settings_given("--env", self.env)
+
+    def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
+        """The guest harness's environment: --env's settings, then ``extra`` (a side of a
+        comparison, the profile plugin's); None when there is none."""
+        env = {**self.settings(), **(extra or {})}
+        return env or None
+
+    def check_env(self, arch_name: str, src: Path,
+                  more: Mapping[str, str] | None = None) -> None:
+        """--env's settings (and ``more``: --compare-env's) as ``arch_name``'s guest harness
+        built from ``src`` would take them: a syscall mechanism it has, a glob matching its
+        benchmarks (kcross.lab.payload reads them from the tree)."""
+        from kcross.lab.payload import setting_refusal
+
+        for option, env in (("--env", self.settings()), ("--compare-env", more or {})):
+            for name, value in env.items():
+                why = setting_refusal(name, value, arch_name, src)
+                if why is not None:
+                    raise UserError(f"{option} {name}={value}: {why}")
 
     def suites(self, default: tuple[str, ...] = DEFAULT_SUITES) -> tuple[str, ...]:
         """The suites ``--suite`` names, else ``default``."""
@@ -49,8 +105,9 @@ class GuestOptions:
 @dataclass(frozen=True)
 class LabRequest:
     """``kcross lab ARCH``: the arch, the mode, the kernel, the guest, and the job
-    (counting alone, ``--compare``, ``--against``, ``--mitigations``, ``--profile`` or
-    ``--trace`` with those, ``--peers``; correctness), and where its runs go."""
+    (counting alone, ``--compare``, ``--compare-env``, ``--against``, ``--mitigations``,
+    ``--profile`` or ``--trace`` with those, ``--peers``; correctness), and where its runs
+    go."""
 
     arch: str
     mode: str                            # counting, correctness or both
@@ -60,6 +117,7 @@ class LabRequest:
     refresh: bool = False                # fetch Debian's kernel again
     release: str | None = None           # --release: the Debian release; None: the default
     compare: tuple[str, str] | None = None   # two syscall mechanisms
+    compare_env: tuple[str, ...] = ()    # --compare-env NAME=VALUE as given: side B's settings
     against: Path | None = None          # a second kernel
     mitigations: bool = False
     profile: bool = False
@@ -75,3 +133,24 @@ class LabRequest:
     def profiled(self) -> bool:
         """--profile or --trace: profiled boots, shown, not stored."""
         return self.profile or bool(self.trace)
+
+    def sides(self) -> tuple[EnvSide, EnvSide] | None:
+        """The two settings ``--compare`` (each mechanism forced: KCROSS_SYSCALL) or
+        ``--compare-env`` (A the guest as it is, B with the settings) count the kernel
+        with; None for neither."""
+        if self.compare:
+            return (EnvSide(self.compare[0], {"KCROSS_SYSCALL": self.compare[0]}),
+                    EnvSide(self.compare[1], {"KCROSS_SYSCALL": self.compare[1]}))
+        if self.compare_env:
+            return EnvSide("A", {}), EnvSide("B", settings_given("--compare-env",
+                                                                   self.compare_env))
+        return None
+
+
+@dataclass(frozen=True)
+class EnvSide:
+    """One side of a comparison of settings on one kernel: its label (a column of the
+    table) and the settings its guest harness gets beyond ``--env``'s."""
+
+    label: str
+    env: Mapping[str, str]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcross import outfile
 from kcross.errors import LabError, UserError, clipped
-from kcross.lab.initramfs import build_initramfs, new_token
+from kcross.lab.initramfs import build_initramfs, new_token, plan_command
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest, arch
 from kcross.lab.payload import GUEST_HARNESS, Payload
@@ -121,6 +121,7 @@ def _check_options(request: JobRequest) -> None:
         raise UserError("--append: quotes and backslashes cannot pass through LAVA's "
                         "-append argument; give plain words")
     options.check_suite()
+    options.settings()
     if not 1 <= request.timeout <= 24 * 60:
         raise UserError(f"--timeout {request.timeout}: minutes from 1 to 1440")
     if request.kernel_url:
@@ -145,10 +146,12 @@ def _check_directory(out: Path) -> Path:
 
 
 def _check_names(request: JobRequest, src: Path) -> tuple[str, ...]:
-    """The suites (default: the lab's) and --bench, as the guest harness of ``src`` has them."""
+    """The suites (default: the lab's), --bench and --env's settings, as the guest harness
+    of ``src`` has them."""
     from kcross.lab.payload import benchmarks_named, harness_suites
 
     options = request.guest
+    options.check_env(request.arch, src)
     suites = options.suites()
     known = harness_suites(src)
     if known is not None:
@@ -304,14 +307,18 @@ def _kernel(request: JobRequest, checked: _Checked, say: Callable[[str], None]) 
 
 
 def _harness(request: JobRequest, suites: Sequence[str]) -> tuple[list[str], str]:
-    """The guest harness's command and the unit of its figures: on QEMU the lab's counting
-    plan exactly (instructions), on a board a timing run."""
+    """The guest harness's plan command (--env's settings first, as the lab's) and the unit
+    of its figures: on QEMU the lab's counting plan exactly (instructions), on a board a
+    timing run."""
+    env = request.guest.environment()
     if not request.board:
-        return harness_argv(suites=suites, bench=request.guest.bench), UNIT
+        return plan_command(harness_argv(suites=suites, bench=request.guest.bench),
+                            env=env), UNIT
     harness = [GUEST_HARNESS, "run", "--suite", ",".join(suites)]
     if request.guest.bench:
         harness += ["--bench", request.guest.bench]
-    return harness + ["--json", "--result-lines", TIMING_UNIT], TIMING_UNIT
+    return plan_command(harness + ["--json", "--result-lines", TIMING_UNIT], env=env), \
+        TIMING_UNIT
 
 
 def _ramdisk(request: JobRequest, out: Path, payload: Payload, harness: list[str], unit: str,
@@ -380,7 +387,7 @@ def _write_test_shell(request: JobRequest, made: Made, payload: Payload,
     made.test_shell = made.directory / TEST_SHELL_FILE
     _write_yaml(made.test_shell, testshell.definition(
         harness_url=_url(request.image_url_base, harness_file), suites=",".join(suites),
-        bench=request.guest.bench),
+        bench=request.guest.bench, env=request.guest.settings()),
         "# A Lava-Test-Shell definition for a board that boots a root filesystem "
         "(docs/lava.md):\n# add it to your job's test action; untested on a board "
         "here.\n")

@@ -7,8 +7,9 @@ LAVA's test shell on the board, in the definition's directory):
 1. the harness: ``./kcross-harness`` if the test's repository or overlay put it there,
    else downloaded from the ``HARNESS_URL`` parameter (curl or wget);
 2. ``kcross-harness run --json --result-lines ns/op`` with the ``SUITES`` and ``BENCH``
-   parameters, its output (standard error too) then copied to the console, so that the
-   job's log holds the harness's JSON records;
+   parameters and the settings of ``SETTINGS`` (``kcross lava job --env``: NAME=VALUE
+   words) in its environment, its output (standard error too) then copied to the console, so that
+   the job's log holds the harness's JSON records;
 3. one ``lava-test-case`` per result line: ``NAME --result pass --measurement X --units
    ns/op``, ``--result skip``, ``--result fail``, or ``--result unknown`` (a result with no
    figure), NAME being the case name a monitor would give (:func:`kcross.lava.job.case_id`);
@@ -20,6 +21,7 @@ machine's.  Untested on a board here; the steps are tested with a fake ``lava-te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 NAME = "kcross"
@@ -37,7 +39,9 @@ set -- run --json --result-lines ns/op
 [ -z "${SUITES:-}" ] || set -- "$@" --suite "$SUITES"
 [ -z "${BENCH:-}" ] || set -- "$@" --bench "$BENCH"
 status=0
-./kcross-harness "$@" > kcross-harness.out 2>&1 || status=$?
+set -f
+env ${SETTINGS:-} ./kcross-harness "$@" > kcross-harness.out 2>&1 || status=$?
+set +f
 cat kcross-harness.out
 while IFS= read -r line; do
   case "$line" in
@@ -55,7 +59,8 @@ exit "$status"
 """
 
 
-def definition(*, harness_url: str, suites: str, bench: str | None) -> dict[str, Any]:
+def definition(*, harness_url: str, suites: str, bench: str | None,
+               env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The test definition (Lava-Test Test Definition 1.0)."""
     return {
         "metadata": {
@@ -69,6 +74,8 @@ def definition(*, harness_url: str, suites: str, bench: str | None) -> dict[str,
             "scope": ["performance"],
             "devices": [],
         },
-        "params": {"HARNESS_URL": harness_url, "SUITES": suites, "BENCH": bench or ""},
+        "params": {"HARNESS_URL": harness_url, "SUITES": suites, "BENCH": bench or "",
+                   **({"SETTINGS": " ".join(f"{k}={v}" for k, v in env.items())}
+                      if env else {})},
         "run": {"steps": [STEPS]},
     }

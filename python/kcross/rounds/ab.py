@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import errors, stats
+from .. import errors, forcings, stats
 from .. import fingerprint as fields
 from ..errors import ECHO_MAX, EXIT_CHECK_FAILED, HarnessError, KcrossError, SchemaError, UserError, clipped
 from ..judge.verdict import PairedVerdict, judge_paired
@@ -42,10 +42,10 @@ class CheckFailed(KcrossError):
 
 def parse_setting(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` (an empty VALUE means unset, as the harness reads it)."""
-    name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
+    pair = forcings.assignment(text)
+    if pair is None:
         raise UserError(f"setting {errors.shown(text)}: expected NAME=VALUE, e.g. KCROSS_SYSCALL=libc")
-    return name, value
+    return pair
 
 
 @dataclass(frozen=True)

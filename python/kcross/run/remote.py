@@ -22,8 +22,8 @@ one connection per ``ssh``, as before).
 2. a session per harness process runs ``kcross-harness run --json`` there (the same
    process tree as a local run: see 3.);
 3. the harness gets the options a local run forwards
-   (and the harness's own environment variables, KCROSS_SYSCALL, KCROSS_VDSO,
-   KCROSS_TIMER, KCROSS_TEST_FAIL, KCROSS_TEST_DELAY, when set here), its
+   (and the harness's own environment variables, kcross.forcings.USER_SET:
+   KCROSS_SYSCALL, KCROSS_RSEQ..., when set here), its
    standard output read through the same path as a local run (:func:`kcross.run.runner.run`): each
    result stored as it arrives, Ctrl-C and a lost connection handled alike,
    the table printed as for a local run.  The stored run has the remote
@@ -70,6 +70,7 @@ from urllib.parse import urlsplit
 
 from rich.console import Console
 
+from .. import forcings
 from ..errors import (
     EXIT_USAGE,
     PATH_ECHO_MAX,
@@ -97,10 +98,10 @@ CLEANUP_TIMEOUT_S = CONNECT_TIMEOUT_S + 20
 # After the user's own -o options: for ssh the first value given for an option wins.
 SSH_DEFAULTS = ("BatchMode=yes", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                 "ServerAliveInterval=15", "ServerAliveCountMax=4", "LogLevel=ERROR")
-# What the harness reads from its environment (docs/commands.md, "Environment"): a local
-# run passes them on by inheritance, a remote one explicitly.
-HARNESS_ENV = ("KCROSS_SYSCALL", "KCROSS_VDSO", "KCROSS_TIMER", "KCROSS_TEST_FAIL",
-               "KCROSS_TEST_DELAY")
+# What the harness reads from its environment (docs/commands.md, "Environment"; the
+# settings a user gives, kcross.forcings): a local run passes them on by inheritance, a
+# remote one explicitly.
+HARNESS_ENV = forcings.USER_SET
 TMP_PREFIX = "kcross-remote."
 # Connection multiplexing: how long the master outlives its last session (the gap
 # between two harness processes is far shorter; a kcross killed with SIGKILL leaves
