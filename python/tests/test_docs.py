@@ -138,3 +138,60 @@ def test_each_help_names_its_page_and_the_page_names_the_help() -> None:
         assert subparsers[name].epilog.endswith(f"documentation: docs/{page}"), name
         help_line = " ".join(path.read_text(encoding="utf-8").split("\n\n", 2)[1].split())
         assert re.search(rf"`kcross {re.escape(name)}( job)? --help`", help_line), (name, page)
+
+
+# --- every command the README and the pages show is one kcross accepts --------------------
+# A command shown is a `kcross SUBCOMMAND ...` line in an indented or fenced block (a `$ `
+# prompt allowed); its comment and anything after a shell operator are not kcross's.
+# Sample output lines ("kcross lab: ...") are not commands.
+_SHOWN = re.compile(r"^\s*(?:\$ )?(kcross [a-z][a-z-]*(?![a-z:-]).*)$")
+_SHELL = re.compile(r"\s+#\s.*$|\s*(?:&&|\|\||\||>|2>|;)\s.*$")
+
+
+def shown_commands(text: str) -> list[tuple[int, str]]:
+    """(line number, command) of each kcross command a Markdown page shows."""
+    shown: list[tuple[int, str]] = []
+    fenced = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        match = _SHOWN.match(line)
+        if match and (fenced or line.startswith("    ")):
+            shown.append((number, _SHELL.sub("", match.group(1))))
+    return shown
+
+
+def refused(command: str) -> bool:
+    """Whether kcross's parser refuses a shown command (nothing is run)."""
+    import shlex
+    from contextlib import redirect_stderr
+    from io import StringIO
+
+    from kcross.cli import build_parser
+
+    try:
+        with redirect_stderr(StringIO()):
+            build_parser().parse_args(shlex.split(command)[1:])
+    except SystemExit as stop:
+        return bool(stop.code)
+    return False
+
+
+def test_every_command_the_docs_show_is_accepted() -> None:
+    """A renamed or removed option leaves no page showing it: each command of the README
+    and docs/ parses as written."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    shown = [(page.relative_to(ROOT), number, command) for page in pages
+             for number, command in shown_commands(page.read_text(encoding="utf-8"))]
+    assert len(shown) > 100, "the pages' commands were not found"
+    assert [f"{page}:{number}: {command}" for page, number, command in shown
+            if refused(command)] == []
+
+
+def test_a_command_kcross_refuses_is_seen() -> None:
+    text = "    $ kcross run --suite syscall   # fine\n    kcross run --no-such-option\n" \
+           "    kcross lab: [1/27] test_clock passed\n"
+    assert shown_commands(text) == [(1, "kcross run --suite syscall"),
+                                    (2, "kcross run --no-such-option")]
+    assert [refused(command) for _, command in shown_commands(text)] == [False, True]
