@@ -265,6 +265,7 @@ FORCED_TEST_FAIL = _f("forced.KCROSS_TEST_FAIL", "forced KCROSS_TEST_FAIL", TEXT
 FORCED_TEST_DELAY = _f("forced.KCROSS_TEST_DELAY", "forced KCROSS_TEST_DELAY", TEXT,
                        G_SETTINGS)
 FORCED_PROFILE = _f("forced.KCROSS_PROFILE", "forced KCROSS_PROFILE", TEXT, G_SETTINGS)
+FORCED_RSEQ = _f("forced.KCROSS_RSEQ", "forced KCROSS_RSEQ", TEXT, G_SETTINGS)
 
 LIBC = _f("libc", "C library", GROUP, G_LIBC)
 LIBC_NAME = _f("libc.name", "libc", TEXT, G_LIBC)

@@ -492,6 +492,7 @@ def other_kernel(fp: dict[str, Any], release: str, version: str, abi: str) -> di
     it changed (as between bookworm's and trixie's, seen on a real boot)."""
     fp = fields.LAB_KERNEL.put(fp, {**fields.LAB_KERNEL.members(fp), "release": release,
                                     "version": version, "package": f"linux-image-{abi}",
+                                    "path": f"/cache/{release}/{version}/boot/vmlinux-{abi}",
                                     "sha256": hashlib.sha256(abi.encode()).hexdigest(),
                                     "config_sha256": "c" * 64, "version_string": f"{abi} #1"})
     for field, value in ((fields.KERNEL_RELEASE, abi), (fields.KERNEL_VERSION, f"#1 SMP {version}"),
@@ -586,6 +587,10 @@ def test_two_kernels_are_one_machine_in_the_store_and_compared_exactly(kcross, t
     inline = changed["syscall/getppid-inline"]
     assert inline["category"] == "higher"
     assert inline["median_b"] - inline["median_a"] == pytest.approx(MORE, abs=1e-6)
+    # given newest kernel first, the series is still shown oldest first: bookworm the base
+    header = next(line for line in kcross("compare", "1", "2", "--db", db).stdout.splitlines()
+                  if "benchmark" in line)
+    assert header.index("run 2 (Debian 6.1.176-1) (base)") < header.index("run 1 (trixie")
 
 
 def test_history_and_report_show_the_release_series(kcross, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

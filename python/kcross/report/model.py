@@ -523,23 +523,18 @@ def comparisons(views: Sequence[RunView],
 
 def several_kernels(views: Sequence[RunView]) -> set[str]:
     """The lab machines (identities) the views show with several kernels."""
-    kernels: dict[str, set[str]] = {}
-    for view in views:
-        if view.kernel is not None:
-            kernels.setdefault(identity(view.fingerprint), set()).add(view.kernel)
-    return {machine for machine, seen in kernels.items() if len(seen) > 1}
+    from ..judge.machine import several_kernels as of_fingerprints
+
+    return of_fingerprints(v.fingerprint for v in views)
 
 
 def release_series(views: Sequence[RunView]) -> list[RunView]:
     """The views with each lab machine's runs in its kernels' order (oldest kernel first,
     then as given) at the places they take: a lab machine shown with several kernels is a
     release series, each step judged exactly (:func:`comparisons`)."""
-    from ..judge.machine import along_kernels
+    from ..judge.machine import release_series as in_order
 
-    several = several_kernels(views)
-    place = {id(v): i for i, v in enumerate(views)}
-    return along_kernels(views, lambda v: m if (m := identity(v.fingerprint)) in several else None,
-                         lambda v: (fields.kernel_order(v.fingerprint), place[id(v)]))
+    return in_order(views, lambda v: v.fingerprint)
 
 
 # --- thread sweeps -----------------------------------------------------------------------
