@@ -21,6 +21,11 @@ History:
      figures are computed again with them, by kcross.stats.summary_columns); indexes on
      results (name, suite) and runs.machine_id.  Every stored result is converted: its
      record reads back equal, number for number.
+  6: a lab machine's kernel is its axis, not its identity (issue 23): every lab machine
+     row's fingerprint_hash becomes kcross.fingerprint.identity of its fingerprint (the
+     rule of this version: a later change of the rule is a step of its own), the rows that
+     then share one merged into the first (its runs moved to it, the earliest first_seen
+     kept).  Real machines' rows are left as they are (their kernel stays their identity).
 """
 
 from __future__ import annotations
