@@ -12,7 +12,6 @@ store, because no other command reads them.  Each takes the store it reads.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -206,11 +205,10 @@ def results_named(store: Reading, names: Sequence[str],
 
 
 def _group(value: Any) -> dict[str, Any] | None:
-    """A fingerprint group read by its path: SQLite gives its JSON text, PostgreSQL's
-    driver the object already parsed; None when absent or not an object."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
+    """A fingerprint group read by its path (records.decoded), or None when absent or not
+    an object."""
+    try:
+        value = records.decoded(value)
+    except ValueError:
+        return None
     return value if isinstance(value, dict) else None
