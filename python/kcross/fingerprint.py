@@ -25,7 +25,8 @@ its hwcaps...) are the registry's :data:`KERNEL_AXIS` fields, part of a real mac
 identity but, in a lab run, the lab machine's kernel axis.  Two lab runs that differ only
 in the kernel are one lab machine with two kernels: one identity, their counts exact, each
 run's kernel said by :func:`kernel_label` and ordered by :func:`kernel_order` (the release
-series of ``kcross history`` and ``kcross report``).
+series of ``kcross history``, ``kcross compare`` and ``kcross report``: :func:`release_series`,
+:func:`along_kernels`).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 # How much of a machine's identity is shown to a person (``kcross runs``, history, check):
 # short enough to type (latest@PREFIX takes it), long enough to mean something.
@@ -478,3 +479,48 @@ def version_order(version: str) -> tuple[Any, ...]:
         padding = [(0,), 0] * (_VERSION_PARTS - len(found) // 2)
         return tuple(found + padding)
     return (int(epoch), parts(upstream), parts(revision))
+
+
+T = TypeVar("T")
+
+
+def along_kernels(items: Sequence[T], machine: Callable[[T], Hashable | None],
+                  order: Callable[[T], Any]) -> list[T]:
+    """``items`` with each lab machine's (``machine``: its key, None for what is not a lab
+    machine's) put in its kernels' ``order`` at the places its items take: a lab machine
+    seen with several kernels is its release series; everything else stays where it is."""
+    places: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        key = machine(item)
+        if key is not None:
+            places.setdefault(key, []).append(i)
+    found = list(items)
+    for held in places.values():
+        for i, item in zip(held, sorted((items[i] for i in held), key=order), strict=True):
+            found[i] = item
+    return found
+
+
+def several_kernels(fingerprints: Iterable[Mapping[str, Any] | None]) -> set[str]:
+    """The lab machines (identities) the fingerprints show with several kernels."""
+    kernels: dict[str, set[str]] = {}
+    for fp in fingerprints:
+        kernel = kernel_label(fp)
+        if fp is not None and kernel is not None:
+            kernels.setdefault(identity(fp), set()).add(kernel)
+    return {machine for machine, seen in kernels.items() if len(seen) > 1}
+
+
+def release_series(items: Sequence[T], fingerprint: Callable[[T], Mapping[str, Any] | None]
+                   ) -> list[T]:
+    """``items`` with each lab machine's shown with several kernels in its kernels' order
+    (:func:`kernel_order`, oldest first; then as given) at the places they take: the
+    release series ``kcross compare`` and ``kcross report`` step through."""
+    several = several_kernels(fingerprint(i) for i in items)
+    place = {id(item): n for n, item in enumerate(items)}
+
+    def machine(item: T) -> str | None:
+        fp = fingerprint(item)
+        return m if fp is not None and (m := identity(fp)) in several else None
+    return along_kernels(items, machine,
+                         lambda i: (kernel_order(fingerprint(i)), place[id(i)]))

@@ -324,12 +324,10 @@ def by_kernel(sides: Sequence[Side]) -> list[Side]:
     kernels, its release series, in their kernels' order (the oldest kernel the first)."""
     from dataclasses import replace
 
-    from .judge.machine import release_series
-
     if len({fields.kernel_label(s.fingerprint) for s in sides} - {None}) < 2:
         return list(sides)
     found = []
-    for side in release_series(sides, lambda s: s.fingerprint):
+    for side in fields.release_series(sides, lambda s: s.fingerprint):
         kernel = fields.kernel_label(side.fingerprint)
         if kernel is None:
             found.append(side)

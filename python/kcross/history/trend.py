@@ -39,9 +39,8 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from .. import fingerprint as fields
 from ..errors import UserError
-from ..fingerprint import HASH_SHOWN, identity
+from ..fingerprint import HASH_SHOWN, along_kernels, identity
 from ..judge.categories import Category
-from ..judge.machine import along_kernels
 from ..judge.machine import host as host_key
 from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
 from ..judge.verdict import Judgement, RunNoise

@@ -11,16 +11,15 @@
   of the machine identity), for the warning beside a comparison of different machines.
 
 A lab machine's kernel is its axis, not its identity (kcross.fingerprint.KERNEL_AXIS): its
-runs with several kernels are one machine's, and :func:`along_kernels` puts them in their
-kernels' order, the release series that ``kcross history``, ``kcross compare`` and
-``kcross report`` step through (:func:`release_series`).
+runs with several kernels are one machine's, a release series (kcross.fingerprint's
+release_series puts them in their kernels' order).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .. import fingerprint as fields
 from ..fingerprint import identity
@@ -38,51 +37,6 @@ def host(fingerprint: Mapping[str, Any]) -> tuple[str, ...]:
         key += ["lab", *(str(f.of(fingerprint)) for f in (fields.LAB_MACHINE, fields.LAB_CPU,
                                                             fields.LAB_MODE))]
     return tuple(key)
-
-
-T = TypeVar("T")
-
-
-def along_kernels(items: Sequence[T], machine: Callable[[T], Hashable | None],
-                  order: Callable[[T], Any]) -> list[T]:
-    """``items`` with each lab machine's (``machine``: its key, None for what is not a lab
-    machine's) put in its kernels' ``order`` at the places its items take: a lab machine
-    seen with several kernels is its release series; everything else stays where it is."""
-    places: dict[Hashable, list[int]] = {}
-    for i, item in enumerate(items):
-        key = machine(item)
-        if key is not None:
-            places.setdefault(key, []).append(i)
-    found = list(items)
-    for held in places.values():
-        for i, item in zip(held, sorted((items[i] for i in held), key=order), strict=True):
-            found[i] = item
-    return found
-
-
-def several_kernels(fingerprints: Iterable[Mapping[str, Any] | None]) -> set[str]:
-    """The lab machines (identities) the fingerprints show with several kernels."""
-    kernels: dict[str, set[str]] = {}
-    for fp in fingerprints:
-        kernel = fields.kernel_label(fp)
-        if fp is not None and kernel is not None:
-            kernels.setdefault(identity(fp), set()).add(kernel)
-    return {machine for machine, seen in kernels.items() if len(seen) > 1}
-
-
-def release_series(items: Sequence[T], fingerprint: Callable[[T], Mapping[str, Any] | None]
-                   ) -> list[T]:
-    """``items`` with each lab machine's shown with several kernels in its kernels' order
-    (kcross.fingerprint.kernel_order, oldest first; then as given) at the places they
-    take: the release series ``kcross compare`` and ``kcross report`` step through."""
-    several = several_kernels(fingerprint(i) for i in items)
-    place = {id(item): n for n, item in enumerate(items)}
-
-    def machine(item: T) -> str | None:
-        fp = fingerprint(item)
-        return m if fp is not None and (m := identity(fp)) in several else None
-    return along_kernels(items, machine,
-                         lambda i: (fields.kernel_order(fingerprint(i)), place[id(i)]))
 
 
 # How many of the fields named when none of the registry's ``named`` ones differ (the last

@@ -523,18 +523,14 @@ def comparisons(views: Sequence[RunView],
 
 def several_kernels(views: Sequence[RunView]) -> set[str]:
     """The lab machines (identities) the views show with several kernels."""
-    from ..judge.machine import several_kernels as of_fingerprints
-
-    return of_fingerprints(v.fingerprint for v in views)
+    return fields.several_kernels(v.fingerprint for v in views)
 
 
 def release_series(views: Sequence[RunView]) -> list[RunView]:
     """The views with each lab machine's runs in its kernels' order (oldest kernel first,
     then as given) at the places they take: a lab machine shown with several kernels is a
     release series, each step judged exactly (:func:`comparisons`)."""
-    from ..judge.machine import release_series as in_order
-
-    return in_order(views, lambda v: v.fingerprint)
+    return fields.release_series(views, lambda v: v.fingerprint)
 
 
 # --- thread sweeps -----------------------------------------------------------------------
