@@ -17,7 +17,8 @@ microcode, the forced settings, a lab's emulated machine...): the registry's
 :data:`MACHINE` fields, and any it does not know.  Runs of one identity are repetitions of
 one measurement (a lab machine's: per kernel): their spread is the machine's run-to-run
 noise.  The store keys its machine rows by it; kcross.judge.machine asks it whether two runs
-are of one machine.  It stands below both, here, and imports nothing of kcross.
+are of one machine.  It stands below both, here, and imports nothing of kcross but the list
+of the harness's settings (kcross.forcings), whose fields it names.
 
 A lab machine (a run with the ``lab`` group) is the lab's setup, not the kernel it boots:
 the kernel (``lab.kernel``) and what the guest reads of it (its release, its mitigations,
@@ -37,6 +38,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from .forcings import FORCINGS
 
 # How much of a machine's identity is shown to a person (``kcross runs``, history, check):
 # short enough to type (latest@PREFIX takes it), long enough to mean something.
@@ -259,14 +262,9 @@ VULNERABILITIES = _f("vulnerabilities", "mitigations", MAP, G_KERNEL, KERNEL_AXI
                      named=WHOLE)
 
 FORCED = _f("forced", "forced", GROUP, G_SETTINGS, named=EACH)
-FORCED_SYSCALL = _f("forced.KCROSS_SYSCALL", "forced KCROSS_SYSCALL", TEXT, G_SETTINGS)
-FORCED_VDSO = _f("forced.KCROSS_VDSO", "forced KCROSS_VDSO", TEXT, G_SETTINGS)
-FORCED_TIMER = _f("forced.KCROSS_TIMER", "forced KCROSS_TIMER", TEXT, G_SETTINGS)
-FORCED_TEST_FAIL = _f("forced.KCROSS_TEST_FAIL", "forced KCROSS_TEST_FAIL", TEXT, G_SETTINGS)
-FORCED_TEST_DELAY = _f("forced.KCROSS_TEST_DELAY", "forced KCROSS_TEST_DELAY", TEXT,
-                       G_SETTINGS)
-FORCED_PROFILE = _f("forced.KCROSS_PROFILE", "forced KCROSS_PROFILE", TEXT, G_SETTINGS)
-FORCED_RSEQ = _f("forced.KCROSS_RSEQ", "forced KCROSS_RSEQ", TEXT, G_SETTINGS)
+# One field per harness setting, named by kcross.forcings (the one list of them).
+for _forcing in FORCINGS:
+    _f(f"forced.{_forcing.name}", f"forced {_forcing.name}", TEXT, G_SETTINGS)
 
 LIBC = _f("libc", "C library", GROUP, G_LIBC)
 LIBC_NAME = _f("libc.name", "libc", TEXT, G_LIBC)

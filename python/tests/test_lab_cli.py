@@ -169,7 +169,10 @@ def test_compare_env_boots_the_kernel_with_each_sides_settings(
     request = requested(monkeypatch, "x86_64", "--env", "KCROSS_VDSO=0", "--compare-env",
                         "KCROSS_RSEQ=off")
     kernel = Kernel("x86_64", Path("/k/bzImage"))
-    runs = jobs.count_sides(request, kernel, None, request.sides(), None)  # type: ignore[arg-type]
+    sides = request.sides()
+    assert sides is not None
+    subjects = jobs.env_subjects(request, kernel, None, sides)  # type: ignore[arg-type]
+    runs = jobs.count_subjects(request, subjects, None)  # type: ignore[arg-type]
     assert runs == ["KCROSS_VDSO=0", "KCROSS_VDSO=0 KCROSS_RSEQ=off"]
     assert sorted(booted, key=str) == sorted([
         (Path("/k/bzImage"), "KCROSS_VDSO=0", {"KCROSS_VDSO": "0"}),

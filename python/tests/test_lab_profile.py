@@ -491,7 +491,7 @@ def _mitigations_status(monkeypatch: pytest.MonkeyPatch, boot: Any) -> tuple[int
     request = LabRequest(arch="ppc64le", mode="counting", timeout=600.0, mitigations=True,
                          profile=True)
     kernel = type("K", (), {"path": Path("/vmlinux")})()
-    status = profile_jobs._mitigations(request, kernel, boot, out)  # type: ignore[arg-type]
+    status = profile_jobs._mitigations(request, kernel, boot, out, out)  # type: ignore[arg-type]
     return status, out.file.getvalue()  # type: ignore[attr-defined]
 
 

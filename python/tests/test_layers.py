@@ -71,6 +71,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "types only: shows crosscheck's CheckResult, defined with the rounds that make it",
     ("kcross.views.peers", "kcross.lab.peers"):
         "types only: shows the lab's PeersBeside, defined with its computation",
+    ("kcross.views.explain", "kcross.lab.explain"):
+        "types only: shows the lab's Explained and its rows, defined with their computation",
     ("kcross.views.readiness", "kcross.run.readiness"):
         "types only: shows readiness's Finding, defined with the checks that make it",
 }

@@ -14,11 +14,15 @@ from kcross.judge.verdict import (
     EXACT,
     LEVELS,
     SAMPLES,
+    SUB_INSTRUCTION,
+    TIMER_SHARE,
     Pair,
     RunNoise,
     gate,
     judge,
     judge_paired,
+    path_changed,
+    timer_share,
 )
 from kcross.series import Series
 from kcross.stats import StatsError
@@ -111,6 +115,43 @@ def test_exact_counts_are_judged_by_value_never_with_a_p() -> None:
     assert one(series([400.0] * 10), series([400.0] * 10)).category is Category.IDENTICAL
     higher = one(series([400.0] * 10), series([452.0] * 10, run="run 2"))
     assert higher.method == EXACT and higher.category is Category.HIGHER
+
+
+@pytest.mark.parametrize("delta, path", [
+    (0.0051, False), (-0.00081, False), (0.5, False), (-0.999, False),   # below one
+    (1.0, True), (-1.0, True),                                            # at one
+    (1.0001, True), (-53.0, True), (676.0, True),                         # above
+])
+def test_the_rule_of_a_change(delta: float, path: bool) -> None:
+    """Exact counts that moved by less than one instruction per op are the timer's share,
+    never a change of the path; by one or more, a change of the path (judge.verdict's one
+    rule, which the labs' tables count and explain by)."""
+    base = 400.0
+    j = one(series([base] * 11, unit="instructions/op"),
+            series([base + delta] * 11, unit="instructions/op", run="run 2"))
+    assert j.category.changed                      # real: the counts differ
+    assert path_changed(j) is path and timer_share(j) is (not path)
+    assert (j.note == SUB_INSTRUCTION) is (not path) and SUB_INSTRUCTION.startswith(TIMER_SHARE)
+
+
+def test_the_rule_takes_a_whole_step_converted_from_ticks_as_one() -> None:
+    """One instruction per op more, through arithmetic that leaves it some 1e-14 short, is
+    a change of the path, not the timer's share."""
+    j = one(series([399.9963977411974] * 11, unit="instructions/op"),
+            series([400.99639774119737] * 11, unit="instructions/op", run="run 2"))
+    assert j.delta is not None and j.delta < 1.0 and path_changed(j) and not timer_share(j)
+
+
+def test_the_rule_is_of_exact_counts_only() -> None:
+    """Identical counts are no change; timings are judged by their test, never by the rule
+    of instructions."""
+    same = one(series([400.0] * 11, unit="instructions/op"),
+               series([400.0] * 11, unit="instructions/op", run="run 2"))
+    assert not path_changed(same) and not timer_share(same)
+    rng = np.random.default_rng(3)
+    slower = one(series(rng.normal(100.0, 1.0, 40)), series(rng.normal(100.5, 1.0, 40),
+                                                            run="run 2"))
+    assert not timer_share(slower) and path_changed(slower) is slower.category.changed
 
 
 def test_exact_counts_pass_no_p_to_holm() -> None:

@@ -548,7 +548,8 @@ def test_lab_compare_table() -> None:
 def test_lab_compare_env_table() -> None:
     """``kcross lab ppc64le --env KCROSS_VDSO=1 --compare-env KCROSS_RSEQ=off``'s table: the
     captured sc run as A, a shifted copy as B, and what each side's settings were."""
-    from kcross.lab.jobs import sides_table
+    from kcross.lab.jobs import sides_notes
+    from kcross.lab.report import compare_table
     from kcross.lab.request import GuestOptions, LabRequest
     from kcross.views.table import terminal
 
@@ -558,7 +559,9 @@ def test_lab_compare_env_table() -> None:
     sides = request.sides()
     assert sides is not None
     runs = [counted(SC), counted(SC, {"getppid-inline": -12.0, "kc_cpu": 60.0})]
-    held("lab-compare-env", rendered(printing(terminal(sides_table(request, runs, sides)))))
+    table = compare_table(runs[0], runs[1], "A", "B")
+    table.notes += sides_notes(request, sides)
+    held("lab-compare-env", rendered(printing(terminal(table))))
 
 
 # The mitigation table's rows: the first ppc64le baseline's variants by name, each a shift
@@ -658,6 +661,54 @@ def test_profile_diff_view() -> None:
 
     sc, scv, _ = profiles()
     held("profile-diff", rendered(printing(diff_view(diff(sc, scv, ("sc", "scv")), ("sc", "scv")))))
+
+
+def explained() -> Any:
+    """``kcross lab ppc64le --compare sc scv --explain``'s explanation, of the captured pair
+    and the written profiles of getppid-dispatch (the other changed rows have none: said)."""
+    from kcross.lab.explain import ConfigDiff, Explained, Explanation, explain_row
+    from kcross.lab.report import judged
+
+    sc, scv, _ = profiles()
+    verdicts = judged(counted(SC), counted(SCV), "sc", "scv")
+    steps = [explain_row("syscall/getppid-dispatch", verdicts["syscall/getppid-dispatch"],
+                         sc, scv, ("sc", "scv")),
+             Explanation("syscall/stat-root", verdicts["syscall/stat-root"],
+                         missing="sc's profiled boot has no profile of it (skipped or failed)")]
+    shares = tuple(n for n, j in verdicts.items()
+                   if j.note is not None and j.note.startswith("under 1 instruction"))
+    return Explained(("sc", "scv"), tuple(steps), ConfigDiff(
+        missing="one kernel on both sides: no configuration differs"), shares, 40.0,
+        "the suite syscall")
+
+
+def test_lab_explanation_view() -> None:
+    from kcross.views.explain import explanation_records, explanation_view
+
+    held("lab-explanation", rendered(printing(explanation_view(explained()))))
+    held("lab-explanation-records",
+         "".join(json.dumps(r) + "\n" for r in explanation_records(explained())))
+
+
+def test_lab_explanation_config_view() -> None:
+    """The kernel configurations' part of an explanation: bookworm's 6.1 against trixie's
+    6.12 on amd64 (data/debian-crossing-config.txt)."""
+    from kcross.lab import crossing_config
+    from kcross.lab.explain import ConfigDiff
+    from kcross.views.explain import config_lines
+
+    sections: dict[str, dict[str, str]] = {}
+    for line in (DATA / "debian-crossing-config.txt").read_text().splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line[3:], {})
+        elif line.startswith(("CONFIG_", "# CONFIG_")):
+            current.update(crossing_config.states(line))
+    a = sections["x86_64 bookworm linux-image-6.1.0-50-amd64 6.1.176-1"]
+    b = sections["x86_64 trixie linux-image-6.12.117+deb13-amd64 6.12.117-1"]
+    diff = ConfigDiff(tuple(crossing_config.changes(a, b, "x86_64")),
+                      crossing_config.others(a, b), ("boot/config-6.1.0-50-amd64",
+                                                     "boot/config-6.12.117+deb13-amd64"))
+    held("lab-explanation-config", rendered(printing(config_lines(diff, ("A", "B")))))
 
 
 def measured(name: str, variant: str, run_id: int) -> Any:

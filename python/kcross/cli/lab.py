@@ -55,9 +55,21 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group.add_argument("--against", metavar="KERNEL", type=Path,
                        help="count with the kernel and with KERNEL (e.g. your patch) and "
                             "print the difference per benchmark")
+    group.add_argument("--against-source", metavar="DIR", type=Path,
+                       help="count with the guest programs built from the source tree "
+                            "(--source, or the checkout kcross runs from) and from DIR "
+                            "(another kcross tree: your library change), on the same "
+                            "kernel, and print the difference per benchmark")
     group.add_argument("--mitigations", action="store_true",
                        help="the arch's mitigation table: each variant's instructions "
                             "against its baseline, on every syscall path")
+    p.add_argument("--explain", action=argparse.BooleanOptionalAction, default=None,
+                   help="explain every row that changed by 1 instruction per op or more: "
+                        "one profiled boot per side of those rows (the kernel functions "
+                        "and costly instructions that moved), and the crossing's kernel "
+                        "options that differ; on by default with --against and "
+                        "--against-source, off with --compare, --compare-env and "
+                        "--mitigations")
     p.add_argument("--profile", action="store_true",
                    help="count with the profile plugin: per operation, user and kernel "
                         "instructions, the functions they run through, the costly "
@@ -89,7 +101,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         kernel=args.kernel, refresh=args.refresh, release=args.release,
         compare=(args.compare[0], args.compare[1]) if args.compare else None,
         compare_env=tuple(args.compare_env),
-        against=args.against, mitigations=args.mitigations, profile=args.profile,
+        against=args.against, against_source=args.against_source,
+        mitigations=args.mitigations, explain=args.explain, profile=args.profile,
         trace=args.trace, peers=args.peers, source=args.source,
         no_store=args.no_store, db=args.db, json_output=args.json, argv=tuple(args.argv))
     return run(request, out, err)

@@ -44,9 +44,13 @@ SAMPLES = "samples"
 # holding an instruction count per operation represents after its arithmetic.
 EXACT_RELATIVE = 1e-9
 
-# An exact change of less than one instruction per operation: real (the counts differ), but
-# not a change of the operation's own path, which moves by whole instructions on every op.
-SUB_INSTRUCTION = "under 1 per op: an interrupt's share, not the op's path"
+# The rule of a change of exact instruction counts: an operation's own path moves by whole
+# instructions on every op, so a move of less than one instruction per operation (real: the
+# counts differ) is the batch's timer reads, and the periodic work around them, spread over
+# its operations: the timer's share, never a change of the path (:func:`path_changed`).
+PATH_STEP = 1.0            # instructions per op
+TIMER_SHARE = "under 1 instruction per op: the timer's share"
+SUB_INSTRUCTION = f"{TIMER_SHARE}, not the op's path"
 
 # The levels of variation a verdict can see.
 SEEN_SAMPLES, SEEN_PROCESSES, SEEN_RUNS = "samples", "processes", "runs"
@@ -134,6 +138,28 @@ class Judgement:
     @property
     def exact(self) -> bool:
         return self.method == EXACT
+
+
+def below_step(unit: str, a: float, b: float) -> bool:
+    """Exact counts ``a`` and ``b`` of instructions per op that differ by less than one
+    instruction per op: the timer's share (the one rule: :data:`PATH_STEP`).  A difference
+    within :data:`EXACT_RELATIVE` of one whole instruction is one (the arithmetic of two
+    figures converted from ticks leaves a whole step some 1e-14 short)."""
+    slack = EXACT_RELATIVE * max(abs(a), abs(b))
+    return unit == UNIT_INSTRUCTIONS and abs(b - a) < PATH_STEP - slack
+
+
+def timer_share(j: Judgement) -> bool:
+    """B differs from A by less than one instruction per op: the timer's share, never a
+    change of the path, and never explained."""
+    return j.exact and j.category.changed and j.median_a is not None \
+        and j.median_b is not None and below_step(j.unit, j.median_a, j.median_b)
+
+
+def path_changed(j: Judgement) -> bool:
+    """A change of the path: B differs from A (exact counts: by one instruction per op or
+    more; timings: a difference shown)."""
+    return j.category.changed and not timer_share(j)
 
 
 def separate(a: Series, b: Series) -> bool:
@@ -233,7 +259,7 @@ def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
         same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
         category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
                                                      Category.LOWER)
-        fraction = not same and unit == UNIT_INSTRUCTIONS and abs(mb - ma) < 1.0
+        fraction = not same and below_step(unit, ma, mb)
         return Judgement(**common, base=a, new=b,  # type: ignore[arg-type]
                          category=category, method=EXACT, median_a=ma, median_b=mb,
                          ratio=(mb / ma) if ma > 0 else (1.0 if same else None),

@@ -183,15 +183,21 @@ def store_runs(request: LabRequest, runs: Sequence[Counted], err: Console) -> No
 def print_runs_json(runs: Sequence[Counted], labels: Sequence[str] = ()) -> None:
     """--json: each run's records (the lab run stream, as 'kcross show --json' writes a
     stored one), then, for two runs, the comparison record of B against A."""
-    from kcross.export.json_lines import comparison_record
-    from kcross.lab.report import judged
-
     for run in runs:
         stream = run.stream
         print_json([r for r in (stream.fingerprint, stream.plan, *stream.results, stream.end)
                     if r is not None])
     if len(runs) == 2 and labels:
-        print_json([comparison_record(list(judged(runs[0], runs[1], *labels).values()))])
+        print_comparison_json(runs[0], runs[1], (labels[0], labels[1]))
+
+
+def print_comparison_json(a: Counted, b: Counted, labels: tuple[str, str]) -> None:
+    """--json: the comparison record of run ``b`` against run ``a`` (kcross.lab.report's
+    judgement of each row, exact)."""
+    from kcross.export.json_lines import comparison_record
+    from kcross.lab.report import judged
+
+    print_json([comparison_record(list(judged(a, b, *labels).values()))])
 
 
 def exit_status(runs: Sequence[Counted]) -> int:

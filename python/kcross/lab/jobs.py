@@ -9,8 +9,12 @@ source tree: kcross.lab.payload), then the mode:
 - counting (default): the harness in a one-vCPU ``-icount`` guest; figures are
   instructions per operation, stored as a lab run.  ``--compare M1 M2`` runs it with the
   syscall mechanism forced to each (KCROSS_SYSCALL) and prints the difference;
-  ``--against KERNEL`` the same with a second kernel; ``--mitigations`` the arch's table
-  of mitigation variants (kcross.lab.mitigations) against their baselines.
+  ``--compare-env NAME=VALUE`` the same without and with the harness's settings;
+  ``--against KERNEL`` the same with a second kernel; ``--against-source DIR`` with the
+  guest programs built from a second source tree; ``--mitigations`` the arch's table
+  of mitigation variants (kcross.lab.mitigations) against their baselines.  Each axis
+  takes one path (:func:`two_sides`; the mitigation table its own table) and, where the
+  request explains, the explanation of every changed row (kcross.lab.explain).
 - correctness: the library's C tests and the per-CPU stress tier in a two-vCPU guest
   (multi-threaded TCG: preemption, migration, real rseq aborts); exit 1 if one failed.
 """
@@ -18,7 +22,7 @@ source tree: kcross.lab.payload), then the mode:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,23 +46,32 @@ from kcross.lab.boots import (
     make_guest,
     missing_programs,
     parallel_boots,
+    print_comparison_json,
     print_runs_json,
     raise_first,
     resolve_kernel,
     stop_on_signals,
     store_runs,
 )
+from kcross.lab.explain import Explained, Subject
 from kcross.lab.kernel import Kernel, file_sha256
 from kcross.lab.linux_source import Source
 from kcross.lab.machines import DEFAULT_SUITES, arch
-from kcross.lab.payload import Payload
-from kcross.lab.report import MitigationRow, baseline_report, compare_table, mitigation_table
+from kcross.lab.payload import Payload, find_source, source_tree
+from kcross.lab.report import (
+    MitigationRow,
+    baseline_report,
+    compare_table,
+    judged,
+    mitigation_table,
+)
 from kcross.lab.request import EnvSide, LabRequest, settings_text
 from kcross.lab.session import UNIT, Counted
+from kcross.views.explain import explanation_records, explanation_view
 from kcross.views.lab import correctness_table
-from kcross.views.lines import say
+from kcross.views.lines import print_json, say
 from kcross.views.run import print_run
-from kcross.views.table import Table, terminal
+from kcross.views.table import terminal
 from kcross.views.text import clip_words
 
 # ---------------------------------------------------------------- inputs
@@ -83,35 +96,32 @@ def build(arch_name: str, source: Path, err: Console) -> Payload:
 # ---------------------------------------------------------------- modes
 
 def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
-             err: Console, selftests: Source | None = None) -> int:
+             err: Console, selftests: Source | None = None, other: Payload | None = None
+             ) -> int:
 
     if request.profiled:
         return profile_jobs.profiling(request, kernel, payload, out, err)
     sides = request.sides()
     if sides:
-        runs = count_sides(request, kernel, payload, sides, err)
-        if request.json_output:
-            print_runs_json(runs, [side.label for side in sides])
-            store_runs(request, runs, err)
-            return exit_status(runs)
-        out.print(terminal(sides_table(request, runs, sides)))
-        store_runs(request, runs, err)
-        return exit_status(runs)
+        return two_sides(request, *env_subjects(request, kernel, payload, sides), out, err,
+                         sides_notes(request, sides))
     if request.against:
-        other = resolve_kernel(request.arch, request.against, refresh=False, err=err)
-        runs = parallel_boots([
-            lambda k=k, v=v: count_boot(request, make_guest(request, k, "counting"), k, payload, v, err)  # type: ignore[misc]
-            for k, v in ((kernel, "kernel A"), (other, "kernel B"))])
-        raise_first(runs)
-        if request.json_output:
-            print_runs_json(runs, ("A", "B"))
-            store_runs(request, runs, err)
-            return exit_status(runs)
-        table = compare_table(runs[0], runs[1], "A", "B")
-        table.notes += [f"A: {describe_kernel(kernel)}", f"B: {describe_kernel(other)}"]
-        out.print(terminal(table))
-        store_runs(request, runs, err)
-        return exit_status(runs)
+        k_b = resolve_kernel(request.arch, request.against, refresh=False, err=err)
+        a, b = (Subject(label, make_guest(request, k, "counting"), k, payload,
+                        env=request.guest.environment(), variant=f"kernel {label}")
+                for label, k in (("A", kernel), ("B", k_b)))
+        return two_sides(request, a, b, out, err, [f"A: {describe_kernel(kernel)}",
+                                                   f"B: {describe_kernel(k_b)}"])
+    if request.against_source:
+        assert other is not None
+        guest = make_guest(request, kernel, "counting")
+        a, b = (Subject(label, guest, kernel, p, env=request.guest.environment(),
+                        variant=f"source {label}")
+                for label, p in (("A", payload), ("B", other)))
+        return two_sides(request, a, b, out, err, [
+            f"A: the guest programs built from {source_tree(request.arch, request.source)}",
+            f"B: the guest programs built from {request.against_source}",
+            f"both on {describe_kernel(kernel)}"])
     if request.mitigations:
         return mitigations(request, kernel, payload, out, err)
     if request.peers:
@@ -130,37 +140,85 @@ def counting(request: LabRequest, kernel: Kernel, payload: Payload, out: Console
     return exit_status([run])
 
 
-def count_sides(request: LabRequest, kernel: Kernel, payload: Payload,
-                sides: Sequence[EnvSide], err: Console) -> list[Counted]:
-    """``kernel`` counted once with each side's settings (``--compare``,
-    ``--compare-env``; --env's too), each run's variant the settings its harness got."""
-    def boot(side: EnvSide) -> Counted:
-        env = request.guest.environment(side.env)
-        return count_boot(request, make_guest(request, kernel, "counting"), kernel, payload,
-                          settings_text(env or {}) or None, err, env=side.env)
+def env_subjects(request: LabRequest, kernel: Kernel, payload: Payload,
+                 sides: Sequence[EnvSide]) -> tuple[Subject, Subject]:
+    """The two sides of ``--compare`` or ``--compare-env``: ``kernel`` and one guest, each
+    side's harness given --env's settings and the side's, named (its runs' variant) by the
+    settings it got."""
+    guest = make_guest(request, kernel, "counting")
 
-    runs = parallel_boots([lambda side=side: boot(side) for side in sides])  # type: ignore[misc]
+    def subject(side: EnvSide) -> Subject:
+        env = request.guest.environment(side.env)
+        return Subject(side.label, guest, kernel, payload, env=env,
+                       variant=settings_text(env or {}) or None)
+
+    a, b = (subject(side) for side in sides)
+    return a, b
+
+
+def sides_notes(request: LabRequest, sides: Sequence[EnvSide]) -> list[str]:
+    """The lines under the table of ``--compare`` or ``--compare-env``: what moves with the
+    mechanism, or what each side's settings were."""
+    if request.compare:
+        return ["KCROSS_SYSCALL moves only the paths through the run-time selected mechanism "
+                "(kc_sys*: *-dispatch, and stat, read, write, open); the *-inline rows are "
+                "fixed instructions (-inline the arch's own, -inline-alt its alternative)"]
+    a, b = sides
+    given = settings_text(request.guest.settings())
+    return [f"{a.label}: {', '.join(b.env)} unset (the harness's default)",
+            f"{b.label}: {settings_text(b.env)}",
+            *([f"both: {given} (--env)"] if given else [])]
+
+
+def count_subjects(request: LabRequest, subjects: Sequence[Subject],
+                   err: Console) -> list[Counted]:
+    """One counting boot per side, two at a time; the first that failed raised."""
+    runs = parallel_boots([
+        lambda s=s: count_boot(request, s.guest, s.kernel, s.payload, s.variant, err,  # type: ignore[misc]
+                               env=s.env) for s in subjects])
     raise_first(runs)
     return runs
 
 
-def sides_table(request: LabRequest, runs: Sequence[Counted],
-                sides: Sequence[EnvSide]) -> Table:
-    """Two runs of one kernel under two settings, per benchmark (kcross.lab.report's
-    comparison), with what each side's settings were."""
-    a, b = sides
-    table = compare_table(runs[0], runs[1], a.label, b.label)
-    if request.compare:
-        table.notes.append("KCROSS_SYSCALL moves only the paths through the run-time selected "
-                           "mechanism (kc_sys*: *-dispatch, and stat, read, write, open); the "
-                           "*-inline rows are fixed instructions (-inline the arch's own, "
-                           "-inline-alt its alternative)")
+def two_sides(request: LabRequest, a: Subject, b: Subject, out: Console, err: Console,
+              notes: Sequence[str] = ()) -> int:
+    """Every axis of change (--compare, --compare-env, --against, --against-source): a
+    counting boot per side (two at a time), the table of B against A (with ``notes`` under
+    it) or their records (--json), the runs stored, then, when the request explains
+    (LabRequest.explained), the explanation of every changed row (kcross.lab.explain)."""
+    runs = count_subjects(request, (a, b), err)
+    labels = (a.label, b.label)
+    if request.json_output:
+        print_runs_json(runs, labels)
     else:
-        given = settings_text(request.guest.settings())
-        table.notes += [f"{a.label}: {', '.join(b.env)} unset (the harness's default)",
-                        f"{b.label}: {settings_text(b.env)}",
-                        *([f"both: {given} (--env)"] if given else [])]
-    return table
+        table = compare_table(runs[0], runs[1], *labels)
+        table.notes += notes
+        out.print(terminal(table))
+    store_runs(request, runs, err)
+    if request.explained:
+        explained = explain_changes(request, a, b, judged(runs[0], runs[1], *labels), err)
+        if request.json_output:
+            print_json(explanation_records(explained))
+        else:
+            out.print(explanation_view(explained))
+    return exit_status(runs)
+
+
+def explain_changes(request: LabRequest, a: Subject, b: Subject,
+                    verdicts: Mapping[str, Any], err: Console,
+                    memo: dict[Any, Any] | None = None) -> Explained:
+    """kcross.lab.explain for the request: its source tree, its --timeout, lines on ``err``,
+    and the host time of the explained step said."""
+    from kcross.lab.explain import explain
+
+    explained = explain(a, b, verdicts, source=find_source(request.source),
+                        timeout=request.timeout, say=lambda line: say(err, line),
+                        glob=request.guest.bench, memo=memo)
+    if explained.steps:
+        say(err, f"kcross lab: {a.label} → {b.label}: {len(explained.steps)} changed "
+                 f"row{'' if len(explained.steps) == 1 else 's'} explained in "
+                 f"{explained.seconds:.0f} s of host time")
+    return explained
 
 
 def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
@@ -183,8 +241,12 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
         base = results[0]
         if isinstance(base, KcrossError):
             # No baseline, no table: its variants cannot be compared with anything.
-            out.print(Text(f"{request.arch} baseline {baseline.name} ({len(variants)} variants "
-                           f"not compared): not a result: {base}", style="red"))
+            line = (f"{request.arch} baseline {baseline.name} ({len(variants)} variants not "
+                    f"compared): not a result: {base}")
+            if request.json_output:   # standard output holds JSON lines only
+                say(err, f"kcross lab: {line}")
+            else:
+                out.print(Text(line, style="red"))
             failed_baselines.append(base)
             continue
         rows = []
@@ -195,17 +257,50 @@ def mitigations(request: LabRequest, kernel: Kernel, payload: Payload, out: Cons
                 rows.append(MitigationRow(v.name, v.what, run=r, expect=v.expect))
                 stored.append(r)
         stored.append(base)
-        table = mitigation_table(request.arch, baseline.name, base, rows)
-        table.notes += [f"  {baseline.name}: {baseline.what}; the kernel reports:",
-                        *(f"    {line}" for line in baseline_report(base) or
-                          ["nothing to mitigate"]),
-                        *(f"  {v.name}: {v.what}" for v in variants)]
-        out.print(terminal(table))
-        out.print()
+        if request.json_output:
+            mitigation_records(base, baseline.name, rows, err)
+        else:
+            table = mitigation_table(request.arch, baseline.name, base, rows)
+            table.notes += [f"  {baseline.name}: {baseline.what}; the kernel reports:",
+                            *(f"    {line}" for line in baseline_report(base) or
+                              ["nothing to mitigate"]),
+                            *(f"  {v.name}: {v.what}" for v in variants)]
+            out.print(terminal(table))
+            out.print()
+        if request.explained:
+            memo: dict[Any, Any] = {}
+            for row in rows:
+                if row.run is None:
+                    continue
+                env = request.guest.environment()
+                a = Subject(baseline.name, base.guest, kernel, payload, env=env,
+                            variant=base.variant)
+                b = Subject(row.name, row.run.guest, kernel, payload, env=env,
+                            variant=row.run.variant)
+                explained = explain_changes(request, a, b,
+                                            judged(base, row.run, a.label, b.label), err, memo)
+                if request.json_output:
+                    print_json(explanation_records(explained))
+                elif explained.steps:   # a variant that changed no path: its row says so
+                    out.print(explanation_view(explained))
     if failed_baselines and not stored:
         raise failed_baselines[0]
     store_runs(request, stored, err)
     return EXIT_BROKEN if failed_baselines else exit_status(stored)
+
+
+def mitigation_records(base: Counted, baseline: str, rows: Sequence[MitigationRow],
+                       err: Console) -> None:
+    """--mitigations --json, one baseline: its run's records, then each variant's and the
+    comparison record of the variant against the baseline; a variant that is not a result
+    said on ``err`` (standard output holds JSON lines only)."""
+    print_runs_json([base])
+    for row in rows:
+        if row.run is None:
+            say(err, f"kcross lab: {baseline} + {row.name}: not a result: {row.refused}")
+            continue
+        print_runs_json([row.run])
+        print_comparison_json(base, row.run, (baseline, row.name))
 
 
 def correctness(request: LabRequest, kernel: Kernel, payload: Payload, out: Console,
@@ -238,6 +333,7 @@ def _check_options(request: LabRequest) -> None:
                                     ("--compare-env", request.compare_env),
                                     ("--env", options.env),
                                     ("--against", request.against),
+                                    ("--against-source", request.against_source),
                                     ("--mitigations", request.mitigations),
                                     ("--peers", request.peers),
                                     ("--suite", options.suite), ("--bench", options.bench)) if v]
@@ -251,6 +347,7 @@ def _check_options(request: LabRequest) -> None:
         other = [o for o, v in (("--compare", request.compare),
                                 ("--compare-env", request.compare_env),
                                 ("--against", request.against),
+                                ("--against-source", request.against_source),
                                 ("--mitigations", request.mitigations),
                                 ("--bench", options.bench)) if v]
         if other:
@@ -270,6 +367,7 @@ def _check_options(request: LabRequest) -> None:
     if request.compare and request.compare[0] == request.compare[1]:
         raise UserError(f"--compare {request.compare[0]} {request.compare[1]}: the same "
                         "mechanism twice; give two different ones")
+    _check_explain(request)
     options.check_suite()
     _check_settings(request)
 
@@ -288,6 +386,27 @@ def _check_settings(request: LabRequest) -> None:
             raise UserError(f"--env {name}={given[name]} and {option} set {name} both: "
                             f"{option} sets it on {'both sides' if request.compare else 'side B'}"
                             "; drop it from --env")
+
+
+def _check_explain(request: LabRequest) -> None:
+    """--explain and --against-source: what they take."""
+    if request.explain and not request.two_sided:
+        raise UserError("--explain explains the rows that changed between two sides: give "
+                        "--compare, --compare-env, --against, --against-source or "
+                        "--mitigations")
+    if request.explain and request.profiled:
+        raise UserError(f"--explain profiles the changed rows itself: not with "
+                        f"{'--trace' if request.trace else '--profile'} (which profiles "
+                        "every row of both sides)")
+    if request.against_source is None:
+        return
+    if request.mode != "counting":
+        raise UserError(f"--against-source counts two builds of the guest programs: not "
+                        f"with --mode {request.mode}")
+    if request.profiled or request.peers:
+        opt = "--trace" if request.trace else "--profile" if request.profile else "--peers"
+        raise UserError(f"--against-source explains its changed rows with profiled boots "
+                        f"of its own: not with {opt}")
 
 
 def _check_guest_names(request: LabRequest, src: Path) -> None:
@@ -319,6 +438,26 @@ def _check_guest_names(request: LabRequest, src: Path) -> None:
                             f"suites {', '.join(chosen)} (kcross list names them)")
 
 
+def _other_tree(request: LabRequest, src: Path) -> Path | None:
+    """--against-source's tree: a kcross source tree with ``request.arch``'s toolchain whose
+    guest sources differ from ``src``'s (the tree side A is built from); one line when it is
+    not, before anything is built or booted."""
+    from kcross.lab.payload import guest_sources_digest
+
+    if request.against_source is None:
+        return None
+    other = source_tree(request.arch, request.against_source, "--against-source")
+    if other == src:
+        raise UserError(f"--against-source {request.against_source} is the tree side A is "
+                        f"built from ({src}): name another tree (--source names A's)")
+    if guest_sources_digest(other) == guest_sources_digest(src):
+        raise UserError(f"--against-source {request.against_source} holds the same guest "
+                        f"sources as {src} (CMakeLists.txt, cmake, include, src, harness, lab, "
+                        "tests, examples): two builds of them count the same instructions; "
+                        "change the tree, or name another")
+    return other
+
+
 def _check_store(request: LabRequest) -> None:
     """The database counting runs are stored in, checked as `kcross run` checks it (nothing
     created): a run refused there would be thrown away after its boots."""
@@ -340,7 +479,7 @@ def _check_programs(request: LabRequest) -> None:
                                # apt and dpkg-deb: the kernel's package, or the selftests'
                                # source package
                                debian_tools=fetching or bool(request.peers),
-                               plugin=request.profiled)
+                               plugin=request.profiled or request.explained)
     if missing:
         raise LabError(f"kcross lab {request.arch} needs {needs(missing)}")
 
@@ -359,7 +498,10 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     probe = make_guest(request, Kernel(request.arch, Path("/")),
                        "correctness" if request.mode == "correctness" else "counting")
     src = source_tree(request.arch, request.source)
+    other_src = _other_tree(request, src)
     _check_guest_names(request, src)
+    if other_src is not None:
+        _check_guest_names(request, other_src)
     profile_jobs.check(request, src)
     _check_store(request)
     own = resolve_kernel(request.arch, request.kernel, refresh=False, err=err) \
@@ -380,9 +522,11 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     if request.peers and request.mode != "correctness":
         selftests = peers_jobs.selftest_source(request, kernel, err)
     payload = build(request.arch, src, err)
+    payload_b = build(request.arch, other_src, err) if other_src is not None else None
     status = EXIT_OK
     if request.mode in ("correctness", "both"):
         status = max(status, correctness(request, kernel, payload, out, err))
     if request.mode in ("counting", "both"):
-        status = max(status, counting(request, kernel, payload, out, err, selftests))
+        status = max(status, counting(request, kernel, payload, out, err, selftests,
+                                      payload_b))
     return status

@@ -64,6 +64,18 @@ def _embedded(path: Path) -> bytes | None:
 EMBEDDED = "CONFIG_IKCONFIG (embedded in the kernel)"
 
 
+def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
+    """The kernel's configuration and where it was found, or None."""
+    found = read(kernel)
+    return None if found is None else (parse(found[0]), found[1])
+
+
+def read(kernel: Kernel) -> tuple[str, str] | None:
+    """The text of the kernel's configuration and where it was found, or None."""
+    found = raw(kernel)
+    return None if found is None else (found[0].decode(errors="replace"), found[1])
+
+
 def raw(kernel: Kernel) -> tuple[bytes, str] | None:
     """The kernel's configuration as it is written (the file's bytes; the embedded copy,
     which is the build's ``.config``) and where it was found, or None."""
@@ -82,15 +94,6 @@ def raw(kernel: Kernel) -> tuple[bytes, str] | None:
     if data is not None:
         return data, EMBEDDED
     return None
-
-
-def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
-    """The kernel's configuration and where it was found, or None."""
-    found = raw(kernel)
-    if found is None:
-        return None
-    data, where = found
-    return parse(data.decode(errors="replace")), where
 
 
 def sha256(kernel: Kernel) -> str | None:

@@ -106,12 +106,13 @@ def _is_source(path: Path) -> bool:
     return all((path / marker).is_file() for marker in SOURCE_MARKERS)
 
 
-def find_source(source: Path | str | None = None) -> Path:
-    """The kcross source tree: ``source``, else $KCROSS_SOURCE, else the checkout that holds
-    this package, else the tree `pip install` built it from (if still there).  UserError
-    (one line) when the one asked for is not a source tree, or there is none."""
+def find_source(source: Path | str | None = None, option: str = "--source") -> Path:
+    """The kcross source tree: ``source`` (given as ``option``), else $KCROSS_SOURCE, else
+    the checkout that holds this package, else the tree `pip install` built it from (if
+    still there).  UserError (one line) when the one asked for is not a source tree, or
+    there is none."""
     markers = " and ".join(SOURCE_MARKERS)
-    for given, where in ((source, "--source"), (os.environ.get("KCROSS_SOURCE"), "$KCROSS_SOURCE")):
+    for given, where in ((source, option), (os.environ.get("KCROSS_SOURCE"), "$KCROSS_SOURCE")):
         if given is None or given == "":
             continue
         path = Path(given).expanduser()
@@ -548,12 +549,38 @@ def _run_logged(argv: list[str], log: Path, what: str, name: str, cwd: Path | No
     return proc.stdout
 
 
-def source_tree(arch: str, source: Path | str | None = None) -> Path:
+def source_tree(arch: str, source: Path | str | None = None, option: str = "--source") -> Path:
     """The source tree (:func:`find_source`) with ``arch``'s toolchain file; UserError (one
     line) when it has none."""
-    src = find_source(source)
+    src = find_source(source, option)
     _toolchain(arch, src)
     return src
+
+
+# What the guest programs are built from: the build's files and the directories of the C
+# sources, tests and examples (not the Python package, the docs or the scripts).
+GUEST_SOURCES = ("CMakeLists.txt", "cmake", "include", "src", "harness", "lab", "tests",
+                 "examples")
+
+
+def guest_sources_digest(src: Path) -> str:
+    """The SHA-256 of what the guest programs are built from in tree ``src``
+    (:data:`GUEST_SOURCES`: each file's path and bytes, in order; hidden files left out):
+    two trees with one digest build the same programs."""
+    digest = hashlib.sha256()
+    for top in GUEST_SOURCES:
+        root = src / top
+        files = [root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(src).parts))
+        for path in files:
+            digest.update(path.relative_to(src).as_posix().encode() + b"\0")
+            try:
+                digest.update(path.read_bytes())
+            except OSError:
+                digest.update(b"\0unreadable")
+            digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _toolchain(arch: str, src: Path) -> Path:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kcross.judge.categories import Category
 from kcross.judge.comparison import compare
-from kcross.judge.verdict import Judgement
+from kcross.judge.verdict import Judgement, path_changed
 from kcross.lab.profile import EMPTY_LOOP, BenchProfile
 from kcross.schema import UNIT_INSTRUCTIONS
 from kcross.series import Series
@@ -28,6 +28,7 @@ class Changed:
     a: float
     b: float
     judgement: Judgement
+    space: str = ""      # a function's or costly instruction's: user or kernel
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class ProfileDiff:
 
     @property
     def changed(self) -> bool:
-        return any(c.judgement.category.changed for c in self.totals)
+        """A change of the path (kcross.judge.verdict.path_changed) in a total."""
+        return any(path_changed(c.judgement) for c in self.totals)
 
 
 def _side(label: str, rows: Sequence[tuple[str, float]]) -> Side:
@@ -49,7 +51,8 @@ def _side(label: str, rows: Sequence[tuple[str, float]]) -> Side:
         for what, value in rows))
 
 
-def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str]) -> list[Changed]:
+def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str],
+            spaces: dict[str, str] | None = None) -> list[Changed]:
     """Each row judged (kcross.judge); the empty loop's line, a count subtracted (shown
     negative), by its size."""
     if not rows:
@@ -61,7 +64,7 @@ def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str]) -
     compared = compare([_side(labels[0], [(what, judged(what, a)) for what, a, _ in rows]),
                         _side(labels[1], [(what, judged(what, b)) for what, _, b in rows])],
                        refuse_values=False)
-    return [Changed(what, a, b, row.judgements[1])  # type: ignore[arg-type]
+    return [Changed(what, a, b, row.judgements[1], (spaces or {}).get(what, ""))  # type: ignore[arg-type]
             for (what, a, b), row in zip(rows, compared.rows, strict=True)]
 
 
@@ -70,12 +73,14 @@ def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B"))
                       ("kernel", a.kernel, b.kernel)], labels)
     fa = {f"{f.space} {f.function}": f.per_op for f in a.functions}
     fb = {f"{f.space} {f.function}": f.per_op for f in b.functions}
+    spaces = {f"{f.space} {f.function}": f.space for f in (*a.functions, *b.functions)}
     ca: dict[str, float] = {}
     cb: dict[str, float] = {}
     for side, into in ((a, ca), (b, cb)):
         for c in side.costly:
             key = f"{c.category}: {c.mnemonic} ({c.space} {c.function})"
             into[key] = into.get(key, 0.0) + c.per_op
+            spaces[key] = c.space
 
     def rows(x: dict[str, float], y: dict[str, float]) -> list[tuple[str, float, float]]:
         keys = [k for k in dict.fromkeys([*x, *y])
@@ -83,9 +88,9 @@ def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B"))
         return [(k, x.get(k, 0.0), y.get(k, 0.0)) for k in keys]
 
     # Listed: what changed, and what the judge could not judge (with its reason).
-    functions = [c for c in _judged(rows(fa, fb), labels)
+    functions = [c for c in _judged(rows(fa, fb), labels, spaces)
                  if c.judgement.category is not Category.IDENTICAL]
-    costly = [c for c in _judged(rows(ca, cb), labels)
+    costly = [c for c in _judged(rows(ca, cb), labels, spaces)
               if c.judgement.category is not Category.IDENTICAL]
     functions.sort(key=lambda c: -abs(c.b - c.a))
     costly.sort(key=lambda c: c.what)

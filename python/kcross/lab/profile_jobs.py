@@ -135,7 +135,7 @@ def profiling(request: LabRequest, kernel: Kernel, payload: Payload, out: Consol
                                trace=bool(request.trace), timeout=request.timeout, prepared=p)
 
     if request.mitigations:
-        return _mitigations(request, kernel, boot, out)
+        return _mitigations(request, kernel, boot, out, err)
     jobs: list[Callable[[], Profiled]]
     labels: tuple[str, str]
     sides = request.sides()
@@ -157,7 +157,7 @@ def profiling(request: LabRequest, kernel: Kernel, payload: Payload, out: Consol
     runs = parallel_boots(jobs)
     raise_first(runs)
     _show_two(request, runs[0], runs[1], labels, out)
-    if request.against:
+    if request.against and not request.json_output:   # --json: the records alone
         out.print(Text(f"A: {describe_kernel(kernel)}\nB: {describe_kernel(other)}"))
     return exit_status([r.counted for r in runs])
 
@@ -235,7 +235,7 @@ def _json(runs: Sequence[tuple[str | None, Any]]) -> None:
 
 
 def _mitigations(request: LabRequest, kernel: Kernel, boot: Callable[..., Any],
-                 out: Console) -> int:
+                 out: Console, err: Console) -> int:
     from kcross.lab.mitigations import TABLES, counting_guest
     from kcross.lab.profile_diff import diff
     from kcross.lab.report import KEY_BENCH
@@ -251,15 +251,26 @@ def _mitigations(request: LabRequest, kernel: Kernel, boot: Callable[..., Any],
         results = parallel_boots([job, *[lambda v=v: job(v) for v in variants]])
         counted += [r.counted for r in results if not isinstance(r, KcrossError)]
         base = results[0]
+
+        def failed(line: str) -> None:   # --json: standard output holds JSON lines only
+            if request.json_output:
+                say(err, f"kcross lab: {line}")
+            else:
+                out.print(Text(line, style="red"))
         if isinstance(base, KcrossError):
-            out.print(Text(f"{request.arch} baseline {baseline.name} ({len(variants)} variants "
-                           f"not compared): not a result: {base}", style="red"))
+            failed(f"{request.arch} baseline {baseline.name} ({len(variants)} variants not "
+                   f"compared): not a result: {base}")
             broken = True
             continue
+        if request.json_output:   # the baseline's profiles, then each variant's
+            _json([(baseline.name, base)])
         for v, r in zip(variants, results[1:], strict=True):
             if isinstance(r, KcrossError):
-                out.print(Text(f"{baseline.name} + {v.name}: not a result: {r}", style="red"))
+                failed(f"{baseline.name} + {v.name}: not a result: {r}")
                 broken = True
+                continue
+            if request.json_output:
+                _json([(v.name, r)])
                 continue
             _show_pairs(base, r, (baseline.name, v.name), out,
                         lambda pa, pb, labels: diff_view(diff(pa, pb, labels), labels))

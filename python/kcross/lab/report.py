@@ -12,7 +12,7 @@ from typing import Any
 
 from kcross.fingerprint import VULNERABILITIES
 from kcross.judge.categories import Category
-from kcross.judge.verdict import Judgement
+from kcross.judge.verdict import TIMER_SHARE, Judgement, path_changed
 from kcross.lab.session import Counted, rows_by_name
 from kcross.views import lab as view
 from kcross.views.lab import CountRow, MitigationLine
@@ -49,12 +49,17 @@ def _reason(c: Counted, name: str) -> str:
 
 def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
     """Per benchmark: A, B, B - A and (B - A)/A, in instructions per operation, as
-    kcross.judge judges exact counts (identical, or changed by the difference)."""
+    kcross.judge judges exact counts (identical, or changed by the difference); "changed"
+    counts the changes of the path, the rows that moved by the timer's share are said apart
+    (kcross.judge.verdict.path_changed)."""
+    from kcross.judge.verdict import timer_share
+
     verdicts = judged(a, b, label_a, label_b)
-    changed = sum(1 for j in verdicts.values() if j.category.changed)
+    changed = sum(1 for j in verdicts.values() if path_changed(j))
     names = rows_by_name((a, b))
     bare = [n.split("/", 1)[1] for n in names]
     rows = []
+    shares = []
     for name, short in zip(names, bare, strict=True):
         shown = name if bare.count(short) > 1 else short   # a name in two suites: both
         x, y = a.median(name), b.median(name)
@@ -63,9 +68,11 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
             j = None
         rows.append(CountRow(shown, x, y, j, _reason(a, name) or _reason(b, name)
                              or "not measured"))
+        if j is not None and timer_share(j):
+            shares.append(shown)
     return view.compare_table(f"{a.guest.arch.name}: {label_a} vs {label_b}, instructions/op "
                               f"(counting mode; {changed} of {len(verdicts)} changed)",
-                              label_a, label_b, rows)
+                              label_a, label_b, rows, shares)
 
 
 @dataclass(frozen=True)
@@ -122,12 +129,16 @@ def mitigation_table(arch: str, baseline_name: str, base: Counted,
         changes = vulnerability_changes(base, row.run)
         # Judged on the null syscall, the path every variant's `expect` speaks of: the
         # path-walking calls (stat, open) also move by a few instructions between any two
-        # configurations (memory layout), which the footnote says.
-        unchanged = key_judgement is not None and key_judgement.category is Category.IDENTICAL
+        # configurations (memory layout), which the footnote says.  A move by the timer's
+        # share is no change of the path (kcross.judge.verdict.path_changed).
+        unchanged = key_judgement is not None and not path_changed(key_judgement)
         if unchanged:
+            assert key_judgement is not None
             why = row.expect or ("" if changes else "nor does what the kernel reports")
-            note = "\n".join(changes + [f"no instruction changed on {KEY_BENCH}"
-                                         + (f": {why}" if why else "")])
+            said = f"no instruction changed on {KEY_BENCH}" \
+                if key_judgement.category is Category.IDENTICAL \
+                else f"{KEY_BENCH}'s path unchanged ({TIMER_SHARE})"
+            note = "\n".join(changes + [said + (f": {why}" if why else "")])
         elif row.expect:
             note = "\n".join(changes + [f"expected no change: {row.expect}; yet "
                                          f"{KEY_BENCH} moved"])

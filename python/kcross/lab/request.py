@@ -105,9 +105,9 @@ class GuestOptions:
 @dataclass(frozen=True)
 class LabRequest:
     """``kcross lab ARCH``: the arch, the mode, the kernel, the guest, and the job
-    (counting alone, ``--compare``, ``--compare-env``, ``--against``, ``--mitigations``,
-    ``--profile`` or ``--trace`` with those, ``--peers``; correctness), and where its runs
-    go."""
+    (counting alone, ``--compare``, ``--compare-env``, ``--against``, ``--against-source``,
+    ``--mitigations``, each explained or not, ``--profile`` or ``--trace`` with those,
+    ``--peers``; correctness), and where its runs go."""
 
     arch: str
     mode: str                            # counting, correctness or both
@@ -119,7 +119,9 @@ class LabRequest:
     compare: tuple[str, str] | None = None   # two syscall mechanisms
     compare_env: tuple[str, ...] = ()    # --compare-env NAME=VALUE as given: side B's settings
     against: Path | None = None          # a second kernel
+    against_source: Path | None = None   # a second kcross source tree (its guest programs)
     mitigations: bool = False
+    explain: bool | None = None          # --explain / --no-explain; None: the axis's default
     profile: bool = False
     trace: str | None = None             # --trace BENCH
     peers: str | None = None             # the selftests' selection (quick, all)
@@ -133,6 +135,24 @@ class LabRequest:
     def profiled(self) -> bool:
         """--profile or --trace: profiled boots, shown, not stored."""
         return self.profile or bool(self.trace)
+
+    @property
+    def two_sided(self) -> bool:
+        """A comparison of two sides (--compare, --compare-env, --against,
+        --against-source) or of each mitigation variant with its baseline (--mitigations)."""
+        return bool(self.compare or self.compare_env or self.against or self.against_source
+                    or self.mitigations)
+
+    @property
+    def explained(self) -> bool:
+        """Whether the changed rows are explained (kcross.lab.explain): --explain, else by
+        default where the question is why (--against, --against-source); never for
+        profiled boots (--profile shows every row's profile)."""
+        if self.profiled or not self.two_sided:
+            return False
+        if self.explain is not None:
+            return self.explain
+        return bool(self.against or self.against_source)
 
     def sides(self) -> tuple[EnvSide, EnvSide] | None:
         """The two settings ``--compare`` (each mechanism forced: KCROSS_SYSCALL) or

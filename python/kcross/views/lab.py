@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..judge.verdict import Judgement
+from ..judge.verdict import TIMER_SHARE, Judgement
 from .table import RIGHT, Column, Row, Styled, Table
 from .text import NONE, clip_words, count, interval
 from .verdict import exact_delta, exact_percent
@@ -36,13 +36,22 @@ class CountRow:
 REASON_WIDTH = 60   # a skip reason or a judgement's error, in the compare table's note
 
 
-def compare_table(title: str, label_a: str, label_b: str, rows: Sequence[CountRow]) -> Table:
+def timer_share_note(names: Sequence[str]) -> str:
+    """The line that says which rows moved by the timer's share only (not a change of the
+    path: kcross.judge.verdict's rule)."""
+    return (f"{len(names)} row{'' if len(names) == 1 else 's'} moved by {TIMER_SHARE} (not a "
+            f"change of the path, not explained): {', '.join(names)}")
+
+
+def compare_table(title: str, label_a: str, label_b: str, rows: Sequence[CountRow],
+                  timer_share: Sequence[str] = ()) -> Table:
     """Per benchmark: A, B, B − A and (B − A)/A in instructions per operation, as
     kcross.judge judges exact counts (identical, or changed by the difference); why a row
-    has none in its note."""
+    has none in its note; the rows that moved by the timer's share only, named under it."""
     table = Table([Column("benchmark", wrap=False), Column(label_a, RIGHT),
                    Column(label_b, RIGHT), Column(f"{label_b} - {label_a}", RIGHT),
-                   Column("change", RIGHT), Column("note")], title=title)
+                   Column("change", RIGHT), Column("note")], title=title,
+                  notes=[timer_share_note(timer_share)] if timer_share else [])
     for r in rows:
         j = r.judgement
         if j is None or j.error is not None:
@@ -120,4 +129,4 @@ def correctness_table(title: str, outcomes: Sequence[TestOutcome], notes: Sequen
 
 
 __all__ = ["CountRow", "MitigationLine", "compare_table", "correctness_table",
-           "mitigation_table"]
+           "mitigation_table", "timer_share_note"]
