@@ -15,19 +15,29 @@ know (a newer harness's) is still part of the identity, compared and shown by it
 that changes what is measured (the kernel and its command line, the CPU and its
 microcode, the forced settings, a lab's emulated machine...): the registry's
 :data:`MACHINE` fields, and any it does not know.  Runs of one identity are repetitions of
-one measurement: their spread is the machine's run-to-run noise.  The store keys its
-machine rows by it; kcross.judge.machine asks it whether two runs are of one machine.  It
-stands below both, here, and imports nothing of kcross but the list of the harness's
-settings (kcross.forcings), whose fields it names.
+one measurement (a lab machine's: per kernel): their spread is the machine's run-to-run
+noise.  The store keys its machine rows by it; kcross.judge.machine asks it whether two runs
+are of one machine.  It stands below both, here, and imports nothing of kcross but the list
+of the harness's settings (kcross.forcings), whose fields it names.
+
+A lab machine (a run with the ``lab`` group) is the lab's setup, not the kernel it boots:
+the kernel (``lab.kernel``) and what the guest reads of it (its release, its mitigations,
+its hwcaps...) are the registry's :data:`KERNEL_AXIS` fields, part of a real machine's
+identity but, in a lab run, the lab machine's kernel axis.  Two lab runs that differ only
+in the kernel are one lab machine with two kernels: one identity, their counts exact, each
+run's kernel said by :func:`kernel_label` and ordered by :func:`kernel_order` (the release
+series of ``kcross history``, ``kcross compare`` and ``kcross report``: :func:`release_series`,
+:func:`along_kernels`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .forcings import FORCINGS
 
@@ -56,7 +66,10 @@ PER_RUN = "per run"    # changes between runs of one machine: the time, the time
 #                        calibration, the kcross build, a LAVA job's id
 LABEL = "label"        # a name, not the machine: the same configuration under another name
 RECORD = "record"      # the record's own envelope, not the machine's
-IDENTITIES = (MACHINE, BOARD, PER_RUN, LABEL, RECORD)
+# It is, but not in a lab run: there it is the lab machine's kernel axis, the kernel booted
+# and what the guest reads of it (a lab machine's runs with two kernels are one machine's).
+KERNEL_AXIS = "kernel axis"
+IDENTITIES = (MACHINE, BOARD, PER_RUN, LABEL, RECORD, KERNEL_AXIS)
 
 # Its group, for people.
 G_MACHINE = "machine"
@@ -128,7 +141,8 @@ class Field:
         return put_in(fingerprint, self.path)
 
     def in_identity(self, lab_run: bool) -> bool:
-        return self.identity == MACHINE or (self.identity == BOARD and not lab_run)
+        return self.identity == MACHINE or \
+            (self.identity in (BOARD, KERNEL_AXIS) and not lab_run)
 
 
 _ALL: list[Field] = []
@@ -158,13 +172,16 @@ CPU_FAMILY = _f("cpu.family", "CPU family", NUMBER, G_CPU)
 CPU_MODEL_ID = _f("cpu.model_id", "CPU model number", NUMBER, G_CPU)
 CPU_STEPPING = _f("cpu.stepping", "CPU stepping", NUMBER, G_CPU)
 CPU_MICROCODE = _f("cpu.microcode", "microcode", TEXT, G_CPU, named=WHOLE)
-CPU_FLAGS = _f("cpu.flags", "CPU flags", LIST, G_CPU)
+# The flags /proc/cpuinfo lists: the CPU's, and those the kernel adds (its bug and
+# mitigation flags, features it learned to name).
+CPU_FLAGS = _f("cpu.flags", "CPU flags", LIST, G_CPU, KERNEL_AXIS)
 CPU_ONLINE = _f("cpu.online", "CPUs online", NUMBER, G_CPU)
 CPU_POSSIBLE = _f("cpu.possible", "CPUs possible", TEXT, G_CPU)
 
 KERNEL = _f("kernel", "kernel", GROUP, G_KERNEL)
-KERNEL_RELEASE = _f("kernel.release", "kernel release", TEXT, G_KERNEL, named=WHOLE)
-KERNEL_VERSION = _f("kernel.version", "kernel version", TEXT, G_KERNEL)
+KERNEL_RELEASE = _f("kernel.release", "kernel release", TEXT, G_KERNEL, KERNEL_AXIS,
+                    named=WHOLE)
+KERNEL_VERSION = _f("kernel.version", "kernel version", TEXT, G_KERNEL, KERNEL_AXIS)
 KERNEL_CMDLINE = _f("kernel.cmdline", "kernel command line", TEXT, G_KERNEL, named=WHOLE)
 
 VIRTUALIZATION = _f("virtualization", "virtualization", GROUP, G_MACHINE)
@@ -200,10 +217,13 @@ GOVERNOR = _f("power.governor", "frequency governor", TEXT, G_SETTINGS, named=WH
 FREQUENCY_DRIVER = _f("power.driver", "frequency driver", TEXT, G_SETTINGS)
 SMT = _f("smt", "simultaneous multithreading", GROUP, G_SETTINGS)
 SMT_ACTIVE = _f("smt.active", "SMT", TEXT, G_SETTINGS, named=WHOLE)
-SMT_CONTROL = _f("smt.control", "SMT control", TEXT, G_SETTINGS)
+SMT_CONTROL = _f("smt.control", "SMT control", TEXT, G_SETTINGS, KERNEL_AXIS)
 ISOLATION = _f("isolation", "CPU isolation", GROUP, G_SETTINGS)
-ISOLCPUS = _f("isolation.isolcpus", "isolated CPUs", TEXT, G_SETTINGS, named=WHOLE)
-NOHZ_FULL = _f("isolation.nohz_full", "nohz_full", TEXT, G_SETTINGS, named=WHOLE)
+# As sysfs shows them: a lab run's setting is its command line (kernel.cmdline, lab.append);
+# whether its kernel shows it (an empty file or none) is the kernel's.
+ISOLCPUS = _f("isolation.isolcpus", "isolated CPUs", TEXT, G_SETTINGS, KERNEL_AXIS,
+              named=WHOLE)
+NOHZ_FULL = _f("isolation.nohz_full", "nohz_full", TEXT, G_SETTINGS, KERNEL_AXIS, named=WHOLE)
 
 LAB = _f("lab", "lab", GROUP, G_LAB, named=WHOLE)
 LAB_MODE = _f("lab.mode", "lab mode", TEXT, G_LAB)
@@ -216,20 +236,30 @@ LAB_SEED = _f("lab.seed", "seed", NUMBER, G_LAB)
 LAB_MACHINE = _f("lab.machine", "emulated machine", TEXT, G_LAB)
 LAB_CPU = _f("lab.cpu", "emulated CPU model", TEXT, G_LAB)
 LAB_SMP = _f("lab.smp", "vCPUs", NUMBER, G_LAB)
-LAB_KERNEL = _f("lab.kernel", "lab kernel", GROUP, G_LAB)
-LAB_KERNEL_SOURCE = _f("lab.kernel.source", "lab kernel source", TEXT, G_LAB)
-LAB_KERNEL_PACKAGE = _f("lab.kernel.package", "lab kernel package", TEXT, G_LAB)
-LAB_KERNEL_VERSION = _f("lab.kernel.version", "lab kernel version", TEXT, G_LAB)
+# The kernel booted: the lab machine's kernel axis (KERNEL_AXIS), not its identity.
+LAB_KERNEL = _f("lab.kernel", "lab kernel", GROUP, G_LAB, KERNEL_AXIS)
+LAB_KERNEL_SOURCE = _f("lab.kernel.source", "lab kernel source", TEXT, G_LAB, KERNEL_AXIS)
+LAB_KERNEL_PACKAGE = _f("lab.kernel.package", "lab kernel package", TEXT, G_LAB, KERNEL_AXIS)
+LAB_KERNEL_VERSION = _f("lab.kernel.version", "lab kernel version", TEXT, G_LAB, KERNEL_AXIS)
+# The Debian release whose package it is (kcross lab --release; absent in runs made before
+# there were releases: bookworm's).
+LAB_KERNEL_RELEASE = _f("lab.kernel.release", "lab kernel release", TEXT, G_LAB, KERNEL_AXIS)
 # Where the kernel file lies: its SHA-256 says which kernel it is.
 LAB_KERNEL_PATH = _f("lab.kernel.path", "lab kernel file", TEXT, G_LAB, LABEL)
-LAB_KERNEL_SHA256 = _f("lab.kernel.sha256", "lab kernel SHA-256", HASH, G_LAB)
+LAB_KERNEL_SHA256 = _f("lab.kernel.sha256", "lab kernel SHA-256", HASH, G_LAB, KERNEL_AXIS)
+LAB_KERNEL_CONFIG_SHA256 = _f("lab.kernel.config_sha256", "lab kernel configuration SHA-256",
+                              HASH, G_LAB, KERNEL_AXIS)
+# The version text the image carries ("Linux version ..."'s, or a bzImage header's).
+LAB_KERNEL_VERSION_STRING = _f("lab.kernel.version_string", "lab kernel version string", TEXT,
+                               G_LAB, KERNEL_AXIS)
 LAB_APPEND = _f("lab.append", "appended to the kernel command line", TEXT, G_LAB)
 # A --mitigations variant's or a --compare side's name: the same configuration under
 # another name is the same machine.
 LAB_VARIANT = _f("lab.variant", "lab variant", TEXT, G_LAB, LABEL)
 LAB_NETWORK = _f("lab.network", "network card", TEXT, G_LAB)
 
-VULNERABILITIES = _f("vulnerabilities", "mitigations", MAP, G_KERNEL, named=WHOLE)
+VULNERABILITIES = _f("vulnerabilities", "mitigations", MAP, G_KERNEL, KERNEL_AXIS,
+                     named=WHOLE)
 
 FORCED = _f("forced", "forced", GROUP, G_SETTINGS, named=EACH)
 # One field per harness setting, named by kcross.forcings (the one list of them).
@@ -243,26 +273,31 @@ LIBC_VERSION = _f("libc.version", "libc version", TEXT, G_LIBC)
 RSEQ = _f("rseq", "rseq", GROUP, G_RSEQ)
 RSEQ_REGISTERED = _f("rseq.registered", "rseq registered", BOOL, G_RSEQ)
 RSEQ_OWNER = _f("rseq.owner", "rseq owner", TEXT, G_RSEQ)
-RSEQ_SIZE = _f("rseq.size", "rseq size", NUMBER, G_RSEQ)
+# The area registered, its alignment and the features it has: as the kernel asks and
+# offers them (AT_RSEQ_FEATURE_SIZE, AT_RSEQ_ALIGN: 6.3 on).
+RSEQ_SIZE = _f("rseq.size", "rseq size", NUMBER, G_RSEQ, KERNEL_AXIS)
 RSEQ_LIBC_SIZE = _f("rseq.libc_size", "libc __rseq_size", NUMBER, G_RSEQ)
-RSEQ_FEATURE_SIZE = _f("rseq.feature_size", "rseq feature size", NUMBER, G_RSEQ)
-RSEQ_ALIGN = _f("rseq.align", "rseq alignment", NUMBER, G_RSEQ)
+RSEQ_FEATURE_SIZE = _f("rseq.feature_size", "rseq feature size", NUMBER, G_RSEQ,
+                       KERNEL_AXIS)
+RSEQ_ALIGN = _f("rseq.align", "rseq alignment", NUMBER, G_RSEQ, KERNEL_AXIS)
 RSEQ_UNAVAILABLE = _f("rseq.unavailable_reason", "why no rseq", TEXT, G_RSEQ)
 RSEQ_PERCPU_MODE = _f("rseq.percpu_mode", "per-CPU operations", TEXT, G_RSEQ)
 
 AUXV = _f("auxv", "auxiliary vector", GROUP, G_MACHINE)
-HWCAP = _f("auxv.hwcap", "hwcap", TEXT, G_MACHINE)
-HWCAP2 = _f("auxv.hwcap2", "hwcap2", TEXT, G_MACHINE)
+# The capabilities the kernel hands the program: of the CPU, as far as the kernel knows them.
+HWCAP = _f("auxv.hwcap", "hwcap", TEXT, G_MACHINE, KERNEL_AXIS)
+HWCAP2 = _f("auxv.hwcap2", "hwcap2", TEXT, G_MACHINE, KERNEL_AXIS)
 AUXV_RSEQ_FEATURE_SIZE = _f("auxv.rseq_feature_size", "auxv rseq feature size", NUMBER,
-                            G_RSEQ)
-AUXV_RSEQ_ALIGN = _f("auxv.rseq_align", "auxv rseq alignment", NUMBER, G_RSEQ)
+                            G_RSEQ, KERNEL_AXIS)
+AUXV_RSEQ_ALIGN = _f("auxv.rseq_align", "auxv rseq alignment", NUMBER, G_RSEQ, KERNEL_AXIS)
 VDSO_MAPPED = _f("auxv.sysinfo_ehdr", "vDSO mapped", BOOL, G_MACHINE)
 
 PERF = _f("perf", "perf events", GROUP, G_PERF)
-PERF_PARANOID = _f("perf.paranoid", "perf_event_paranoid", NUMBER, G_PERF)
-PERF_HARDWARE = _f("perf.hardware", "hardware counters", MAP, G_PERF)
-PERF_SOFTWARE = _f("perf.software", "software counters", MAP, G_PERF)
-PERF_REASONS = _f("perf.reasons", "why counters are unavailable", MAP, G_PERF)
+# What the kernel's perf events offer (its drivers for the CPU's counters, its defaults).
+PERF_PARANOID = _f("perf.paranoid", "perf_event_paranoid", NUMBER, G_PERF, KERNEL_AXIS)
+PERF_HARDWARE = _f("perf.hardware", "hardware counters", MAP, G_PERF, KERNEL_AXIS)
+PERF_SOFTWARE = _f("perf.software", "software counters", MAP, G_PERF, KERNEL_AXIS)
+PERF_REASONS = _f("perf.reasons", "why counters are unavailable", MAP, G_PERF, KERNEL_AXIS)
 
 # Added by `kcross import` of a LAVA job's log.  In a lab (QEMU) run the emulated machine is
 # the lab group's, whichever worker ran it: the whole group goes.  A board's device and
@@ -374,3 +409,116 @@ def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
             yield from leaves(inner, (*path, key))
     else:
         yield path, value
+
+
+# ---------------------------------------------------------------- the lab's kernel axis
+
+def kernel_axis(fingerprint: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A lab run's kernel (the ``lab.kernel`` group), or None: a real machine's run, whose
+    kernel is part of its identity."""
+    if lab(fingerprint) is None:
+        return None
+    group = LAB_KERNEL.of(fingerprint)
+    return group if isinstance(group, Mapping) else {}
+
+
+# How many hex digits of a kernel file's SHA-256 tell a user's own kernels apart in a label.
+KERNEL_SHA_LABEL = 8
+
+
+def kernel_label(fingerprint: Mapping[str, Any] | None) -> str | None:
+    """A lab run's kernel as its axis is labelled: Debian's by release and package version
+    (``sid 7.2.13-1``; ``Debian 6.1.176-1`` for a run made before there were releases), a
+    user's own file by the release its version string starts with and its SHA-256's first
+    digits (``6.13.0-rc1 1a2b3c4d``); None for a real machine's run."""
+    if kernel_axis(fingerprint) is None:
+        return None
+    version = LAB_KERNEL_VERSION.of(fingerprint)
+    if LAB_KERNEL_SOURCE.of(fingerprint) == "debian" and version:
+        return f"{LAB_KERNEL_RELEASE.of(fingerprint) or 'Debian'} {version}"
+    sha = str(LAB_KERNEL_SHA256.of(fingerprint) or "")[:KERNEL_SHA_LABEL]
+    said = str(LAB_KERNEL_VERSION_STRING.of(fingerprint) or "").split()
+    release = said[0] if said else KERNEL_RELEASE.of(fingerprint)
+    return " ".join(str(part) for part in (release, sha) if part) or "unknown kernel"
+
+
+def kernel_order(fingerprint: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    """The sort key of a lab run's kernel along its axis, oldest kernel first: Debian's by
+    package version (the releases' own order: bullseye's 5.10 before bookworm's 6.1...),
+    a user's file by the release its version string names, else the guest's release."""
+    version = LAB_KERNEL_VERSION.of(fingerprint)
+    if not (LAB_KERNEL_SOURCE.of(fingerprint) == "debian" and version):
+        said = str(LAB_KERNEL_VERSION_STRING.of(fingerprint) or "").split()
+        version = said[0] if said else KERNEL_RELEASE.of(fingerprint)
+    return version_order(str(version or ""))
+
+
+# A version's parts compared: enough for any kernel's (6.12.95-1~bpo12+1 has 9).
+_VERSION_PARTS = 16
+
+
+def version_order(version: str) -> tuple[Any, ...]:
+    """A sort key in Debian's version order (dpkg's: epoch, then the upstream version and
+    the revision compared part by part, digits as numbers, ``~`` before anything, even the
+    end: ``6.12.95-1~bpo12+1`` before ``6.12.95-1``)."""
+    epoch, colon, rest = version.partition(":")
+    if not colon or not epoch.isdigit():
+        epoch, rest = "0", version
+    upstream, dash, revision = rest.rpartition("-")
+    if not dash:
+        upstream, revision = rest, ""
+
+    def parts(text: str) -> tuple[Any, ...]:
+        found: list[Any] = []
+        for letters, digits in re.findall(r"(\D*)(\d*)", text)[:_VERSION_PARTS]:
+            weights = tuple(-1 if c == "~" else ord(c) if c.isalpha() else ord(c) + 256
+                            for c in letters)
+            found += [(*weights, 0), int(digits or 0)]
+        padding = [(0,), 0] * (_VERSION_PARTS - len(found) // 2)
+        return tuple(found + padding)
+    return (int(epoch), parts(upstream), parts(revision))
+
+
+T = TypeVar("T")
+
+
+def along_kernels(items: Sequence[T], machine: Callable[[T], Hashable | None],
+                  order: Callable[[T], Any]) -> list[T]:
+    """``items`` with each lab machine's (``machine``: its key, None for what is not a lab
+    machine's) put in its kernels' ``order`` at the places its items take: a lab machine
+    seen with several kernels is its release series; everything else stays where it is."""
+    places: dict[Hashable, list[int]] = {}
+    for i, item in enumerate(items):
+        key = machine(item)
+        if key is not None:
+            places.setdefault(key, []).append(i)
+    found = list(items)
+    for held in places.values():
+        for i, item in zip(held, sorted((items[i] for i in held), key=order), strict=True):
+            found[i] = item
+    return found
+
+
+def several_kernels(fingerprints: Iterable[Mapping[str, Any] | None]) -> set[str]:
+    """The lab machines (identities) the fingerprints show with several kernels."""
+    kernels: dict[str, set[str]] = {}
+    for fp in fingerprints:
+        kernel = kernel_label(fp)
+        if fp is not None and kernel is not None:
+            kernels.setdefault(identity(fp), set()).add(kernel)
+    return {machine for machine, seen in kernels.items() if len(seen) > 1}
+
+
+def release_series(items: Sequence[T], fingerprint: Callable[[T], Mapping[str, Any] | None]
+                   ) -> list[T]:
+    """``items`` with each lab machine's shown with several kernels in its kernels' order
+    (:func:`kernel_order`, oldest first; then as given) at the places they take: the
+    release series ``kcross compare`` and ``kcross report`` step through."""
+    several = several_kernels(fingerprint(i) for i in items)
+    place = {id(item): n for n, item in enumerate(items)}
+
+    def machine(item: T) -> str | None:
+        fp = fingerprint(item)
+        return m if fp is not None and (m := identity(fp)) in several else None
+    return along_kernels(items, machine,
+                         lambda i: (kernel_order(fingerprint(i)), place[id(i)]))

@@ -314,6 +314,27 @@ def load_sides(args: Sequence[str], open_store: Callable[[], Store], *,
             sides.append(load_side(arg, open_store, bench=bench))
         except SchemaError as exc:  # names the file and line already
             raise UserError(str(exc)) from None
-    return sides
+    return by_kernel(sides)
+
+
+def by_kernel(sides: Sequence[Side]) -> list[Side]:
+    """Sides holding lab runs of several kernels, each labelled by its kernel too (``run 12
+    (sid 7.2.13-1)``): one lab machine's runs differ in their kernel, its axis, which the
+    label then says (kcross.fingerprint.kernel_label); a lab machine's sides of several
+    kernels, its release series, in their kernels' order (the oldest kernel the first)."""
+    from dataclasses import replace
+
+    if len({fields.kernel_label(s.fingerprint) for s in sides} - {None}) < 2:
+        return list(sides)
+    found = []
+    for side in fields.release_series(sides, lambda s: s.fingerprint):
+        kernel = fields.kernel_label(side.fingerprint)
+        if kernel is None:
+            found.append(side)
+            continue
+        label = f"{side.label} ({kernel})"
+        found.append(replace(side, label=label,
+                             series=tuple(_relabel(s, label) for s in side.series)))
+    return found
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table
+from kcross import fingerprint as fields
 from kcross import importer
 from kcross.errors import SchemaError, UserError
 from kcross.fingerprint import identity as machine_identity
@@ -213,14 +214,19 @@ def test_lab_run_is_stored_as_lab_on_a_machine_of_its_own(tmp_path: Path) -> Non
 
 def test_lab_labels_are_not_identity() -> None:
     """A variant's name and the kernel file's place are labels: the same configuration
-    under another name, or the same kernel (same SHA-256) elsewhere, is the same machine."""
+    under another name, or the same kernel (same SHA-256) elsewhere, is the same machine.
+    Another kernel is the same lab machine too (issue 23): the kernel is its axis, said by
+    the kernel's label."""
     a = lab_records()[0]
     b = copy.deepcopy(a)
     b["lab"]["variant"] = "kernel A"
     b["lab"]["kernel"]["path"] = "/elsewhere/vmlinux"
     assert machine_identity(a) == machine_identity(b)
     b["lab"]["kernel"]["sha256"] = "0" * 64
-    assert machine_identity(a) != machine_identity(b)
+    assert machine_identity(a) == machine_identity(b)
+    assert fields.kernel_label(a) == fields.kernel_label(b)     # a package's: by its name
+    b["lab"]["kernel"]["version"] = "6.1.999-1"
+    assert fields.kernel_label(a) != fields.kernel_label(b)
 
 
 def test_lab_identity_ignores_only_what_is_volatile() -> None:
@@ -233,8 +239,8 @@ def test_lab_identity_ignores_only_what_is_volatile() -> None:
                        ("machine", "pseries,x-vof=on,cap-cfpc=broken")):
         assert machine_identity(lab_records(**{key: value})[0]) != machine_identity(a), key
     c = copy.deepcopy(a)
-    c["lab"]["kernel"]["sha256"] = "cd" * 32
-    assert machine_identity(c) != machine_identity(a)
+    c["lab"]["kernel"]["sha256"] = "cd" * 32     # another kernel: the lab machine's axis
+    assert machine_identity(c) == machine_identity(a)
 
 
 def test_repeated_lab_run_is_a_duplicate_unless_forced(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
         conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))
         assert conn.execute(sa.text("SELECT count(*) FROM results WHERE record->'samples' "
                                     "= 'null'::jsonb")).scalar_one() == 0
-    assert_one_line_error(kcross("show", *db), contains="upgraded to 5")
+    assert_one_line_error(kcross("show", *db), contains=f"upgraded to {migrations.LATEST}")
     assert kcross("tag", "1", "first", *db).returncode == 0   # a write: upgraded
     with engine.begin() as conn:
         assert conn.execute(sa.text("SELECT version FROM kcross_schema")).scalar_one() == \
@@ -145,3 +145,29 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
         assert content_hash(json.loads(line) for line in after.splitlines()) == hashes[int(run)]
     assert kcross("history", QUIET, *db).stdout == history
     assert kcross("compare", "1", "2", *db).stdout == compared
+
+
+def test_schema_6_merges_a_lab_machines_rows_on_postgres(kcross: Kcross, tmp_path: Path,
+                                                         pg_schema: str) -> None:
+    """A lab machine stored as two rows (one per kernel, schema 5's rule), upgraded by the
+    next write: one row, keyed by the identity without the kernel, the earliest first_seen,
+    both runs on it (issue 23)."""
+    import sqlalchemy as sa
+    from kcross.fingerprint import identity
+    from kcross.store import migrations
+    from test_lab_releases import stored_series, unmerge
+
+    stored_series(kcross, tmp_path, pg_schema)
+    unmerge(pg_schema)
+    assert kcross("tag", "1", "trixie", "--db", pg_schema).returncode == 0
+    engine = sa.create_engine(pg_schema)
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT version FROM kcross_schema")).scalar_one() == \
+            migrations.LATEST
+        machines = conn.execute(sa.text("SELECT id, fingerprint_hash, first_seen FROM machines"
+                                        )).all()
+        fp = conn.execute(sa.text("SELECT fingerprint FROM runs WHERE id = 1")).scalar_one()
+        runs = conn.execute(sa.text("SELECT id, machine_id FROM runs ORDER BY id")).all()
+    engine.dispose()
+    assert [(m[0], m[1]) for m in machines] == [(1, identity(fp))]
+    assert machines[0][2].year == 2000 and [tuple(r) for r in runs] == [(1, 1), (2, 1)]

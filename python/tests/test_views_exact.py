@@ -439,6 +439,54 @@ def test_runs_of_constant_processes(session: Session) -> None:
         held(case, normalised(proc.stdout, session), normalised(proc.stderr, session))
 
 
+def test_a_release_series(session: Session) -> None:
+    """One lab machine with three kernels (issue 23): the captured bookworm sc run, and
+    copies of it as if booted with trixie's and sid's kernels (test_lab_releases's
+    other_kernel: the fingerprint's kernel axis changed; getppid-inline 38 and 25
+    instructions dearer, getppid-dispatch 0.4 dearer on sid: the timer's share), imported
+    trixie, sid, bookworm: history, compare (given in that order) and show of sid's run."""
+    from test_lab_releases import other_kernel
+
+    records = capture(SC)
+    hz = records[0]["timer"]["hz"]
+    kernels = {"trixie": ("6.12.107-1", "6.12.107+deb13-powerpc64le", {"getppid-inline": 38.0}),
+               "sid": ("7.2.13-1", "7.2.13+deb14-powerpc64le",
+                       {"getppid-inline": 25.0, "getppid-dispatch": 0.4})}
+    db = session.root / "series.db"
+    db.unlink(missing_ok=True)
+    for release in ("trixie", "sid", "bookworm"):
+        edited = copy.deepcopy(records)
+        if release in kernels:
+            version, abi, shift = kernels[release]
+            edited[0] = other_kernel(edited[0], release, version, abi)
+            for r in edited:
+                delta = shift.get(r.get("name", ""))
+                if r["type"] == "result" and delta:
+                    r["samples"] = [x + delta for x in r["samples"]]
+                    r["ticks"] = [x + delta * hz / 1e9 for x in r["ticks"]]
+        write_jsonl(session.root / f"{release}.jsonl", edited)
+        proc = run_cli(session, "import", f"{release}.jsonl", "--db", "series.db")
+        assert proc.returncode == 0, proc.stderr
+    for case, args in (("history-releases", ("history", "getppid-*")),
+                       ("history-releases-json", ("history", "getppid-inline", "--json")),
+                       ("compare-releases", ("compare", "1", "2", "3", "--bench",
+                                             "syscall/getppid-*")),
+                       ("show-lab-release", ("show", "2"))):
+        proc = run_cli(session, *args, "--db", "series.db")
+        assert proc.returncode == 0, proc.stderr
+        held(case, normalised(proc.stdout, session), normalised(proc.stderr, session))
+
+
+def test_sysinfo_of_a_lab_kernel() -> None:
+    """The whole fingerprint's view of a lab run of sid's kernel: its release, the SHA-256
+    of its file and configuration, the version string its image carries."""
+    from kcross.views.fingerprint import sysinfo
+    from test_lab_releases import other_kernel
+
+    fp = other_kernel(capture(SC)[0], "sid", "7.2.13-1", "7.2.13+deb14-powerpc64le")
+    held("sysinfo-lab-release", rendered(printing(sysinfo(fp))))
+
+
 # ---------------------------------------------------------------- views the CLI needs QEMU for
 
 def rendered(draw: Callable[[Any], None], columns: int = COLUMNS) -> str:

@@ -31,7 +31,9 @@ sides (A, B, C...): each is one of
 pairing: whole runs and captures are matched benchmark by benchmark (suite/name);
   a benchmark missing from a side is listed under the table.  When every side names
   one benchmark (RUN:BENCH, FILE:BENCH or a file of numbers) they are compared as they
-  are.  The first side is the base; each later side is compared with it.
+  are.  The first side is the base; each later side is compared with it.  One lab
+  machine's runs of several kernels ('kcross lab --release') are its release series:
+  put in their kernels' order (the oldest the base), each side labelled by its kernel.
 
 verdict (default format): each side's median with its 95% CI, the ratio of medians
   new/base with its 95% CI, the verdict and the smallest change the comparison can

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..lab.machines import MODES
 from ..lab.selftests import SELECTIONS
-from .options import Common, guest_options, lab_guest_options, lab_machine_options
+from .options import Common, guest_options, lab_guest_options, lab_machine_options, lab_release_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,8 +26,9 @@ DESCRIPTION = (
     "multi-threaded TCG): the library's tests and stress tier on the real kernel (rseq, scv, "
     "the live vDSO).")
 EPILOG = (
-    "The kernel: Debian bookworm's for ARCH by default, fetched through a private APT "
-    "configuration and cached (~/.cache/kcross/lab); --kernel boots your own.\n"
+    "The kernel: Debian bookworm's for ARCH by default (--release another release's), "
+    "fetched through a private APT configuration and cached (~/.cache/kcross/lab); "
+    "--kernel boots your own.\n"
     "The guest programs are built from the kcross source tree (--source, $KCROSS_SOURCE, or "
     "the checkout kcross runs from) with ARCH's cross compiler.")
 PARENTS = ("db", "json")
@@ -40,6 +41,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--kernel", metavar="PATH", type=Path,
                    help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
                         "for x86_64) instead of Debian's")
+    lab_release_option(p)
     lab_machine_options(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
@@ -96,7 +98,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     request = LabRequest(
         arch=args.arch, mode=args.mode, timeout=args.timeout, guest=guest_options(args),
-        kernel=args.kernel, refresh=args.refresh,
+        kernel=args.kernel, refresh=args.refresh, release=args.release,
         compare=(args.compare[0], args.compare[1]) if args.compare else None,
         compare_env=tuple(args.compare_env),
         against=args.against, against_source=args.against_source,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..views.lines import say
-from .options import Common, guest_options, lab_machine_options
+from .options import Common, guest_options, lab_machine_options, lab_release_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,6 +53,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     job.add_argument("--kernel-url", metavar="URL",
                      help="boot the kernel at URL (downloaded once to check it and take its "
                           "SHA-256; the job points at URL)")
+    lab_release_option(job)    # Debian's kernel of that release, as kcross lab fetches it
     job.add_argument("--image-url-base", metavar="URL",
                      help="the images' URLs are URL/NAME (where you host DIR's files for a "
                           "LAVA server); default file:// paths into DIR")
@@ -83,7 +84,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         timeout=args.timeout, guest=guest_options(args), kernel=args.kernel,
         kernel_url=args.kernel_url, image_url_base=args.image_url_base,
         old_lava=args.old_lava, console=args.console, dtb_url=args.dtb_url,
-        test_shell=args.test_shell, source=args.source)
+        test_shell=args.test_shell, source=args.source, release=args.release)
     made = make(request, err)
     for f in (*made.files, made.job, made.device, made.dispatcher, made.test_shell):
         if f is not None:

@@ -166,6 +166,16 @@ def lab_machine_options(parser: argparse.ArgumentParser) -> None:
                              "fingerprints; repeatable")
 
 
+def lab_release_option(parser: argparse.ArgumentParser) -> None:
+    """``--release NAME``: which Debian release's kernel the guest boots (``kcross lab``,
+    ``kcross lava job``)."""
+    from ..lab.releases import DEFAULT, NAMES
+
+    parser.add_argument("--release", metavar="NAME",
+                        help=f"boot the current kernel of this Debian release ({', '.join(NAMES)}; "
+                             f"default {DEFAULT}), fetched and cached as the default's is")
+
+
 def guest_options(args: argparse.Namespace) -> GuestOptions:
     """What :func:`lab_machine_options` parsed, as the lab's jobs take it."""
     from ..lab.request import GuestOptions

@@ -12,6 +12,12 @@ kernel on one box is exactly what a trend is for.  Each point shows the store's
 machine hash, so a changed configuration is visible, and its note says what
 changed (the kernel release) against the previous point.
 
+A lab machine's runs are a release series: its kernel is the machine's axis
+(kcross.fingerprint.kernel_label), so its points are shown in its kernels' order
+(kcross.fingerprint.kernel_order: oldest kernel first, then by time), at the places its
+points take in the time order, each step judged against the previous kernel's point
+(exactly: instruction counts); its run-to-run noise is its points' of one kernel.
+
 The work is the window's (``trend``'s ``last``: the CLI shows the newest 50 runs), not the
 store's: only the store's reads for a trend are used (kcross.store.history: ``runs_holding``
 finds the window's runs newest first through the results' key, ``results_named`` reads their
@@ -33,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from .. import fingerprint as fields
 from ..errors import UserError
-from ..fingerprint import HASH_SHOWN, identity
+from ..fingerprint import HASH_SHOWN, along_kernels, identity
 from ..judge.categories import Category
 from ..judge.machine import host as host_key
 from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
@@ -62,6 +68,11 @@ class Point:
     unit: str
     series: Series | None          # None: the result has no figures (skipped, failed...)
     status: str                    # "ok", or why there are no figures ("skipped: no rseq")
+    # A lab machine's kernel (its axis): its label, its place in the kernels' order and its
+    # SHA-256; None for a real machine's point.
+    axis: str | None = None
+    axis_order: tuple[Any, ...] = ()
+    axis_sha: str | None = None
 
     @property
     def host_label(self) -> str:
@@ -119,13 +130,15 @@ class TrendRow:
 
 @dataclass(frozen=True)
 class MachineNoise:
-    """The run-to-run noise of one benchmark on one machine identity, from its points."""
+    """The run-to-run noise of one benchmark on one machine identity (a lab machine's: of
+    one kernel), from its points."""
 
     name: str
     hostname: str
     machine: str
     noise: RunNoise | None      # None: too few runs
     runs: int
+    kernel: str | None = None   # the lab machine's kernel, when it shows several
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,15 @@ class Trend:
     @property
     def names(self) -> list[str]:
         return list(dict.fromkeys(r.point.name for r in self.rows))
+
+    @property
+    def release_series(self) -> bool:
+        """Whether a lab host is shown with several kernels (its points in their order)."""
+        kernels: dict[tuple[str, ...], set[str]] = {}
+        for r in self.rows:
+            if r.point.axis is not None:
+                kernels.setdefault(r.point.host_key, set()).add(r.point.axis)
+        return any(len(k) > 1 for k in kernels.values())
 
     @property
     def units(self) -> list[str]:
@@ -236,7 +258,14 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
     for run in queries.results_named(store, names, run_ids):
         machine_fp = machines[run.machine_id]
         fp = fields.TIMER_HZ.put(fields.HOST_TIME.put(machine_fp, run.host_time), run.timer_hz)
-        hostname, ident, key, kernel = about[run.machine_id]
+        # the run's own kernel: a lab machine's runs have kernels of their own (its axis)
+        fp = fields.KERNEL_RELEASE.put(fp, run.kernel_release)
+        if fields.lab(fp) is not None and run.lab_kernel is not None:
+            fp = fields.LAB_KERNEL.put(fp, run.lab_kernel)
+        hostname, ident, key, _ = about[run.machine_id]
+        kernel = str(run.kernel_release or "?")
+        axis = fields.kernel_label(fp)
+        axis_sha = fields.LAB_KERNEL_SHA256.of(fp) if axis is not None else None
         wanted = merge_results(run.results)
         unit = unit_of(fp, run.results)
         with_figures = _series(f"run {run.run_id}", fp, run, wanted, cache)
@@ -251,7 +280,9 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
                     (status if status != "ok" else "ok but no figures")
             here.append(Point(run_id=run.run_id, started_at=run.started_at, name=name,
                               hostname=hostname, machine=ident, host_key=key, kernel=kernel,
-                              unit=unit, series=with_figures.get(name), status=status))
+                              unit=unit, series=with_figures.get(name), status=status,
+                              axis=axis, axis_order=fields.kernel_order(fp) if axis else (),
+                              axis_sha=str(axis_sha) if axis_sha else None))
     return found
 
 
@@ -341,7 +372,10 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
     in_window = set(window)
     _context(store, names, order(p for i in window for p in loaded.get(i, ())), about,
              machine_ids, loaded, load)
-    every = order(p for pts in loaded.values() for p in pts)
+    # a lab host's points in its kernels' order: its release series
+    every = along_kernels(order(p for pts in loaded.values() for p in pts),
+                          lambda p: p.host_key if p.axis is not None else None,
+                          lambda p: (p.axis_order, p.started_at, p.run_id))
     shown = [i for i, p in enumerate(every) if p.run_id in in_window]
     # The previous point with figures of the same benchmark on the same host (shown or not).
     previous: dict[int, int] = {}
@@ -363,7 +397,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
         note = None
         if before is not None:
             what = []
-            if before.kernel != p.kernel:
+            if before.axis is not None and p.axis is not None and before.axis != p.axis:
+                what.append(f"kernel {before.axis} -> {p.axis}")
+            elif before.kernel != p.kernel:
                 what.append(f"kernel {before.kernel} -> {p.kernel}")
             elif before.machine != p.machine:
                 what.append(f"configuration {before.machine[:HASH_SHOWN]} -> "
@@ -409,18 +445,21 @@ class _NoiseHistory:
                  cache: PointCache) -> None:
         self.store, self.machines, self.about, self.cache = store, machines, about, cache
         self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
-        self._points: dict[tuple[str, str], dict[str, RunPoint]] = {}
-        self._counted: dict[tuple[str, str], int] = {}
+        self._points: dict[tuple[str, str, str | None], dict[str, RunPoint]] = {}
+        self._counted: dict[tuple[str, str, str | None], int] = {}
 
-    def points(self, name: str, machine: str) -> dict[str, RunPoint]:
-        """run label -> point of ``name`` on the machine identity ``machine``, oldest first."""
+    def points(self, name: str, machine: str, kernel: str | None = None) -> dict[str, RunPoint]:
+        """run label -> point of ``name`` on the machine identity ``machine`` (a lab
+        machine's: with the kernel whose SHA-256 is ``kernel``), oldest first."""
         from ..store import history as queries
 
-        if (name, machine) in self._points:
-            return self._points[(name, machine)]
+        key = (name, machine, kernel)
+        if key in self._points:
+            return self._points[key]
         runs: dict[int, list[Any]] = {}
         for row in queries.figures_named(self.store, [name], [self.ids[machine]]):
-            runs.setdefault(row.run_id, []).append(row)
+            if kernel is None or row.kernel_sha256 == kernel:
+                runs.setdefault(row.run_id, []).append(row)
         several = [i for i, rs in runs.items() if len(rs) > 1][-HISTORY_RUNS:]
         todo = [i for i in several if (f"run {i}", name) not in self.cache]
         if todo:
@@ -449,8 +488,8 @@ class _NoiseHistory:
             point = self.cache[(label, name)]
             if point is not None:
                 found[label] = point
-        self._points[(name, machine)] = found
-        self._counted[(name, machine)] = counted
+        self._points[key] = found
+        self._counted[key] = counted
         return found
 
     def _single(self, row: Any) -> RunPoint | None:
@@ -472,23 +511,33 @@ class _NoiseHistory:
 
     def of_change(self, a: Point, b: Point) -> RunNoise | None:
         """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
-        a's machine identity (else b's), both runs left out."""
+        a's machine identity (else b's; a lab machine's: of the point's kernel), both runs
+        left out."""
         apart = abs((b.started_at - a.started_at).total_seconds())
         left_out = {f"run {a.run_id}", f"run {b.run_id}"}
         for p in (a, b):
-            found = self._estimate([q for label, q in self.points(p.name, p.machine).items()
+            found = self._estimate([q for label, q in self.points(p.name, p.machine,
+                                                                  p.axis_sha).items()
                                     if label not in left_out], apart)
             if found is not None:
                 return found
         return None
 
     def of_machines(self, shown: list[Point]) -> list[MachineNoise]:
-        """The run-to-run noise of each benchmark on each machine identity shown."""
+        """The run-to-run noise of each benchmark on each machine identity shown (a lab
+        machine's: with each kernel it is shown with, named when there are several)."""
         found = []
-        for name, machine in dict.fromkeys((p.name, p.machine) for p in shown if p.series):
-            pts = self.points(name, machine)
-            hostname = next(p.hostname for p in shown if p.machine == machine)
-            found.append(MachineNoise(name, hostname, machine,
+        kernels: dict[tuple[str, str], set[str | None]] = {}
+        for p in shown:
+            if p.series:
+                kernels.setdefault((p.name, p.machine), set()).add(p.axis_sha)
+        for name, machine, sha in dict.fromkeys((p.name, p.machine, p.axis_sha)
+                                                for p in shown if p.series):
+            pts = self.points(name, machine, sha)
+            first = next(p for p in shown if p.machine == machine and p.axis_sha == sha)
+            several = len(kernels[(name, machine)]) > 1
+            found.append(MachineNoise(name, first.hostname, machine,
                                       self._estimate(list(pts.values()), None),
-                                      self._counted[(name, machine)]))
+                                      self._counted[(name, machine, sha)],
+                                      kernel=first.axis if several else None))
         return found

@@ -9,6 +9,10 @@
 - :func:`differences`: the fields that differ between fingerprints, named in the order a
   reader checks them (kcross.fingerprint's registry: its ``named`` fields, else the rest
   of the machine identity), for the warning beside a comparison of different machines.
+
+A lab machine's kernel is its axis, not its identity (kcross.fingerprint.KERNEL_AXIS): its
+runs with several kernels are one machine's, a release series (kcross.fingerprint's
+release_series puts them in their kernels' order).
 """
 
 from __future__ import annotations

@@ -32,11 +32,13 @@ from kcross.views.lines import print_json, say
 # ---------------------------------------------------------------- the kernel
 
 def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
-                   err: Console) -> Kernel:
-    """The kernel to boot: Debian's (fetched and cached) when ``path`` is None, else the
-    user's file, its configuration checked when one is found."""
+                   err: Console, release: str | None = None) -> Kernel:
+    """The kernel to boot: Debian ``release``'s (None: the default's; fetched and cached)
+    when ``path`` is None, else the user's file, its configuration checked when one is
+    found."""
     if path is None:
-        return fetch(arch_name, refresh=refresh, say=lambda line: say(err, f"kcross lab: {line}"))
+        return fetch(arch_name, release=release, refresh=refresh,
+                     say=lambda line: say(err, f"kcross lab: {line}"))
     kernel = Kernel.from_file(path, arch_name)
     found = kconfig.find(kernel)
     if found is None:
@@ -53,8 +55,11 @@ def resolve_kernel(arch_name: str, path: Path | None, *, refresh: bool,
 
 
 def describe_kernel(kernel: Kernel) -> str:
+    from kcross.lab.releases import DEFAULT
+
     if kernel.source == "debian":
-        return f"Debian {kernel.package} {kernel.version}"
+        release = f" {kernel.release}" if kernel.release not in (None, DEFAULT) else ""
+        return f"Debian{release} {kernel.package} {kernel.version}"
     return str(kernel.path)
 
 

@@ -355,6 +355,13 @@ def _check_options(request: LabRequest) -> None:
                             f"run of the rows they compare with: not with {', '.join(other)}")
     if request.refresh and request.kernel:
         raise UserError("--refresh fetches Debian's kernel again: not with --kernel")
+    if request.release is not None:
+        if request.kernel:
+            raise UserError(f"--release {request.release} boots Debian's kernel: not with "
+                            "--kernel (which boots yours)")
+        from kcross.lab.kernel import release_of
+
+        release_of(request.release, request.arch)   # known, and the arch has it
     if not request.timeout > 0:
         raise UserError(f"--timeout {request.timeout:g}: give a positive number of seconds")
     if request.compare and request.compare[0] == request.compare[1]:
@@ -466,7 +473,8 @@ def _check_programs(request: LabRequest) -> None:
     from kcross.lab import kernel as debian
     from kcross.lab.payload import needs
 
-    fetching = request.kernel is None and (request.refresh or debian.cached(request.arch) is None)
+    fetching = request.kernel is None and (
+        request.refresh or debian.cached(request.arch, release=request.release) is None)
     missing = missing_programs(request.arch,
                                # apt and dpkg-deb: the kernel's package, or the selftests'
                                # source package
@@ -506,7 +514,8 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     if request.guest.cpu or request.guest.machine_opts:
         check_configuration(probe)
     stop_on_signals()
-    kernel = own or resolve_kernel(request.arch, None, refresh=request.refresh, err=err)
+    kernel = own or resolve_kernel(request.arch, None, refresh=request.refresh, err=err,
+                                   release=request.release)
     if other and not own:
         _check_against(kernel, other)   # Debian's, now fetched: still before any build or boot
     selftests = None

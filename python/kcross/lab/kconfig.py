@@ -12,6 +12,7 @@ rseq, or no console and a timeout).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import zlib
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def parse(text: str) -> dict[str, str]:
     return options
 
 
-def _embedded(path: Path) -> str | None:
+def _embedded(path: Path) -> bytes | None:
     try:
         if path.stat().st_size > MAX_SCAN:
             return None
@@ -55,9 +56,12 @@ def _embedded(path: Path) -> str | None:
     end = data.find(IKCFG_END, start)
     blob = data[start + len(IKCFG_START):end if end > 0 else None]
     try:
-        return gzip.decompress(blob).decode(errors="replace")
+        return gzip.decompress(blob)
     except (OSError, EOFError, zlib.error):
         return None
+
+
+EMBEDDED = "CONFIG_IKCONFIG (embedded in the kernel)"
 
 
 def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
@@ -68,6 +72,13 @@ def find(kernel: Kernel) -> tuple[dict[str, str], str] | None:
 
 def read(kernel: Kernel) -> tuple[str, str] | None:
     """The text of the kernel's configuration and where it was found, or None."""
+    found = raw(kernel)
+    return None if found is None else (found[0].decode(errors="replace"), found[1])
+
+
+def raw(kernel: Kernel) -> tuple[bytes, str] | None:
+    """The kernel's configuration as it is written (the file's bytes; the embedded copy,
+    which is the build's ``.config``) and where it was found, or None."""
     candidates = []
     if kernel.config is not None:
         candidates.append(kernel.config)
@@ -76,13 +87,23 @@ def read(kernel: Kernel) -> tuple[str, str] | None:
     for c in candidates:
         if c.is_file():
             try:
-                return c.read_text(errors="replace"), str(c)
+                return c.read_bytes(), str(c)
             except OSError:
                 continue
-    text = _embedded(p)
-    if text is not None:
-        return text, "CONFIG_IKCONFIG (embedded in the kernel)"
+    data = _embedded(p)
+    if data is not None:
+        return data, EMBEDDED
     return None
+
+
+def sha256(kernel: Kernel) -> str | None:
+    """The SHA-256 of the kernel's configuration as it is written, or None when none is
+    found: a Debian kernel's recorded one (its file checked against it when it was used),
+    else computed."""
+    if kernel.config_sha256 is not None:
+        return kernel.config_sha256
+    found = raw(kernel)
+    return hashlib.sha256(found[0]).hexdigest() if found is not None else None
 
 
 def missing(options: dict[str, str], arch: str) -> list[str]:

@@ -1,22 +1,29 @@
 """The lab's kernel: Debian's kernel package for the target arch, or the user's own file.
 
-``fetch(arch)`` gets Debian bookworm's current kernel image package for ``arch`` without
-adding a foreign architecture to this system: a private APT configuration under the cache
-dir (its own lists, an empty dpkg status, its own cache, one source line for the target
-arch, the mirror and keyring taken from this machine's own apt sources), used through
-``APT_CONFIG`` for ``apt-get update`` / ``apt-get download``; then ``dpkg -x`` into a
-temporary dir that is renamed into place only once complete, so an interrupted fetch never
-leaves a cache entry a later call trusts.  Only ``boot/`` (kernel, config, System.map) is
-kept.
+``fetch(arch, release=NAME)`` gets the current kernel image package of a Debian release
+(kcross.lab.releases: bookworm's by default) for ``arch`` without adding a foreign
+architecture to this system: a private APT configuration per arch and release under the
+cache dir (its own lists, an empty dpkg status, its own cache, one source line: the
+release's suite for the target arch, the mirror and keyring taken from this machine's own
+apt sources), used through ``APT_CONFIG`` for ``apt-get update`` / ``apt-get download``;
+then ``dpkg -x`` into a temporary dir that is renamed into place only once complete, so an
+interrupted fetch never leaves a cache entry a later call trusts.  Only the kernel, its
+configuration (and, from a package that has ``boot/``, the rest of ``boot/``) are kept, as
+``boot/vmlinu[xz]-ABI`` and ``boot/config-ABI`` whatever the release's package layout.  An
+index can list a version whose ``.deb`` the mirror's pool no longer has (404): the newest
+listed version that downloads is taken, and said.
 
-Cache: ``${XDG_CACHE_HOME:-~/.cache}/kcross/lab/<arch>/<package version>/``.  Once an arch
-has an entry, ``fetch`` uses the newest one without touching the network (the lab's counts
-depend on the kernel: it must not change under the user); ``refresh=True`` asks the mirror.
-An entry's ``kernel.json`` records what the package's kernel file is (its size and SHA-256,
-taken at extraction from the .deb whose SHA-256 is the one in the index APT verified, also
-recorded); every use checks the file against that record.  An entry that fails the check
-(cut, changed, or cached before there were records) is never booted: ``fetch`` downloads
-the package again and replaces it, or, without the registry, refuses it in one line.
+Cache: ``${XDG_CACHE_HOME:-~/.cache}/kcross/lab/<arch>/<package version>/`` for bookworm
+(where the lab's kernels were cached before there were releases), ``.../<arch>/<release>/
+<package version>/`` for the others.  Once a release has an entry for the arch, ``fetch``
+uses its newest one without touching the network (the lab's counts depend on the kernel:
+it must not change under the user); ``refresh=True`` asks the mirror.  An entry's
+``kernel.json`` records its release and what the package's kernel file and configuration
+are (their sizes and SHA-256, taken at extraction from the .debs whose SHA-256 are the
+ones in the index APT verified, also recorded); every use checks the files against that
+record.  An entry that fails the check (cut, changed, or cached before there were records)
+is never booted: ``fetch`` downloads the package again and replaces it, or, without the
+registry, refuses it in one line.
 
 ``Kernel.from_file(path, arch)`` checks a user's own kernel (``--kernel PATH``).
 """
@@ -36,13 +43,16 @@ import struct
 import subprocess
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from kcross.errors import LabError, UserError
+from kcross.fingerprint import version_order as version_key
+from kcross.lab.releases import BOOT, DEFAULT, Release, release
 
-SUITE = "bookworm"
+SUITE = DEFAULT  # the default release's suite (the lab's only one before there were releases)
 COMPONENT = "main"
 ARCHES = ("ppc64le", "aarch64", "x86_64")
 # kcross arch -> (Debian architecture, kernel flavour, kernel file in the package's boot/)
@@ -102,6 +112,11 @@ class Kernel:
     # the file must still be that to be booted or stored under the package's name.
     sha256: str | None = None
     size: int | None = None
+    release: str | None = None   # the Debian release it was fetched from (kcross.lab.releases)
+    # What the package's configuration is, recorded as the kernel file is (None: an entry
+    # cached before it was recorded, whose configuration is read as it is).
+    config_sha256: str | None = None
+    config_size: int | None = None
 
     @property
     def config(self) -> Path | None:
@@ -199,6 +214,47 @@ def _gunzip_head(path: Path) -> bytes | None:
         return None
 
 
+# The longest version text kept, and the largest image searched for it.
+VERSION_STRING_MAX = 300
+VERSION_SCAN_MAX = 512 * 1024 * 1024
+
+
+def version_string(path: Path) -> str | None:
+    """The version text a kernel image carries, or None: what follows ``Linux version`` (a
+    vmlinux, an arm64 Image, gzip-compressed or not: ``6.1.0-50-arm64 (debian-kernel@...)
+    (gcc-12 ...) #1 SMP Debian 6.1.176-1 (2026-07-02)``), else an x86 bzImage header's
+    ``kernel_version`` string (its kernel is compressed: ``6.1.0-50-amd64 (debian-kernel@...)
+    #1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-07-02)``).  Both start with the release."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _version_string(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.cache
+def _version_string(path: str, size: int, mtime_ns: int) -> str | None:
+    if size > VERSION_SCAN_MAX:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as g:
+                data = g.read(VERSION_SCAN_MAX)
+    except (OSError, EOFError, zlib.error):
+        return None
+    m = re.search(rb"Linux version (\d[^\0\n]*)", data)
+    if m is not None:
+        return m[1][:VERSION_STRING_MAX].decode(errors="replace").strip() or None
+    if len(data) >= 0x210 and data[0x202:0x206] == b"HdrS":
+        (offset,) = struct.unpack_from("<H", data, 0x20E)
+        if offset:
+            text = data[0x200 + offset:0x200 + offset + VERSION_STRING_MAX].split(b"\0")[0]
+            return text.decode(errors="replace").strip() or None
+    return None
+
+
 # ---------------------------------------------------------------------------------------
 # this machine's apt sources
 
@@ -290,12 +346,22 @@ def host_sources(etc_apt: Path = Path("/etc/apt")) -> list[AptSource]:
     return out
 
 
-def pick_source(sources: list[AptSource], etc_apt: Path = Path("/etc/apt")) -> AptSource:
-    """The entry for bookworm main; LabError when this machine has none."""
-    for s in sources:
-        if s.suite == SUITE and COMPONENT in s.components and not s.uri.startswith("cdrom:"):
-            return s
-    raise LabError(f"no '{SUITE} {COMPONENT}' entry in this machine's apt sources "
+def pick_source(sources: list[AptSource], etc_apt: Path = Path("/etc/apt"),
+                suite: str = SUITE) -> AptSource:
+    """The mirror to fetch ``suite`` from: this machine's entry for ``suite`` main, else its
+    entry for another release the lab knows (the same mirror serves them all: its URI and
+    keyring are taken, with ``suite`` in the private source line); LabError when this
+    machine has none."""
+    from kcross.lab.releases import RELEASES
+
+    known = [r.suite for r in RELEASES]
+    found = [s for s in sources
+             if s.suite in known and COMPONENT in s.components and not s.uri.startswith("cdrom:")]
+    if found:
+        return min(found, key=lambda s: (s.suite != suite, s.suite != SUITE))
+    others = f" (nor one of another Debian release: {', '.join(k for k in known if k != suite)})" \
+        if suite != SUITE else ""
+    raise LabError(f"no '{suite} {COMPONENT}' entry in this machine's apt sources{others} "
                    f"({etc_apt}/sources.list, {etc_apt}/sources.list.d/): the lab fetches Debian's "
                    "kernel package from that mirror; add one, or pass --kernel PATH")
 
@@ -343,11 +409,12 @@ def _q(value: str | Path) -> str:
     return f'"{s}"'
 
 
-def source_line(source: AptSource, arch: str, keyring: str | None) -> str:
+def source_line(source: AptSource, arch: str, keyring: str | None, suite: str = SUITE) -> str:
+    """The private configuration's one source line: ``suite`` of the mirror, for the arch."""
     opts = [f"arch={debian_arch(arch)}"]
     if keyring:
         opts.append(f"signed-by={keyring}")
-    return f"deb [{' '.join(opts)}] {source.uri} {SUITE} {COMPONENT}\n"
+    return f"deb [{' '.join(opts)}] {source.uri} {suite} {COMPONENT}\n"
 
 
 def apt_config_text(apt_dir: Path, arch: str, acquire: list[str], as_root: bool) -> str:
@@ -386,13 +453,13 @@ def apt_config_text(apt_dir: Path, arch: str, acquire: list[str], as_root: bool)
 
 
 def write_apt_config(apt_dir: Path, arch: str, source: AptSource, keyring: str | None,
-                     acquire: list[str]) -> Path:
+                     acquire: list[str], suite: str = SUITE) -> Path:
     for d in ("state", "lists/partial", "cache/archives/partial", "apt.conf.d", "preferences.d", "log"):
         (apt_dir / d).mkdir(parents=True, exist_ok=True)
     status = apt_dir / "status"
     if not status.exists():
         status.write_bytes(b"")
-    (apt_dir / "sources.list").write_text(source_line(source, arch, keyring))
+    (apt_dir / "sources.list").write_text(source_line(source, arch, keyring, suite))
     conf = apt_dir / "apt.conf"
     conf.write_text(apt_config_text(apt_dir, arch, acquire, as_root=os.geteuid() == 0))
     return conf
@@ -439,34 +506,60 @@ def _sha256(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
+def release_dir(arch: str, name: str = DEFAULT,
+                cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a release's entries for ``arch`` are cached, with its private APT state:
+    ``<arch>/`` for the default release (as before there were releases), ``<arch>/<name>/``
+    for the others."""
+    adir = cache_root(cache_dir) / check_arch(arch)
+    return adir if name == DEFAULT else adir / name
+
+
 def damage(kernel: Kernel) -> str | None:
     """None when a cached kernel file is the package's (the size and SHA-256 recorded when it
-    was extracted); else what is wrong with it, in a few words."""
+    was extracted), and so is its configuration when that was recorded; else what is wrong,
+    in a few words."""
     if kernel.sha256 is None or kernel.size is None:
         return "no record of the package's file to check it against: cached by an older kcross"
-    try:
-        size = kernel.path.stat().st_size
-        if size != kernel.size:
-            return f"{size} bytes where the package's file has {kernel.size}: cut or changed"
-        if file_sha256(kernel.path) != kernel.sha256:
-            return "its SHA-256 is not the package's file's: changed"
-    except OSError as e:
-        return f"cannot read it: {e.strerror or e}"
+    checked = [(kernel.path, kernel.size, kernel.sha256, "")]   # what: "" the kernel file
+    if kernel.config_sha256 is not None and kernel.config_size is not None:
+        config = kernel.config
+        if config is None:
+            return "its configuration file is missing"
+        checked.append((config, kernel.config_size, kernel.config_sha256, "its configuration: "))
+    for path, size, sha256, what in checked:
+        try:
+            got = path.stat().st_size
+            if got != size:
+                return f"{what}{got} bytes where the package's file has {size}: cut or changed"
+            if file_sha256(path) != sha256:
+                return f"{what}its SHA-256 is not the package's file's: changed"
+        except OSError as e:
+            return f"{what}cannot read it: {e.strerror or e}"
     return None
 
 
-def _load_entry(entry: Path, arch: str) -> Kernel | None:
-    """The kernel of a complete cache entry, or None (incomplete or foreign); not checked
-    against its record (:func:`damage`)."""
+def _load_entry(entry: Path, arch: str, name: str = DEFAULT) -> Kernel | None:
+    """The kernel of a complete cache entry of release ``name`` (an entry that records no
+    release was cached before there were releases: bookworm's), or None (incomplete or
+    foreign); not checked against its record (:func:`damage`)."""
     try:
         meta = json.loads((entry / META).read_text())
         path = entry / meta["kernel"]
-        if meta["arch"] != arch or not path.is_file() or path.resolve().parent != (entry / "boot").resolve():
+        if meta["arch"] != arch or meta.get("release", DEFAULT) != name or not path.is_file() \
+                or path.resolve().parent != (entry / "boot").resolve():
             return None
-        sha256, size = meta.get("kernel_sha256"), meta.get("kernel_size")
-        return Kernel(arch=arch, path=path, package=str(meta["package"]), version=str(meta["version"]),
-                      source="debian", sha256=sha256 if isinstance(sha256, str) else None,
-                      size=size if isinstance(size, int) else None)
+
+        def number(key: str) -> int | None:
+            return meta.get(key) if isinstance(meta.get(key), int) else None
+
+        def text(key: str) -> str | None:
+            return meta.get(key) if isinstance(meta.get(key), str) else None
+
+        return Kernel(arch=arch, path=path, package=str(meta["package"]),
+                      version=str(meta["version"]), source="debian", sha256=text("kernel_sha256"),
+                      size=number("kernel_size"), release=name,
+                      config_sha256=text("config_sha256"), config_size=number("config_size"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -475,34 +568,37 @@ def _usable(k: Kernel | None) -> Kernel | None:
     return k if k is not None and damage(k) is None else None
 
 
-def _newest(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None) -> Kernel | None:
-    """The complete cache entry of that version, or (no version) the newest one, unchecked."""
-    check_arch(arch)
-    adir = cache_root(cache_dir) / arch
+def _newest(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None,
+            name: str = DEFAULT) -> Kernel | None:
+    """The complete cache entry of release ``name`` of that version, or (no version) its
+    newest one, unchecked."""
+    rdir = release_dir(arch, name, cache_dir)
     if version is not None:
         if "/" in version or version.startswith("."):
             raise UserError(f"bad kernel package version {version!r}")
-        return _load_entry(adir / version, arch)
+        return _load_entry(rdir / version, arch, name)
     try:
-        entries = [e for e in adir.iterdir() if not e.name.startswith(".") and e.name != APT_DIR]
+        entries = [e for e in rdir.iterdir() if not e.name.startswith(".") and e.name != APT_DIR]
     except OSError:
         return None
-    found = [k for k in (_load_entry(e, arch) for e in entries) if k is not None]
+    found = [k for k in (_load_entry(e, arch, name) for e in entries) if k is not None]
     if not found:
         return None
     return max(found, key=lambda k: version_key(k.version or ""))
 
 
 def cached(arch: str, *, cache_dir: str | os.PathLike[str] | None = None,
-           version: str | None = None) -> Kernel | None:
-    """The cached kernel of that version, or (no version) the newest cached one, when its
-    file is the package's (:func:`damage`); None if none is, or the newest is not."""
-    return _usable(_newest(arch, cache_dir, version))
+           version: str | None = None, release: str | None = None) -> Kernel | None:
+    """The cached kernel of release ``release`` (None: the default) of that version, or (no
+    version) its newest cached one, when its file is the package's (:func:`damage`); None
+    if none is, or the newest is not."""
+    return _usable(_newest(arch, cache_dir, version, release_of(release, arch).name))
 
 
-def version_key(v: str) -> tuple[tuple[int, object], ...]:
-    """A sort key close enough to dpkg's ordering for kernel package versions (6.1.153-1)."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", v) if p)
+def release_of(name: str | None, arch: str) -> Release:
+    """The release ``name`` (None: the default) for ``arch``: UserError when the lab does
+    not know it or the arch lacks it (kcross.lab.releases)."""
+    return release(name, check_arch(arch))
 
 
 def remove_stale_tmp(adir: Path) -> None:
@@ -566,54 +662,186 @@ def _apt(argv: list[str], conf: Path, cwd: Path | None = None) -> subprocess.Com
         raise LabError(f"cannot run {argv[0]}: {e.strerror or e}") from None
 
 
-def update(apt_get: str, conf: Path, apt_dir: Path, source: AptSource) -> None:
+def update(apt_get: str, conf: Path, apt_dir: Path, source: AptSource, suite: str = SUITE,
+           arch: str | None = None) -> None:
+    """``apt-get update`` of the private configuration.  UserError when the mirror does not
+    serve ``suite`` (no Release file) or its Release lists no packages for ``arch``; LabError
+    when the registry cannot be reached."""
     r = _apt([apt_get, "-q", "update", "--error-on=any"], conf)
     lists = apt_dir / "lists"
     has_packages = any(p.name.endswith(("_Packages", "_Packages.gz", "_Packages.xz", "_Packages.lz4"))
                        for p in lists.iterdir()) if lists.is_dir() else False
+    if r.returncode != 0 and "does not have a Release file" in r.stderr:
+        raise UserError(f"the mirror {source.uri} (from {source.origin}) does not serve Debian "
+                        f"{suite}: it has no dists/{suite}/Release file")
+    if r.returncode == 0 and not has_packages and arch is not None:
+        listed = release_architectures(lists, suite)
+        if listed is not None and debian_arch(arch) not in listed:
+            raise UserError(f"the mirror's Debian {suite} has no {debian_arch(arch)} packages (its "
+                            f"Release file lists {', '.join(listed) or 'none'}): no {arch} kernel")
     if r.returncode != 0 or not has_packages:
-        raise LabError(f"cannot reach the package registry ({source.uri} {SUITE} {COMPONENT}, from "
+        raise LabError(f"cannot reach the package registry ({source.uri} {suite} {COMPONENT}, from "
                        f"{source.origin}): apt-get update failed: {_last_message(r.stderr)}; the lab "
                        "needs the registry to fetch the kernel package (or pass --kernel PATH)")
 
 
-def show_package(apt_cache: str, conf: Path, package: str) -> dict[str, str]:
-    r = _apt([apt_cache, "show", "--no-all-versions", package], conf)
-    if r.returncode != 0 or not r.stdout.strip():
-        raise LabError(f"the registry's {SUITE} {COMPONENT} has no package {package}: "
-                       f"{_last_message(r.stderr)}")
+def release_architectures(lists: Path, suite: str) -> list[str] | None:
+    """The ``Architectures`` a suite's Release file (as APT fetched it into ``lists``)
+    names, or None when there is none to read."""
+    try:
+        files = sorted(lists.glob(f"*_dists_{suite}_*Release"))
+        for f in files:
+            for line in f.read_text(errors="replace").splitlines():
+                if line.startswith("Architectures:"):
+                    return line.partition(":")[2].split()
+    except OSError:
+        return None
+    return None
+
+
+def _stanzas(text: str) -> list[dict[str, str]]:
+    """The stanzas of ``apt-cache show`` output (a Packages index's form), each its fields."""
+    found: list[dict[str, str]] = []
     fields: dict[str, str] = {}
     key = None
-    for line in r.stdout.splitlines():
+    for line in text.splitlines() + [""]:
         if not line.strip():
-            break
+            if fields:
+                found.append(fields)
+            fields, key = {}, None
+            continue
         if line[0] in " \t" and key:
             fields[key] += "\n" + line.strip()
             continue
         k, _, v = line.partition(":")
         key = k.strip()
         fields[key] = v.strip()
-    return fields
+    return found
 
 
-def resolve(apt_cache: str, conf: Path, arch: str) -> tuple[str, str, str]:
-    """(package, version, the .deb's SHA-256 in the index) of the kernel image the metapackage
-    ``linux-image-<flavour>`` depends on."""
-    fl = flavour(arch)
-    meta = f"linux-image-{fl}"
-    depends = show_package(apt_cache, conf, meta).get("Depends", "")
-    pattern = re.compile(rf"^linux-image-\d[\w.+~-]*-{re.escape(fl)}(?:-unsigned)?$")
-    for alternative in depends.split(","):
-        name = alternative.split("|")[0].split("(")[0].strip().split(":")[0]
+def show_package(apt_cache: str, conf: Path, package: str, suite: str = SUITE) -> dict[str, str]:
+    """The index's stanza of ``package`` (its candidate version; ``package=version`` for that
+    one)."""
+    r = _apt([apt_cache, "show", "--no-all-versions", package], conf)
+    found = _stanzas(r.stdout) if r.returncode == 0 else []
+    if not found:
+        raise LabError(f"the registry's {suite} {COMPONENT} has no package {package}: "
+                       f"{_last_message(r.stderr)}")
+    return found[0]
+
+
+@dataclass(frozen=True)
+class Deb:
+    """One .deb of a kernel: its package, version and the SHA-256 the index names."""
+
+    package: str
+    version: str
+    sha256: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A kernel the index lists: its image package (``linux-image-ABI``) and version, and
+    the .debs that hold its kernel file and configuration (the release's layout)."""
+
+    package: str
+    version: str
+    abi: str
+    debs: tuple[Deb, ...]
+
+
+def _deb(fields: dict[str, str], suite: str) -> Deb:
+    name, version, sha256 = fields.get("Package", "?"), fields.get("Version", ""), \
+        fields.get("SHA256", "").lower()
+    if not version:
+        raise LabError(f"the registry's {name} has no Version field")
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise LabError(f"the registry's {name} {version} has no SHA256 field in its index")
+    size = fields.get("Size", "")
+    return Deb(name, version, sha256, int(size) if size.isdigit() else None)
+
+
+def _depends(fields: dict[str, str]) -> list[tuple[str, str | None]]:
+    """(package, the version it must be when ``(= V)``) of each first alternative of Depends."""
+    found = []
+    for alternative in fields.get("Depends", "").split(","):
+        first = alternative.split("|")[0].strip()
+        m = re.match(r"^([^\s(:]+)(?::\S+)?\s*(?:\(\s*=\s*([^)\s]+)\s*\))?", first)
+        if m:
+            found.append((m[1], m[2]))
+    return found
+
+
+def image_pattern(arch: str) -> re.Pattern[str]:
+    """The names of the arch's versioned kernel image packages (``linux-image-ABI``, ABI
+    ending in the flavour; signed or ``-unsigned``)."""
+    return re.compile(rf"^linux-image-(\d[\w.+~-]*-{re.escape(flavour(arch))})(?:-unsigned)?$")
+
+
+def candidate(apt_cache: str, conf: Path, arch: str, rel: Release,
+              image: dict[str, str]) -> Candidate:
+    """The kernel of an image package's index stanza: the .debs its release's layout keeps
+    the kernel file and configuration in (the image package itself, or, in sid's layout,
+    the packages it depends on at its version)."""
+    name, version = image.get("Package", ""), image.get("Version", "")
+    m = image_pattern(arch).match(name)
+    if m is None:
+        raise LabError(f"{name} is not a {arch} kernel image package")
+    abi = m[1]
+    layout = rel.layout
+    wanted = [layout.kernel_package.format(abi=abi), layout.config_package.format(abi=abi)]
+    if layout == BOOT:
+        wanted = [name]
+    depends = dict(_depends(image))
+    debs = []
+    for package in dict.fromkeys(wanted):
+        if package == name:
+            debs.append(_deb(image, rel.suite))
+            continue
+        if package not in depends:
+            raise LabError(f"{name} {version} does not depend on {package} (Depends: "
+                           f"{image.get('Depends') or 'none'}): not the {layout.name} layout "
+                           f"of Debian {rel.name}")
+        at = depends[package] or version
+        debs.append(_deb(show_package(apt_cache, conf, f"{package}={at}", rel.suite), rel.suite))
+    return Candidate(name, version, abi, tuple(debs))
+
+
+def resolve(apt_cache: str, conf: Path, arch: str, rel: Release | None = None) -> Candidate:
+    """The kernel the metapackage ``linux-image-<flavour>`` depends on (the release's
+    current one)."""
+    rel = rel or release_of(None, arch)
+    meta = f"linux-image-{flavour(arch)}"
+    fields = show_package(apt_cache, conf, meta, rel.suite)
+    pattern = image_pattern(arch)
+    for name, _version in _depends(fields):
         if pattern.match(name):
-            fields = show_package(apt_cache, conf, name)
-            version, sha256 = fields.get("Version", ""), fields.get("SHA256", "").lower()
-            if not version:
-                raise LabError(f"the registry's {name} has no Version field")
-            if not re.fullmatch(r"[0-9a-f]{64}", sha256):
-                raise LabError(f"the registry's {name} {version} has no SHA256 field in its index")
-            return name, version, sha256
-    raise LabError(f"{meta} depends on no versioned kernel image package (Depends: {depends or 'none'})")
+            return candidate(apt_cache, conf, arch, rel, show_package(apt_cache, conf, name, rel.suite))
+    raise LabError(f"{meta} depends on no versioned kernel image package (Depends: "
+                   f"{fields.get('Depends') or 'none'})")
+
+
+def listed(apt_cache: str, conf: Path, arch: str, rel: Release) -> list[Candidate]:
+    """Every versioned kernel image package of the arch the index lists, newest first (a
+    signed one before its -unsigned twin): where to look when the current one's .deb is not
+    in the mirror's pool."""
+    r = _apt([apt_cache, "pkgnames", "linux-image-"], conf)
+    names = sorted(n for n in r.stdout.split() if image_pattern(arch).match(n)) \
+        if r.returncode == 0 else []
+    stanzas = []
+    for name in names:
+        shown = _apt([apt_cache, "show", name], conf)
+        stanzas += _stanzas(shown.stdout) if shown.returncode == 0 else []
+    stanzas.sort(key=lambda f: (version_key(f.get("Version", "")),
+                                not f.get("Package", "").endswith("-unsigned")), reverse=True)
+    found = []
+    for fields in stanzas:
+        try:
+            found.append(candidate(apt_cache, conf, arch, rel, fields))
+        except LabError:
+            continue   # a listed package whose files are not all listed: not a candidate
+    return found
 
 
 def check_version(version: str) -> None:
@@ -621,14 +849,23 @@ def check_version(version: str) -> None:
         raise LabError(f"the registry gave an odd package version {version!r}")
 
 
+class NotInPool(LabError):
+    """The index lists a .deb the mirror's pool does not have (HTTP 404)."""
+
+
 def download_deb(apt_get: str, conf: Path, directory: Path, package: str, version: str,
                  deb_sha256: str) -> Path:
     """``apt-get download package=version`` into ``directory``: the .deb, whose SHA-256 must
-    be the one in the index APT verified (LabError otherwise)."""
+    be the one in the index APT verified (LabError otherwise; NotInPool when the mirror
+    answers 404)."""
     r = _apt([apt_get, "-q", "download", f"{package}={version}"], conf, cwd=directory)
     debs = sorted(directory.glob("*.deb"))
     if r.returncode != 0 or len(debs) != 1:
-        raise LabError(f"apt-get download {package}={version} failed: {_last_message(r.stderr)}")
+        why = _last_message(r.stderr)
+        if re.search(r"\b404\s+Not Found", r.stderr):
+            raise NotInPool(f"apt-get download {package}={version} failed: the mirror's pool has "
+                            f"no such file (404): {why}")
+        raise LabError(f"apt-get download {package}={version} failed: {why}")
     got = file_sha256(debs[0])
     if got != deb_sha256:
         raise LabError(f"the downloaded {debs[0].name} is not the one the registry's index names "
@@ -644,65 +881,102 @@ def put_in_place(entry: Path, final: Path, tmp: Path) -> None:
     os.rename(entry, final)
 
 
-def private_apt(adir: Path, arch: str, source: AptSource, apt_get: str) -> Path:
-    """The arch's private APT configuration under ``adir``, its lists updated (call with the
-    arch's lock held): its apt.conf."""
+def private_apt(adir: Path, arch: str, source: AptSource, apt_get: str,
+                suite: str = SUITE) -> Path:
+    """The private APT configuration under ``adir`` for ``suite`` and the arch, its lists
+    updated (call with ``adir``'s lock held): its apt.conf."""
     apt_dir = adir / APT_DIR
     apt_dir.mkdir(exist_ok=True)
     keyring = resolve_keyring(source, apt_dir)
-    conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings())
-    update(apt_get, conf, apt_dir, source)
+    conf = write_apt_config(apt_dir, arch, source, keyring, host_acquire_settings(), suite)
+    update(apt_get, conf, apt_dir, source, suite, arch)
     return conf
 
 
+def _extract(dpkg: str, deb: Path, tree: Path) -> None:
+    try:
+        x = subprocess.run([dpkg, "-x", str(deb), str(tree)], capture_output=True, text=True,
+                           check=False, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        raise LabError(f"cannot run {dpkg}: {e.strerror or e}") from None
+    if x.returncode != 0:
+        raise LabError(f"dpkg -x {deb.name} failed: {_last_message(x.stderr)}")
+
+
 def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: str,
-                         package: str, version: str, deb_sha256: str) -> Kernel:
-    """Download ``package=version`` (the .deb the index names: ``deb_sha256``), extract its
-    ``boot/`` into a temp dir, record what its kernel file is, rename it into place (in place
-    of an entry of that version that is not usable).  Called with the arch's lock held."""
-    check_version(version)
-    final = adir / version
+                         chosen: Candidate, rel: Release | None = None) -> Kernel:
+    """Download the .debs of ``chosen`` (each the one the index names), extract its kernel
+    file and configuration into a temp dir (as ``boot/vmlinu[xz]-ABI`` and
+    ``boot/config-ABI``, whatever the layout; a package's whole ``boot/`` when it has one),
+    record what they are, rename the entry into place (in place of an entry of that version
+    that is not usable).  Called with ``adir``'s lock held; NotInPool when a .deb is not in
+    the mirror's pool (nothing is left)."""
+    rel = rel or release_of(None, arch)
+    check_version(chosen.version)
+    final = adir / chosen.version
+    kname = DEBIAN[arch][2]
+    layout = rel.layout
+    members = {"kernel": layout.kernel_member.format(abi=chosen.abi, kname=kname),
+               "config": layout.config_member.format(abi=chosen.abi, kname=kname)}
     tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=adir))
     try:
-        dl = tmp / "deb"
-        dl.mkdir()
-        deb = download_deb(apt_get, conf, dl, package, version, deb_sha256)
+        debs = []
+        for i, wanted in enumerate(chosen.debs):
+            dl = tmp / f"deb{i}"
+            dl.mkdir()
+            debs.append((wanted, download_deb(apt_get, conf, dl, wanted.package, wanted.version,
+                                              wanted.sha256)))
         tree = tmp / "tree"
-        try:
-            x = subprocess.run([dpkg, "-x", str(deb), str(tree)], capture_output=True, text=True,
-                               check=False, stdin=subprocess.DEVNULL)
-        except OSError as e:
-            raise LabError(f"cannot run {dpkg}: {e.strerror or e}") from None
-        if x.returncode != 0:
-            raise LabError(f"dpkg -x {deb.name} failed: {_last_message(x.stderr)}")
+        for _wanted, deb in debs:
+            _extract(dpkg, deb, tree)
         entry = tmp / "entry"
-        if not (tree / "boot").is_dir():
-            raise LabError(f"{package} {version} has no boot/ directory")
         entry.mkdir()
-        os.rename(tree / "boot", entry / "boot")  # only boot/ is kept: the modules are not needed
+        if layout == BOOT:
+            if not (tree / "boot").is_dir():
+                raise LabError(f"{chosen.package} {chosen.version} has no boot/ directory")
+            os.rename(tree / "boot", entry / "boot")  # only boot/ is kept: the modules are not needed
+            kernels = sorted((entry / "boot").glob(f"{kname}-*"))
+            if len(kernels) != 1:
+                raise LabError(f"{chosen.package} {chosen.version} holds {len(kernels)} "
+                               f"boot/{kname}-* files, expected one")
+            kernel = kernels[0]
+            config = entry / "boot" / f"config-{kernel.name[len(kname) + 1:]}"
+        else:
+            (entry / "boot").mkdir()
+            kernel, config = entry / "boot" / f"{kname}-{chosen.abi}", entry / "boot" / f"config-{chosen.abi}"
+            for what, path in (("kernel", kernel), ("config", config)):
+                member = tree / members[what]
+                if not member.is_file():
+                    raise LabError(f"{chosen.package} {chosen.version}: no {members[what]} in "
+                                   f"{', '.join(d.package for d in chosen.debs)}")
+                os.rename(member, path)
         shutil.rmtree(tree, ignore_errors=True)
-        kname = DEBIAN[arch][2]
-        kernels = sorted((entry / "boot").glob(f"{kname}-*"))
-        if len(kernels) != 1:
-            raise LabError(f"{package} {version} holds {len(kernels)} boot/{kname}-* files, expected one")
-        kernel = kernels[0]
         with open(kernel, "rb") as f:
             problem = kernel_problem(f.read(4096), arch, kernel)
         if problem:
-            raise LabError(f"{package} {version}: boot/{kernel.name} is not a {arch} kernel QEMU boots "
-                           f"({problem})")
-        meta = {"arch": arch, "package": package, "version": version, "source": "debian",
-                "kernel": f"boot/{kernel.name}", "kernel_sha256": file_sha256(kernel),
-                "kernel_size": kernel.stat().st_size, "deb": deb.name,
-                "deb_size": deb.stat().st_size, "deb_sha256": deb_sha256,
-                "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            raise LabError(f"{chosen.package} {chosen.version}: {members['kernel']} is not a {arch} "
+                           f"kernel QEMU boots ({problem})")
+        first, first_deb = debs[0]
+        meta: dict[str, object] = {
+            "arch": arch, "package": chosen.package, "version": chosen.version, "source": "debian",
+            "release": rel.name, "suite": rel.suite, "layout": layout.name,
+            "kernel": f"boot/{kernel.name}", "kernel_sha256": file_sha256(kernel),
+            "kernel_size": kernel.stat().st_size, "kernel_member": members["kernel"],
+            "deb": first_deb.name, "deb_size": first_deb.stat().st_size,
+            "deb_sha256": first.sha256}
+        if config.is_file():
+            meta.update({"config": f"boot/{config.name}", "config_sha256": file_sha256(config),
+                         "config_size": config.stat().st_size, "config_member": members["config"]})
+        meta["debs"] = [{"package": d.package, "version": d.version, "deb": deb.name,
+                         "size": deb.stat().st_size, "sha256": d.sha256} for d, deb in debs]
+        meta["fetched"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         (entry / META).write_text(json.dumps(meta, indent=2) + "\n")
         put_in_place(entry, final, tmp)
     except OSError as e:
         raise LabError(f"cannot write the lab's kernel cache in {adir}: {e.strerror or e}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    k = _usable(_load_entry(final, arch))
+    k = _usable(_load_entry(final, arch, rel.name))
     if k is None:
         raise LabError(f"the kernel cache entry {final} is incomplete after fetching it")
     return k
@@ -711,43 +985,49 @@ def download_and_extract(apt_get: str, dpkg: str, conf: Path, adir: Path, arch: 
 # ---------------------------------------------------------------------------------------
 # fetch
 
-def fetch(arch: str, *, cache_dir: str | os.PathLike[str] | None = None, version: str | None = None,
+def fetch(arch: str, *, release: str | None = None,
+          cache_dir: str | os.PathLike[str] | None = None, version: str | None = None,
           refresh: bool = False, etc_apt: str | os.PathLike[str] = "/etc/apt",
           say: Callable[[str], None] | None = None) -> Kernel:
-    """Debian bookworm's kernel for ``arch`` (ppc64le, aarch64, x86_64), from the cache when there.
+    """The kernel of Debian ``release`` (None: bookworm) for ``arch`` (ppc64le, aarch64,
+    x86_64), from the cache when there.
 
     ``version`` (a package version, e.g. ``6.1.153-1``) asks for that one: from the cache, else
-    from the mirror when it is the mirror's current one.  Without it, the newest cached kernel,
-    else (or with ``refresh``) the mirror's current one.  A cached kernel whose file is not the
-    package's (:func:`damage`) is fetched again, and replaced.  Failures are LabError/UserError
-    (one line).  ``say`` is told, in a line, what takes time: a download, and why.
+    from the mirror when it is the mirror's current one.  Without it, the release's newest
+    cached kernel, else (or with ``refresh``) the mirror's current one.  A cached kernel whose
+    file is not the package's (:func:`damage`) is fetched again, and replaced.  Failures are
+    LabError/UserError (one line).  ``say`` is told, in a line, what takes time (a download,
+    and why) and a version taken in place of one the mirror's pool lacks.
     """
-    check_arch(arch)
+    rel = release_of(release, arch)
     tell = say or (lambda _line: None)
     if refresh:
-        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
-    k = _newest(arch, cache_dir, version)
+        return _from_registry(arch, rel, cache_dir, version, refresh, Path(etc_apt), tell)
+    k = _newest(arch, cache_dir, version, rel.name)
     if k is None:
-        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
+        return _from_registry(arch, rel, cache_dir, version, refresh, Path(etc_apt), tell)
     wrong = damage(k)
     if wrong is None:
         return k
     tell(f"the cached {arch} kernel {k.package} {k.version} is not the package's file ({wrong}): "
          "fetching it again")
     try:
-        return _from_registry(arch, cache_dir, version, refresh, Path(etc_apt), tell)
+        return _from_registry(arch, rel, cache_dir, version, refresh, Path(etc_apt), tell)
     except LabError as e:
+        again = f"kcross lab {arch}" + (f" --release {rel.name}" if rel.name != DEFAULT else "")
         raise LabError(f"the cached {arch} kernel {k.package} {k.version} is not the package's file "
                        f"({k.path}: {wrong}) and fetching it again failed: {e}; "
-                       f"'kcross lab {arch} --refresh' replaces it") from None
+                       f"'{again} --refresh' replaces it") from None
 
 
-def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version: str | None,
-                   refresh: bool, etc: Path, tell: Callable[[str], None]) -> Kernel:
-    """The registry's current kernel for ``arch``, from the cache when a usable entry has it."""
+def _from_registry(arch: str, rel: Release, cache_dir: str | os.PathLike[str] | None,
+                   version: str | None, refresh: bool, etc: Path,
+                   tell: Callable[[str], None]) -> Kernel:
+    """The release's current kernel for ``arch`` (or the newest listed one the mirror's pool
+    has), from the cache when a usable entry has it."""
     apt_get, apt_cache, dpkg = (tool(name) for name in FETCH_TOOLS)
-    source = pick_source(host_sources(etc), etc)
-    adir = cache_root(cache_dir) / arch
+    source = pick_source(host_sources(etc), etc, rel.suite)
+    adir = release_dir(arch, rel.name, cache_dir)
     try:
         adir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -755,16 +1035,46 @@ def _from_registry(arch: str, cache_dir: str | os.PathLike[str] | None, version:
     remove_stale_tmp(adir)
     with arch_lock(adir):
         if not refresh:  # a concurrent fetch may have filled it while we waited
-            k = cached(arch, cache_dir=cache_dir, version=version)
+            k = cached(arch, cache_dir=cache_dir, version=version, release=rel.name)
             if k is not None:
                 return k
-        conf = private_apt(adir, arch, source, apt_get)
-        package, current, deb_sha256 = resolve(apt_cache, conf, arch)
-        if version is not None and version != current:
+        conf = private_apt(adir, arch, source, apt_get, rel.suite)
+        current = resolve(apt_cache, conf, arch, rel)
+        if version is not None and version != current.version:
             raise LabError(f"kernel package version {version} for {arch} is not cached and the registry's "
-                           f"{SUITE} {COMPONENT} has {current} ({package})")
-        k = _usable(_load_entry(adir / current, arch))
-        if k is not None:
+                           f"{rel.suite} {COMPONENT} has {current.version} ({current.package})")
+
+        def in_turn() -> Iterator[Candidate]:
+            """The current kernel, then (asked only if its .deb is not in the pool, and no
+            version was asked) the older ones the index lists, newest first."""
+            yield current
+            if version is None:
+                yield from (c for c in listed(apt_cache, conf, arch, rel)
+                            if version_key(c.version) < version_key(current.version))
+
+        skipped: list[Candidate] = []
+        for chosen in in_turn():
+            k = _usable(_load_entry(adir / chosen.version, arch, rel.name))
+            if k is not None:
+                return k
+            size = f"{sum(d.size or 0 for d in chosen.debs) / 1e6:.0f} MB"
+            tell(f"downloading Debian's {arch} kernel {chosen.package} {chosen.version} from "
+                 f"{source.uri}..." if rel.name == DEFAULT else
+                 f"downloading the {arch} kernel of Debian {rel.name}, {chosen.package} "
+                 f"{chosen.version} ({size}), from {source.uri}...")
+            try:
+                k = download_and_extract(apt_get, dpkg, conf, adir, arch, chosen, rel)
+            except NotInPool:
+                skipped.append(chosen)
+                continue
+            if skipped:
+                tell(f"{', '.join(f'{c.package} {c.version}' for c in skipped)}: listed in "
+                     f"{rel.suite}'s index but not in the mirror's pool (404); took {chosen.version}, "
+                     "the newest listed version that downloads")
             return k
-        tell(f"downloading Debian's {arch} kernel {package} {current} from {source.uri}...")
-        return download_and_extract(apt_get, dpkg, conf, adir, arch, package, current, deb_sha256)
+        if version is not None:
+            raise LabError(f"kernel package {current.package} {version} for {arch} is listed in "
+                           f"{rel.suite}'s index but not in the mirror's pool (404)")
+        raise LabError(f"no {arch} kernel of Debian {rel.name} downloads from {source.uri}: the "
+                       f"mirror's pool has none of the versions its index lists (404: "
+                       f"{', '.join(c.version for c in skipped)})")

@@ -1,9 +1,9 @@
 """The kernel's own selftest sources, from Debian's ``linux-source-X.Y`` package (issue 16).
 
 ``fetch_source(arch, version, wanted)`` gets the few files of the kernel tree the lab's
-selftests need (:data:`kcross.lab.selftests.WANTED`) out of Debian bookworm's
-``linux-source-X.Y`` package (architecture all, ~139 MB: one ``.tar.xz`` of the whole
-tree), through the same private APT configuration as the lab's kernel
+selftests need (:data:`kcross.lab.selftests.WANTED`) out of the Debian release's (the
+kernel's; bookworm by default) ``linux-source-X.Y`` package (architecture all, ~139 MB:
+one ``.tar.xz`` of the whole tree), through the same private APT configuration as the lab's kernel
 (:mod:`kcross.lab.kernel`: the guest arch's own lists; nothing of the system's apt or
 dpkg state changes; no foreign architecture).  The ``.deb`` is checked against the
 SHA-256 of the index APT verified, streamed through ``dpkg-deb --fsys-tarfile`` and
@@ -204,12 +204,14 @@ def extract(deb: Path, dest: Path, wanted: Sequence[str]) -> dict[str, list[obje
 # ---------------------------------------------------------------- fetch
 
 def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *,
+                 release: str | None = None,
                  cache_dir: str | os.PathLike[str] | None = None,
                  etc_apt: str | os.PathLike[str] = "/etc/apt",
                  say: Callable[[str], None] | None = None) -> Source:
-    """The selftest sources for a guest of ``arch`` whose kernel is Debian's ``kernel_version``
-    (None: a user's own kernel; bookworm's line is used): from the cache when a usable entry
-    has them, else from the registry (see the module's doc).  LabError/UserError: one line."""
+    """The selftest sources for a guest of ``arch`` whose kernel is Debian ``release``'s
+    (None: bookworm's) ``kernel_version`` (None: a user's own kernel; bookworm's line is
+    used): from the cache when a usable entry has them, else from the release's registry
+    (see the module's doc).  LabError/UserError: one line."""
     tell = say or (lambda _line: None)
     package = source_package(kernel_version)
     found = (cached(kernel_version, wanted, cache_dir=cache_dir) if kernel_version is not None
@@ -217,8 +219,9 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
     if found is not None:
         return found
     apt_get, apt_cache, _dpkg = (debian.tool(name) for name in debian.FETCH_TOOLS)
-    source = debian.pick_source(debian.host_sources(Path(etc_apt)), Path(etc_apt))
-    adir = cache_root(cache_dir) / debian.check_arch(arch)
+    rel = debian.release_of(release, arch)
+    source = debian.pick_source(debian.host_sources(Path(etc_apt)), Path(etc_apt), rel.suite)
+    adir = debian.release_dir(arch, rel.name, cache_dir)
     sdir = _entry_dir(cache_dir)
     try:
         adir.mkdir(parents=True, exist_ok=True)
@@ -227,15 +230,16 @@ def fetch_source(arch: str, kernel_version: str | None, wanted: Sequence[str], *
         raise LabError(f"cannot create the lab's cache {sdir}: {e.strerror or e}") from None
     debian.remove_stale_tmp(sdir)     # a fetch killed mid-way (its .deb: ~139 MB)
     with debian.arch_lock(adir):      # the arch's private APT state, as the kernel fetch
-        conf = debian.private_apt(adir, arch, source, apt_get)
+        conf = debian.private_apt(adir, arch, source, apt_get, rel.suite)
         fields = None
         if kernel_version is not None:
             try:
-                fields = debian.show_package(apt_cache, conf, f"{package}={kernel_version}")
+                fields = debian.show_package(apt_cache, conf, f"{package}={kernel_version}",
+                                             rel.suite)
             except LabError:
                 fields = None
         if fields is None:
-            fields = debian.show_package(apt_cache, conf, package)
+            fields = debian.show_package(apt_cache, conf, package, rel.suite)
             if kernel_version is not None:
                 tell(f"the registry has no {package} {kernel_version} (the kernel's version): "
                      f"using {package} {fields.get('Version', '?')}")

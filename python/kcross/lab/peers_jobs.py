@@ -27,12 +27,12 @@ from kcross.views.lines import print_json, say
 
 
 def selftest_source(request: LabRequest, kernel: Kernel, err: Console) -> Source:
-    """--peers' sources: Debian's linux-source of the kernel's version (fetched before
-    anything is built, as the kernel is)."""
+    """--peers' sources: Debian's linux-source of the kernel's version, from its release
+    (fetched before anything is built, as the kernel is)."""
     from kcross.lab.linux_source import fetch_source
     from kcross.lab.selftests import WANTED
 
-    return fetch_source(request.arch, kernel.version, WANTED,
+    return fetch_source(request.arch, kernel.version, WANTED, release=kernel.release,
                         say=lambda line: say(err, f"kcross lab: {line}"))
 
 

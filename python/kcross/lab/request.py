@@ -115,6 +115,7 @@ class LabRequest:
     guest: GuestOptions = field(default_factory=GuestOptions)
     kernel: Path | None = None           # --kernel: the user's; None: Debian's
     refresh: bool = False                # fetch Debian's kernel again
+    release: str | None = None           # --release: the Debian release; None: the default
     compare: tuple[str, str] | None = None   # two syscall mechanisms
     compare_env: tuple[str, ...] = ()    # --compare-env NAME=VALUE as given: side B's settings
     against: Path | None = None          # a second kernel

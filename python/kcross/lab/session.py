@@ -78,8 +78,13 @@ class Counted:
 
 def kernel_identity(kernel: Kernel, path: str | None = None) -> dict[str, Any]:
     """fingerprint.lab.kernel: what was booted (``path``: where it is found, if not its
-    file's path: a LAVA job's URL).  A kernel named as a package's (a cache entry) must
+    file's path: a LAVA job's URL): Debian's package, version and release, or a user's
+    file; its SHA-256, its configuration's (when one is found: kcross.lab.kconfig) and the
+    version text the image carries.  A kernel named as a package's (a cache entry) must
     still be the package's file (LabError otherwise: never stored under its name)."""
+    from kcross.lab import kconfig
+    from kcross.lab.kernel import version_string
+
     try:
         sha256 = file_sha256(kernel.path)
     except OSError as e:
@@ -88,7 +93,9 @@ def kernel_identity(kernel: Kernel, path: str | None = None) -> dict[str, Any]:
         raise LabError(f"the kernel {kernel.path} changed while the lab ran (its SHA-256 is no "
                        f"longer {kernel.package} {kernel.version}'s): not stored under that name")
     return {"source": kernel.source, "package": kernel.package, "version": kernel.version,
-            "path": path or str(kernel.path), "sha256": sha256}
+            "release": kernel.release, "path": path or str(kernel.path), "sha256": sha256,
+            "config_sha256": kconfig.sha256(kernel),
+            "version_string": version_string(kernel.path)}
 
 
 @cache

@@ -66,6 +66,7 @@ class JobRequest:
     dtb_url: str | None = None           # a board's device tree blob
     test_shell: bool = False             # also a Lava-Test-Shell definition
     source: Path | None = None           # the kcross tree the guest programs are built from
+    release: str | None = None           # Debian's kernel of this release; None: the default
 
     @property
     def board(self) -> bool:
@@ -97,6 +98,14 @@ def _check_options(request: JobRequest) -> None:
     options = request.guest
     if request.kernel and request.kernel_url:
         raise UserError("--kernel and --kernel-url name the kernel twice: give one")
+    if request.release is not None:
+        if request.kernel or request.kernel_url:
+            given = "--kernel" if request.kernel else "--kernel-url"
+            raise UserError(f"--release {request.release} boots Debian's kernel: not with "
+                            f"{given} (which boots yours)")
+        from kcross.lab.kernel import release_of
+
+        release_of(request.release, request.arch)   # known, and the arch has it
     if not DEVICE_TYPE_NAME.match(request.device_type):
         raise UserError(f"--device-type {request.device_type!r}: a LAVA device type name "
                         "(letters, digits, '-', '_', '.')")
@@ -257,7 +266,8 @@ def _check(request: JobRequest, err: Console) -> _Checked:
     suites = _check_names(request, src)
     own = resolve_kernel(request.arch, request.kernel, refresh=False, err=err) \
         if request.kernel else None
-    fetching = own is None and not request.kernel_url and cached(request.arch) is None
+    fetching = own is None and not request.kernel_url and \
+        cached(request.arch, release=request.release) is None
     _check_programs(request.arch, fetching)
     if (request.guest.cpu or request.guest.machine_opts) and shutil.which(a.qemu):
         from kcross.lab.boot import check_configuration
@@ -284,7 +294,7 @@ def _kernel(request: JobRequest, checked: _Checked, say: Callable[[str], None]) 
                 raise UserError(f"--kernel-url {url}: "
                                 f"{str(exc).replace(str(fetched), 'the file')}") from None
         else:
-            kernel = checked.own or fetch(request.arch, say=say)
+            kernel = checked.own or fetch(request.arch, release=request.release, say=say)
         guest = request.guest.guest_of(request.arch, kernel.path)
         file: Path | None = None
         if not url:

@@ -52,6 +52,7 @@ class Report:
     notes: list[tuple[str, str]]                       # (run label, note): a run not complete
     warnings: list[Flagged]                            # the harness's flags, in detail
     reproduced: list[reproduced.ExperimentView]        # kcross reproduce's experiments
+    series: bool = False                               # a lab machine's runs of several kernels
 
     @property
     def warned(self) -> dict[str, int]:
@@ -83,10 +84,12 @@ def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
           tags: Mapping[int, Sequence[str]] | None = None,
           noise: NoiseLookup | None = None) -> Report:
     """Everything the page shows, plots drawn, for ``runs`` (the first of each unit is the
-    base of its comparisons); ``tags``: run id -> the tags naming it."""
+    base of its comparisons; a lab machine's runs with several kernels step along them, in
+    their order); ``tags``: run id -> the tags naming it."""
     from .. import __version__
 
-    views = [model.run_view(r, (tags or {}).get(r.id, ())) for r in runs]
+    # a lab machine's runs with several kernels: in their order (its release series)
+    views = model.release_series([model.run_view(r, (tags or {}).get(r.id, ())) for r in runs])
     suites = model.suite_tables(views)
     for table in suites:
         benches = [f"{table.suite}/{name}" for name in dict.fromkeys(r.bench for r in table.rows)]
@@ -118,7 +121,8 @@ def build(runs: Sequence[StoredRun], *, now: dt.datetime | None = None,
                   comparisons=comparisons, bases=list(dict.fromkeys(c.base for c in comparisons)),
                   sweeps=sweeps, lab=lab, max_points=plots.MAX_POINTS,
                   notes=_notes(views), warnings=_warnings(views),
-                  reproduced=reproduced.section(runs))
+                  reproduced=reproduced.section(runs),
+                  series=bool(model.several_kernels(views)))
 
 
 def render(report: Report) -> str:

@@ -103,11 +103,19 @@ class RunView:
         return self.run.results
 
     @property
+    def kernel(self) -> str | None:
+        """A lab run's kernel, as its axis is labelled (``sid 7.2.13-1``); None for a real
+        machine's run."""
+        return fields.kernel_label(self.fingerprint)
+
+    @property
     def short(self) -> str:
-        """The run's label with what tells it apart in a legend: its host, or its lab arch."""
+        """The run's label with what tells it apart in a legend: its host, or its lab arch
+        and kernel."""
         if self.lab is not None:
             variant = fields.LAB_VARIANT.of(self.fingerprint)
-            return f"{self.label} · lab {self.arch}" + (f" {variant}" if variant else "")
+            return f"{self.label} · lab {self.arch} {self.kernel}" + \
+                (f" {variant}" if variant else "")
         host = fields.HOSTNAME.of(self.fingerprint)
         return f"{self.label} · {host}" if host else self.label
 
@@ -221,9 +229,10 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
     for facts in per_run:
         titles += [t for t in facts if t not in titles]
     # Which facts differ is flagged only between runs of different machine configurations
-    # (kcross.fingerprint's identity): one configuration's runs differ in per-run values only
-    # (the timer's calibration, the time), which are not differences of the machine.
-    machines = len({identity(v.fingerprint) for v in views})
+    # (kcross.fingerprint's identity) or, of one lab machine, kernels: one configuration's
+    # runs differ in per-run values only (the timer's calibration, the time), which are not
+    # differences of the machine.
+    machines = len({(identity(v.fingerprint), v.kernel) for v in views})
     groups = []
     for title in titles:
         keys: list[str] = []
@@ -494,14 +503,34 @@ def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
 def comparisons(views: Sequence[RunView],
                 noise: NoiseLookup | None = None) -> list[ComparisonSection]:
     """Every run against the first run given in its unit (its base): times with times,
-    instruction counts with instruction counts."""
+    instruction counts with instruction counts; but a lab machine's runs with several
+    kernels (:func:`release_series`) step along them: each against the run before it."""
+    several = several_kernels(views)
     bases: dict[str, RunView] = {}
+    before: dict[str, RunView] = {}
     found = []
     for view in views:
         base = bases.setdefault(view.unit, view)
-        if base is not view:
+        machine = identity(view.fingerprint)
+        if machine in several and machine in before:
+            found.append(compare_runs(before[machine], view, noise))
+        elif base is not view:
             found.append(compare_runs(base, view, noise))
+        if machine in several:
+            before[machine] = view
     return found
+
+
+def several_kernels(views: Sequence[RunView]) -> set[str]:
+    """The lab machines (identities) the views show with several kernels."""
+    return fields.several_kernels(v.fingerprint for v in views)
+
+
+def release_series(views: Sequence[RunView]) -> list[RunView]:
+    """The views with each lab machine's runs in its kernels' order (oldest kernel first,
+    then as given) at the places they take: a lab machine shown with several kernels is a
+    release series, each step judged exactly (:func:`comparisons`)."""
+    return fields.release_series(views, lambda v: v.fingerprint)
 
 
 # --- thread sweeps -----------------------------------------------------------------------
@@ -569,9 +598,12 @@ def lab_table(views: Sequence[RunView]) -> LabTable | None:
     if not labs:
         return None
     columns = []
+    kernels = len({v.kernel for v in labs}) > 1    # then each column names its kernel
     for view in labs:
         lab = view.lab or {}
         extra = [str(lab["variant"])] if lab.get("variant") else []
+        if kernels:
+            extra.insert(0, str(view.kernel))
         columns.append(" ".join([view.arch, *extra, f"({view.label})"]))
     names: list[str] = []
     for view in labs:

@@ -29,7 +29,8 @@ from .reading import Reading, as_utc, newest_first
 class StoredResults:
     """Some results of one stored run, as a trend reads them (:func:`results_named`): the
     run's machine row and its per-run fingerprint values instead of its whole fingerprint
-    (everything else in a fingerprint is the machine's: kcross.fingerprint.identity)."""
+    (everything else in a fingerprint is the machine's: kcross.fingerprint.identity; a lab
+    machine's kernel axis is the run's own, as the trend reads it)."""
 
     run_id: int
     started_at: dt.datetime
@@ -38,6 +39,8 @@ class StoredResults:
     timer_hz: float | None           # fingerprint.timer.hz
     results: list[dict[str, Any]]    # in the run's order
     figures: list[dict[str, Any]]    # each result's summary columns (stats.summary_columns)
+    kernel_release: str | None = None            # fingerprint.kernel.release
+    lab_kernel: dict[str, Any] | None = None     # fingerprint.lab.kernel
 
 
 # The summary columns a trend reads beside the records.
@@ -141,11 +144,14 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
     """The summary columns (stats.summary_columns) of the results of the benchmarks
     ``names`` in the runs of the machine rows ``machine_ids``, oldest run first (start,
     then id), each run's in its order: rows of run_id, started_at, machine_id, host_time
-    (fingerprint.host.time), suite, name, process, status, median_ns, ci_low_ns,
-    ci_high_ns.  No result record is read: a machine's noise from its whole history."""
+    (fingerprint.host.time), kernel_sha256 (fingerprint.lab.kernel.sha256: a lab machine's
+    kernel), suite, name, process, status, median_ns, ci_low_ns, ci_high_ns.  No result
+    record is read: a machine's noise from its whole history."""
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
+                       run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
+                       .label("kernel_sha256"),
                        r.suite, r.name, r.process, r.status, r.median_ns, r.ci_low_ns,
                        r.ci_high_ns)
              .join(t.runs, run.id == r.run_id)
@@ -169,7 +175,11 @@ def results_named(store: Reading, names: Sequence[str],
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
-                       run.timer_hz, r.seq, r.suite, r.name,
+                       run.timer_hz,
+                       run.fingerprint[fields.KERNEL_RELEASE.path].as_string()
+                       .label("kernel_release"),
+                       sa.type_coerce(run.fingerprint[fields.LAB_KERNEL.path], sa.Text)
+                       .label("lab_kernel"), r.seq, r.suite, r.name,
                        sa.type_coerce(r.record, sa.Text).label("record"), r.samples,
                        *(r[name] for name in _FIGURES))
              .join(t.runs, run.id == r.run_id)
@@ -185,9 +195,20 @@ def results_named(store: Reading, names: Sequence[str],
                 found.append(StoredResults(
                     run_id=row.run_id, started_at=as_utc(row.started_at),
                     machine_id=row.machine_id, host_time=row.host_time,
-                    timer_hz=row.timer_hz, results=[], figures=[]))
+                    timer_hz=row.timer_hz, kernel_release=row.kernel_release,
+                    lab_kernel=_group(row.lab_kernel), results=[], figures=[]))
             found[-1].figures.append({name: row._mapping[name] for name in _FIGURES})
             found[-1].results.append(records.stored_record(
                 row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "
                 f"(seq {row.seq})", "result", packed=row.samples, check=False))
     return found
+
+
+def _group(value: Any) -> dict[str, Any] | None:
+    """A fingerprint group read by its path (records.decoded), or None when absent or not
+    an object."""
+    try:
+        value = records.decoded(value)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -21,11 +21,17 @@ History:
      figures are computed again with them, by kcross.stats.summary_columns); indexes on
      results (name, suite) and runs.machine_id.  Every stored result is converted: its
      record reads back equal, number for number.
+  6: a lab machine's kernel is its axis, not its identity (issue 23): every lab machine
+     row's fingerprint_hash becomes kcross.fingerprint.identity of its fingerprint (the
+     rule of this version: a later change of the rule is a step of its own), the rows that
+     then share one merged into the first (its runs moved to it, the earliest first_seen
+     kept).  Real machines' rows are left as they are (their kernel stays their identity).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -198,8 +204,50 @@ def _v5_packed_samples(conn: sa.Connection) -> None:
                          updates)
 
 
+def _v6_lab_kernel_axis(conn: sa.Connection) -> None:
+    """Version 6: lab machines' rows keyed by the identity without their kernel, merged."""
+    import json
+
+    from .. import fingerprint as fields
+
+    md = sa.MetaData()
+    machines = sa.Table("machines", md, sa.Column("id", sa.Integer, primary_key=True),
+                        sa.Column("fingerprint_hash", sa.String(64)),
+                        sa.Column("fingerprint", json_type()),
+                        sa.Column("first_seen", sa.DateTime(timezone=True)))
+    runs = sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True),
+                    sa.Column("machine_id", sa.Integer))
+    raw = sa.type_coerce(machines.c.fingerprint, sa.Text)
+    rows = conn.execute(sa.select(machines.c.id, machines.c.fingerprint_hash, raw,
+                                  machines.c.first_seen).order_by(machines.c.id)).all()
+    merged: dict[str, list[tuple[int, str, Any]]] = {}
+    for row_id, digest, text, first_seen in rows:
+        try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
+            fp = text if isinstance(text, dict) else json.loads(text)
+        except (TypeError, ValueError):
+            continue  # a row edited by hand: kept as it is
+        if not isinstance(fp, dict) or fields.lab(fp) is None:
+            continue
+        merged.setdefault(fields.identity(fp), []).append((row_id, digest, first_seen))
+    for digest, group in merged.items():
+        keep, others = group[0][0], [row_id for row_id, _, _ in group[1:]]
+        if others:
+            conn.execute(sa.update(runs).where(runs.c.machine_id.in_(others))
+                         .values(machine_id=keep))
+            conn.execute(sa.delete(machines).where(machines.c.id.in_(others)))
+        seen = [first for _, _, first in group if first is not None]
+        values: dict[str, Any] = {}
+        if group[0][1] != digest:
+            values["fingerprint_hash"] = digest
+        if seen and min(seen) != group[0][2]:
+            values["first_seen"] = min(seen)
+        if values:
+            conn.execute(sa.update(machines).where(machines.c.id == keep).values(**values))
+
+
 STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
-                                                      _v4_result_process, _v5_packed_samples)
+                                                      _v4_result_process, _v5_packed_samples,
+                                                      _v6_lab_kernel_axis)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

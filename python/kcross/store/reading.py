@@ -215,7 +215,9 @@ class Reading:
                            t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.owner_id,
                            t.runs.c.updated_at,
                            t.machines.c.hostname, t.machines.c.cpu_model,
-                           t.machines.c.kernel_release, t.machines.c.hypervisor,
+                           # the run's own: a lab machine's runs have kernels of their own
+                           t.runs.c.fingerprint[fields.KERNEL_RELEASE.path].as_string()
+                           .label("kernel_release"), t.machines.c.hypervisor,
                            t.machines.c.fingerprint_hash, t.machines.c.arch,
                            # JSON path: JSON_EXTRACT on SQLite, #>> on PostgreSQL
                            t.runs.c.fingerprint[fields.LAB_UNIT.path].as_string()

@@ -28,6 +28,12 @@ def of_type(value: Any, where: str, rtype: str) -> dict[str, Any]:
     return value
 
 
+def decoded(value: Any) -> Any:
+    """A JSON column's value as read: SQLite gives the text as stored (parsed here;
+    ValueError when it is not JSON), PostgreSQL's driver the value already parsed."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def stored_record(value: Any, where: str, rtype: str, *, nullable: bool = False,
                   packed: bytes | None = None, check: bool = True) -> Any:
     """A stored JSON record (its packed arrays put back), checked like harness output
@@ -36,12 +42,11 @@ def stored_record(value: Any, where: str, rtype: str, *, nullable: bool = False,
         if nullable:
             return None
         raise damaged(f"{where} is missing")
-    if isinstance(value, str):  # SQLite: the text as stored
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise StoreError(f"{where} is not readable JSON ({exc}); was the database "
-                             "edited by hand?") from None
+    try:
+        value = decoded(value)
+    except ValueError as exc:
+        raise StoreError(f"{where} is not readable JSON ({exc}); was the database "
+                         "edited by hand?") from None
     if value is None and nullable:  # JSON null stored as text
         return None
     of_type(value, where, rtype)

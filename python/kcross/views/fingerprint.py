@@ -126,11 +126,13 @@ def lab_lines(fingerprint: Fingerprint) -> list[str]:
 
     def v(field: Field) -> str:
         return value(fingerprint, field)
+    # the Debian release, when the run names one (runs made before there were releases do not)
+    release = f"{v(fields.LAB_KERNEL_RELEASE)} " if fields.LAB_KERNEL_RELEASE.of(fingerprint) else ""
     lines = [first,
              f"lab: {values(fingerprint, fields.LAB_EMULATOR, fields.LAB_EMULATOR_VERSION, sep=' ')} "
              f"-M {v(fields.LAB_MACHINE)} -cpu {v(fields.LAB_CPU)}, smp {v(fields.LAB_SMP)}, "
              f"accel {v(fields.LAB_ACCEL)}, icount {v(fields.LAB_ICOUNT)}, seed {v(fields.LAB_SEED)}",
-             f"lab kernel: {v(fields.LAB_KERNEL_SOURCE)} {v(fields.LAB_KERNEL_PACKAGE)} "
+             f"lab kernel: {v(fields.LAB_KERNEL_SOURCE)} {release}{v(fields.LAB_KERNEL_PACKAGE)} "
              f"{v(fields.LAB_KERNEL_VERSION)}, {v(fields.LAB_KERNEL_PATH)} "
              f"(sha256 {kernel_sha_text(fingerprint)}); appended: "
              f"{v(fields.LAB_APPEND)}; variant: {v(fields.LAB_VARIANT)}"]
@@ -150,14 +152,19 @@ def lab_rows(fp: Fingerprint, *, whole: bool) -> list[tuple[str, str]]:
     kernel = [("kernel file", value(fp, fields.LAB_KERNEL_PATH)),
               ("kernel sha256", value(fp, fields.LAB_KERNEL_SHA256))] if whole \
         else [("kernel sha256", kernel_sha_text(fp))]
+    # what newer runs record of the kernel (absent from runs made before: no row)
+    kernel += [(name, value(fp, f)) for name, f in (
+        ("kernel configuration sha256", fields.LAB_KERNEL_CONFIG_SHA256),
+        ("kernel version string", fields.LAB_KERNEL_VERSION_STRING)) if f.of(fp) is not None]
     return [
         ("emulation", lab_lines(fp)[0]),
         ("mode / unit", values(fp, fields.LAB_MODE, fields.LAB_UNIT)),
         ("emulator", values(fp, fields.LAB_EMULATOR, fields.LAB_EMULATOR_VERSION, sep=" ")),
         ("accel / icount / seed", values(fp, fields.LAB_ACCEL, fields.LAB_ICOUNT, fields.LAB_SEED)),
         ("machine / cpu / smp", values(fp, fields.LAB_MACHINE, fields.LAB_CPU, fields.LAB_SMP)),
-        ("kernel", values(fp, fields.LAB_KERNEL_SOURCE, fields.LAB_KERNEL_PACKAGE,
-                          fields.LAB_KERNEL_VERSION, sep=" ")),
+        ("kernel", values(fp, fields.LAB_KERNEL_SOURCE, *(
+            [fields.LAB_KERNEL_RELEASE] if fields.LAB_KERNEL_RELEASE.of(fp) else []),
+            fields.LAB_KERNEL_PACKAGE, fields.LAB_KERNEL_VERSION, sep=" ")),
         *kernel,
         ("appended to cmdline", value(fp, fields.LAB_APPEND)),
         ("variant", value(fp, fields.LAB_VARIANT))]

@@ -84,7 +84,7 @@ def noise_lines(t: Trend, bench: str) -> list[str]:
     for n in t.noise:
         if n.name != bench:
             continue
-        where = f"{n.hostname} {machine_hash(n.machine)}"
+        where = f"{n.hostname} {machine_hash(n.machine)}" + (f" ({n.kernel})" if n.kernel else "")
         if n.noise is None:
             lines.append(f"run-to-run noise on {where}: not known from {counted(n.runs, 'run')}; "
                          "it needs 3 runs of one configuration ('kcross aa BENCH' measures it)")
@@ -116,13 +116,16 @@ def json_records(t: Trend) -> list[dict[str, Any]]:
         found.append({"type": "run-to-run noise", "benchmark": n.name, "hostname": n.hostname,
                       "machine": n.machine, "runs": n.runs,
                       "cv": n.noise.cv if n.noise else None,
-                      "df": n.noise.df if n.noise else None})
+                      "df": n.noise.df if n.noise else None,
+                      # a lab machine shown with several kernels: one record per kernel
+                      **({"kernel": n.kernel} if n.kernel else {})})
     return found
 
 
 def legend(t: Trend) -> str:
-    return (f"change: against the previous run of the same host (hostname, arch, CPU), ratio "
-            f"of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
+    series = "; a lab machine's runs in its kernels' order" if t.release_series else ""
+    return (f"change: against the previous run of the same host (hostname, arch, CPU{series}), "
+            f"ratio of medians - 1 with its 95% CI, judged as 'kcross compare' judges (the "
             f"machine's run-to-run noise included where known); {TIMING_RULE} "
             f"({counted(t.compared, 'change')} shown); {EXACT_RULE}; {DETECTABLE_RULE}")
 
