@@ -305,6 +305,19 @@ def test_two_profiles_differ_by_the_judges_exact_comparison(tmp_path: Path) -> N
     assert not changed.changed       # the count itself is the same: only the trigger went
 
 
+def test_a_function_that_moved_by_the_timers_share_is_no_change(tmp_path: Path) -> None:
+    """The rule of a change (kcross.judge.verdict.path_changed): a function's count that
+    moved by less than one instruction per op is not listed as changed; by 2, it is."""
+    from dataclasses import replace
+
+    a = profiled(tmp_path)["x"]
+    b = profiled(tmp_path)["x"]
+    moved = {"system_call_common": 0.3, "interrupt_return": 2.0}
+    b.functions = [replace(f, per_op=f.per_op + moved.get(f.function, 0.0))
+                   for f in b.functions]
+    assert [c.what for c in diff(a, b).functions] == ["kernel interrupt_return"]
+
+
 def test_the_trace_is_one_operation(tmp_path: Path) -> None:
     op = ["1000", "1004", f"{K + 0x100:x}", f"{K + 0x100:x}", f"{K + 0x100:x}", f"{K + 0x200:x}"]
     trace = "".join(f"T {a}\n" for a in op * 4)

@@ -22,6 +22,7 @@ from kcross.judge.verdict import (
     judge,
     judge_paired,
     path_changed,
+    record,
     timer_share,
 )
 from kcross.series import Series
@@ -129,8 +130,13 @@ def test_the_rule_of_a_change(delta: float, path: bool) -> None:
     base = 400.0
     j = one(series([base] * 11, unit="instructions/op"),
             series([base + delta] * 11, unit="instructions/op", run="run 2"))
-    assert j.category.changed                      # real: the counts differ
+    assert j.difference.changed                    # real: the counts differ
     assert path_changed(j) is path and timer_share(j) is (not path)
+    # the rule is the category: every count of changes, label and gate reads it there
+    assert j.category.changed is path and (j.category is Category.TIMER_SHARE) is (not path)
+    assert record(j)["category"] == ("higher" if delta > 0 else "lower")   # format unchanged
+    assert record(j)["significant"] is True
+    assert gate(j, 0.0) is (Category.REGRESSION if path and delta > 0 else j.category)
     assert (j.note == SUB_INSTRUCTION) is (not path) and SUB_INSTRUCTION.startswith(TIMER_SHARE)
 
 

@@ -22,7 +22,8 @@ and exit 1 when any benchmark is a regression. Each side is a stored run
 EPILOG = """\
 the rule (kcross.judge, the same verdicts as 'kcross compare'):
   exact counts (a lab's instructions/op): compared by value; a regression when
-    higher by more than PCT percent.
+    higher by more than PCT percent; under 1 instruction per op apart: the timer's
+    share, no change (never a regression).
   timings of several processes per side ('kcross run --processes K'): the ratio
     current/base of the medians with Student's t over the processes; between two
     separate runs the machine's run-to-run noise of the benchmark is included when

@@ -41,7 +41,8 @@ verdict (default format): each side's median with its 95% CI, the ratio of media
   the overhead-corrected ones 'kcross show' summarises.  Plain numbers have no unit
   and go with either; ns/op and instructions/op never mix.  The verdict, by the data:
   exact counts (a lab's instructions/op, or sides that are each a constant): by value,
-    identical or changed by N (x%); never a p-value;
+    identical or changed by N (x%); never a p-value; instruction counts under 1 per op
+    apart: the timer's share, no change (named under the table);
   runs of several processes ('kcross run --processes K'): Student's t on the log ratio
     over the processes' medians; between two separate runs, the machine's run-to-run
     noise of the benchmark is added when the store knows it (from the machine's other

@@ -23,6 +23,7 @@ ROW_COLUMNS = ("benchmark", "unit", "base_source", "base_name", "base_n", "base_
                "new_source", "new_name", "new_n", "new_median", "method", "category", "ratio",
                "ratio_low", "ratio_high", "confidence", "p", "p_adjusted", "alpha",
                "significant", "detectable", "note", "error")
+VERDICT_COLUMNS = ROW_COLUMNS[ROW_COLUMNS.index("method"):ROW_COLUMNS.index("error")]
 
 
 def _cell(value: Any) -> str:
@@ -102,6 +103,7 @@ def _series_rows(data: ExportData) -> Iterable[dict[str, Any]]:
 
 
 def _comparison_rows(data: ExportData) -> Iterable[dict[str, Any]]:
+    from ..judge.verdict import record
     from ..stats import StatsError, median
 
     def mid(samples: Sequence[float]) -> float | None:
@@ -117,11 +119,9 @@ def _comparison_rows(data: ExportData) -> Iterable[dict[str, Any]]:
             "base_median": mid(r.base.samples), "new_source": r.new.source,
             "new_name": r.new.name, "new_n": len(r.new.samples), "new_median": mid(r.new.samples),
             "error": r.error}
-        if r.error is None:
-            row.update(method=r.method, category=r.category.value, ratio=r.ratio,
-                       ratio_low=r.ratio_low, ratio_high=r.ratio_high,
-                       confidence=r.confidence, p=r.p, p_adjusted=r.p_adjusted, alpha=r.alpha,
-                       significant=r.category.changed, detectable=r.detectable, note=r.note)
+        if r.error is None:   # the comparison record's verdict (kcross.judge.verdict.record)
+            verdict = record(r)
+            row.update({k: verdict[k] for k in VERDICT_COLUMNS})
         yield row
 
 

@@ -75,7 +75,7 @@ def _comparison(rows: Sequence[Judgement]) -> str:
     from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, TIMING_RULE
     from ..stats import StatsError, median
     from ..views.text import ARROW, in_unit, p_text, ratio, with_interval
-    from ..views.verdict import detectable_text, words
+    from ..views.verdict import detectable_text, timer_share_lines, words
     from . import geomeans
 
     def side(samples: Sequence[float], unit: str, show_unit: bool) -> str:
@@ -115,6 +115,7 @@ def _comparison(rows: Sequence[Judgement]) -> str:
         if g is not None:
             label = "geomean" if len(pairs) == 1 else f"geomean ({b} {ARROW} {n})"
             table.add(label, "", "", ratio(g), "", "", "")
+    table.notes += timer_share_lines(rows)
     table.notes.append(f"~: no difference shown ({TIMING_RULE}; {EXACT_RULE}); ratio = median "
                        f"new / median base; {DETECTABLE_RULE}")
     return markdown(table)

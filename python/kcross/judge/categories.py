@@ -20,6 +20,7 @@ class Category(Enum):
     IDENTICAL = "identical"      # exact data, the same value (below 1e-9 relative)
     HIGHER = "higher"            # exact: a higher value; timings: shown higher (test and CI)
     LOWER = "lower"              # the same, lower
+    TIMER_SHARE = "timer-share"  # exact counts, under 1 instruction per op apart: no change
     SAME = "same"                # timings: no difference shown
     UNJUDGED = "unjudged"        # on both sides but cannot be judged (the reason says why)
     REGRESSION = "regression"    # check: higher beyond the tolerance (fails the gate)
@@ -28,8 +29,15 @@ class Category(Enum):
 
     @property
     def changed(self) -> bool:
-        """A difference was found (exact or shown)."""
+        """A difference was found (exact or shown); of instruction counts, a change of the
+        path (the timer's share is none: kcross.judge.verdict.path_changed)."""
         return self in (Category.HIGHER, Category.LOWER, Category.REGRESSION)
+
+
+# The timer's share in words (kcross.judge.verdict's rule of a change: exact counts that
+# moved by less than one instruction per op): a row's short label, and the notes' words.
+SHARE_LABEL = "timer's share"
+TIMER_SHARE = f"under 1 instruction per op: the {SHARE_LABEL}"
 
 
 def higher_word(unit: str) -> str:
@@ -52,6 +60,7 @@ def label(category: Category, unit: str) -> str:
         Category.IDENTICAL: "identical",
         Category.HIGHER: higher_word(unit),
         Category.LOWER: lower_word(unit),
+        Category.TIMER_SHARE: SHARE_LABEL,
         Category.SAME: "~",
         Category.UNJUDGED: "not judged",
         Category.REGRESSION: "regression",
@@ -73,14 +82,16 @@ FAILS_AT_RULE = ("fails at: the smallest slowdown this check fails with 80% powe
 MISSING_POLICIES = ("warn", "fail")
 
 # Counted in a summary line, in this order: "2 regressions, 1 slower, 40 unchanged...".
-SUMMARY_ORDER = (Category.REGRESSION, Category.HIGHER, Category.LOWER, Category.SAME,
-                 Category.IDENTICAL, Category.UNJUDGED, Category.MISSING, Category.NEW)
+SUMMARY_ORDER = (Category.REGRESSION, Category.HIGHER, Category.LOWER, Category.TIMER_SHARE,
+                 Category.SAME, Category.IDENTICAL, Category.UNJUDGED, Category.MISSING,
+                 Category.NEW)
 
 
 def counted(category: Category, n: int, unit: str) -> str:
     """``3 regressions``, ``1 slower``, ``12 identical``, ``4 not judged``."""
     nouns = {Category.REGRESSION: ("regression", "regressions"),
              Category.SAME: ("without a difference shown", "without a difference shown"),
+             Category.TIMER_SHARE: (f"moved by the {SHARE_LABEL}", f"moved by the {SHARE_LABEL}"),
              Category.MISSING: ("missing", "missing"), Category.NEW: ("new", "new")}
     if category in nouns:
         one, many = nouns[category]
@@ -90,7 +101,9 @@ def counted(category: Category, n: int, unit: str) -> str:
 
 # Styles of the terminal tables and the report's classes, per category.
 STYLE = {Category.REGRESSION: "bold red", Category.HIGHER: "red", Category.LOWER: "green",
-         Category.UNJUDGED: "yellow", Category.MISSING: "yellow", Category.NEW: "cyan"}
+         Category.TIMER_SHARE: "dim", Category.UNJUDGED: "yellow", Category.MISSING: "yellow",
+         Category.NEW: "cyan"}
 CSS_CLASS = {Category.REGRESSION: "slower", Category.HIGHER: "slower",
-             Category.LOWER: "faster", Category.SAME: "same", Category.IDENTICAL: "same",
+             Category.LOWER: "faster", Category.TIMER_SHARE: "same", Category.SAME: "same",
+             Category.IDENTICAL: "same",
              Category.UNJUDGED: "none", Category.MISSING: "none", Category.NEW: "none"}

@@ -5,8 +5,10 @@ Three methods, chosen per pair from what the data are (docs/result-format.md, "V
 - **exact** (lab instruction counts, unit instructions/op, and any two sides whose
   samples are each a constant): the figures are compared by value, never given a
   p-value: identical when they differ by less than 1e-9 of their size (below what the
-  figures represent), else higher or lower by the difference.  Lab counts are compared
-  in the guest clock's ticks converted with one rate (:func:`exact_medians`);
+  figures represent), else higher or lower by the difference; instruction counts less than
+  one instruction per op apart are the timer's share, no change (:func:`path_changed`).
+  Lab counts are compared in the guest clock's ticks converted with one rate
+  (:func:`exact_medians`);
 - **levels** (timings of several harness processes per side, ``kcross run
   --processes``): the log ratio of the sides' medians with Student's t over the
   processes' medians; between two separate runs the machine's run-to-run noise of the
@@ -34,7 +36,7 @@ from .. import stats
 from ..schema import UNIT_INSTRUCTIONS
 from ..series import Series
 from ..stats import ALPHA, CONFIDENCE, StatsError
-from .categories import Category, label
+from .categories import TIMER_SHARE, Category, label
 
 EXACT = "exact"
 LEVELS = "levels"
@@ -47,9 +49,10 @@ EXACT_RELATIVE = 1e-9
 # The rule of a change of exact instruction counts: an operation's own path moves by whole
 # instructions on every op, so a move of less than one instruction per operation (real: the
 # counts differ) is the batch's timer reads, and the periodic work around them, spread over
-# its operations: the timer's share, never a change of the path (:func:`path_changed`).
+# its operations: the timer's share, never a change of the path.  The judge gives such a
+# pair its own category (Category.TIMER_SHARE, not ``changed``), so every count of changes,
+# every label and every gate reads the rule from the category (:func:`path_changed`).
 PATH_STEP = 1.0            # instructions per op
-TIMER_SHARE = "under 1 instruction per op: the timer's share"
 SUB_INSTRUCTION = f"{TIMER_SHARE}, not the op's path"
 
 # The levels of variation a verdict can see.
@@ -139,6 +142,15 @@ class Judgement:
     def exact(self) -> bool:
         return self.method == EXACT
 
+    @property
+    def difference(self) -> Category:
+        """The category by value alone: higher or lower for a move by the timer's share
+        (the counts do differ), as the comparison record keeps it; else :attr:`category`."""
+        if self.category is not Category.TIMER_SHARE:
+            return self.category
+        assert self.median_a is not None and self.median_b is not None
+        return Category.HIGHER if self.median_b > self.median_a else Category.LOWER
+
 
 def below_step(unit: str, a: float, b: float) -> bool:
     """Exact counts ``a`` and ``b`` of instructions per op that differ by less than one
@@ -152,14 +164,13 @@ def below_step(unit: str, a: float, b: float) -> bool:
 def timer_share(j: Judgement) -> bool:
     """B differs from A by less than one instruction per op: the timer's share, never a
     change of the path, and never explained."""
-    return j.exact and j.category.changed and j.median_a is not None \
-        and j.median_b is not None and below_step(j.unit, j.median_a, j.median_b)
+    return j.category is Category.TIMER_SHARE
 
 
 def path_changed(j: Judgement) -> bool:
     """A change of the path: B differs from A (exact counts: by one instruction per op or
     more; timings: a difference shown)."""
-    return j.category.changed and not timer_share(j)
+    return j.category.changed
 
 
 def separate(a: Series, b: Series) -> bool:
@@ -257,9 +268,9 @@ def _measure(pair: Pair, alpha: float, confidence: float) -> Judgement:
     if is_exact(a, b):
         ma, mb = exact_medians(a, b)
         same = abs(mb - ma) <= EXACT_RELATIVE * max(abs(ma), abs(mb))
-        category = Category.IDENTICAL if same else (Category.HIGHER if mb > ma else
-                                                     Category.LOWER)
         fraction = not same and below_step(unit, ma, mb)
+        category = Category.IDENTICAL if same else Category.TIMER_SHARE if fraction else \
+            Category.HIGHER if mb > ma else Category.LOWER
         return Judgement(**common, base=a, new=b,  # type: ignore[arg-type]
                          category=category, method=EXACT, median_a=ma, median_b=mb,
                          ratio=(mb / ma) if ma > 0 else (1.0 if same else None),
@@ -363,7 +374,8 @@ def _decide(j: Judgement) -> Judgement:
 def gate(j: Judgement, tolerance: float) -> Category:
     """The category of a row of ``kcross check`` at ``tolerance`` (0.05: +5%).
 
-    Exact figures: REGRESSION when higher by more than the tolerance.  Timings that see
+    Exact figures: REGRESSION when higher by more than the tolerance (a move by the
+    timer's share never is: it is no change).  Timings that see
     every level between them (one run's benchmarks, or two runs with the machine's
     run-to-run noise known): REGRESSION when shown higher AND the ratio's interval lies
     above 1 + tolerance.  Two separate runs whose run-to-run noise is not known: the
@@ -389,18 +401,20 @@ def gate(j: Judgement, tolerance: float) -> Category:
 
 def record(j: Judgement) -> dict[str, object]:
     """A verdict as JSON, with what recomputes it (docs/result-format.md, the comparison
-    record's ``verdict``): every --json and the json export write this."""
+    record's ``verdict``): every --json and the json export write this.  A move by the
+    timer's share keeps its direction there (``category`` higher or lower, ``significant``:
+    the counts do differ) and its note says it is the timer's share (the format unchanged)."""
     def finite(x: float | None) -> float | None:
         return x if x is not None and math.isfinite(x) else None
 
     noise = None if j.noise is None else {
         "var": j.noise.var, "cv": j.noise.cv, "df": finite(j.noise.df), "runs": j.noise.runs,
         "source": j.noise.source, "within": j.noise.within}
-    return {"method": j.method, "category": j.category.value, "n_a": j.n_a, "n_b": j.n_b,
+    return {"method": j.method, "category": j.difference.value, "n_a": j.n_a, "n_b": j.n_b,
             "median_a": j.median_a, "median_b": j.median_b, "ratio": j.ratio,
             "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "confidence": j.confidence,
             "p": j.p, "p_adjusted": j.p_adjusted, "alpha": j.alpha,
-            "significant": j.category.changed, "detectable": j.detectable,
+            "significant": j.difference.changed, "detectable": j.detectable,
             "se": j.se, "df": finite(j.df), "raw": j.raw, "noise": noise,
             "sees": list(j.sees), "misses": list(j.misses), "processes": list(j.processes),
             "note": j.note}

@@ -68,6 +68,10 @@ def _judged(rows: Sequence[tuple[str, float, float]], labels: tuple[str, str],
             for (what, a, b), row in zip(rows, compared.rows, strict=True)]
 
 
+def _listed(j: Judgement) -> bool:
+    return path_changed(j) or j.category is Category.UNJUDGED
+
+
 def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B")) -> ProfileDiff:
     totals = _judged([("instructions", a.figure, b.figure), ("user", a.user, b.user),
                       ("kernel", a.kernel, b.kernel)], labels)
@@ -87,11 +91,10 @@ def diff(a: BenchProfile, b: BenchProfile, labels: tuple[str, str] = ("A", "B"))
                 if max(abs(x.get(k, 0.0)), abs(y.get(k, 0.0))) >= SHOWN_PER_OP]
         return [(k, x.get(k, 0.0), y.get(k, 0.0)) for k in keys]
 
-    # Listed: what changed, and what the judge could not judge (with its reason).
-    functions = [c for c in _judged(rows(fa, fb), labels, spaces)
-                 if c.judgement.category is not Category.IDENTICAL]
-    costly = [c for c in _judged(rows(ca, cb), labels, spaces)
-              if c.judgement.category is not Category.IDENTICAL]
+    # Listed: what changed (by the rule of a change: the timer's share is none), and what
+    # the judge could not judge (with its reason).
+    functions = [c for c in _judged(rows(fa, fb), labels, spaces) if _listed(c.judgement)]
+    costly = [c for c in _judged(rows(ca, cb), labels, spaces) if _listed(c.judgement)]
     functions.sort(key=lambda c: -abs(c.b - c.a))
     costly.sort(key=lambda c: c.what)
     return ProfileDiff(a.name, totals, functions, costly)

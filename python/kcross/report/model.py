@@ -419,6 +419,7 @@ class ComparisonSection:
     # noisiest rows (the largest change they could miss) and what the verdicts saw.
     counts: str = ""
     changed: list[str] = field(default_factory=list)
+    shares: list[str] = field(default_factory=list)   # rows moved by the timer's share
     noisy: list[str] = field(default_factory=list)
     sees: list[str] = field(default_factory=list)
 
@@ -480,9 +481,10 @@ NOISY = 0.05
 
 def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
     """What a comparison's opening says: how many rows fall in each category, the changes
-    largest first, the rows that could miss the largest changes, what the verdicts saw."""
+    largest first (a move by the timer's share is none: said apart), the rows that could
+    miss the largest changes, what the verdicts saw."""
     from ..judge.categories import SUMMARY_ORDER, counted
-    from ..views.verdict import seeing_lines, words
+    from ..views.verdict import seeing_lines, timer_share_lines, words
 
     unit = judged[0].unit if judged else ""
     counts = ", ".join(counted(c, n, unit) for c in SUMMARY_ORDER
@@ -495,6 +497,7 @@ def headline(judged: Sequence[Judgement]) -> dict[str, Any]:
             "changed": [f"{j.name}: {words(j)}" for j in changed[:HEADLINE_ROWS]]
             + ([f"and {len(changed) - HEADLINE_ROWS} more"] if len(changed) > HEADLINE_ROWS
                else []),
+            "shares": timer_share_lines(judged),
             "noisy": [f"{j.name} (could miss {plus_minus(share(j.detectable or 0))})"
                       for j in noisy[:HEADLINE_ROWS]],
             "sees": seeing_lines(judged)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..judge.categories import Category
 from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT
 from .text import mark
@@ -177,8 +178,9 @@ def benchstat_text(comparison: Comparison, *, ascii_box: bool = False) -> str:
                 if j is None or j.error is not None:
                     t.cell("?", align=">").cell(f"({n})")
                     t.cell(footnote(j.error if j else None))
-                elif j.method == EXACT:
-                    delta = "identical" if not j.category.changed else \
+                elif j.method == EXACT:   # the timer's share is no change: ~ (its note says)
+                    delta = "identical" if j.category is Category.IDENTICAL else "~" \
+                        if not j.category.changed else \
                         (_delta(j.ratio) if j.ratio is not None else "?")
                     t.cell(delta, align=">").cell(f"(exact {n})")
                     t.cell(footnote(j.note))

@@ -124,7 +124,11 @@ def json_record(outcome: Outcome) -> dict[str, Any]:
     rows = []
     for row in outcome.rows:
         j = row.judgement
-        entry: dict[str, Any] = {"benchmark": row.name, "category": row.category.value,
+        # a move by the timer's share passes as no change, and is recorded as the verdict
+        # record keeps it: by its direction (kcross.judge.verdict.record; format unchanged)
+        category = j.difference if j is not None and row.category is Category.TIMER_SHARE \
+            else row.category
+        entry: dict[str, Any] = {"benchmark": row.name, "category": category.value,
                                  "fails": row.fails, "note": row.note}
         if j is not None and j.error is None:
             entry.update(base_median=j.median_a, current_median=j.median_b,

@@ -8,7 +8,7 @@ from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT, Judgement
 from .table import RIGHT, Column, Table
 from .text import NONE, change_percent, in_unit, mark, p_text, ratio, with_interval
-from .verdict import detectable_text, seeing_lines, words
+from .verdict import detectable_text, seeing_lines, timer_share_lines, words
 
 
 def median_text(cell: Cell, unit: str, notes: list[str]) -> str:
@@ -84,6 +84,7 @@ def table(comparison: Comparison) -> Table:
                           change_percent(r) if r is not None else "", ""]
         out.add(*cells, style="bold")
     out.notes = [f"{mark(i)} {note}" for i, note in enumerate(notes, start=1)]
+    out.notes += timer_share_lines(comparison.judgements)
     out.notes.append(legend(comparison))
     out.notes += seeing_lines(comparison.judgements)
     return out

@@ -16,10 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..judge.verdict import record
-from .lab import timer_share_note
 from .table import BARE, RIGHT, Column, Styled, Table, terminal
 from .text import NONE, arrow, count, counted
-from .verdict import words
+from .verdict import timer_share_note, words
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

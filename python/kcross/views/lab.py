@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..judge.verdict import TIMER_SHARE, Judgement
+from ..judge.verdict import Judgement
 from .table import RIGHT, Column, Row, Styled, Table
 from .text import NONE, clip_words, count, interval
-from .verdict import exact_delta, exact_percent
+from .verdict import exact_delta, exact_percent, timer_share_note
 
 
 def figure(value: float | None) -> str:
@@ -34,13 +34,6 @@ class CountRow:
 
 
 REASON_WIDTH = 60   # a skip reason or a judgement's error, in the compare table's note
-
-
-def timer_share_note(names: Sequence[str]) -> str:
-    """The line that says which rows moved by the timer's share only (not a change of the
-    path: kcross.judge.verdict's rule)."""
-    return (f"{len(names)} row{'' if len(names) == 1 else 's'} moved by {TIMER_SHARE} (not a "
-            f"change of the path, not explained): {', '.join(names)}")
 
 
 def compare_table(title: str, label_a: str, label_b: str, rows: Sequence[CountRow],

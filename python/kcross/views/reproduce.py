@@ -37,13 +37,14 @@ def ratio_text(row: FigureRow) -> str:
 
 
 def change_text(c: ChangeRow) -> str:
+    from ..judge.verdict import timer_share
     from .verdict import words
 
     if c.judgement is None:
         return c.reason
     j = c.judgement
     shown = f"B/A {ratio(j.ratio)}" if j.ratio is not None else ""
-    said = words(j)
+    said = words(j) + (f"; {j.note}" if timer_share(j) else "")   # no change: its note says
     return f"{shown}: {said}" if shown and said not in ("~",) else \
         (f"{shown}: no difference shown" if shown else said)
 

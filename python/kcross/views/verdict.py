@@ -10,10 +10,12 @@ from ..judge.verdict import (
     SAMPLES,
     SEEN_PROCESSES,
     SEEN_RUNS,
+    TIMER_SHARE,
     Judgement,
     PairedVerdict,
     fails_at,
     gate,
+    timer_share,
 )
 from .text import NONE, change_words, percent, plus_minus, signed, significant_digits
 
@@ -133,6 +135,20 @@ def seeing_lines(judgements: Sequence[Judgement]) -> list[str]:
         lines.append("one process per side: 'kcross run --processes K' gives each run the "
                      "process level")
     return lines
+
+
+def timer_share_note(names: Sequence[str]) -> str:
+    """The line that says which rows moved by the timer's share only (not a change of the
+    path: kcross.judge.verdict's rule), under every table that judges exact counts."""
+    return (f"{len(names)} row{'' if len(names) == 1 else 's'} moved by {TIMER_SHARE} (not a "
+            f"change of the path, not explained): {', '.join(names)}")
+
+
+def timer_share_lines(judgements: Sequence[Judgement]) -> list[str]:
+    """:func:`timer_share_note` of the judgements that moved by the timer's share; none
+    when no row did."""
+    names = [j.name for j in judgements if timer_share(j)]
+    return [timer_share_note(names)] if names else []
 
 
 def paired_words(v: PairedVerdict, b: str = "B", a: str = "A") -> str:
