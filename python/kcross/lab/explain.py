@@ -226,13 +226,17 @@ def explain_steps(steps: Sequence[Step], *, source: Path, timeout: float,
                   boots: Boots | None = None, memo: dict[Any, Any] | None = None
                   ) -> list[Explained]:
     """:func:`explain` of several steps (a release series' neighbouring kernels, each
-    release's two sides), their profiled boots made together, two at a time: a side of two
-    steps (a kernel between two others) is booted once when both steps' changed rows ask
-    for the same selection.  Each step's ``seconds`` is the host time of all the boots."""
+    release's two sides), their profiled boots made together, two at a time, each running
+    what the changed rows of all the steps ask for (:func:`selection`): a side of two steps
+    (a kernel between two others) is booted once.  Each step's ``seconds`` is the host time
+    of all the boots."""
     from kcross.lab.boots import parallel_boots
 
     kept = memo if memo is not None else {}
-    planned = [_plan(step, glob) for step in steps]
+    # One selection for every step: a side of two steps is profiled once whatever rows
+    # each step changed.
+    every = list(dict.fromkeys(r for _, _, verdicts in steps for r in changed_rows(verdicts)))
+    planned = [_plan(step, selection(every, glob)) for step in steps]
     for p in planned:
         if p.keys:
             said = "" if len(steps) == 1 else f" ({p.a.label} → {p.b.label})"
@@ -282,14 +286,15 @@ class _Plan:
     ran: str = ""
 
 
-def _plan(step: Step, glob: str | None) -> _Plan:
+def _plan(step: Step, chosen: tuple[tuple[str, ...], str | None]) -> _Plan:
+    """A step's plan, its profiled boots running ``chosen`` (:func:`selection`)."""
     a, b, verdicts = step
     rows = changed_rows(verdicts)
     config = config_diff(a.kernel, b.kernel, a.guest.arch.name, (a.label, b.label))
     shares = tuple(timer_share_rows(verdicts))
     if not rows:
         return _Plan(a, b, verdicts, rows, config, shares)
-    suites, bench = selection(rows, glob)
+    suites, bench = chosen
     ran = bench or f"the suite{'' if len(suites) == 1 else 's'} {', '.join(suites)}"
     return _Plan(a, b, verdicts, rows, config, shares,
                  tuple((s.label, suites, bench) for s in (a, b)), ran)

@@ -91,6 +91,14 @@ def step_cell(j: Judgement | None) -> str | Styled:
     return exact_delta(j)
 
 
+def _why(columns: Sequence[KernelColumn], reasons: Sequence[str]) -> str:
+    """Why a row lacks figures: the reason, when every run gives it; else the first run's
+    that lacks one, named."""
+    if all(reasons) and len(set(reasons)) == 1:
+        return reasons[0]
+    return next((f"{columns[i].label}: {r}" for i, r in enumerate(reasons) if r), "")
+
+
 def series_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[SeriesStep],
                  lines: Sequence[SeriesLine], notes: Sequence[str] = ()) -> Table:
     """The rows × runs table: each run's figure, each step's B − A after the run it ends
@@ -109,8 +117,7 @@ def series_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[Se
             else:
                 assert step is not None
                 cells.append(step_cell(line.steps[step]))
-        why = next((f"{columns[i].label}: {r}" for i, r in enumerate(line.reasons) if r), "")
-        table.add(*cells, clip_words(why, REASON_WIDTH))
+        table.add(*cells, clip_words(_why(columns, line.reasons), REASON_WIDTH))
         for s, j in zip(steps, line.steps, strict=True):
             if j is not None and timer_share(j):
                 a, b = columns[s.a], columns[s.b]
