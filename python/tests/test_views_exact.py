@@ -753,8 +753,8 @@ def release_series(sides: tuple[str, ...] = (), moved: dict[str, float] | None =
 def test_lab_release_series_table() -> None:
     """``kcross lab ppc64le --releases bookworm,trixie,sid --no-explain``'s table and its
     records (``--json``), of SERIES."""
-    from kcross.lab.series import notes, series_of, title
     from kcross.lab.request import LabRequest
+    from kcross.lab.series import notes, series_of, title
     from kcross.views.series import series_records, series_table
     from kcross.views.table import terminal
 
