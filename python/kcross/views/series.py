@@ -2,11 +2,13 @@
 kernels and its JSON records.  Pure functions of what kcross.lab.series computed; nothing
 is judged here.
 
-The table: a row per benchmark, a column per counting run (a release's kernel, its header
-the release and the kernel's version; with ``--compare`` or ``--compare-env`` each
-release's two sides), and after each run that a step ends at, the step: B − A exactly as
-kcross.judge judged it (``0`` identical, else the signed difference).  A step that moved
-by the timer's share only is dimmed and named under the table: not a change.
+The table of kernels alone: a row per benchmark, a column per kernel (its header the
+release and the kernel's version), and after each kernel but the first the step from the
+one before it: B − A exactly as kcross.judge judged it (``0`` identical, else the signed
+difference).  With ``--compare`` or ``--compare-env``, a line per benchmark per release
+(A, B, B − A and the change: the table of ``--compare``, release by release; five
+releases' sides side by side would not fit a terminal).  A step that moved by the timer's
+share only is dimmed and named under the table: not a change.
 
 The records (``--json``): one ``lab-release-row`` per row per run (docs/result-format.md,
 "Lab release series"); the explanations' are kcross.views.explain's.
@@ -22,7 +24,7 @@ from ..judge.verdict import Judgement, path_changed, record, timer_share
 from .lab import REASON_WIDTH, figure, shown_names, timer_share_note
 from .table import RIGHT, Column, Row, Styled, Table
 from .text import NONE, arrow, clip_words
-from .verdict import exact_delta
+from .verdict import exact_delta, exact_percent
 
 ROW = "lab-release-row"
 
@@ -64,20 +66,12 @@ class SeriesLine:
 
 def _headers(columns: Sequence[KernelColumn], steps: Sequence[SeriesStep]
              ) -> list[tuple[str, int | None, int | None]]:
-    """Each table column after the first: its header, and the run or the step it shows."""
-    sided = any(c.side is not None for c in columns)
+    """Each table column of a series of kernels after the first: its header (the release
+    and the kernel's version; Δ), and the run or the step it shows."""
     found: list[tuple[str, int | None, int | None]] = []
     for i, c in enumerate(columns):
-        first = i == 0 or columns[i - 1].release != c.release
-        if not sided:
-            found.append((f"{c.release}\n{c.version}", i, None))
-        else:
-            found.append((f"{c.release}\n{c.version}\n{c.side}" if first else f"\n\n{c.side}",
-                          i, None))
-        for k, s in enumerate(steps):
-            if s.b == i:
-                a = columns[s.a]
-                found.append((f"\n\n{c.side} - {a.side}" if sided else "\nΔ", None, k))
+        found.append((f"{c.release}\n{c.version}", i, None))
+        found += [("\nΔ", None, k) for k, s in enumerate(steps) if s.b == i]
     return found
 
 
@@ -101,14 +95,34 @@ def _why(columns: Sequence[KernelColumn], reasons: Sequence[str]) -> str:
 
 def series_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[SeriesStep],
                  lines: Sequence[SeriesLine], notes: Sequence[str] = ()) -> Table:
-    """The rows × runs table: each run's figure, each step's B − A after the run it ends
-    at, why a row lacks a figure (its note); the steps that moved by the timer's share
+    """The series' table: rows × kernels (:func:`kernels_table`), or with two sides a line
+    per row per release (:func:`sides_table`); the steps that moved by the timer's share
     only named under it, then ``notes``."""
+    sided = any(c.side is not None for c in columns)
+    table = (sides_table if sided else kernels_table)(title, columns, steps, lines)
+    shares = []
+    for line, shown in zip(lines, shown_names([line.name for line in lines]), strict=True):
+        for s, j in zip(steps, line.steps, strict=True):
+            if j is not None and timer_share(j):
+                a, b = columns[s.a], columns[s.b]
+                shares.append(f"{shown} ({b.release if sided else arrow(a.release, b.release)})")
+    if not any(row.cells[-1] for row in table.rows):   # no row needs a note
+        table.columns = table.columns[:-1]
+        table.rows = [Row(row.cells[:-1], row.style) for row in table.rows]
+    if shares:
+        table.notes.append(timer_share_note(shares))
+    table.notes += notes
+    return table
+
+
+def kernels_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[SeriesStep],
+                  lines: Sequence[SeriesLine]) -> Table:
+    """A row per benchmark: each kernel's figure, each step's B − A after the kernel it
+    ends at, why the row lacks a figure (its note)."""
     headers = _headers(columns, steps)
     table = Table([Column("benchmark", wrap=False),
                    *(Column(h, RIGHT, wrap=False) for h, _, _ in headers),
                    Column("note")], title=title)
-    shares = []
     for line, shown in zip(lines, shown_names([line.name for line in lines]), strict=True):
         cells: list[str | Styled] = [shown]
         for _, run, step in headers:
@@ -118,17 +132,28 @@ def series_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[Se
                 assert step is not None
                 cells.append(step_cell(line.steps[step]))
         table.add(*cells, clip_words(_why(columns, line.reasons), REASON_WIDTH))
+    return table
+
+
+def sides_table(title: str, columns: Sequence[KernelColumn], steps: Sequence[SeriesStep],
+                lines: Sequence[SeriesLine]) -> Table:
+    """A line per benchmark per release: the release's kernel, A's and B's figures, B − A
+    and (B − A)/A as the judge judged them, why a figure is missing (its note)."""
+    first = columns[steps[0].a], columns[steps[0].b]
+    a_side, b_side = (c.side or "" for c in first)
+    table = Table([Column("benchmark", wrap=False), Column("release", wrap=False),
+                   Column("kernel", wrap=False), Column(a_side, RIGHT, wrap=False),
+                   Column(b_side, RIGHT, wrap=False),
+                   Column(f"{b_side} - {a_side}", RIGHT, wrap=False),
+                   Column("change", RIGHT, wrap=False), Column("note")], title=title)
+    for line, shown in zip(lines, shown_names([line.name for line in lines]), strict=True):
         for s, j in zip(steps, line.steps, strict=True):
-            if j is not None and timer_share(j):
-                a, b = columns[s.a], columns[s.b]
-                where = b.release if a.release == b.release else arrow(a.release, b.release)
-                shares.append(f"{shown} ({where})")
-    if not any(row.cells[-1] for row in table.rows):   # no row needs a note
-        table.columns = table.columns[:-1]
-        table.rows = [Row(row.cells[:-1], row.style) for row in table.rows]
-    if shares:
-        table.notes.append(timer_share_note(shares))
-    table.notes += notes
+            a, b = columns[s.a], columns[s.b]
+            change = NONE if j is None or j.error is not None else exact_percent(j)
+            table.add(shown, a.release, a.version, figure(line.figures[s.a]),
+                      figure(line.figures[s.b]), step_cell(j), change,
+                      clip_words(_why((a, b), (line.reasons[s.a], line.reasons[s.b])),
+                                 REASON_WIDTH))
     return table
 
 
@@ -158,5 +183,5 @@ def series_records(arch: str, unit: str, columns: Sequence[KernelColumn],
     return records
 
 
-__all__ = ["ROW", "KernelColumn", "SeriesLine", "SeriesStep", "series_records",
-           "series_table", "step_cell"]
+__all__ = ["ROW", "KernelColumn", "SeriesLine", "SeriesStep", "kernels_table",
+           "series_records", "series_table", "sides_table", "step_cell"]
