@@ -51,6 +51,7 @@ from kcross.views.series import (
     KernelColumn,
     SeriesLine,
     SeriesStep,
+    run_label,
     series_records,
     series_table,
 )
@@ -196,7 +197,7 @@ def subjects(request: LabRequest, name: str, kernel: Kernel, payload: Payload
                                payload, env=env,
                                variant=settings_text(request.guest.settings()) or None))]
     a, b = jobs.env_subjects(request, kernel, payload, sides)
-    return [(s.label, replace(s, label=f"{name} {s.label}")) for s in (a, b)]
+    return [(s.label, replace(s, label=run_label(name, s.label))) for s in (a, b)]
 
 
 def counting(request: LabRequest, names: Sequence[str], kernels: Sequence[Kernel],

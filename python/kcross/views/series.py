@@ -42,7 +42,13 @@ class KernelColumn:
 
     @property
     def label(self) -> str:
-        return self.release if self.side is None else f"{self.release} {self.side}"
+        return run_label(self.release, self.side)
+
+
+def run_label(release: str, side: str | None) -> str:
+    """A run of the series as its notes and explanations name it: the release, and the
+    side when there are two (``trixie B``)."""
+    return release if side is None else f"{release} {side}"
 
 
 @dataclass(frozen=True)
@@ -183,5 +189,5 @@ def series_records(arch: str, unit: str, columns: Sequence[KernelColumn],
     return records
 
 
-__all__ = ["ROW", "KernelColumn", "SeriesLine", "SeriesStep", "kernels_table",
+__all__ = ["ROW", "KernelColumn", "SeriesLine", "SeriesStep", "kernels_table", "run_label",
            "series_records", "series_table", "sides_table", "step_cell"]
