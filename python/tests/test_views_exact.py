@@ -26,7 +26,8 @@ The views and their inputs (nothing measured, nothing timed):
   experiment's native part; the stored runs are ``kcross import``s of the captures in
   python/tests/data and of edited copies of them (STORE, processes_runs);
 - by their view functions, where the command needs QEMU: the lab's compare, mitigation and
-  selftests (crosscheck) tables, the profile, trace and profile-difference views, and
+  selftests (crosscheck) tables, a release series' tables (--releases, alone and with
+  --compare-env) and records, the profile, trace and profile-difference views, and
   reproduce's outcome and record for the lab part; fed objects made by the highest-level
   builders there are from the captured lab runs (data/lab-ppc64le-sc.jsonl, -scv.jsonl),
   the captured selftests (data/selftests/) and data/views/profile-ppc64le.jsonl (written

@@ -1,8 +1,9 @@
 """``kcross lab ARCH``: kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU.
 
 The jobs (the kernel, the guest programs, counting, mitigations, correctness) are
-:mod:`kcross.lab.jobs`'s; this module holds the options and turns them into the request
-the jobs take (:class:`kcross.lab.request.LabRequest`).
+:mod:`kcross.lab.jobs`'s, a release series (``--releases``) :mod:`kcross.lab.series`'s;
+this module holds the options and turns them into the request the jobs take
+(:class:`kcross.lab.request.LabRequest`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ suites, the row itself when it is one) and returns per row:
 
 Every axis of change takes this one path (kcross.lab.jobs: ``--against``,
 ``--against-source``, ``--compare --explain``, ``--mitigations --explain``); ``kcross lab
-ARCH --releases`` calls :func:`explain` for each pair of neighbouring kernels.  Shown by
+ARCH --releases`` (kcross.lab.series) calls :func:`explain_steps` for every pair of
+neighbouring kernels at once, each kernel profiled once.  Shown by
 kcross.views.explain (the terminal view and the JSON records).
 """
 

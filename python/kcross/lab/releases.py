@@ -14,6 +14,9 @@ kernel at ``usr/lib/modules/ABI/vmlinuz`` (an ELF vmlinux on ppc64el despite the
 on ``linux-base-ABI``, which holds the configuration at ``usr/lib/modules/ABI/config``.  ABI
 is the package name's part after ``linux-image-`` (``7.2.13+deb14-amd64``).
 
+``--releases A,B,...`` or ``all`` names several (:func:`series`: in release order; every
+release the arch has for ``all``): kcross.lab.series counts them.
+
 Facts read from the mirror's indexes and packages (2026-11-28): buster is gone from it;
 bullseye's Release lists no ppc64el any more.
 """
