@@ -265,3 +265,16 @@ def test_the_kernels_are_fetched_at_once(monkeypatch: Any) -> None:
     found = series.fetch_kernels(request, ["bookworm", "trixie", "sid"], err)
     assert [k.release for k in found] == ["bookworm", "trixie", "sid"]
     assert sorted(asked) == ["bookworm", "sid", "trixie"]
+
+
+def test_compare_counts_both_mechanisms_on_every_release(tmp_path: Path, monkeypatch: Any,
+                                                        capsys: Any) -> None:
+    """--releases with --compare sc scv: each release's kernel with each mechanism forced,
+    the sides labelled by their mechanisms."""
+    booted, _ = fake_boots(monkeypatch)
+    assert run_series(tmp_path, compare=("sc", "scv"), json_output=True) == 0
+    assert [(b[0], b[2]["KCROSS_SYSCALL"]) for b in booted] == [
+        (release, m) for release, *_ in SERIES for m in ("sc", "scv")]
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {(r["side"], (r["step"] or {}).get("against", {}).get("side")) for r in rows} == {
+        ("sc", None), ("scv", "sc")}
