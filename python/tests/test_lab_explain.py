@@ -256,8 +256,8 @@ def test_an_explained_comparison_prints_json_alone(tmp_path: Path, monkeypatch: 
 
 @pytest.mark.parametrize("args, message", [
     (["ppc64le", "--explain"], "--explain explains the rows that changed between two sides: "
-                               "give --compare, --compare-env, --against, --against-source or "
-                               "--mitigations"),
+                               "give --compare, --compare-env, --against, --against-source, "
+                               "--mitigations or --releases"),
     (["ppc64le", "--compare", "sc", "scv", "--explain", "--profile"],
      "--explain profiles the changed rows itself: not with --profile"),
     (["ppc64le", "--against-source", "/no/such/dir"], "--against-source /no/such/dir: no such "

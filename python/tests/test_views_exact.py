@@ -26,7 +26,8 @@ The views and their inputs (nothing measured, nothing timed):
   experiment's native part; the stored runs are ``kcross import``s of the captures in
   python/tests/data and of edited copies of them (STORE, processes_runs);
 - by their view functions, where the command needs QEMU: the lab's compare, mitigation and
-  selftests (crosscheck) tables, the profile, trace and profile-difference views, and
+  selftests (crosscheck) tables, a release series' tables (--releases, alone and with
+  --compare-env) and records, the profile, trace and profile-difference views, and
   reproduce's outcome and record for the lab part; fed objects made by the highest-level
   builders there are from the captured lab runs (data/lab-ppc64le-sc.jsonl, -scv.jsonl),
   the captured selftests (data/selftests/) and data/views/profile-ppc64le.jsonl (written
@@ -709,6 +710,83 @@ def test_lab_explanation_config_view() -> None:
                       crossing_config.others(a, b), ("boot/config-6.1.0-50-amd64",
                                                      "boot/config-6.12.117+deb13-amd64"))
     held("lab-explanation-config", rendered(printing(config_lines(diff, ("A", "B")))))
+
+
+# A ppc64le release series of the captured sc run: each kernel's (release, package version,
+# ABI) and what its counts moved by against bookworm's (instructions/op by benchmark):
+# trixie getppid-inline +38 and getppid-dispatch +0.4 (the timer's share), sid stat-root
+# +120 and getppid-inline +25.
+SERIES = (("bookworm", "6.1.176-1", "6.1.0-50-powerpc64le", {}),
+          ("trixie", "6.12.107-1", "6.12.107+deb13-powerpc64le",
+           {"getppid-inline": 38.0, "getppid-dispatch": 0.4}),
+          ("sid", "7.2.13-1", "7.2.13+deb14-powerpc64le",
+           {"getppid-inline": 25.0, "stat-root": 120.0}))
+
+
+def release_series(sides: tuple[str, ...] = (), moved: dict[str, float] | None = None
+                   ) -> list[Any]:
+    """kcross.lab.series.Counting of each kernel of SERIES: the captured sc run shifted by
+    the kernel's moves; with ``sides``, one run per side, the later sides further shifted by
+    ``moved`` (--compare-env's B)."""
+    from kcross.lab.explain import Subject
+    from kcross.lab.kernel import Kernel
+    from kcross.lab.machines import Guest, arch
+    from kcross.lab.payload import Payload
+    from kcross.lab.series import Counting
+
+    runs = []
+    for release, version, abi, shift in SERIES:
+        kernel = Kernel("ppc64le", Path(f"/lab/{release}/boot/vmlinux-{abi}"),
+                        package=f"linux-image-{abi}", version=version, release=release)
+        payload = Payload("ppc64le", Path("/lab"), Path("/lab/h"), Path("/lab/i"), {}, [])
+        for i, side in enumerate(sides or (None,)):
+            extra = moved if i else None
+            total = {k: shift.get(k, 0.0) + (extra or {}).get(k, 0.0)
+                     for k in {*shift, *(extra or {})}}
+            run = counted(SC, total)
+            run.kernel = kernel
+            label = release if side is None else f"{release} {side}"
+            subject = Subject(label, Guest(arch("ppc64le"), kernel.path), kernel, payload)
+            runs.append(Counting(release, subject, side, run))
+    return runs
+
+
+def test_lab_release_series_table() -> None:
+    """``kcross lab ppc64le --releases bookworm,trixie,sid --no-explain``'s table and its
+    records (``--json``), of SERIES."""
+    from kcross.lab.request import LabRequest
+    from kcross.lab.series import notes, series_of, title
+    from kcross.views.series import series_records, series_table
+    from kcross.views.table import terminal
+
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=600,
+                         releases="bookworm,trixie,sid")
+    s = series_of("ppc64le", release_series())
+    columns = [c.column() for c in s.runs]
+    table = series_table(title(s), columns, s.steps, s.lines(), notes(s, request))
+    held("lab-releases", rendered(printing(terminal(table))))
+    held("lab-releases-records", "".join(
+        json.dumps(r) + "\n" for r in series_records("ppc64le", "instructions/op", columns,
+                                                      s.steps, s.lines())
+        if r["row"] in ("syscall/getppid-inline", "syscall/getppid-dispatch", "cpuid/rdpid")))
+
+
+def test_lab_release_series_of_two_sides() -> None:
+    """``kcross lab ppc64le --releases bookworm,trixie,sid --compare-env KCROSS_RSEQ=off``'s
+    table: what rseq costs each crossing, release by release (B: kc_cpu 60 dearer on every
+    kernel, getppid-inline 12 cheaper)."""
+    from kcross.lab.request import LabRequest
+    from kcross.lab.series import notes, series_of, title
+    from kcross.views.series import series_table
+    from kcross.views.table import terminal
+
+    request = LabRequest(arch="ppc64le", mode="counting", timeout=600,
+                         releases="bookworm,trixie,sid", compare_env=("KCROSS_RSEQ=off",))
+    s = series_of("ppc64le", release_series(("A", "B"), {"getppid-inline": -12.0,
+                                                         "kc_cpu": 60.0}))
+    table = series_table(title(s), [c.column() for c in s.runs], s.steps, s.lines(),
+                         notes(s, request))
+    held("lab-releases-compare-env", rendered(printing(terminal(table))))
 
 
 def measured(name: str, variant: str, run_id: int) -> Any:

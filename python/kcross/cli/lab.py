@@ -1,8 +1,9 @@
 """``kcross lab ARCH``: kcross on a real ppc64le, aarch64 or x86-64 kernel under QEMU.
 
 The jobs (the kernel, the guest programs, counting, mitigations, correctness) are
-:mod:`kcross.lab.jobs`'s; this module holds the options and turns them into the request
-the jobs take (:class:`kcross.lab.request.LabRequest`).
+:mod:`kcross.lab.jobs`'s, a release series (``--releases``) :mod:`kcross.lab.series`'s;
+this module holds the options and turns them into the request the jobs take
+(:class:`kcross.lab.request.LabRequest`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="boot this kernel (vmlinux for ppc64le, Image for aarch64, bzImage "
                         "for x86_64) instead of Debian's")
     lab_release_option(p)
+    p.add_argument("--releases", metavar="A,B,...|all",
+                   help="count each of these Debian releases' kernels (all: every release "
+                        "ARCH has), one table of rows x kernels, each kernel judged against "
+                        "the one before it and every change explained (--no-explain: not); "
+                        "with --compare or --compare-env, both sides on each release's kernel")
     lab_machine_options(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument("--compare", nargs=2, metavar=("MECH_A", "MECH_B"),
@@ -67,9 +73,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="explain every row that changed by 1 instruction per op or more: "
                         "one profiled boot per side of those rows (the kernel functions "
                         "and costly instructions that moved), and the crossing's kernel "
-                        "options that differ; on by default with --against and "
-                        "--against-source, off with --compare, --compare-env and "
-                        "--mitigations")
+                        "options that differ; on by default with --against, "
+                        "--against-source and --releases alone, off with --compare, "
+                        "--compare-env and --mitigations")
     p.add_argument("--profile", action="store_true",
                    help="count with the profile plugin: per operation, user and kernel "
                         "instructions, the functions they run through, the costly "
@@ -93,16 +99,17 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..lab.jobs import run
+    from ..lab import jobs, series
     from ..lab.request import LabRequest
 
     request = LabRequest(
         arch=args.arch, mode=args.mode, timeout=args.timeout, guest=guest_options(args),
         kernel=args.kernel, refresh=args.refresh, release=args.release,
+        releases=args.releases,
         compare=(args.compare[0], args.compare[1]) if args.compare else None,
         compare_env=tuple(args.compare_env),
         against=args.against, against_source=args.against_source,
         mitigations=args.mitigations, explain=args.explain, profile=args.profile,
         trace=args.trace, peers=args.peers, source=args.source,
         no_store=args.no_store, db=args.db, json_output=args.json, argv=tuple(args.argv))
-    return run(request, out, err)
+    return (series.run if request.releases is not None else jobs.run)(request, out, err)

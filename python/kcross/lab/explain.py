@@ -20,7 +20,8 @@ suites, the row itself when it is one) and returns per row:
 
 Every axis of change takes this one path (kcross.lab.jobs: ``--against``,
 ``--against-source``, ``--compare --explain``, ``--mitigations --explain``); ``kcross lab
-ARCH --releases`` calls :func:`explain` for each pair of neighbouring kernels.  Shown by
+ARCH --releases`` (kcross.lab.series) calls :func:`explain_steps` for every pair of
+neighbouring kernels at once, each kernel profiled once.  Shown by
 kcross.views.explain (the terminal view and the JSON records).
 """
 
@@ -42,6 +43,7 @@ from kcross.lab.machines import Guest
 from kcross.lab.payload import Payload
 from kcross.lab.profile import USER, BenchProfile, Profiled
 from kcross.lab.profile_diff import Changed, diff
+from kcross.views.text import counted
 
 APPEARED, GONE, GREW, SHRANK = "appeared", "gone", "grew", "shrank"
 
@@ -202,6 +204,8 @@ def explain_row(row: str, judgement: Judgement, pa: BenchProfile, pb: BenchProfi
 
 
 Boots = Callable[[Sequence[Callable[[], Any]]], list[Any]]
+# One step of change: side A, side B, and each row of B judged against A (by suite/name).
+Step = tuple[Subject, Subject, Mapping[str, Judgement]]
 
 
 def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source: Path,
@@ -214,30 +218,93 @@ def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source
     table stands).  ``glob``: the --bench GLOB the counting boots ran (it takes every
     changed row); ``memo``: profiled boots kept by side label and what they ran, for a
     side explained against several (a mitigation table's baseline)."""
+    return explain_steps([(a, b, verdicts)], source=source, timeout=timeout, say=say,
+                         glob=glob, boots=boots, memo=memo)[0]
+
+
+def explain_steps(steps: Sequence[Step], *, source: Path, timeout: float,
+                  say: Callable[[str], None], glob: str | None = None,
+                  boots: Boots | None = None, memo: dict[Any, Any] | None = None
+                  ) -> list[Explained]:
+    """:func:`explain` of several steps (a release series' neighbouring kernels, each
+    release's two sides), their profiled boots made together, two at a time, each running
+    what the changed rows of all the steps ask for (:func:`selection`): a side of two steps
+    (a kernel between two others) is booted once.  Each step's ``seconds`` is the host time
+    of all the boots."""
     from kcross.lab.boots import parallel_boots
 
-    labels = (a.label, b.label)
+    kept = memo if memo is not None else {}
+    # One selection for every step: a side of two steps is profiled once whatever rows
+    # each step changed.
+    every = list(dict.fromkeys(r for _, _, verdicts in steps for r in changed_rows(verdicts)))
+    planned = [_plan(step, selection(every, glob)) for step in steps]
+    for p in planned:
+        if p.keys:
+            said = "" if len(steps) == 1 else f" ({p.a.label} → {p.b.label})"
+            say(f"kcross lab: explaining {counted(len(p.rows), 'changed row')}{said}: one "
+                f"profiled boot per side of {p.ran}...")
+    todo: dict[Any, Subject] = {}
+    for p in planned:
+        for key, s in zip(p.keys, (p.a, p.b), strict=False):
+            if key not in kept:
+                todo.setdefault(key, s)
+    seconds = 0.0
+    if any(p.keys for p in planned):
+        started = time.monotonic()
+
+        def job(key: Any, s: Subject) -> Callable[[], Profiled]:
+            return lambda: _profiled(s, key[1], key[2], source, timeout)
+
+        for key, done in zip(todo, (boots or parallel_boots)(
+                [job(k, s) for k, s in todo.items()]), strict=True):
+            kept[key] = done
+        seconds = time.monotonic() - started
+    found = []
+    for p in planned:
+        labels = (p.a.label, p.b.label)
+        if not p.keys:
+            found.append(Explained(labels, (), p.config, p.shares))
+            continue
+        profiles = [kept[k] for k in p.keys]
+        found.append(Explained(labels, tuple(_steps(p.a, p.b, p.verdicts, p.rows, profiles)),
+                               p.config, p.shares, seconds, p.ran))
+    return found
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one step's explanation needs: its sides, verdicts, changed rows, the
+    configurations' difference, the rows of the timer's share, and the profiled boots it
+    asks for (each side's key: label, suites, bench; none when no row changed)."""
+
+    a: Subject
+    b: Subject
+    verdicts: Mapping[str, Judgement]
+    rows: list[str]
+    config: ConfigDiff
+    shares: tuple[str, ...]
+    keys: tuple[tuple[str, tuple[str, ...], str | None], ...] = ()
+    ran: str = ""
+
+
+def _plan(step: Step, chosen: tuple[tuple[str, ...], str | None]) -> _Plan:
+    """A step's plan, its profiled boots running ``chosen`` (:func:`selection`)."""
+    a, b, verdicts = step
     rows = changed_rows(verdicts)
-    config = config_diff(a.kernel, b.kernel, a.guest.arch.name, labels)
+    config = config_diff(a.kernel, b.kernel, a.guest.arch.name, (a.label, b.label))
     shares = tuple(timer_share_rows(verdicts))
     if not rows:
-        return Explained(labels, (), config, shares)
-    suites, bench = selection(rows, glob)
+        return _Plan(a, b, verdicts, rows, config, shares)
+    suites, bench = chosen
     ran = bench or f"the suite{'' if len(suites) == 1 else 's'} {', '.join(suites)}"
-    say(f"kcross lab: explaining {len(rows)} changed row{'' if len(rows) == 1 else 's'}: "
-        f"one profiled boot per side of {ran}...")
-    started = time.monotonic()
-    kept = memo if memo is not None else {}
-    keys = [(s.label, suites, bench) for s in (a, b)]
-    todo = [(k, s) for k, s in zip(keys, (a, b), strict=True) if k not in kept]
-    def job(s: Subject) -> Callable[[], Profiled]:
-        return lambda: _profiled(s, suites, bench, source, timeout)
+    return _Plan(a, b, verdicts, rows, config, shares,
+                 tuple((s.label, suites, bench) for s in (a, b)), ran)
 
-    for (key, _), p in zip(todo, (boots or parallel_boots)([job(s) for _, s in todo]),
-                           strict=True):
-        kept[key] = p
-    profiles = [kept[k] for k in keys]
-    seconds = time.monotonic() - started
+
+def _steps(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], rows: Sequence[str],
+           profiles: Sequence[Any]) -> list[Explanation]:
+    """Each changed row's explanation from the two sides' profiled boots (or why none)."""
+    labels = (a.label, b.label)
     steps = []
     for row in rows:
         why = next((f"the profiled boot of {s.label} failed: {p}"
@@ -253,7 +320,7 @@ def explain(a: Subject, b: Subject, verdicts: Mapping[str, Judgement], *, source
                 f"{lacking.label}'s profiled boot has no profile of it (skipped or failed)")))
             continue
         steps.append(explain_row(row, verdicts[row], pa, pb, labels))
-    return Explained(labels, tuple(steps), config, shares, seconds, ran)
+    return steps
 
 
 def _profiled(s: Subject, suites: Sequence[str], bench: str | None, source: Path,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +337,7 @@ def _check_options(request: LabRequest) -> None:
                                     ("--against-source", request.against_source),
                                     ("--mitigations", request.mitigations),
                                     ("--peers", request.peers),
+                                    ("--releases", request.releases),
                                     ("--suite", options.suite), ("--bench", options.bench)) if v]
     if request.mode == "correctness" and counting_only:
         raise UserError(f"{', '.join(counting_only)}: counting-mode options (the correctness "
@@ -390,10 +392,10 @@ def _check_settings(request: LabRequest) -> None:
 
 def _check_explain(request: LabRequest) -> None:
     """--explain and --against-source: what they take."""
-    if request.explain and not request.two_sided:
+    if request.explain and not (request.two_sided or request.releases):
         raise UserError("--explain explains the rows that changed between two sides: give "
-                        "--compare, --compare-env, --against, --against-source or "
-                        "--mitigations")
+                        "--compare, --compare-env, --against, --against-source, "
+                        "--mitigations or --releases")
     if request.explain and request.profiled:
         raise UserError(f"--explain profiles the changed rows itself: not with "
                         f"{'--trace' if request.trace else '--profile'} (which profiles "
@@ -473,8 +475,9 @@ def _check_programs(request: LabRequest) -> None:
     from kcross.lab import kernel as debian
     from kcross.lab.payload import needs
 
-    fetching = request.kernel is None and (
-        request.refresh or debian.cached(request.arch, release=request.release) is None)
+    fetching = request.kernel is None and (request.refresh or any(
+        debian.cached(request.arch, release=name) is None
+        for name in request.release_series() or (request.release,)))
     missing = missing_programs(request.arch,
                                # apt and dpkg-deb: the kernel's package, or the selftests'
                                # source package
@@ -484,17 +487,26 @@ def _check_programs(request: LabRequest) -> None:
         raise LabError(f"kcross lab {request.arch} needs {needs(missing)}")
 
 
-def run(request: LabRequest, out: Console, err: Console) -> int:
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check` found: the source trees the guest programs are built from (side
+    A's, and --against-source's) and the user's kernels (--kernel's, --against's)."""
+
+    src: Path
+    other_src: Path | None = None
+    own: Kernel | None = None
+    other: Kernel | None = None
+
+
+def check(request: LabRequest, err: Console) -> Checked:
+    """Everything that can be refused, refused before anything is fetched, built or booted:
+    the user's input first (the options, machine options, the source tree and the names its
+    guest harness knows, the database, the kernel files), then what this host lacks (all of
+    it in one line), then QEMU's own verdict on the user's CPU model and machine options."""
     from kcross.lab.boot import check_configuration
-    from kcross.lab.payload import source_tree
 
     arch(request.arch)   # an unknown arch: one line, before anything is fetched or built
     _check_options(request)
-    # Everything that can be refused is refused before anything is fetched, built or
-    # booted: the user's input first (machine options, the source tree and the names its
-    # guest harness knows, the database, the kernel files), then what this host lacks
-    # (all of it in one line), then QEMU's own verdict on the user's CPU model and
-    # machine options.
     probe = make_guest(request, Kernel(request.arch, Path("/")),
                        "correctness" if request.mode == "correctness" else "counting")
     src = source_tree(request.arch, request.source)
@@ -513,6 +525,12 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     _check_programs(request)
     if request.guest.cpu or request.guest.machine_opts:
         check_configuration(probe)
+    return Checked(src, other_src, own, other)
+
+
+def run(request: LabRequest, out: Console, err: Console) -> int:
+    checked = check(request, err)
+    own, other = checked.own, checked.other
     stop_on_signals()
     kernel = own or resolve_kernel(request.arch, None, refresh=request.refresh, err=err,
                                    release=request.release)
@@ -521,8 +539,9 @@ def run(request: LabRequest, out: Console, err: Console) -> int:
     selftests = None
     if request.peers and request.mode != "correctness":
         selftests = peers_jobs.selftest_source(request, kernel, err)
-    payload = build(request.arch, src, err)
-    payload_b = build(request.arch, other_src, err) if other_src is not None else None
+    payload = build(request.arch, checked.src, err)
+    payload_b = build(request.arch, checked.other_src, err) \
+        if checked.other_src is not None else None
     status = EXIT_OK
     if request.mode in ("correctness", "both"):
         status = max(status, correctness(request, kernel, payload, out, err))

@@ -14,6 +14,9 @@ kernel at ``usr/lib/modules/ABI/vmlinuz`` (an ELF vmlinux on ppc64el despite the
 on ``linux-base-ABI``, which holds the configuration at ``usr/lib/modules/ABI/config``.  ABI
 is the package name's part after ``linux-image-`` (``7.2.13+deb14-amd64``).
 
+``--releases A,B,...`` or ``all`` names several (:func:`series`: in release order; every
+release the arch has for ``all``): kcross.lab.series counts them.
+
 Facts read from the mirror's indexes and packages (2026-11-28): buster is gone from it;
 bullseye's Release lists no ppc64el any more.
 """
@@ -74,14 +77,16 @@ DEFAULT = "bookworm"
 NAMES = tuple(r.name for r in RELEASES)
 
 
-def release(name: str | None = None, arch: str | None = None) -> Release:
-    """The release ``name`` (None: the default), for ``arch`` when given; UserError (one line)
-    for a release the table lacks (with the closest names) or one the arch lacks."""
+def release(name: str | None = None, arch: str | None = None, option: str = "--release"
+            ) -> Release:
+    """The release ``name`` (None: the default), for ``arch`` when given; UserError (one line,
+    naming ``option``) for a release the table lacks (with the closest names) or one the
+    arch lacks."""
     name = DEFAULT if name is None else name
     for r in RELEASES:
         if r.name == name:
             if arch is not None and arch not in r.arches:
-                raise UserError(f"--release {name}: Debian {name} has no {arch} kernel on the "
+                raise UserError(f"{option} {name}: Debian {name} has no {arch} kernel on the "
                                 f"mirror (its arches: {', '.join(r.arches)})")
             return r
     from kcross.errors import shown
@@ -89,8 +94,35 @@ def release(name: str | None = None, arch: str | None = None) -> Release:
 
     close = closest_names(name, NAMES)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise UserError(f"--release {shown(name)}: no such Debian release ({hint}the lab knows: "
+    raise UserError(f"{option} {shown(name)}: no such Debian release ({hint}the lab knows: "
                     f"{', '.join(NAMES)})")
+
+
+ALL = "all"
+
+
+def series(text: str, arch: str) -> tuple[Release, ...]:
+    """What ``--releases`` names for ``arch``: ``all`` (every release the arch has), or
+    release names separated by commas, each known and the arch's, none twice, at least
+    two; in release order whatever the order given.  UserError, one line, for the first
+    that is not."""
+    from kcross.errors import shown
+
+    if text == ALL:
+        return tuple(r for r in RELEASES if arch in r.arches)
+    names = text.split(",")
+    if not all(names):
+        raise UserError(f"--releases {shown(text)}: give release names separated by commas, "
+                        f"or {ALL}")
+    chosen = [release(name, arch, "--releases") for name in names]
+    for name in names:
+        if names.count(name) > 1:
+            raise UserError(f"--releases {shown(text)}: {name} given twice")
+    if len(chosen) < 2:
+        raise UserError(f"--releases {shown(text)}: give two releases or more (a series steps "
+                        f"from kernel to kernel), or {ALL}; one release's kernel is --release "
+                        f"{text}")
+    return tuple(sorted(chosen, key=lambda r: order(r.name)))
 
 
 def order(name: str) -> int:

@@ -40,7 +40,9 @@ def judged(a: Counted, b: Counted, label_a: str = "A", label_b: str = "B"
     return {row.name: row.judgements[1] for row in compared.rows}  # type: ignore[misc]
 
 
-def _reason(c: Counted, name: str) -> str:
+def reason(c: Counted, name: str) -> str:
+    """Why run ``c`` has no figure of benchmark ``name`` (suite/name): its status and
+    reason; "" when it has one (or no record of it)."""
     for r in c.stream.results:
         if f"{r['suite']}/{r['name']}" == name and r["status"] != "ok":
             return f"{r['status']}: {r['reason']}"
@@ -57,16 +59,14 @@ def compare_table(a: Counted, b: Counted, label_a: str, label_b: str) -> Table:
     verdicts = judged(a, b, label_a, label_b)
     changed = sum(1 for j in verdicts.values() if path_changed(j))
     names = rows_by_name((a, b))
-    bare = [n.split("/", 1)[1] for n in names]
     rows = []
     shares = []
-    for name, short in zip(names, bare, strict=True):
-        shown = name if bare.count(short) > 1 else short   # a name in two suites: both
+    for name, shown in zip(names, view.shown_names(names), strict=True):
         x, y = a.median(name), b.median(name)
         j = verdicts.get(name)
         if x is None or y is None:
             j = None
-        rows.append(CountRow(shown, x, y, j, _reason(a, name) or _reason(b, name)
+        rows.append(CountRow(shown, x, y, j, reason(a, name) or reason(b, name)
                              or "not measured"))
         if j is not None and timer_share(j):
             shares.append(shown)

@@ -107,7 +107,8 @@ class LabRequest:
     """``kcross lab ARCH``: the arch, the mode, the kernel, the guest, and the job
     (counting alone, ``--compare``, ``--compare-env``, ``--against``, ``--against-source``,
     ``--mitigations``, each explained or not, ``--profile`` or ``--trace`` with those,
-    ``--peers``; correctness), and where its runs go."""
+    ``--peers``; ``--releases``, alone or with ``--compare`` or ``--compare-env``;
+    correctness), and where its runs go."""
 
     arch: str
     mode: str                            # counting, correctness or both
@@ -116,6 +117,7 @@ class LabRequest:
     kernel: Path | None = None           # --kernel: the user's; None: Debian's
     refresh: bool = False                # fetch Debian's kernel again
     release: str | None = None           # --release: the Debian release; None: the default
+    releases: str | None = None          # --releases as given: A,B,... or all (a series)
     compare: tuple[str, str] | None = None   # two syscall mechanisms
     compare_env: tuple[str, ...] = ()    # --compare-env NAME=VALUE as given: side B's settings
     against: Path | None = None          # a second kernel
@@ -146,13 +148,24 @@ class LabRequest:
     @property
     def explained(self) -> bool:
         """Whether the changed rows are explained (kcross.lab.explain): --explain, else by
-        default where the question is why (--against, --against-source); never for
-        profiled boots (--profile shows every row's profile)."""
-        if self.profiled or not self.two_sided:
+        default where the question is why (--against, --against-source, --releases alone:
+        each step from kernel to kernel); never for profiled boots (--profile shows every
+        row's profile)."""
+        if self.profiled or not (self.two_sided or self.releases):
             return False
         if self.explain is not None:
             return self.explain
-        return bool(self.against or self.against_source)
+        return bool(self.against or self.against_source
+                    or (self.releases and not self.two_sided))
+
+    def release_series(self) -> tuple[str, ...]:
+        """The releases --releases names for the arch, in release order (kcross.lab.releases
+        .series: UserError, one line, for a name it refuses); () without --releases."""
+        if self.releases is None:
+            return ()
+        from kcross.lab.releases import series
+
+        return tuple(r.name for r in series(self.releases, self.arch))
 
     def sides(self) -> tuple[EnvSide, EnvSide] | None:
         """The two settings ``--compare`` (each mechanism forced: KCROSS_SYSCALL) or

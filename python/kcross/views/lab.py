@@ -33,6 +33,14 @@ class CountRow:
     reason: str = ""
 
 
+def shown_names(names: Sequence[str]) -> list[str]:
+    """Benchmarks (suite/name) as a lab table's rows name them: the name alone, suite/name
+    where two suites have the name."""
+    bare = [n.split("/", 1)[1] for n in names]
+    return [name if bare.count(short) > 1 else short for name, short in zip(names, bare,
+                                                                            strict=True)]
+
+
 REASON_WIDTH = 60   # a skip reason or a judgement's error, in the compare table's note
 
 
@@ -122,4 +130,4 @@ def correctness_table(title: str, outcomes: Sequence[TestOutcome], notes: Sequen
 
 
 __all__ = ["CountRow", "MitigationLine", "compare_table", "correctness_table",
-           "mitigation_table", "timer_share_note"]
+           "mitigation_table", "shown_names", "timer_share_note"]
