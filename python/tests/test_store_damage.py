@@ -148,5 +148,6 @@ def test_a_store_cut_short_is_named_and_left_alone(kcross: Kcross, stored_db: Pa
 
 def test_check_store_of_no_store_is_one_line(kcross: Kcross, tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
-    assert_one_line_error(kcross("check-store", "--db", str(missing)), contains="no database")
+    assert_one_line_error(kcross("check-store", "--db", str(missing)),
+                          contains=f"no store at {missing}: no such file")
     assert not missing.exists()
