@@ -1,5 +1,28 @@
-"""``python -m kcross``: the same as the ``kcross`` command."""
+"""``python -m kcross`` and the ``kcross`` command (pyproject.toml's entry point): the same.
 
-from .cli import main
+:func:`entry` is the entry point rather than :func:`kcross.cli.main` because importing
+kcross.cli is most of a start (the command table imports every command module), and a
+Ctrl-C there must end as one anywhere else does: "kcross: interrupted", status 130, not
+a traceback and death by the signal.  Nothing is imported here before the guard.
+"""
 
-main()
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: nothing may be imported before the guard
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+
+def entry() -> NoReturn:
+    """Import the command line and run it; a Ctrl-C while it is imported is an interrupt."""
+    try:
+        from .cli import main
+    except KeyboardInterrupt:
+        from .errors import interrupted  # tiny; imported again if it was what was cut short
+
+        interrupted()
+    main()
+
+
+if __name__ == "__main__":
+    entry()

@@ -8,6 +8,8 @@ alike (docs/commands.md, "Exit codes").
 """
 
 import signal
+import sys
+from typing import NoReturn
 
 EXIT_OK = 0               # every benchmark ok or skipped
 EXIT_CHECK_FAILED = 1     # a benchmark failed its own check: a result (run complete, stored)
@@ -42,6 +44,13 @@ def clipped(text: str, limit: int = PATH_ECHO_MAX) -> str:
 def exit_for_signal(signum: int) -> int:
     """The status a shell reports for a job ended by ``signum`` (SIGINT: 130, SIGTERM: 143)."""
     return 128 + signum
+
+
+def interrupted() -> NoReturn:
+    """How kcross ends on a Ctrl-C that nothing under way had to answer for (a start, a
+    command between its steps): "kcross: interrupted" on stderr, status 130."""
+    sys.stderr.write("kcross: interrupted\n")
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def signal_name(signum: int) -> str:

@@ -144,17 +144,17 @@ def test_identical_runs_are_never_called_different(kcross: Kcross, tmp_path: Pat
 def test_json_with_runs_drawn_afresh_and_the_history_they_give(kcross: Kcross,
                                                                tmp_path: Path) -> None:
     db = str(tmp_path / "k.db")
-    found = aa_json(kcross("aa", "getppid-*", "--rounds", "4", "--processes", "3",
+    found = aa_json(kcross("aa", "getppid-*", "--rounds", "7", "--processes", "3",
                            "--samples", "9", "--block-rounds", "6", "--json", "--db", db,
                            extra_env={"KCROSS_FAKE_RESAMPLE": "1"}))
-    assert found["type"] == "aa" and found["rounds"] == 4 and found["processes"] == 3
+    assert found["type"] == "aa" and found["rounds"] == 7 and found["processes"] == 3
     designs = found["designs"]
-    assert designs["blocks"]["judged"] == 0          # 4 rounds make no block of 6
-    assert designs["processes"]["judged"] == 4 * len(found["benchmarks"])
+    assert designs["blocks"]["judged"] == len(found["benchmarks"])   # 7 rounds: 1 block of 6
+    assert designs["processes"]["judged"] == 7 * len(found["benchmarks"])
     for r in designs.values():
         if r["judged"]:
             assert r["ci_low"] <= r["rate"] <= r["ci_high"]
-    assert len(found["stored"]) == 8 and set(found["run_to_run"]) <= set(found["benchmarks"])
+    assert len(found["stored"]) == 14 and set(found["run_to_run"]) <= set(found["benchmarks"])
     # The stored runs are the machine's history: a later comparison sees the level above.
     for _ in range(2):
         assert kcross("run", "--processes", "3", "--samples", "9", "--bench", "getppid-*",
@@ -167,17 +167,17 @@ def test_json_with_runs_drawn_afresh_and_the_history_they_give(kcross: Kcross,
     # history shows the noise per machine, sysinfo --readiness what the store knows of it
     proc = kcross("history", "getppid-inline", "--db", db)
     assert proc.returncode == 0, proc.stderr
-    assert "run-to-run noise on vm " in proc.stdout and "from 10 runs" in proc.stdout
+    assert "run-to-run noise on vm " in proc.stdout and "from 16 runs" in proc.stdout
     proc = kcross("sysinfo", "--readiness", "--json", "--db", db)
     (finding,) = [f for f in json.loads(proc.stdout)["findings"]
                   if f["name"] == "run-to-run noise"]
-    assert "benchmarks, from up to 10 runs" in finding["seen"], finding
+    assert "benchmarks, from up to 16 runs" in finding["seen"], finding
 
 
 def test_settings_reach_every_run(kcross: Kcross, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     harness = wrapper_harness(tmp_path, "h", log)
-    proc = kcross("aa", "getppid-inline", "--env", "KCROSS_VDSO=0", "--rounds", "3",
+    proc = kcross("aa", "getppid-inline", "--env", "KCROSS_VDSO=0", "--rounds", "6",
                   "--processes", "2", "--samples", "11", "--no-store", "--harness",
                   str(harness), "--db", str(tmp_path / "none.db"))
     assert proc.returncode == 0, proc.stderr
@@ -187,7 +187,11 @@ def test_settings_reach_every_run(kcross: Kcross, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["nosuch"], "no benchmark matches 'nosuch'"),
-    (["getppid-inline", "--rounds", "2"], "--rounds: must be a whole number from 3"),
+    (["getppid-inline", "--rounds", "2"], "--rounds: must be a whole number from 6"),
+    (["getppid-inline", "--rounds", "6", "--block-rounds", "7"],
+     "--rounds 6 make no block of 7 rounds for the blocks design to judge: the rounds must "
+     "make at least one block (--rounds 7 or more, or --block-rounds 6 or fewer)"),
+    (["getppid-inline", "--rounds", "5"], "--rounds: must be a whole number from 6"),
     (["getppid-inline", "--block-rounds", "5"], "--block-rounds: must be a whole number from 6"),
     (["getppid-*", "--plant", "5"], "--plant slows one benchmark"),
     (["getppid-inline", "--plant", "0"], "--plant: must be a percentage above 0"),
@@ -202,6 +206,20 @@ def test_bad_input(kcross: Kcross, tmp_path: Path, args: list[str], message: str
     assert runs(log) == []
 
 
+def test_the_fewest_rounds_make_one_block_of_the_fewest() -> None:
+    """--rounds and --block-rounds start where a block's CI can be had at all, and rounds
+    that make no block are refused whoever asks (the command line, or aa.run's callers)."""
+    from kcross import stats
+    from kcross.cli.aa import AA_MIN_BLOCK
+    from kcross.errors import UserError
+
+    assert AA_MIN_BLOCK == stats.min_samples_for()
+    options = aa.Options(bench="x", processes=2, samples=9, rounds=4, block_rounds=6, cpu=0)
+    with pytest.raises(UserError, match=r"--rounds 4 make no block of 6 rounds .*"
+                                         r"\(--rounds 6 or more\)$"):
+        aa.check_options(options)
+
+
 def test_help_says_what_each_design_sees_and_what_it_costs(kcross: Kcross) -> None:
     out = text(kcross("aa", "--help"))
     for words in ("what a verdict sees when the store has no history of the machine",
@@ -213,11 +231,11 @@ def test_help_says_what_each_design_sees_and_what_it_costs(kcross: Kcross) -> No
 @pytest.mark.skipif(REAL is None, reason=WHY)
 def test_real_harness(kcross: Kcross, tmp_path: Path) -> None:
     assert REAL is not None
-    found = aa_json(kcross("aa", "getppid-inline", "--rounds", "3", "--processes", "2",
+    found = aa_json(kcross("aa", "getppid-inline", "--rounds", "6", "--processes", "2",
                            "--samples", "5", "--warmup-ms", "2", "--min-batch-ms", "0.1",
                            "--json", "--harness", REAL[-1], "--db", str(tmp_path / "k.db"),
                            timeout=120))
-    assert found["designs"]["processes"]["judged"] == 3
+    assert found["designs"]["processes"]["judged"] == 6
     assert all(r["a_medians"]["syscall/getppid-inline"] > 0 for r in found["runs"])
 
 

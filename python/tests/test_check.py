@@ -327,7 +327,7 @@ def test_bad_files_and_empty_store(kcross: Kcross, tmp_path: Path) -> None:
     assert_one_line_error(kcross("check", "--baseline", str(junk), str(junk)), 2, "junk.jsonl")
     base = write(tmp_path / "a.jsonl", captured())
     assert_one_line_error(kcross("check", "--baseline", str(base), "--db",
-                                 str(tmp_path / "none.db")), 2, "no runs stored in")
+                                 str(tmp_path / "none.db")), 2, "none.db: no such file")
     assert not (tmp_path / "none.db").exists()
     # nothing in common: a syscall-only run against a cpuid-only one
     syscall = write(tmp_path / "s.jsonl", suite_only(captured(), "syscall"))

@@ -205,3 +205,82 @@ def test_only_the_main_thread_takes_stop_signals(env: dict[str, str], db_path: P
     assert others, "expected helper threads"
     wanted = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
     assert all(mask & wanted == wanted for mask in masks.values()), masks
+
+
+# --- Ctrl-C while kcross starts -------------------------------------------------------------
+# The first quarter second of a start is imports and the parser's construction; a Ctrl-C
+# there ends as it does later: "kcross: interrupted", status 130, never a traceback.  The
+# instants are forced rather than timed (a timed signal lands where a busy machine puts
+# it): the probe below sends itself SIGINT as kcross begins to import a module, or calls a
+# function, named by its first argument, then starts kcross as the console script does
+# (pyproject.toml's entry point) or as `python -m kcross` does.
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+STOP_PROBE = """\
+import os, runpy, signal, sys
+where, how, *args = sys.argv[1:]
+sys.argv = ["kcross", *args]
+seen = []
+class Stop:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("kcross"):
+            seen.append(name)
+        if name == where:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+def at_call(frame, event, arg):
+    if event == "call" and "call:" + frame.f_code.co_name == where:
+        sys.setprofile(None)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.meta_path.insert(0, Stop())
+sys.setprofile(at_call)
+if where == "list":
+    import atexit
+    atexit.register(lambda: sys.__stderr__.write("\\nimported: " + " ".join(seen) + "\\n"))
+if how == "-m":
+    runpy.run_module("kcross", run_name="__main__", alter_sys=True)
+else:
+    module, _, function = how.partition(":")
+    sys.exit(getattr(__import__(module, fromlist=[function]), function)())
+"""
+
+
+def console_script() -> str:
+    """pyproject.toml's entry point of the ``kcross`` command (MODULE:FUNCTION)."""
+    match = re.search(r'^\[project\.scripts\]\nkcross = "([\w.]+:\w+)"$', PYPROJECT.read_text(),
+                      re.MULTILINE)
+    assert match, "no kcross entry point in pyproject.toml"
+    return match[1]
+
+
+def stopped_at(env: dict[str, str], where: str, how: str, *args: str
+               ) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", STOP_PROBE, where, how, *args], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          preexec_fn=terminal_signals)
+
+
+def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path) -> None:
+    """At the import of every kcross module a start loads before the command runs (from
+    kcross.cli, the first, through the command modules the parser is built from), in the
+    parser's construction and parsing, and in the command: one line, status 130.  Both
+    ways in: the console script at each instant; ``python -m kcross`` at a few (past the
+    first imports the two run the same code)."""
+    args = ("runs", "--db", str(stored_db))
+    listing = stopped_at(env, "list", "-m", *args)
+    assert listing.returncode == 0, listing.stderr
+    modules = listing.stderr.rsplit("imported: ", 1)[1].split()
+    start = modules[modules.index("kcross.cli"):modules.index("kcross.cli._console") + 1]
+    assert {"kcross.errors", "kcross.cli.options", "kcross.cli.lava"} <= set(start), modules
+    calls = ["call:build_parser", "call:parse_args", "call:consoles"]
+    instants = {console_script(): [*start, *calls, "kcross.store"],
+                "-m": ["kcross.cli", "kcross.errors", "kcross.cli.lava", *calls]}
+    wrong = {}
+    for how, wheres in instants.items():
+        for where in wheres:
+            proc = stopped_at(env, where, how, *args)
+            if (proc.returncode, proc.stdout, proc.stderr) != (130, "", "kcross: interrupted\n"):
+                wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
+    assert not wrong, wrong

@@ -274,7 +274,7 @@ def test_push_errors_are_one_line_and_change_nothing(kcross: Kcross, tmp_path: P
     assert not dest.exists()
     # nothing to push from
     assert_one_line_error(kcross("pull", str(tmp_path / "none.db"), "--db", str(dest)),
-                          contains="no runs stored in")
+                          contains="none.db: no such file")
     assert not dest.exists()
     # a destination written by a newer kcross is refused and left as it was
     newer = tmp_path / "newer.db"

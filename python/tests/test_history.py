@@ -177,7 +177,7 @@ def test_errors_are_one_line(kcross: Kcross, db: str, args: list[str], message: 
 
 def test_empty_store(kcross: Kcross, tmp_path: Path) -> None:
     assert_one_line_error(kcross("history", QUIET, "--db", str(tmp_path / "none.db")), 2,
-                          "no runs stored in")
+                          "none.db: no such file")
     assert not (tmp_path / "none.db").exists()
 
 

@@ -84,7 +84,7 @@ def test_import_rejects_non_run_files(kcross: Kcross, tmp_path: Path, capture: s
     assert_one_line_error(kcross("import", str(sysinfo)), contains="no plan record")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert_one_line_error(kcross("import", str(empty)), contains="no fingerprint record")
+    assert_one_line_error(kcross("import", str(empty)), contains="empty.jsonl: empty file")
     assert_one_line_error(kcross("import", str(tmp_path / "missing.jsonl")),
                           contains="cannot read")
 

@@ -133,6 +133,22 @@ def _cut_after(marker: str) -> Any:
                     for line in lines],
      "test case syscall_getppid_inline is pass 335.0026042, the harness's record says pass "
      "336.0026042"),
+    # the harness's console lines, which LAVA's test cases were made from, edited or gone
+    (lambda lines: [line.replace("kcross-result: syscall/getppid-inline pass 336.0026042",
+                                 "kcross-result: syscall/getppid-inline pass 335.0026042")
+                    for line in lines],
+     "job.log (the harness's kcross-result lines): syscall/getppid-inline is pass "
+     "335.0026042, the harness's record says pass 336.0026042"),
+    (lambda lines: [line for line in lines if "kcross-result: syscall/getppid-int80" not in line],
+     "job.log (the harness's kcross-result lines): 5 line(s), the harness reported 6 "
+     "result(s); missing: syscall/getppid-int80"),
+    (lambda lines: [line.replace("kcross-result: syscall/getppid-call pass",
+                                 "kcross-result: syscall/getppid-call fail") for line in lines],
+     "syscall/getppid-call is fail 338.0013021, the harness's record says pass 338.0013021"),
+    (lambda lines: [line.replace("kcross-result: syscall/getppid-glibc pass 338.0013021 "
+                                 "instructions/op", "kcross-result: syscall/getppid-glibc pass "
+                                 "338.0013021 ns/op") for line in lines],
+     "syscall/getppid-glibc is in ns/op, the harness's record says instructions/op"),
     (lambda lines: [line.replace("-icount shift=0,align=off,sleep=off", "-icount shift=auto")
                     for line in lines],
      "LAVA's QEMU ran with -icount shift=auto, the job asked for shift=0,align=off,sleep=off"),
@@ -505,3 +521,41 @@ def test_a_servers_rounded_measurement_still_agrees() -> None:
     assert not _same_figure("0.0443218766", "0.04432187654")
     assert not _same_figure("349", "348")
     assert not _same_figure("n/a", "348")
+
+
+# ---------------------------------------------------------------- the log, kept as lava-run writes it
+
+def test_the_lava_run_hint_keeps_its_standard_error(kcross) -> None:  # type: ignore[no-untyped-def]
+    """lava-run writes its log on standard error (its standard output stays nearly empty):
+    the command kcross prints and its --help redirect that, and nothing shows '> job.log'
+    for lava-run (lavacli's '> job.log' is right: it writes the log on standard output)."""
+    from kcross.cli.lava import lava_run
+
+    line = lava_run("d/device.yaml", "d/dispatcher.yaml", "d/job.yaml")
+    assert line.endswith(" 2> job.log") and line.startswith("lava-run --device d/device.yaml")
+    shown = " ".join(kcross("lava", "--help").stdout.split())
+    assert "DIR/job.yaml 2> job.log" in shown, shown
+    root = DATA.parents[2]
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md")),
+                 *sorted((root / "python" / "kcross").rglob("*.py"))]:
+        text = " ".join(path.read_text().split())
+        for start in [i for i in range(len(text)) if text.startswith("lava-run --device", i)]:
+            redirect = text[start:].split("job.log", 1)[0][-4:]
+            assert redirect.endswith("2> "), (path, text[start:start + 200])
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n"], ids=["empty", "blank"])
+@pytest.mark.parametrize("name", ["job.log", "c.jsonl"])
+def test_an_empty_file_is_said_to_be_empty(kcross, db_path: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                           name: str, content: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    assert_one_line_error(kcross("import", str(path)), 2,
+                          f"{path}: empty file (nothing to import; a LAVA job's log: "
+                          "lava-run writes it on standard error, 2> job.log)")
+    assert not db_path.exists()
+
+
+def test_empty_standard_input_is_said_to_be_empty(kcross, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(kcross("import", "-"), 2, "stdin: empty (nothing to import")
+    assert not db_path.exists()

@@ -287,7 +287,7 @@ def test_errors_are_one_line(store: Path, tmp_path: Path, kcross: Kcross) -> Non
     out = str(tmp_path / "r.html")
     assert_one_line_error(kcross("report", "99", "--db", str(store), "-o", out), 2, "no run 99")
     assert_one_line_error(kcross("report", "--db", str(tmp_path / "none.db"), "-o", out),
-                          2, "no runs stored")
+                          2, "none.db: no such file")
     assert not (tmp_path / "none.db").exists()
     assert_one_line_error(kcross("report", "--db", str(store),
                                  "-o", str(tmp_path / "no" / "dir" / "r.html")), 2, "dir' does not exist")

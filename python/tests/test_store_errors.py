@@ -201,3 +201,68 @@ def test_unwritable_store_is_refused_before_measuring(kcross: Kcross, tmp_path: 
     proc = kcross("run", "--quick", "--suite", "syscall", "--db", str(blocker / "sub" / "k.db"))
     assert_one_line_error(proc, contains="Not a directory")
     assert "running" not in proc.stderr  # refused before the harness started
+
+
+# --- a store that is not there ------------------------------------------------------------
+# A store named (--db, $KCROSS_DB) that does not exist is an error naming it, for every
+# command that reads: a mistyped path must not look like an empty store.  The default
+# store not made yet is what it says, nothing stored (test_cli_run).  Writers make a new
+# store where its directory exists; a named store's missing directory is one line.
+
+READERS = [
+    ["runs"], ["runs", "--json"], ["show"], ["show", "1", "--json"], ["compare", "1", "2"],
+    ["compare", "{capture}", "{capture}"], ["check", "--baseline", "1"],
+    ["check", "--baseline", "{capture}", "{capture}"], ["history", "getppid-inline"],
+    ["report", "-o", "r.html"], ["tag"], ["tag", "1", "base"], ["mark", "1", "failed"],
+    ["delete", "1"], ["push", "{dest}"], ["check-store"], ["sysinfo", "--readiness"],
+]
+
+
+@pytest.mark.parametrize("where", ["no/such/dir/k.db", "none.db"])
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
+def test_reading_a_store_that_is_not_there(kcross: Kcross, tmp_path: Path, capture: str,
+                                           args: list[str], where: str) -> None:
+    db = tmp_path / where
+    captured = tmp_path / "c.jsonl"
+    captured.write_text(capture)
+    given = [a.format(capture=captured, dest=tmp_path / "dest.db") for a in args]
+    line = assert_one_line_error(kcross(*given, "--db", str(db)),
+                                 contains=f"no store at {db}: ")
+    assert not db.exists() and not (tmp_path / "no").exists()
+    assert not (tmp_path / "dest.db").exists()
+    assert ("no such directory" if "/" in where else "no such file") in line, line
+
+
+def test_pull_from_a_store_that_is_not_there(kcross: Kcross, tmp_path: Path) -> None:
+    source = tmp_path / "none.db"
+    assert_one_line_error(kcross("pull", str(source), "--db", str(tmp_path / "k.db")),
+                          contains=f"no store at {source}: no such file")
+    assert not (tmp_path / "k.db").exists()
+
+
+def test_kcross_db_names_a_store_as_db_does(kcross: Kcross, tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    assert_one_line_error(kcross("runs", extra_env={"KCROSS_DB": str(db)}),
+                          contains=f"no store at {db}: no such file")
+
+
+def test_writers_make_a_store_where_its_directory_is(kcross: Kcross, tmp_path: Path,
+                                                     capture: str, db_path: Path) -> None:
+    captured = tmp_path / "c.jsonl"
+    captured.write_text(capture)
+    missing = tmp_path / "no" / "such" / "k.db"
+    for args in (["import", str(captured)], ["run", "--quick", "--bench", "syscall/getcpu-*"]):
+        proc = kcross(*args, "--db", str(missing))
+        assert_one_line_error(proc, contains=f"cannot create {missing}: no such directory "
+                                             f"{tmp_path / 'no'}")
+        assert "running" not in proc.stderr
+        assert not (tmp_path / "no").exists()
+    made = tmp_path / "k.db"
+    assert kcross("import", str(captured), "--db", str(made)).returncode == 0
+    assert kcross("run", "--quick", "--bench", "syscall/getcpu-*",
+                  "--db", str(tmp_path / "r.db")).returncode == 0
+    assert made.exists() and (tmp_path / "r.db").exists()
+    # the default store's directory is made on first use
+    assert not db_path.parent.exists()
+    assert kcross("import", str(captured)).returncode == 0
+    assert db_path.exists()

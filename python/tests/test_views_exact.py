@@ -388,7 +388,7 @@ CASES = [
     Case("aa-false-positives", ("aa", "--harness", HARNESS, "--rounds", "6",
                                 "--processes", "2", "--samples", "5", "--no-store",
                                 "getppid-inline"), env=VM),
-    Case("aa-plant", ("aa", "--harness", HARNESS, "--rounds", "3", "--processes", "2",
+    Case("aa-plant", ("aa", "--harness", HARNESS, "--rounds", "6", "--processes", "2",
                       "--samples", "5", "--plant", "10", *fresh("aa-plant"), "getppid-inline"),
          env=VM),
     # kcross sysinfo, list (the fake harness's captured fingerprint and registry)

@@ -25,12 +25,12 @@ from typing import Any, NoReturn, TextIO
 
 from ..errors import (
     EXIT_BROKEN,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     Interrupted,
     KcrossError,
     OutputClosed,
     OutputError,
+    interrupted,
 )
 from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 
@@ -166,10 +166,10 @@ def _failed_import(exc: ImportError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = [*(sys.argv[1:] if argv is None else argv)]  # not list(): cli.list is a command
-    if not isinstance(sys.stdout, _GuardedStdout):
-        sys.stdout = _GuardedStdout(sys.stdout)
-    parser = build_parser()
-    try:
+    try:  # everything: a Ctrl-C while the parser is built (imports) is an interrupt too
+        if not isinstance(sys.stdout, _GuardedStdout):
+            sys.stdout = _GuardedStdout(sys.stdout)
+        parser = build_parser()
         try:
             args = parser.parse_args(arguments)
         except SystemExit:  # --help, --version (or a usage error, on stderr)
@@ -206,8 +206,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         sys.stderr.write(f"kcross: error: {message}\n")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.stderr.write("kcross: interrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
+        interrupted()
     except ImportError as exc:
         # A dependency that is missing or broken: the installation's fault, not a bug.
         notes = "; ".join(getattr(exc, "__notes__", []))

@@ -91,13 +91,14 @@ def arguments(p: argparse.ArgumentParser, way: Direction) -> None:
 def _open_source(target: Target) -> Store:
     from ..store import Store
     from ..store.db import OldSchema
+    from ..store.opening import nothing_stored
 
     try:
         store = Store.open(target, write=False)
     except OldSchema:  # written by an older kcross: upgraded, like any other write would
         store = Store.open(target, write=True)
     if store is None:
-        raise UserError(f"no runs stored in {target.display}")
+        raise nothing_stored(target)
     return store
 
 

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 
 AA_ROUNDS, AA_BLOCK_ROUNDS = 12, 6
+# The fewest rounds per block (a 95% CI of a median: kcross.stats.min_samples_for), and so
+# the fewest rounds: the rounds make at least one block (kcross.rounds.aa.check_options).
+AA_MIN_BLOCK = 6
 
 HELP = "benchmarks against themselves: false positives, power and the machine's run-to-run noise"
 DESCRIPTION = ("Run the benchmarks BENCH names against themselves, in rounds of two separate "
@@ -84,8 +87,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="NAME, SUITE/NAME or a GLOB (fnmatch) of the benchmarks to run")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="a setting of the runs' environment (repeatable)")
-    p.add_argument("--rounds", type=number(3, 10_000, whole=True), default=AA_ROUNDS,
-                   metavar="N", help=f"rounds of two runs, 3 or more (default {AA_ROUNDS})")
+    p.add_argument("--rounds", type=number(AA_MIN_BLOCK, 10_000, whole=True), default=AA_ROUNDS,
+                   metavar="N", help=f"rounds of two runs, at least one block's (--block-rounds) "
+                                     f"(default {AA_ROUNDS})")
     p.add_argument("--processes", type=number(2, PROCESSES_RANGE[1], whole=True),
                    default=DEFAULT_PROCESSES, metavar="K",
                    help=f"harness processes per run, 2 or more (default {DEFAULT_PROCESSES}, "
@@ -100,10 +104,10 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    metavar="MS", help="shortest timed batch (default: the harness's, 2 ms)")
     p.add_argument("--cpu", type=number(*CPU_RANGE, whole=True), metavar="C",
                    help="pin every run to CPU C (default: the highest CPU kcross may run on)")
-    p.add_argument("--block-rounds", type=number(6, 1000, whole=True),
+    p.add_argument("--block-rounds", type=number(AA_MIN_BLOCK, 1000, whole=True),
                    default=AA_BLOCK_ROUNDS, metavar="R",
-                   help=f"rounds per block of the blocks design, at least 6 (default "
-                        f"{AA_BLOCK_ROUNDS})")
+                   help=f"rounds per block of the blocks design, at least {AA_MIN_BLOCK} "
+                        f"(default {AA_BLOCK_ROUNDS})")
     p.add_argument("--plant", type=_percent, metavar="PCT",
                    help="plant a slowdown of PCT percent in A' (one benchmark): measure power")
     p.add_argument("--max-regression", type=_percent, default=5.0, metavar="PCT",

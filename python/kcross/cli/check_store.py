@@ -1,8 +1,10 @@
-"""``kcross check-store``: SQLite's full integrity check of the store (``PRAGMA quick_check``).
+"""``kcross check-store``: the whole store checked, for when it is suspect (a disk error, a
+copy cut short, a hand or another program at work in it) or before backing it up.
 
-Commands check only what they read or write (kcross.store.db says how); this reads every
-page, about a second per GB, for when a store is suspect (a disk error, a copy cut
-short) or before backing it up.
+SQLite's full integrity check (``PRAGMA quick_check``: every page, about a second per GB;
+commands check only what they read or write, kcross.store.db says how), then kcross's own
+schema, on SQLite and PostgreSQL alike (kcross.store.checking): the schema version, every
+table and every column; and every run's records against the content hash stored with them.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..views.lines import say
+from ..views.text import counted
 from .options import Common
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-HELP = "check every page of an SQLite store (SQLite's quick_check; about 1 s per GB)"
+HELP = ("check a store: every page of an SQLite store (SQLite's quick_check), kcross's "
+        "tables and columns, every run's content hash")
 PARENTS = ("db",)
 
 
@@ -26,14 +30,21 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..store import stores
-    from ..store.db import check_integrity
+    from ..store.checking import check_runs, check_schema
+    from ..store.db import OldSchema, check_integrity
 
     with stores(args.db) as opened:
         target = opened.target
-        if target.path is None:
-            say(out, f"{target.display}: a server's pages are its own to check (PostgreSQL: "
-                     "data checksums, amcheck); nothing for kcross to check")
-            return 0
+        pages = "every page checked" if target.path is not None else \
+            "a server's pages are its own to check (PostgreSQL: data checksums, amcheck)"
         check_integrity(target)
-    say(out, f"{target.display}: ok (every page checked)")
+        try:
+            store = opened.reading()
+        except OldSchema as exc:
+            say(out, f"{target.display}: ok ({pages}); {exc}; its tables are checked then")
+            return 0
+        checked = check_runs(store, check_schema(store))
+    say(out, f"{target.display}: ok ({pages}; schema {checked.version}: {checked.tables} "
+             f"tables, {checked.columns} columns; the content hash of "
+             f"{counted(checked.hashed, 'run')} recomputed)")
     return 0

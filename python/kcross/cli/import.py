@@ -56,7 +56,8 @@ def _kind(data: bytes) -> str:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     # The input is read once, here: its kind is known only from its content, and a pipe,
     # a FIFO or standard input cannot be read a second time.
-    _, data = infile.read(args.file)
+    _, data = infile.read(args.file, empty="nothing to import; a LAVA job's log: lava-run "
+                                           "writes it on standard error, 2> job.log")
     kind = _kind(data)
     lava_options = [o for o, v in (("--lava-results", args.lava_results),
                                    ("--lava-job", args.lava_job),

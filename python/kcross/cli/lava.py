@@ -26,10 +26,19 @@ DESCRIPTION = (
     "job's context sets LAVA's QEMU to the lab's machine (the figures are instruction "
     "counts, equal to the lab's), and DIR also gets device.yaml and dispatcher.yaml for "
     "lava-run on this machine.")
+
+
+def lava_run(device: str, dispatcher: str, job: str, output: str = "OUTDIR") -> str:
+    """The command that runs a job here, its log kept in job.log: lava-run writes its log on
+    standard error (its standard output stays nearly empty), hence ``2>``."""
+    return (f"lava-run --device {device} --dispatcher {dispatcher} --job-id 1 --output-dir "
+            f"{output} {job} 2> job.log")
+
+
 EPILOG = (
-    "Run it here: sudo lava-run --device DIR/device.yaml --dispatcher DIR/dispatcher.yaml "
-    "--job-id 1 --output-dir OUT DIR/job.yaml > job.log; or submit it: lavacli jobs submit "
-    "DIR/job.yaml (host the images first: --image-url-base). Then: kcross import job.log.\n"
+    f"Run it here: sudo {lava_run('DIR/device.yaml', 'DIR/dispatcher.yaml', 'DIR/job.yaml', 'OUT')}"
+    "; or submit it: lavacli jobs submit DIR/job.yaml (host the images first: "
+    "--image-url-base). Then: kcross import job.log.\n"
     "--device-type NAME makes a U-Boot/TFTP ramdisk job for a board (untested here).")
 
 
@@ -92,7 +101,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     say(out, f"{len(made.cases)} benchmark(s) in the plan: {len(made.cases)} LAVA test "
              "case(s) in suite 'kcross' when the job runs")
     if made.device is not None:
-        say(out, f"run it here (as root): lava-run --device {made.device} --dispatcher "
-                 f"{made.dispatcher} --job-id 1 --output-dir OUTDIR {made.job} > job.log; "
+        say(out, f"run it here (as root): "
+                 f"{lava_run(str(made.device), str(made.dispatcher), str(made.job))}; "
                  "then: kcross import job.log")
     return 0

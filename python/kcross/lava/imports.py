@@ -14,10 +14,13 @@ From the job's log (:mod:`.log`), in order, each failure one line and nothing st
    -append (from its "Boot command" line), and the kernel's SHA-256 (from its download);
    QEMU's version is the note's when LAVA's logged package version is the one the job was
    made with, else LAVA's (so another QEMU is another machine);
-5. LAVA's own test cases (``results`` lines of suite ``kcross``): one per harness result,
+5. the harness's ``kcross-result`` lines on the console, which LAVA's monitor made its
+   test cases from: one per harness result, of the same name, result, figure and unit (a
+   line edited or removed after the job does not change LAVA's cases: it is found here);
+6. LAVA's own test cases (``results`` lines of suite ``kcross``): one per harness result,
    of the same name, result and figure (LAVA 2023.01 passes a job whose monitor matched
    nothing: the cases are counted here);
-6. with ``--lava-results`` (a server's results export, :mod:`.results`): the same check
+7. with ``--lava-results`` (a server's results export, :mod:`.results`): the same check
    against the export's cases.
 
 Then the run is stored with source ``lava``: the harness's records, ``fingerprint.lab``
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,9 +41,10 @@ from typing import Any
 from kcross.errors import SchemaError, UserError, clipped
 from kcross.lab.initramfs import MARKER, ConsoleError, ConsoleReader
 from kcross.lab.machines import COUNTING_RTC, Guest, arch
-from kcross.lava.job import MONITOR, Note, case_id, end_string
+from kcross.lava.job import MONITOR, RESULT_LINE, Note, case_id, end_string, start_string
 from kcross.lava.log import JobLog, read_log
 from kcross.lava.results import ExportCase, read_export, suite_cases
+from kcross.schema import unit_of
 
 SOURCE = "lava"   # runs.source (kcross.store.writing.RUN_SOURCES)
 
@@ -221,25 +226,35 @@ def _same_figure(given: str | None, want: str | None) -> bool:
     return f"{figure:.10g}" == want or round(figure, 10) == round(float(want), 10)
 
 
+def _case_of(record: dict[str, Any]) -> str:
+    return case_id(record["suite"], record["name"])
+
+
+def _line_of(record: dict[str, Any]) -> str:
+    return f"{record['suite']}/{record['name']}"
+
+
 def check_cases(results: Sequence[dict[str, Any]], cases: Sequence[tuple[str, str, str | None]],
-                where: str) -> int:
+                where: str, *, key: Callable[[dict[str, Any]], str] = _case_of,
+                rows: str = f"test case(s) in suite {MONITOR}", row: str = "test case ") -> int:
     """LAVA's test cases ((case, result, measurement)) against the harness's result records:
     one per result, the same name, result and figure.  LavaImportError names the first
-    difference; returns the number checked."""
+    difference; returns the number checked.  ``key``, ``rows`` and ``row``: how a record is
+    named among ``cases`` and how they are called (the harness's console lines are named
+    SUITE/NAME)."""
     by_case: dict[str, tuple[str, str | None]] = {}
     for name, result, measurement in cases:
         if name in by_case:
-            raise LavaImportError(f"{where}: test case {name} twice")
+            raise LavaImportError(f"{where}: {row}{name} twice")
         by_case[name] = (result, measurement)
-    wanted = {case_id(r["suite"], r["name"]): r for r in results}
+    wanted = {key(r): r for r in results}
     if len(wanted) != len(results):
         raise LavaImportError(f"{where}: two benchmarks have the same LAVA case name")
     missing = [c for c in wanted if c not in by_case]
     extra = [c for c in by_case if c not in wanted]
     if missing or extra:
         raise LavaImportError(
-            f"{where}: {len(by_case)} test case(s) in suite {MONITOR}, the harness reported "
-            f"{len(results)} result(s)"
+            f"{where}: {len(by_case)} {rows}, the harness reported {len(results)} result(s)"
             + (f"; missing: {', '.join(missing[:3])}" if missing else "")
             + (f"; not the harness's: {', '.join(extra[:3])}" if extra else "")
             + "; not stored")
@@ -248,9 +263,44 @@ def check_cases(results: Sequence[dict[str, Any]], cases: Sequence[tuple[str, st
         want_result, want_figure = _expected_result(record)
         if result != want_result or not _same_figure(measurement, want_figure):
             raise LavaImportError(
-                f"{where}: test case {name} is {result} {measurement or ''}, the harness's "
+                f"{where}: {row}{name} is {result} {measurement or ''}, the harness's "
                 f"record says {want_result} {want_figure or ''}: they must agree; not stored")
     return len(wanted)
+
+
+def result_lines(log: JobLog, token: str) -> list[tuple[str, str, str | None, str | None]]:
+    """The harness's ``kcross-result`` lines on the console ((SUITE/NAME, result, figure,
+    unit)), read as LAVA's monitor reads them (kcross.lava.job.RESULT_LINE, between its
+    start and end strings): what LAVA's test cases were made from."""
+    pattern = re.compile(RESULT_LINE)
+    found = []
+    inside = False
+    for line in log.console():
+        if not inside:
+            inside = start_string(token) in line
+            continue
+        if end_string(token) in line:
+            break
+        match = pattern.search(line.rstrip("\r\n") + "\n")
+        if match is not None:
+            found.append((match["test_case_id"], match["result"], match["measurement"],
+                          match["units"]))
+    return found
+
+
+def check_result_lines(results: Sequence[dict[str, Any]],
+                       lines: Sequence[tuple[str, str, str | None, str | None]], unit: str,
+                       where: str) -> int:
+    """The harness's console lines against its records, as LAVA's test cases are checked
+    (a line edited or removed after the job is found here, though LAVA's cases were made
+    before): one per result, the same result, figure and unit."""
+    checked = check_cases(results, [(name, result, figure) for name, result, figure, _ in lines],
+                          where, key=_line_of, rows="line(s)", row="")
+    for name, _, _, shown_unit in lines:
+        if shown_unit is not None and shown_unit != unit:
+            raise LavaImportError(f"{where}: {name} is in {shown_unit}, the harness's record "
+                                  f"says {unit}: they must agree; not stored")
+    return checked
 
 
 def _export_job(export: Sequence[ExportCase], where: str) -> str | None:
@@ -294,6 +344,9 @@ def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = Fa
     if stream.fingerprint is None or stream.plan is None:
         raise LavaImportError(f"{log.name}: the harness printed no fingerprint and plan "
                               f"(status {commands[0].status})")
+    check_result_lines(stream.results, result_lines(log, token),
+                       unit_of(stream.fingerprint, stream.results),
+                       f"{log.name} (the harness's kcross-result lines)")
     checked = check_cases(stream.results,
                           [(c.case, c.result, c.measurement) for c in log.cases(MONITOR)],
                           f"{log.name} (LAVA's results)")

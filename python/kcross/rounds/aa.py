@@ -152,12 +152,19 @@ def block_level(block_rounds: int) -> float:
 
 
 def check_options(o: Options) -> None:
+    """Refuse, before anything is measured, options some design could judge nothing with."""
     if o.rounds < 3:
         raise UserError(f"--rounds {o.rounds}: at least 3 (the run-to-run noise of a round "
                         "is estimated from the others)")
     if o.block_rounds < stats.min_samples_for():
         raise UserError(f"--block-rounds {o.block_rounds}: too few for a 95% CI of the median "
                         f"ratio (need {stats.min_samples_for()})")
+    if o.rounds < o.block_rounds:  # evaluate() judges whole blocks only
+        fewer = f", or --block-rounds {o.rounds} or fewer" \
+            if o.rounds >= stats.min_samples_for() else ""
+        raise UserError(f"--rounds {o.rounds} make no block of {o.block_rounds} rounds for the "
+                        "blocks design to judge: the rounds must make at least one block "
+                        f"(--rounds {o.block_rounds} or more{fewer})")
     if o.plant is not None and not 0 < o.plant <= 1:
         raise UserError(f"--plant {o.plant * 100:g}: a slowdown of more than 0 and at most "
                         "100 percent")

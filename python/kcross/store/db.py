@@ -92,6 +92,36 @@ class OldSchema(StoreError):
     """Reading a database an older kcross wrote: opening it for writing upgrades it."""
 
 
+class NoStore(StoreError):
+    """A store named to be read (or checked) that is not there: no such file, or no such
+    directory.  Not "no runs stored": a mistyped path must not look like an empty store."""
+
+
+def absent(path: Path) -> str | None:
+    """Why there is no file at ``path``: "no such file", "no such directory D" (the outermost
+    directory missing); None when something is there, or what is there is not a directory
+    (opening says so)."""
+    if os.path.lexists(path):
+        return None
+    missing = None
+    parent = path.parent
+    while not os.path.lexists(parent) and parent != parent.parent:
+        missing, parent = parent, parent.parent
+    if missing is None:
+        return "no such file"
+    if not parent.is_dir():
+        return None
+    return f"no such directory {clipped(str(missing))}"
+
+
+def _refuse_missing_directory(target: Target, path: Path) -> None:
+    """A chosen store is made only in a directory that exists (a mistyped directory is not
+    made for it); the default location's directories are made on first use."""
+    why = absent(path)
+    if target.chosen and why is not None and why != "no such file":
+        raise StoreError(f"cannot create {clipped(str(path))}: {why}")
+
+
 def first_line(exc: BaseException) -> str:
     """The driver's own message, without SQLAlchemy's SQL echo and help links."""
     orig = getattr(exc, "orig", None) or exc
@@ -223,6 +253,7 @@ def check_writable(target: Target) -> None:
             raise
         _check_version(engine, target)
         return
+    _refuse_missing_directory(target, path)
     parent = path.parent
     while not parent.exists():
         if parent == parent.parent:
@@ -253,6 +284,7 @@ def _open_sqlite_file(target: Target, path: Path, *, write: bool) -> sa.Engine |
     if not exists:
         if not write:
             return None
+        _refuse_missing_directory(target, path)
         _make_parent(path)
     else:
         rolled_back = _roll_back_hot_journal(target, path)
@@ -425,7 +457,7 @@ def check_integrity(target: Target) -> None:
     if target.path is None or target.memory:
         return
     if not _check_file(target.path, write=False):
-        raise StoreError(f"no database at {target.display}")
+        raise NoStore(f"no store at {target.display}: {absent(target.path) or 'no such file'}")
     _roll_back_hot_journal(target, target.path)
     engine = _sqlite_engine(target.path, read_only=True)
     try:

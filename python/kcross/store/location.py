@@ -9,7 +9,7 @@ file and should not have to learn URL syntax for it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -22,10 +22,13 @@ ENV_VAR = "KCROSS_DB"
 
 @dataclass(frozen=True)
 class Target:
-    """A resolved database location; ``path`` is set for file-backed SQLite only."""
+    """A resolved database location; ``path`` is set for file-backed SQLite only.
+    ``chosen``: named by the user (--db, $KCROSS_DB), not the default location: a chosen
+    store that is not there is an error to a reader, and its directory is never made."""
 
     url: sa.URL
     path: Path | None
+    chosen: bool = field(default=True, compare=False)
 
     @property
     def memory(self) -> bool:
@@ -56,7 +59,7 @@ def resolve(option: str | None = None) -> Target:
     """Turn the ``--db`` value (or the environment, or the default) into a :class:`Target`."""
     spec = option or os.environ.get(ENV_VAR) or ""
     if not spec:
-        return _file_target(default_path())
+        return _file_target(default_path(), chosen=False)
     if "://" not in spec:
         return _file_target(Path(spec))
     try:
@@ -82,6 +85,7 @@ def resolve(option: str | None = None) -> Target:
     return Target(url=url, path=None)
 
 
-def _file_target(path: Path) -> Target:
+def _file_target(path: Path, *, chosen: bool = True) -> Target:
     path = Path(os.path.abspath(path.expanduser()))
-    return Target(url=sa.URL.create("sqlite+pysqlite", database=str(path)), path=path)
+    return Target(url=sa.URL.create("sqlite+pysqlite", database=str(path)), path=path,
+                  chosen=chosen)

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import UserError
-from .db import OldSchema, check_writable, open_engine
+from ..errors import KcrossError, UserError
+from .db import NoStore, OldSchema, absent, check_writable, open_engine
 from .location import Target, resolve
 from .writing import Writing
 
@@ -50,7 +50,7 @@ class Store(Writing):
             pass  # opening it for writing upgrades it
         else:
             if reader is None:
-                raise UserError(f"no runs stored in {target.display}")
+                raise nothing_stored(target)
             reader.close()
         store = cls.open(target, write=True)
         assert store is not None
@@ -83,13 +83,18 @@ class Stores:
             target = self.target
             store = Store.open(target, write=False)
             if store is None:
-                raise UserError(f"no runs stored in {target.display}{self.hint}")
+                raise nothing_stored(target, self.hint)
             self._open["read"] = store
         return self._open["read"]
 
     def reading_or_none(self) -> Store | None:
+        """The store when it holds runs; None when nothing is stored, or the default
+        store is not made yet.  A chosen store that is not there is an error
+        (:func:`nothing_stored`), whoever reads it."""
         try:
             return self.reading()
+        except NoStore:
+            raise
         except UserError:
             return None
 
@@ -115,6 +120,16 @@ class Stores:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+
+def nothing_stored(target: Target, hint: str = "") -> KcrossError:
+    """The line for a store with nothing to read: a chosen store (--db, $KCROSS_DB) that
+    is not there says so, naming the path (a mistyped path must not look like an empty
+    store); otherwise "no runs stored" (the default store not made yet, an empty one)."""
+    why = absent(target.path) if target.path is not None and target.chosen else None
+    if why is not None:
+        return NoStore(f"no store at {target.display}: {why}")
+    return UserError(f"no runs stored in {target.display}{hint}")
 
 
 @contextmanager
