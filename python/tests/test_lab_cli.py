@@ -102,6 +102,12 @@ def ppc64le_elf(path: Path) -> Path:
      "colon, nanoseconds above 0 and at most 1000000)"),
     (["x86_64", "--env", "KCROSS_TEST_DELAY=nosuch:5"],
      "'nosuch' matches no benchmark of x86_64's harness"),
+    # an empty --trace was no trace at all: a full counting run, downloaded and stored
+    (["x86_64", "--trace", ""], "argument --trace: is empty: name a benchmark"),
+    (["x86_64", "--bench", " "], "argument --bench: is empty: name a benchmark"),
+    # a long one is echoed clipped, not whole
+    (["x86_64", "--trace", "x" * 5000], "--trace " + "x" * 60 + "... (5000 characters): no "
+     "such benchmark on x86_64"),
 ])
 @pytest.mark.parametrize("qemu", ["installed", "absent"])
 def test_bad_input_is_one_line(kcross, db_path: Path, tmp_path: Path, args: list[str],  # type: ignore[no-untyped-def]

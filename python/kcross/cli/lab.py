@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from ..lab.machines import MODES
 from ..lab.selftests import SELECTIONS
-from .options import Common, guest_options, lab_guest_options, lab_machine_options, lab_release_option
+from .options import (
+    Common,
+    benchmark_glob,
+    guest_options,
+    lab_guest_options,
+    lab_machine_options,
+    lab_release_option,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,7 +88,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                         "instructions, the functions they run through, the costly "
                         "instructions (with --compare, --against, --mitigations: what "
                         "changed); not stored")
-    p.add_argument("--trace", metavar="BENCH",
+    p.add_argument("--trace", metavar="BENCH", type=benchmark_glob,
                    help="one operation of benchmark BENCH, instruction by instruction "
                         "(address, symbol+offset, disassembly; user and kernel marked)")
     p.add_argument("--peers", nargs="?", const="quick", choices=SELECTIONS, metavar="all",

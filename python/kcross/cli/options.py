@@ -86,6 +86,15 @@ def run_count(text: str) -> int:
     return value
 
 
+def benchmark_glob(text: str) -> str:
+    """An argparse type: a glob of benchmark names (``--bench``, ``--trace``), not empty: an
+    empty one names nothing (``--trace ''`` would otherwise be no trace at all)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name a benchmark, or a glob of them "
+                                         "(kcross list names them)")
+    return text
+
+
 class Once(argparse.Action):
     """Store an option's value, refusing a second one: the harness takes one of each."""
 
@@ -159,7 +168,8 @@ def lab_machine_options(parser: argparse.ArgumentParser) -> None:
                              "repeatable")
     parser.add_argument("--suite", metavar="S[,S...]",
                         help=f"harness suites to count (default: {','.join(DEFAULT_SUITES)})")
-    parser.add_argument("--bench", metavar="GLOB", help="only benchmarks matching GLOB")
+    parser.add_argument("--bench", metavar="GLOB", type=benchmark_glob,
+                        help="only benchmarks matching GLOB")
     parser.add_argument("--env", metavar="NAME=VALUE", action="append", default=[],
                         help="a setting of the guest's harness (e.g. KCROSS_RSEQ=off; the "
                              "names: kcross --help, environment), recorded in the runs' "

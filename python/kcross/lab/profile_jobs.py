@@ -29,7 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from kcross.errors import EXIT_BROKEN, KcrossError, LabError, UserError
+from kcross.errors import ECHO_MAX, EXIT_BROKEN, KcrossError, LabError, UserError, clipped
 from kcross.lab.boots import (
     describe_kernel,
     exit_status,
@@ -58,13 +58,14 @@ def _benchmarks(opt: str, arch_name: str, src: Path) -> tuple[str, ...]:
 def traced_benchmark(glob: str, arch_name: str, src: Path) -> str:
     """The one benchmark (suite/name) of ``arch_name``'s guest harness ``--trace GLOB``
     names; UserError when it names none or several."""
-    hits = [n for n in _benchmarks(f"--trace {glob}", arch_name, src) if bench_matches(glob, n)]
+    named = clipped(glob, ECHO_MAX)
+    hits = [n for n in _benchmarks(f"--trace {named}", arch_name, src) if bench_matches(glob, n)]
     if not hits:
-        raise UserError(f"--trace {glob}: no such benchmark on {arch_name} "
+        raise UserError(f"--trace {named}: no such benchmark on {arch_name} "
                         f"(kcross list names them)")
     if len(hits) > 1:
         shown = ", ".join(hits[:4]) + (", ..." if len(hits) > 4 else "")
-        raise UserError(f"--trace {glob}: names {len(hits)} benchmarks ({shown}); a trace "
+        raise UserError(f"--trace {named}: names {len(hits)} benchmarks ({shown}); a trace "
                         "is one benchmark's operation: name one")
     return hits[0]
 
@@ -75,11 +76,12 @@ def _check_bench(request: LabRequest, bench: str, src: Path) -> None:
     suites = (MITIGATIONS_SUITE,) if request.mitigations else request.guest.suites()
     named = benchmarks_named(bench, request.arch, src, suites)
     if named is None:
-        raise UserError(f"--bench {bench}: cannot read the benchmarks of {src}/harness/bench")
+        raise UserError(f"--bench {clipped(bench, ECHO_MAX)}: cannot read the benchmarks of "
+                        f"{src}/harness/bench")
     if not named:
         where = ("the syscall suite --profile --mitigations profiles" if request.mitigations
                  else f"{request.arch}'s suites {', '.join(suites)}")
-        raise UserError(f"--bench {bench}: no such benchmark in {where} "
+        raise UserError(f"--bench {clipped(bench, ECHO_MAX)}: no such benchmark in {where} "
                         "(kcross list names them)")
 
 
