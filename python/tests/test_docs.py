@@ -195,3 +195,21 @@ def test_a_command_kcross_refuses_is_seen() -> None:
     assert shown_commands(text) == [(1, "kcross run --suite syscall"),
                                     (2, "kcross run --no-such-option")]
     assert [refused(command) for _, command in shown_commands(text)] == [False, True]
+
+
+# --- docs/releases.md is made by kcross, not typed ----------------------------------------
+
+def test_the_releases_page_is_made_from_its_kept_lines(tmp_path: Path) -> None:
+    """scripts/releases-doc --from docs/data/releases makes docs/releases.md byte for byte:
+    the page is what kcross lab --releases printed, never edited by hand."""
+    import sys
+
+    kept = ROOT / "docs" / "data" / "releases"
+    assert (kept / "made.json").exists(), "docs/data/releases: the page's JSON lines"
+    page = tmp_path / "releases.md"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "releases-doc"), "--from",
+                           str(kept), "-o", str(page)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert page.read_text(encoding="utf-8") == \
+        (ROOT / "docs" / "releases.md").read_text(encoding="utf-8")
