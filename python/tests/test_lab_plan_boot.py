@@ -1,12 +1,13 @@
-"""A lab count does not depend on the boot's plan (issue 23): sid's kernel counted with
-``--suite syscall`` and with ``--suite syscall,ctxsw`` gives every syscall row the same figure
-(to under one instruction per op, the timer's share), none of them disturbed in most of its
-samples, the empty loop subtracted where the rule subtracts it.
+"""A lab count does not depend on the boot's plan (issue 23): sid's kernel of each arch counted
+with ``--suite syscall`` and with ``--suite syscall,ctxsw`` gives every syscall row the same
+figure (to under one instruction per op, the timer's share), and every getppid row has at
+most one disturbed sample and the empty loop subtracted.
 
-Before /init waited for the kernel's boot work (lab/init.c, settle()), sid's 7.2 ran the rsa
+Before /init waited for the kernel's boot work (lab/init.c, settle()), x86-64 sid's 7.2 ran the rsa
 and dh crypto self-tests in two kernel threads for about a second of virtual time after /init
 started: 3 to 6 of every row's 11 samples shared the CPU with them, and getppid-int80 counted
-434.1 with the first plan and 1,367.2 with the second (docs/lab.md, "The kernel's boot work").
+434.1 with the first plan and 1,367.2 with the second; arm64's and ppc64el's 7.2 had two
+disturbed samples in each getppid row (docs/lab.md, "The kernel's boot work").
 
 Needs what the lab tier needs (labs.py) and the mirror for sid's kernel the first time (a
 skip says so when it cannot be reached); the kernel is then cached.
