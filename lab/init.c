@@ -3,8 +3,22 @@
  * Runs as PID 1 in an initramfs under QEMU: mounts /proc, /sys and devtmpfs
  * on /dev, makes /tmp (mode 1777, in the initramfs's writable root: the
  * guest's tests call tmpfile()), points stdin at /dev/null and stdout/stderr
- * at /dev/console, runs the commands of /lab/plan in order, and powers the
- * machine off.  Nothing else: no shell, no network, no files but the plan.
+ * at /dev/console, waits until the kernel's own boot work has ended (below),
+ * runs the commands of /lab/plan in order, and powers the machine off.
+ * Nothing else: no shell, no network, no files but the plan.
+ *
+ * The wait (settle()): a kernel can still be busy with its boot when it starts
+ * /init.  From 6.12 on, the crypto self-tests of some algorithms (rsa, dh)
+ * run in `cryptomgr_test` kernel threads that registration no longer waits
+ * for: under QEMU they compute for about a second of virtual time after /init
+ * starts (two threads on Debian's 7.2), and every command of the plan would
+ * share the CPU with them, its figures depending on where in that second it
+ * ran.  /init reads /proc/loadavg (its fourth field: the runnable tasks, /init
+ * included) and sleeps LAB_SETTLE_POLL_NS while any other task is runnable,
+ * for at most LAB_SETTLE_MAX seconds; the start marker says how long it
+ * waited.  A kernel whose boot work has ended (6.1's self-tests run before
+ * /init) finds it quiet at the first read.  Periodic work (a timer tick, a
+ * kworker, RCU) sleeps between its runs and is not waited for.
  *
  * The plan: one command per line, tokens separated by spaces or tabs (no
  * quoting).  Leading NAME=VALUE tokens are added to the command's environment
@@ -25,7 +39,7 @@
  * marker line is written with one write() and starts with a newline-free
  * "@@kcross-lab TOKEN ":
  *
- *   @@kcross-lab TOKEN start commands=N uptime=S.SS
+ *   @@kcross-lab TOKEN start commands=N uptime=S.SS waited=S.SS
  *   @@kcross-lab TOKEN begin 1 <the plan line's tokens, joined by one space>
  *   ... the command's stdout and stderr, straight to the console ...
  *   @@kcross-lab TOKEN end 1 status=<exit code | SIGNAME | timeout>
@@ -72,6 +86,8 @@
 #define LAB_DEFAULT_TIMEOUT 600 /* seconds */
 #define LAB_MAX_PLAN (256 * 1024)
 #define LAB_MAX_ARGS 128        /* tokens per line, environment included */
+#define LAB_SETTLE_MAX 60.0     /* seconds /init waits for the kernel's boot work */
+#define LAB_SETTLE_POLL_NS 10000000L    /* between two reads of /proc/loadavg */
 
 static const char *const base_env[] = {
 	"PATH=/bin:/sbin:/usr/bin:/lab", "HOME=/", "TERM=linux",
@@ -381,9 +397,44 @@ static void say_note(void)
 		say("note %s", note);
 }
 
-static void say_uptime(int commands)
+/* The tasks other than /init that are runnable now (on any CPU): /proc/loadavg's
+ * fourth field is "runnable/total", /init among the runnable; -1 if unreadable. */
+static int others_runnable(void)
 {
-	char buf[64] = "";
+	char buf[128];
+	int runnable;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%*s %*s %*s %d/", &runnable) != 1 || runnable < 1)
+		return -1;
+	return runnable - 1;
+}
+
+/* Wait until no other task is runnable (the kernel's boot work has ended: see
+ * the top of this file), at most LAB_SETTLE_MAX seconds.  Returns the tasks
+ * still runnable (0: quiet; -1: /proc/loadavg unreadable) and sets *waited. */
+static int settle(double *waited)
+{
+	const struct timespec pause = { 0, LAB_SETTLE_POLL_NS };
+	struct timespec t0;
+	int others;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((others = others_runnable()) > 0 && since(&t0) < LAB_SETTLE_MAX)
+		nanosleep(&pause, NULL);
+	*waited = since(&t0);
+	return others;
+}
+
+static void say_start(int commands, double waited, int others)
+{
+	char buf[64] = "", busy[32] = "";
 	int fd = open("/proc/uptime", O_RDONLY | O_CLOEXEC);
 
 	if (fd >= 0) {
@@ -392,7 +443,10 @@ static void say_uptime(int commands)
 		buf[strcspn(buf, " \n")] = '\0';
 		close(fd);
 	}
-	say("start commands=%d uptime=%s", commands, buf[0] ? buf : "unknown");
+	if (others > 0)     /* still busy after LAB_SETTLE_MAX: said, and run anyway */
+		snprintf(busy, sizeof(busy), " runnable=%d", others);
+	say("start commands=%d uptime=%s waited=%.2f%s", commands, buf[0] ? buf : "unknown",
+	    waited, others < 0 ? " runnable=unknown" : busy);
 }
 
 int main(void)
@@ -428,7 +482,9 @@ int main(void)
 		if (*p && *p != '\n' && *p != '#')
 			commands++;
 	}
-	say_uptime(commands);
+	double waited;
+	int others = settle(&waited);
+	say_start(commands, waited, others);
 
 	int number = 0;
 	for (char *line = plan; line < plan + len;) {

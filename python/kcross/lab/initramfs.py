@@ -4,7 +4,7 @@ The guest's /init is ``lab/init.c`` (built as the static ``kcross-lab-init``).  
 commands of ``/lab/plan`` and frames each one's output on the console with marker lines
 that carry the boot's token (TOKEN below)::
 
-    @@kcross-lab TOKEN start commands=2 uptime=5.83
+    @@kcross-lab TOKEN start commands=2 uptime=5.83 waited=0.00
     @@kcross-lab TOKEN begin 1 /bin/hello a b
     ...output...
     @@kcross-lab TOKEN end 1 status=0      (an exit code, SIGNAME, or "timeout")
