@@ -28,7 +28,8 @@ Behaviour knobs for failure tests, all optional:
                                or a setting F times slower); with @VAR=V only when the
                                environment variable VAR is V (one side of an A/B)
   KCROSS_FAKE_RESAMPLE=1       draw each run's samples (and the empty loop's) afresh with
-                               replacement from the captured ones (independent runs of one
+                               replacement from the captured ones, each sample moved by a
+                               random part in RESAMPLE_JITTER (independent runs of one
                                benchmark, for A/A tests)
 
 A forced KCROSS_SYSCALL other than auto is the mechanism the run reports, as in the real
@@ -60,6 +61,10 @@ DELAY_MAX_NS = 1e6
 SKIP_REASON = "skipped by KCROSS_FAKE_SKIP (fake harness)"
 RSEQ_VALUES = ["auto", "on", "off"]
 RSEQ_OFF = "KCROSS_RSEQ=off: rseq left unregistered"
+# A resampled sample's relative move, at most: real timings are continuous, a few captured
+# values drawn again are not (three processes' medians would often be one value, from
+# which no verdict sizes an interval); far below the spread between captured values.
+RESAMPLE_JITTER = 1e-4
 
 
 def _load(name: str) -> list[dict[str, Any]]:
@@ -230,12 +235,15 @@ def scale() -> float:
 
 
 def resample(rec: dict[str, Any]) -> None:
-    """KCROSS_FAKE_RESAMPLE: each series drawn afresh, with replacement, from its own values."""
+    """KCROSS_FAKE_RESAMPLE: each series drawn afresh, with replacement, from its own values
+    (a sample and its ticks moved together by a random part in RESAMPLE_JITTER: a smoothed
+    bootstrap, continuous as real timings are)."""
     rng = random.Random(os.urandom(16))
     n = len(rec["samples"])
     picks = [rng.randrange(n) for _ in range(n)]
-    rec["samples"] = [rec["samples"][i] for i in picks]
-    rec["ticks"] = [rec["ticks"][i] for i in picks]
+    moves = [1.0 + rng.uniform(-RESAMPLE_JITTER, RESAMPLE_JITTER) for _ in picks]
+    rec["samples"] = [rec["samples"][i] * m for i, m in zip(picks, moves, strict=True)]
+    rec["ticks"] = [rec["ticks"][i] * m for i, m in zip(picks, moves, strict=True)]
     rec["disturbed"] = [k for k, i in enumerate(picks) if i in set(rec["disturbed"])]
     rec["overhead"] = {key: [values[rng.randrange(len(values))] for _ in values]
                        for key, values in rec["overhead"].items()}

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from conftest import HANG
+
 CROSS_VAR = "KCROSS_TEST_CROSS_HARNESSES"  # "qemu-aarch64=PATH qemu-ppc64le=PATH" (./check)
 
 
@@ -55,7 +57,7 @@ def writes_schema(command: list[str]) -> int | None:
     import json
 
     proc = subprocess.run([*command, "sysinfo", "--json"], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=HANG, check=False)
     try:
         return int(json.loads(proc.stdout.splitlines()[0])["schema"])
     except (IndexError, KeyError, ValueError, TypeError):

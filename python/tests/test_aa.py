@@ -233,8 +233,7 @@ def test_real_harness(kcross: Kcross, tmp_path: Path) -> None:
     assert REAL is not None
     found = aa_json(kcross("aa", "getppid-inline", "--rounds", "6", "--processes", "2",
                            "--samples", "5", "--warmup-ms", "2", "--min-batch-ms", "0.1",
-                           "--json", "--harness", REAL[-1], "--db", str(tmp_path / "k.db"),
-                           timeout=120))
+                           "--json", "--harness", REAL[-1], "--db", str(tmp_path / "k.db")))
     assert found["designs"]["processes"]["judged"] == 6
     assert all(r["a_medians"]["syscall/getppid-inline"] > 0 for r in found["runs"])
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import harnesses
 import pytest
-from conftest import FAKE_HARNESS, PYTHON_DIR, Kcross, assert_one_line_error, captured, captured_result
+from conftest import FAKE_HARNESS, HANG, PYTHON_DIR, Kcross, assert_one_line_error, captured, captured_result
 from kcross import stats
 
 ROOT = PYTHON_DIR.parent
@@ -221,7 +221,7 @@ if REAL is None and BUILT.is_file() and os.access(BUILT, os.X_OK):
 def real_sysinfo() -> dict:
     assert REAL is not None
     proc = subprocess.run([*REAL, "sysinfo", "--json"], capture_output=True, text=True,
-                          timeout=60, check=True)
+                          timeout=HANG, check=True)
     return json.loads(proc.stdout.splitlines()[0])
 
 
@@ -233,7 +233,7 @@ def test_real_harness_records_each_sides_mechanism(kcross: Kcross) -> None:
     found = ab_json(kcross("ab", "getppid-dispatch", "--env-a", "KCROSS_SYSCALL=libc",
                            "--env-b", f"KCROSS_SYSCALL={native}", "--rounds", "6",
                            "--samples", "5", "--warmup-ms", "2", "--min-batch-ms", "0.1",
-                           "--json", "--harness", REAL[-1], timeout=120))
+                           "--json", "--harness", REAL[-1]))
     assert found["a"]["mechanisms"] == ["libc"] and found["b"]["mechanisms"] == [native]
     assert len(found["rounds"]) == 6 and all(r["ratio"] > 0 for r in found["rounds"])
     assert found["ci_low"] <= found["ratio"] <= found["ci_high"]

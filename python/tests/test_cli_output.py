@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_line_error, query
+from conftest import HANG, assert_one_line_error, query
 
 SUITE = ("--suite", "syscall")
 
@@ -30,7 +30,7 @@ def kcross_proc(env: dict[str, str], *args: str, **popen: object) -> subprocess.
 def run_to(env: dict[str, str], stdout: object, *args: str,
            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kcross", *args], env={**env, **(extra_env or {})},
-                          stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60)
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=HANG)
 
 
 def the_run(db: Path) -> tuple[str, int, str | None]:
@@ -76,7 +76,7 @@ def test_json_into_a_closed_pipe_marks_the_run_interrupted(env: dict[str, str],
         head = [proc.stdout.readline() for _ in range(2)]
         proc.stdout.close()  # head exits
         err = proc.stderr.read() if proc.stderr else ""
-        proc.wait(timeout=30)
+        proc.wait(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -97,7 +97,7 @@ def test_closed_pipe_on_other_commands_is_quiet(env: dict[str, str]) -> None:
     assert proc.stdout is not None
     proc.stdout.close()
     err = proc.stderr.read() if proc.stderr else ""
-    proc.wait(timeout=30)
+    proc.wait(timeout=HANG)
     assert (proc.returncode, err) == (141, "")
 
 
@@ -151,6 +151,6 @@ def test_help_to_dev_full_is_one_line(env: dict[str, str], args: list[str]) -> N
 
 def test_stdout_closed_from_the_start_is_one_line(env: dict[str, str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "kcross", "list"], env=env, stdout=None,
-                          stderr=subprocess.PIPE, text=True, timeout=60,
+                          stderr=subprocess.PIPE, text=True, timeout=HANG,
                           preexec_fn=lambda: os.close(1))
     assert_one_line_error(proc, code=3, contains="cannot write to standard output: it is closed")

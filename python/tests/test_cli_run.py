@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import (
+    HANG,
     Kcross,
     assert_one_line_error,
     captured,
@@ -196,9 +197,9 @@ def test_ctrl_c_keeps_finished_benchmarks(env: dict[str, str], db_path: Path) ->
                             preexec_fn=terminal_signals,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_rows(proc, db_path, "results", 2, timeout=20)
+        wait_for_rows(proc, db_path, "results", 2)
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()

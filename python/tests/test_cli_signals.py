@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import query, terminal_signals, wait_for_rows
+from conftest import HANG, query, terminal_signals, wait_for_rows
 
 SUITE = ("--suite", "syscall")  # several benchmarks in the old fake harness and the new
 
@@ -46,7 +46,7 @@ def harness_pid(proc: subprocess.Popen) -> int:
 
 def finish(proc: subprocess.Popen) -> tuple[str, str]:
     try:
-        return proc.communicate(timeout=30)
+        return proc.communicate(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -135,7 +135,7 @@ def test_timeout_marks_the_run_interrupted(env: dict[str, str], db_path: Path) -
     """`timeout` sends SIGTERM to kcross and then to its process group."""
     proc = subprocess.run(["timeout", "4", sys.executable, "-m", "kcross", "run", "--quick",
                            *SUITE], env={**env, "KCROSS_FAKE_DELAY": "1.5"},
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 124, proc.stderr  # timeout's own "it timed out"
     assert "Traceback" not in proc.stderr
     if not db_path.exists() or not query(db_path, "SELECT id FROM runs"):
@@ -154,7 +154,7 @@ def test_sigterm_to_kcross_alone_stops_a_long_benchmark(env: dict[str, str],
     try:
         wait_for_rows(proc, db_path, "runs", 1)
         os.kill(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -175,7 +175,7 @@ def test_stop_works_when_sigint_is_ignored(env: dict[str, str], db_path: Path) -
         time.sleep(0.3)
         assert proc.poll() is None
         os.kill(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()

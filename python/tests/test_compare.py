@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Kcross, assert_one_line_error, fake_capture, isolated_env
+from conftest import HANG, Kcross, assert_one_line_error, fake_capture, isolated_env
 from kcross import sides as compare
 from kcross import stats
 from kcross.errors import UserError
@@ -165,7 +165,7 @@ def test_stdin_side(tmp_path: Path) -> None:
     b.write_text("".join(f"{10 + i % 3}\n" for i in range(20)))
     proc = subprocess.run([sys.executable, "-m", "kcross", "compare", "-", str(b)],
                           input="".join(f"{12 + i % 3}\n" for i in range(20)), text=True,
-                          capture_output=True, env=isolated_env(tmp_path), timeout=60)
+                          capture_output=True, env=isolated_env(tmp_path), timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert f"stdin vs {b}" in proc.stdout
 
@@ -311,7 +311,7 @@ def test_benchstat_layout_is_benchstats(tmp_path: Path, shape: str, benchstat: P
             f"Benchmark{name} 1 {x!r} ns/op\n" for name, xs in zip(names, rows, strict=True)
             for x in xs))
     theirs = subprocess.run([tool, *labels], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=HANG)
     assert theirs.returncode == 0, theirs.stderr
     sides = [compare.Side(label=label, single=False, series=tuple(
         Series(source=label, name=name, unit="ns/op", samples=xs)

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Kcross, assert_one_line_error, captured_result
+from conftest import HANG, Kcross, assert_one_line_error, captured_result
 from kcross import stats
 from test_ab import REAL, WHY, bench_of, runs, wrapper_harness
 
@@ -184,7 +184,7 @@ def perf_works() -> tuple[bool, str]:
     if PERF is None:
         return False, "no perf on PATH (Debian: apt-get install linux-perf)"
     proc = subprocess.run([PERF, "bench", "syscall", "basic", "-l", "1000"],
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=HANG, check=False)
     if proc.returncode != 0:
         lines = (proc.stderr or proc.stdout).strip().splitlines()
         return False, f"perf bench does not run here: {lines[-1] if lines else proc.returncode}"
@@ -198,7 +198,7 @@ def test_real_perf_and_harness(kcross: Kcross) -> None:
         pytest.skip(why)
     assert REAL is not None
     proc = kcross("crosscheck", "--rounds", "2", "--syscall-loops", "100000", "--loops", "1000",
-                  "--samples", "5", "--cpu", "0", "--json", "--harness", REAL[-1], timeout=180)
+                  "--samples", "5", "--cpu", "0", "--json", "--harness", REAL[-1])
     assert proc.returncode == 0, proc.stderr
     found = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [f["check"] for f in found] == ["syscall", "pipe"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_DEPS = ROOT / "scripts" / "install-deps"
@@ -27,7 +28,7 @@ def hooks() -> ModuleType:
 
 def install_deps(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(INSTALL_DEPS), *args], capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=HANG, check=False)
 
 
 def test_the_readme_installs_the_build_tier() -> None:

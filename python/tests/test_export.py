@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import (
+    HANG,
     assert_one_line_error,
     captured,
     terminal_signals,
@@ -183,7 +184,7 @@ def test_an_interrupted_run_exports_its_results_so_far(env: dict[str, str],
     try:
         wait_for_rows(proc, db, "results", 1)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=HANG)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -196,7 +197,7 @@ def test_an_interrupted_run_exports_its_results_so_far(env: dict[str, str],
         assert len(list(csv.DictReader(f))) == kept
     back = subprocess.run([sys.executable, "-m", "kcross", "import", str(exported), "--db",
                            str(tmp_path / "other.db")], env=env, capture_output=True,
-                          text=True, timeout=30)
+                          text=True, timeout=HANG)
     assert back.returncode == 0 and "interrupted (no end record)" in back.stdout, back.stderr
 
 
@@ -498,7 +499,7 @@ def test_tables_on_a_terminal_keep_their_box(env: dict[str, str], stored_db: Pat
             break
         chunks.append(chunk)
     os.close(main)
-    assert proc.wait(timeout=30) == 0
+    assert proc.wait(timeout=HANG) == 0
     text = b"".join(chunks).decode()
     assert BOX_DRAWING.search(text), text
     assert "\x1b[" in text  # colours and bold, as before

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import captured
+from conftest import HANG, captured
 from kcross import export, stats
 from kcross.export import ExportData
 from kcross.series import Series, series_of_results
@@ -20,7 +20,7 @@ from test_export import SAME, SLOWER, comparison, stored_run
 
 
 def run_tool(*args: str | Path) -> str:
-    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, (args, proc.stderr)
     return proc.stdout
 

@@ -14,7 +14,7 @@ import sys
 
 import harnesses
 import pytest
-from conftest import FAKE_HARNESS
+from conftest import FAKE_HARNESS, HANG
 
 REAL, WHY = harnesses.native()
 
@@ -48,7 +48,7 @@ def _run(command: list[str], environ: dict[str, str], args: list[str]) -> tuple[
     args = [a for a in args if a != ">/dev/full"]
     with open(full or os.devnull, "w") as out:
         proc = subprocess.run([*command, *args], stdout=out, stderr=subprocess.PIPE,
-                              text=True, env=env, timeout=120, check=False)
+                              text=True, env=env, timeout=HANG, check=False)
     return proc.returncode, proc.stderr
 
 
@@ -72,7 +72,7 @@ def test_fake_plants_a_delay_as_the_real_harness_does() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KCROSS_")}
         out = subprocess.run([sys.executable, str(FAKE_HARNESS), "run", "--json", "--quick",
                               "--bench", "getppid-*"], env={**env, **environ},
-                             capture_output=True, text=True, timeout=60, check=True).stdout
+                             capture_output=True, text=True, timeout=HANG, check=True).stdout
         records = [json.loads(line) for line in out.splitlines()]
         return records[0], {r["name"]: r for r in records if r["type"] == "result"}
 
@@ -100,7 +100,7 @@ def test_fake_obeys_kcross_rseq_as_the_real_harness_does(value: str) -> None:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("KCROSS_") and k != "GLIBC_TUNABLES"}
         out = subprocess.run([*command, *args, "--json"], env={**env, **environ},
-                             capture_output=True, text=True, timeout=120, check=True).stdout
+                             capture_output=True, text=True, timeout=HANG, check=True).stdout
         return [json.loads(line) for line in out.splitlines()]
 
     def seen(command: list[str]) -> tuple[dict, dict, dict[str, tuple[bool, str | None]]]:

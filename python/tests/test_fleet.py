@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import Kcross, assert_one_line_error, sha256
+from conftest import HANG, Kcross, assert_one_line_error, sha256
 from kcross.store import Store, migrations, resolve
 from kcross.store import transfer as transfer_module
 from test_store_refs import KEPT, fill, opened
@@ -357,7 +357,7 @@ def test_two_pushes_at_once_store_each_run_once(backend: str, tmp_path: Path,
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=HANG)
     assert not failures, failures
     assert rows(dst, "SELECT count(*) FROM runs") == [(3,)]
     assert rows(dst, "SELECT count(*) FROM results") == [(3 * N,)]

@@ -14,7 +14,7 @@ import sys
 
 import harnesses
 import pytest
-from conftest import FAKE_HARNESS, captured
+from conftest import FAKE_HARNESS, HANG, captured
 from jsonschema import Draft202012Validator
 from kcross.schema import SCHEMA_VERSION, RunStream, load_schema, parse_line
 
@@ -40,7 +40,7 @@ def check_output(text: str, *, stream: bool) -> list[dict]:
 
 
 def run(command: list[str], *args: str, env: dict[str, str] | None = None,
-        expect: int = 0, timeout: float = 600) -> str:
+        expect: int = 0, timeout: float = HANG) -> str:
     import os
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("KCROSS_")}
@@ -138,7 +138,7 @@ def test_fake_harness_refuses_bad_forcings_like_the_real_one(env: dict, message:
     import os
 
     proc = subprocess.run([*FAKE, "run", "--json"], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=60, check=False)
+                          env={**os.environ, **env}, timeout=HANG, check=False)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith(message) and ": not one of " in proc.stderr  # as src/settings.c
     assert len(proc.stderr.splitlines()) == 1

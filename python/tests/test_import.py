@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error, captured, fake_capture, query
+from conftest import DATA, HANG, Kcross, assert_one_line_error, captured, fake_capture, query
 from kcross.stats import summarize_record
 from kcross.views.text import ns as format_ns
 
@@ -128,7 +128,7 @@ def test_import_from_stdin_and_bad_file_creates_no_database(env: dict[str, str],
     assert_one_line_error(kcross("import", "-", "--db", str(db_path)), contains="stdin")
     assert not db_path.exists()
     proc = subprocess.run([sys.executable, "-m", "kcross", "import", "-"], input=capture,
-                          env=env, capture_output=True, text=True, timeout=30)
+                          env=env, capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert f"imported stdin as run 1: complete, {ALL} of {ALL}" in proc.stdout
 
@@ -152,8 +152,8 @@ def test_import_from_a_fifo_reads_it_once(env: dict[str, str], tmp_path: Path, d
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
     proc = subprocess.run([sys.executable, "-m", "kcross", "import", str(fifo)], env=env,
-                          capture_output=True, text=True, timeout=60)
-    writer.join(timeout=10)
+                          capture_output=True, text=True, timeout=HANG)
+    writer.join(timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"imported {fifo} ")
     assert query(db_path, "SELECT status FROM runs") == [("complete",)]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_line_error, terminal_signals
+from conftest import HANG, assert_one_line_error, terminal_signals
 from kcross.lab import machines
 from labs import lab_kernel
 
@@ -272,7 +272,7 @@ def test_qemu_refuses_the_users_cpu_or_machine_options_before_any_build(  # type
     if not shutil.which("qemu-system-ppc64"):
         pytest.skip("no qemu-system-ppc64 (apt-get install qemu-system-ppc)")
     proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")), option, value,
-                  extra_env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=120)
+                  extra_env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
     line = assert_one_line_error(proc, 2, "qemu-system-ppc64 refused the configuration (exited 1): ",
                                  after_progress=True)
     assert message in line
@@ -367,7 +367,7 @@ def test_guest_failures_store_nothing(kcross, db_path: Path, tmp_path: Path,  # 
                                       payload_buildable: None, body: str, code: int,
                                       message: str) -> None:
     proc = kcross("lab", "ppc64le", "--kernel", str(ppc64le_elf(tmp_path / "vmlinux")),
-                  extra_env=fake_qemu(tmp_path, body), timeout=600)
+                  extra_env=fake_qemu(tmp_path, body))
     assert_one_line_error(proc, code, message, after_progress=True)
     assert not db_path.exists()
 
@@ -381,18 +381,18 @@ def test_stop_signal_kills_the_guests(env: dict, db_path: Path, tmp_path: Path,
     pids.mkdir()
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    environ = {**env, **fake_qemu(tmp_path, f"echo $$ > {pids}/$$; exec sleep 120"),
+    environ = {**env, **fake_qemu(tmp_path, f"echo $$ > {pids}/$$; exec sleep {HANG:g}"),
                "TMPDIR": str(tmp)}
     proc = subprocess.Popen([sys.executable, "-m", "kcross", "lab", "ppc64le", "--kernel",
                              str(ppc64le_elf(tmp_path / "vmlinux")), "--compare", "sc", "scv"],
                             env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=terminal_signals)
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + HANG
     while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(list(pids.iterdir())) == 2, proc.communicate(timeout=5)
     proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=60)
+    _, stderr = proc.communicate(timeout=HANG)
     assert proc.returncode == code, stderr
     assert "Traceback" not in stderr.decode()
     for pidfile in pids.iterdir():
@@ -413,7 +413,7 @@ def test_compare_on_a_real_kernel_is_stored_once(kcross, db_path: Path) -> None:
     args = ("lab", "ppc64le", "--kernel", str(kernel), "--compare", "sc", "scv",
             "--suite", "syscall", "--bench", "getppid-*")
     extra = {"XDG_CACHE_HOME": REAL_CACHE, "KCROSS_SOURCE": str(Path(__file__).resolve().parents[2])}
-    proc = kcross(*args, extra_env=extra, timeout=600)
+    proc = kcross(*args, extra_env=extra)
     assert proc.returncode == 0, proc.stderr
     rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
             if line.startswith("|")}
@@ -423,7 +423,7 @@ def test_compare_on_a_real_kernel_is_stored_once(kcross, db_path: Path) -> None:
     # (~1.95 instructions) apart over a batch: +-0.0025 per op, never a whole instruction.
     assert abs(float(rows["getppid-inline"].split("|")[4].strip())) < 0.01
     assert "stored as run 1, 2" in proc.stderr
-    again = kcross(*args, extra_env=extra, timeout=600)
+    again = kcross(*args, extra_env=extra)
     assert again.returncode == 0, again.stderr
     assert "stored as run 1 (identical, already stored), 2 (identical, already stored)" \
         in again.stderr

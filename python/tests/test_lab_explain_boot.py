@@ -46,7 +46,7 @@ def test_against_source_explains_a_planted_change(kcross, tmp_path: Path) -> Non
         proc = kcross("lab", "x86_64", "--kernel", str(kernel), "--against-source", str(copy),
                       "--source", str(TREE), "--suite", "syscall", "--bench", "getppid-*",
                       "--no-store", "--json",
-                      extra_env={"XDG_CACHE_HOME": REAL_CACHE}, timeout=1200)
+                      extra_env={"XDG_CACHE_HOME": REAL_CACHE})
     finally:   # the copy's build dir, made for this test's tmp path, is not kept
         shutil.rmtree(build_dir_for("x86_64", copy), ignore_errors=True)
     assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross.errors import UserError
 from kcross.lab import machines
 from kcross.lab.boot import boot
@@ -313,7 +314,7 @@ def test_boot_streams_the_console_while_the_guest_runs(tmp_path: Path,
 
     image = tmp_path / "init.cpio"
     image.write_bytes(b"")
-    console = boot(Guest(machines.arch("ppc64le"), tmp_path / "vmlinux"), image, timeout=60,
+    console = boot(Guest(machines.arch("ppc64le"), tmp_path / "vmlinux"), image, timeout=HANG,
                    on_line=on_line)
     assert lines == ["first", "streamed", "last"] and console == "first\nstreamed\nlast"
 
@@ -378,7 +379,7 @@ def test_boot_real_kernel(tmp_path: Path, arch: str) -> None:
     """Correctness-mode machine (two vCPUs, multi-threaded TCG)."""
     guest, image = _guest(tmp_path, arch, "correctness")
     started = time.monotonic()
-    console = boot(guest, image, timeout=180)
+    console = boot(guest, image, timeout=HANG)
     print(f"{arch}: booted, ran the plan and powered off in {time.monotonic() - started:.1f} s")
     results = parse_console(console, TOKEN)
     assert [r.status for r in results] == STATUSES, console
@@ -398,9 +399,9 @@ def test_counting_boots_are_identical(tmp_path: Path, arch: str) -> None:
     """Nothing /init prints may vary between two counting boots: byte-identical consoles."""
     guest, image = _guest(tmp_path, arch, "counting")
     started = time.monotonic()
-    first = boot(guest, image, timeout=180)
+    first = boot(guest, image, timeout=HANG)
     print(f"{arch}: counting boot in {time.monotonic() - started:.1f} s")
-    assert boot(guest, image, timeout=180) == first
+    assert boot(guest, image, timeout=HANG) == first
     assert [r.status for r in parse_console(first, TOKEN)] == STATUSES
 
 

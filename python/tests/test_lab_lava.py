@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG
 from labs import lab_prerequisites
 
 ARCH = "x86_64"
 BENCH = "getppid-*"
 
 
-def kcross(*args: str, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess:
+def kcross(*args: str, env: dict[str, str], timeout: float = HANG) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kcross", *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -63,7 +64,7 @@ def test_a_lava_job_counts_what_the_lab_counts(tmp_path: Path) -> None:
         ran = subprocess.run([lava_run, "--device", str(job / "device.yaml"), "--dispatcher",
                               str(job / "dispatcher.yaml"), "--job-id", "1", "--output-dir",
                               str(tmp_path / "out"), str(job / "job.yaml")],
-                             stdout=subprocess.DEVNULL, stderr=f, timeout=900)
+                             stdout=subprocess.DEVNULL, stderr=f, timeout=HANG)
     assert ran.returncode == 0, log.read_text()[-2000:]
 
     # LAVA's test cases, counted: one per benchmark of the plan, named after it.

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross.errors import GuestError, LabError, UserError
 from kcross.lab import boot as boot_module
 from kcross.lab import kconfig, machines
@@ -79,7 +80,7 @@ def fake_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Non
 def test_boot_returns_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_qemu(tmp_path, monkeypatch, "echo \"qemu-system-ppc64: warning: TCG doesn't support "
               "requested feature, cap-cfpc=workaround\" >&2; echo hello; echo \"$@\"")
-    console = boot(guest(), tmp_path / "i", timeout=30)
+    console = boot(guest(), tmp_path / "i", timeout=HANG)
     assert console.startswith("hello\n-M pseries,x-vof=on -cpu power9")
 
 
@@ -87,7 +88,7 @@ def test_qemu_missing_names_the_package(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(LabError, match=r"no qemu-system-ppc64 on PATH \(apt-get install "
                        r"qemu-system-ppc\)"):
-        boot(guest(), tmp_path / "i", timeout=30)
+        boot(guest(), tmp_path / "i", timeout=HANG)
 
 
 def test_refused_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,13 +96,13 @@ def test_refused_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
               " exit 1")
     with pytest.raises(LabError, match=r"refused the configuration \(exited 1\): "
                        r"qemu-system-ppc64: Property 'x.cap-ibs' bad"):
-        boot(guest(), tmp_path / "i", timeout=30)
+        boot(guest(), tmp_path / "i", timeout=HANG)
 
 
 def test_crash_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_qemu(tmp_path, monkeypatch, "echo booting; kill -ABRT $$")
     with pytest.raises(GuestError, match="was killed by SIGABRT"):
-        boot(guest(), tmp_path / "i", timeout=30)
+        boot(guest(), tmp_path / "i", timeout=HANG)
 
 
 def test_timeout_quotes_the_console(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,7 +209,7 @@ def test_cancel_all_stops_running_guests_and_refuses_new_ones(
 
     def run() -> None:
         try:
-            boot(guest(), tmp_path / "i", timeout=120)
+            boot(guest(), tmp_path / "i", timeout=HANG)
         except BaseException as exc:  # noqa: BLE001 - the test inspects it
             failure.append(exc)
 
@@ -218,12 +219,12 @@ def test_cancel_all_stops_running_guests_and_refuses_new_ones(
     thread.start()
     time.sleep(0.5)
     cancel_all()
-    thread.join(10)
+    thread.join(HANG)
     try:
-        assert not thread.is_alive() and time.monotonic() - started < 10
+        assert not thread.is_alive() and time.monotonic() - started < HANG  # not the boot's
         assert len(failure) == 1 and isinstance(failure[0], Interrupted), failure
         with pytest.raises(Interrupted, match="before the guest booted"):
-            boot(guest(), tmp_path / "i", timeout=120)
+            boot(guest(), tmp_path / "i", timeout=HANG)
     finally:
         allow_boots()
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import harnesses
 import pytest
+from conftest import HANG
 from kcross.errors import LabError, UserError
 from kcross.lab import correctness
 from kcross.lab.correctness import (
@@ -376,7 +377,7 @@ def test_benchmarks_are_the_real_harness_ones() -> None:
         pytest.skip("no real harness (set KCROSS_TEST_REAL_HARNESS; ./check passes the cross ones)")
     for arch, command in found:
         listed = subprocess.run([*command, "list", "--json"], capture_output=True, text=True,
-                                timeout=120, check=True)
+                                timeout=HANG, check=True)
         rows = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
         assert sorted(harness_benchmarks(arch, REPO) or ()) == sorted(
             f"{r['suite']}/{r['name']}" for r in rows if r["type"] == "bench"), arch
@@ -403,12 +404,12 @@ def test_mechanisms_and_suites_are_the_real_harness_ones() -> None:
     if not found:
         pytest.skip("no real harness (set KCROSS_TEST_REAL_HARNESS; ./check passes the cross ones)")
     for arch, command in found:
-        usage = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=120)
+        usage = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=HANG)
         (names,) = re.findall(r"KCROSS_SYSCALL=(\S+) forces", usage.stdout + usage.stderr)
         assert syscall_mechanisms(arch, REPO) is not None
         assert sorted(syscall_mechanisms(arch, REPO) or ()) == sorted(set(names.split("|")) - {"auto"}), arch
         refused = subprocess.run([*command, "run", "--suite", "no-such-suite"], capture_output=True,
-                                 text=True, timeout=120)
+                                 text=True, timeout=HANG)
         (listed,) = re.findall(r"unknown suite 'no-such-suite' \(suites: ([^)]*)\)", refused.stderr)
         assert harness_suites(REPO) == tuple(listed.split(", ")), arch
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HANG
 from labs import lab_prerequisites
 
 REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -34,7 +35,7 @@ def peers_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
            "PATH": os.environ["PATH"]}
     proc = subprocess.run([sys.executable, "-m", "kcross", "lab", "ppc64le", "--kernel",
                            str(kernel), "--peers", "--json", "--no-store"],
-                          env=env, capture_output=True, text=True, timeout=1200)
+                          env=env, capture_output=True, text=True, timeout=HANG)
     if proc.returncode == 2 and "registry" in proc.stderr:
         pytest.skip(f"no linux-source package: {proc.stderr.strip().splitlines()[-1]}")
     assert proc.returncode == 0, proc.stderr

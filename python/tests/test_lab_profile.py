@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_one_line_error
+from conftest import HANG, assert_one_line_error
 from kcross.errors import LabError
 from kcross.lab import costly
 from kcross.lab.profile import EMPTY_LOOP, KERNEL, USER, Prepared, build
@@ -427,9 +427,9 @@ def test_the_harness_opens_profile_windows_only_when_asked() -> None:
         pytest.skip(why)
     argv = [*found, "run", "--bench", "getppid-inline", "--quick", "--json"]
     env = {k: v for k, v in os.environ.items() if k != "KCROSS_PROFILE"}
-    plain = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=HANG)
     on = subprocess.run(argv, env={**env, "KCROSS_PROFILE": "1"}, capture_output=True,
-                        text=True, timeout=120)
+                        text=True, timeout=HANG)
     assert plain.returncode == on.returncode == 0
     assert "@@kcross-profile" not in plain.stderr
     assert "KCROSS_PROFILE" not in json.loads(plain.stdout.splitlines()[0])["forced"]
@@ -437,7 +437,7 @@ def test_the_harness_opens_profile_windows_only_when_asked() -> None:
                for line in on.stderr.splitlines())
     assert json.loads(on.stdout.splitlines()[0])["forced"]["KCROSS_PROFILE"] == "1"
     bad = subprocess.run(argv, env={**env, "KCROSS_PROFILE": "yes"}, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=HANG)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr == "kcross-harness: KCROSS_PROFILE=yes: not one of 1, kallsyms\n"
 

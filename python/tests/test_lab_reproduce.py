@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross.judge.categories import Category
 from kcross.lab.kernel import Kernel
 from kcross.reproduce import experiments as ex
@@ -22,7 +23,7 @@ def power() -> dict[str, Place]:
     kernel_path, _ = lab_prerequisites("ppc64le")
     chosen = ex.chosen("power-entry") + ex.chosen("glibc-scv")
     plan = measure.plan(chosen, native=False, arches=("ppc64le",))
-    lab = measure.lab_runs(plan, SOURCE, timeout=600, say=lambda _line: None,
+    lab = measure.lab_runs(plan, SOURCE, timeout=HANG, say=lambda _line: None,
                            keep=lambda b: measure.store_boot(b, None, ["reproduce"]),
                            kernels={"ppc64le": Kernel.from_file(kernel_path, "ppc64le")})
     assert lab.failed == {}

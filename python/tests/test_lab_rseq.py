@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from labs import lab_prerequisites
 
 ROWS = ("syscall/getppid-inline", "ctxsw/yield-same-cpu")
@@ -53,7 +54,7 @@ def test_rseq_off_against_on(arch: str, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "kcross", "lab", arch, "--kernel", str(kernel),
                            "--compare-env", "KCROSS_RSEQ=off", "--suite", "syscall,ctxsw",
                            "--no-store", "--json"],
-                          env=env, capture_output=True, text=True, timeout=1200)
+                          env=env, capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     starts = [i for i, r in enumerate(records) if r["type"] == "fingerprint"]

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross.errors import HarnessError, LabError, UserError
 from kcross.lab import machines
 from kcross.lab.initramfs import CommandResult, ConsoleError, parse_console
@@ -231,7 +232,7 @@ def test_vdso_clock_count_does_not_depend_on_when_it_runs(payloads: dict,
               "--warmup-ms", "1", "--min-batch-ms", "0.2", "--json"]
     plan = [plan_command(series), plan_command(harness_argv(bench="clock_gettime-vdso"))]
     results, _ = run_plan(Guest(machines.arch("ppc64le"), lab_kernel("ppc64le")), payload.init,
-                          {GUEST_HARNESS: payload.harness}, plan, timeout=600)
+                          {GUEST_HARNESS: payload.harness}, plan, timeout=HANG)
     samples = [float(s) for s in _record(results[0], "clock_gettime-vdso")["samples"]]
     typical = sorted(samples)[len(samples) // 2]
     high = [i for i, s in enumerate(samples) if s > typical + 8]

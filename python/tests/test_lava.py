@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import DATA, assert_one_line_error, query
+from conftest import DATA, HANG, assert_one_line_error, query
 from kcross.lab.machines import Guest, arch
 from kcross.lava import job as lava_job
 from kcross.lava import qemu
@@ -421,7 +421,7 @@ def test_the_harness_line_is_the_stored_figure(tmp_path: Path) -> None:
         pytest.skip(why)
     proc = subprocess.run([*command, "run", "--suite", "syscall", "--bench", "getppid-*",
                            "--quick", "--json", "--result-lines", "ns/op"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG)
     if "--result-lines" in proc.stderr:
         pytest.skip(f"{command[0]} predates --result-lines (rebuild it)")
     assert proc.returncode == 0, proc.stderr
@@ -474,7 +474,7 @@ def test_the_test_shell_steps_report_every_result(tmp_path: Path,
     script = "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + testshell.STEPS
     proc = subprocess.run(["sh", "-c", script], cwd=work, capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
-                          timeout=300)
+                          timeout=HANG)
     if "--result-lines" in proc.stdout and "unknown option" in proc.stdout:
         pytest.skip(f"{command[0]} predates --result-lines (rebuild it)")
     assert proc.returncode == 0, proc.stdout[-2000:]
@@ -498,14 +498,14 @@ def test_the_test_shell_says_why_it_has_no_harness(tmp_path: Path) -> None:
     from kcross.lava import testshell
 
     proc = subprocess.run(["sh", "-c", "HARNESS_URL=\n" + testshell.STEPS], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 2 and "no ./kcross-harness and no HARNESS_URL" in proc.stdout
 
 
 def test_the_log_from_standard_input(env: dict[str, str], db_path: Path) -> None:
     """lavacli jobs logs N --raw | kcross import -: recognised by its content, read once."""
     proc = subprocess.run([sys.executable, "-m", "kcross", "import", "-"], input=LOG.read_text(),
-                          env=env, capture_output=True, text=True, timeout=60)
+                          env=env, capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("imported stdin (LAVA job 7, device type qemu")
     [(source, command)] = query(db_path, "SELECT source, command FROM runs")

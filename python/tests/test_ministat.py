@@ -21,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross import sides as compare
 from kcross import stats
 from kcross.errors import UserError
@@ -51,7 +52,7 @@ def _ours(paths: list[Path], level: str = "95") -> str:
 def _theirs(paths: list[Path], level: str = "95") -> str:
     assert MINISTAT is not None
     proc = subprocess.run([MINISTAT, "-A", "-c", level, *map(str, paths)],
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error
+from conftest import DATA, HANG, Kcross, assert_one_line_error
 from kcross.errors import UserError
 from kcross.run import readiness as r
 
@@ -487,7 +487,7 @@ def test_run_warning_from_a_real_interpreter(tmp_path: Path) -> None:
     env = {**isolated_env(tmp_path), "KCROSS_TEST_SYSROOT": str(root)}
     proc = subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--cpu", "3",
                            "--bench", "getppid-inline"], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == ("kcross: machine not tuned: NMI watchdog on — see "
                                            "'kcross sysinfo --readiness --cpu 3'")
@@ -502,7 +502,7 @@ def test_cli_check_with_the_real_harness(kcross: Kcross) -> None:
     command, why = harnesses.native()
     if command is None:
         pytest.skip(why)
-    proc = kcross("sysinfo", "--readiness", "--json", "--harness", command[0], timeout=60)
+    proc = kcross("sysinfo", "--readiness", "--json", "--harness", command[0])
     doc = json.loads(proc.stdout)
     assert proc.returncode == (1 if doc["warnings"] else 0), proc.stderr
     assert doc["cpu"] == max(os.sched_getaffinity(0))
@@ -525,7 +525,7 @@ def gather(tmp_path: Path, root: Path, after: dict[str, str] | None = None) -> s
     (bindir / "sleep").chmod(0o755)
     done = subprocess.run(["sh", "-c", r.gather_script()], capture_output=True, text=True,
                           env={"PATH": f"{bindir}:/usr/bin:/bin", "KCROSS_TEST_SYSROOT": str(root)},
-                          timeout=60, check=True)
+                          timeout=HANG, check=True)
     assert done.stderr == ""
     return done.stdout
 

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "fresh-debian-ci"
@@ -19,7 +20,7 @@ def test_fresh_debian_ci_checks_pass() -> None:
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout: fresh-debian-ci reads the README from a revision")
     proc = subprocess.run(["bash", str(SCRIPT), "--only", "check"], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "README packages: " in proc.stdout
     packages = proc.stdout.split("README packages: ")[1].split("\n")[0].split()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import harnesses
 import pytest
-from conftest import Kcross, assert_one_line_error, query
+from conftest import HANG, Kcross, assert_one_line_error, query
 
 _FOUND, _WHY = harnesses.native()
 REAL = _FOUND[0] if _FOUND else None
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not REAL, reason=_WHY)
 
 
 def test_real_run_is_stored(kcross: Kcross, db_path: Path) -> None:
-    proc = kcross("run", "--bench", "getppid-*", "--quick", "--harness", str(REAL), timeout=120)
+    proc = kcross("run", "--bench", "getppid-*", "--quick", "--harness", str(REAL))
     assert proc.returncode == 0, proc.stderr
     assert "syscall/getppid-inline" in proc.stdout
     rows = query(db_path, "SELECT name, status, n FROM results ORDER BY seq")
@@ -37,7 +37,7 @@ def test_real_run_is_stored(kcross: Kcross, db_path: Path) -> None:
 def test_real_json_records_and_import(kcross: Kcross, tmp_path: Path, db_path: Path) -> None:
     out = subprocess.run([str(REAL), "run", "--bench", "getppid-inline", "--samples", "7",
                           "--min-batch-ms", "1", "--warmup-ms", "5", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+                         capture_output=True, text=True, timeout=HANG, check=True).stdout
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["type"] for r in records] == ["fingerprint", "plan", "result", "end"]
     result = records[2]
@@ -66,7 +66,7 @@ def test_real_sysinfo(kcross: Kcross) -> None:
 
 def test_real_interleaved_run(kcross: Kcross, db_path: Path) -> None:
     proc = kcross("run", "--bench", "getppid-[dc]*", "--quick", "--interleave", "--json",
-                  "--harness", str(REAL), timeout=120)
+                  "--harness", str(REAL))
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     assert records[1]["type"] == "plan" and records[1]["interleave"] is True
@@ -80,7 +80,7 @@ def test_real_forced_failure_is_a_result(kcross: Kcross, db_path: Path) -> None:
     """KCROSS_TEST_FAIL forces a benchmark's check to fail: a complete run, the
     failed row in the table, exit status 1."""
     proc = kcross("run", "--bench", "getppid-*", "--quick", "--warmup-ms", "0",
-                  "--min-batch-ms", "0.2", "--harness", str(REAL), timeout=120,
+                  "--min-batch-ms", "0.2", "--harness", str(REAL),
                   extra_env={"KCROSS_TEST_FAIL": "getppid-inline"})
     rows = dict(query(db_path, "SELECT name, status FROM results")) if db_path.exists() else {}
     if proc.returncode == 0 and rows.get("getppid-inline") == "ok":
@@ -127,7 +127,7 @@ def test_run_help_names_every_suite_of_the_harness() -> None:
     from kcross.cli import run
 
     out = subprocess.run([str(REAL), "list", "--json"], capture_output=True, text=True,
-                         timeout=30, check=True).stdout
+                         timeout=HANG, check=True).stdout
     suites = [json.loads(line)["suite"] for line in out.splitlines()]
     assert run.SUITES == tuple(dict.fromkeys(suites))
 
@@ -139,7 +139,7 @@ def test_real_harness_ranges_match_kcross() -> None:
 
     def status(*args: str) -> int:
         return subprocess.run([str(REAL), "list", "--bench", "getppid-inline", *args],
-                              capture_output=True, timeout=30).returncode
+                              capture_output=True, timeout=HANG).returncode
 
     # `list` parses the run options too, without measuring
     edges = [("--samples", cli.SAMPLES_RANGE, 1), ("--warmup-ms", cli.WARMUP_MS_RANGE, 1),
@@ -168,7 +168,7 @@ def _delay_run(delay: str | None) -> list[dict]:
     out = subprocess.run([str(REAL), "run", "--json", "--interleave", "--bench",
                           "getppid-[id][ni][ls]*", "--samples", "51", "--min-batch-ms", "1",
                           "--warmup-ms", "20"], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout
+                         timeout=HANG, check=True).stdout
     return [json.loads(line) for line in out.splitlines()]
 
 
@@ -199,7 +199,7 @@ def test_real_planted_delay_is_recorded_and_bad_values_refused(kcross: Kcross) -
     planted = _delay_run(f"syscall/{PLANTED}:{DELAY_NS:g}")
     assert planted[0]["forced"]["KCROSS_TEST_DELAY"] == f"syscall/{PLANTED}:{DELAY_NS:g}"
     info = subprocess.run([str(REAL), "sysinfo", "--json"], capture_output=True, text=True,
-                          timeout=30, check=True, env={k: v for k, v in os.environ.items()
+                          timeout=HANG, check=True, env={k: v for k, v in os.environ.items()
                                                        if not k.startswith("KCROSS_")})
     assert "KCROSS_TEST_DELAY" not in json.loads(info.stdout)["forced"]
     for bad in ("getppid-inline", ":5", "getppid-inline:0", "getppid-inline:-1",
@@ -217,5 +217,5 @@ def test_remote_passes_on_every_forcing_the_harness_records() -> None:
 
     env = {**os.environ, "KCROSS_TEST_DELAY": f"{PLANTED}:1"}
     out = subprocess.run([str(REAL), "sysinfo", "--json"], capture_output=True, text=True,
-                         timeout=30, check=True, env=env).stdout
+                         timeout=HANG, check=True, env=env).stdout
     assert set(json.loads(out)["forced"]) <= set(remote.HARNESS_ENV)

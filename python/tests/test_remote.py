@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    HANG,
     assert_one_line_error,
     captured,
     isolated_env,
@@ -111,7 +112,7 @@ class Sshd:
 def _keygen(path: Path) -> None:
     assert SSH_KEYGEN is not None
     subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "kcross-test",
-                    "-f", str(path)], check=True, capture_output=True, timeout=30)
+                    "-f", str(path)], check=True, capture_output=True, timeout=HANG)
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +162,7 @@ Match LocalAddress 127.0.0.2
         with log.open("ab") as fh:
             proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)],
                                     stdin=subprocess.DEVNULL, stdout=fh, stderr=fh)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + HANG
         up = False
         while time.monotonic() < deadline and proc.poll() is None:
             try:
@@ -219,7 +220,7 @@ for number, record in enumerate(records):
     if number == 2 and {mode!r} == "crash":
         sys.exit(3)
     if number == 2 and {mode!r} == "hang":
-        time.sleep(120)  # stopped long before; never left behind for long
+        time.sleep({HANG})  # stopped long before; never left behind for long
 """)
     return path
 
@@ -242,7 +243,7 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
 def _nothing_left_here(env: dict[str, str]) -> None:
     """The ssh master kcross started has exited and its directory is gone."""
     local = Path(env["TMPDIR"])
-    deadline = time.monotonic() + 10  # `ssh -O exit` asks; the master exits a moment later
+    deadline = time.monotonic() + HANG  # `ssh -O exit` asks; the master exits a moment later
     while time.monotonic() < deadline:
         masters = [pid for pid in os.listdir("/proc") if pid.isdigit()
                    and str(local).encode() in _cmdline(pid)]
@@ -261,7 +262,7 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
-def _kcross(env: dict[str, str], *args: str, timeout: float = 120,
+def _kcross(env: dict[str, str], *args: str, timeout: float = HANG,
             ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kcross", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -299,7 +300,7 @@ def _started(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]
         if proc.poll() is None:
             proc.terminate()  # passed on to each host's run, which cleans up there
             try:
-                proc.communicate(timeout=30)
+                proc.communicate(timeout=HANG)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
@@ -544,7 +545,7 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
     assert list(sshd.remote_tmp.iterdir()) == []
     _nothing_left_here(env)
     (note,) = _notes(notes)
-    deadline = time.monotonic() + 10  # the stand-in there was stopped, not left sleeping
+    deadline = time.monotonic() + HANG  # the stand-in there was stopped, not left sleeping
     while Path(f"/proc/{note['pid']}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{note['pid']}").exists()
@@ -552,7 +553,7 @@ def test_ctrl_c_marks_interrupted_and_removes_the_copy(sshd: Sshd, env: dict[str
 
 def _interrupt_after_results(proc: subprocess.Popen[str], db: Path, runs: int) -> str:
     """Wait until ``runs`` runs have a result stored, then Ctrl-C kcross; its stderr."""
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + HANG
     while time.monotonic() < deadline:
         if sum(bool(r["results"]) for r in _runs(db)) == runs:
             break
@@ -560,7 +561,7 @@ def _interrupt_after_results(proc: subprocess.Popen[str], db: Path, runs: int) -
     else:
         pytest.fail("the results did not arrive")
     proc.send_signal(signal.SIGINT)  # to kcross alone (a terminal's Ctrl-C reaches ssh too)
-    return proc.communicate(timeout=60)[1]
+    return proc.communicate(timeout=HANG)[1]
 
 
 @needs_sshd
@@ -571,12 +572,12 @@ def test_harness_killed_there_is_one_line(sshd: Sshd, env: dict[str, str],
     db = Path(env["KCROSS_DB"])
     with _started(env, "run", "--remote", sshd.url, *sshd.options,
                   "--harness", str(harness)) as proc:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + HANG
         while not any(r["results"] for r in _runs(db)) and time.monotonic() < deadline:
             time.sleep(0.1)
         (note,) = _notes(notes)
         os.kill(note["pid"], signal.SIGKILL)  # "there": the sshd's session, not kcross's child
-        _out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=HANG)
     line = assert_one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), 3,
                                  f"{sshd.url}: kcross-harness ended with ssh's status 255",
                                  after_progress=True)
@@ -681,7 +682,7 @@ def test_one_connection_per_host_and_run(sshd: Sshd, env: dict[str, str], tmp_pa
     assert "run 1: 2 ok, 0 skipped, 0 failed (3 processes each)" in proc.stdout
     assert len(_notes(notes)) == 3
     # The copy, 3 harness processes and the removal: 5 sessions, on one connection.
-    deadline = time.monotonic() + 10  # sshd writes its log a moment after the fact
+    deadline = time.monotonic() + HANG  # sshd writes its log a moment after the fact
     while _sshd_saw(sshd, since)[2] < 5 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _sshd_saw(sshd, since) == (connections, connections, 5), \
@@ -765,12 +766,12 @@ def test_lost_connection_is_one_line_and_the_copy_still_goes(sshd: Sshd, env: di
     since = sshd.log.stat().st_size
     with _started(env, "run", "--remote", sshd.url, *sshd.options,
                   "--harness", str(harness)) as proc:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + HANG
         while not any(r["results"] for r in _runs(db)) and time.monotonic() < deadline:
             time.sleep(0.1)
         (connection,) = _connection_processes(sshd)
         os.kill(connection, signal.SIGKILL)
-        _out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=HANG)
     line = assert_one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), 3,
                                  f"{sshd.url}: kcross-harness ended with ssh's status 255",
                                  after_progress=True)

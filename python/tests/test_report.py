@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error, captured, isolated_env, opens_for_writing
+from conftest import DATA, HANG, Kcross, assert_one_line_error, captured, isolated_env, opens_for_writing
 
 CHROMIUM = "/usr/bin/chromium"
 SLOWER = {"syscall/getppid-glibc": 1.25, "syscall/stat-root": 1.10}   # planted in run 2
@@ -31,7 +31,7 @@ FASTER = {"cpuid/rdtscp": 0.8}
 
 def _kcross(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kcross", *args], env=isolated_env(root),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG)
 
 
 def _scale(rec: dict[str, Any], factor: float) -> None:
@@ -352,7 +352,7 @@ def _chromium(binary: str, tmp: Path, page: Path, *extra: str) -> subprocess.Com
              f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0"]
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     return subprocess.run([binary, *flags, *extra, page.as_uri()], capture_output=True,
-                          text=True, timeout=120, env=env, cwd=tmp)
+                          text=True, timeout=HANG, env=env, cwd=tmp)
 
 
 def _console_errors(log: str) -> list[str]:

@@ -407,7 +407,7 @@ def test_bad_input_is_one_line_before_anything_runs(kcross, tmp_path: Path, args
 
 def test_no_lab_runs_natively_as_kcross_run_and_stores_the_runs(kcross, tmp_path: Path) -> None:
     db = tmp_path / "k.db"
-    proc = kcross("reproduce", "rseq-cpu-number", "--no-lab", "--db", str(db), timeout=120)
+    proc = kcross("reproduce", "rseq-cpu-number", "--no-lab", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "rseq-cpu-number: Reading the CPU number" in out
@@ -424,7 +424,7 @@ def test_no_lab_runs_natively_as_kcross_run_and_stores_the_runs(kcross, tmp_path
 
 def test_json_is_one_record_per_experiment_with_published_and_ours(kcross, tmp_path: Path) -> None:
     proc = kcross("reproduce", "freebsd-cpu-switch", "--no-lab", "--no-store", "--json",
-                  "--db", str(tmp_path / "k.db"), timeout=120)
+                  "--db", str(tmp_path / "k.db"))
     assert proc.returncode == 0, proc.stderr
     (record,) = [json.loads(line) for line in proc.stdout.splitlines()]
     assert record["type"] == "reproduce" and record["name"] == "freebsd-cpu-switch"
@@ -441,7 +441,7 @@ def test_json_is_one_record_per_experiment_with_published_and_ours(kcross, tmp_p
 
 def test_the_cpu_switch_is_printed_in_ministats_format(kcross, tmp_path: Path) -> None:
     proc = kcross("reproduce", "freebsd-cpu-switch", "--no-lab", "--no-store",
-                  "--db", str(tmp_path / "k.db"), timeout=120)
+                  "--db", str(tmp_path / "k.db"))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "ministat (kcross compare --format ministat), as published:" in out
@@ -454,7 +454,7 @@ def test_the_cpu_switch_is_printed_in_ministats_format(kcross, tmp_path: Path) -
 
 def test_a_skipped_sibling_row_says_why(kcross, tmp_path: Path) -> None:
     proc = kcross("reproduce", "powernv-spin", "--no-lab", "--no-store",
-                  "--db", str(tmp_path / "k.db"), timeout=120)
+                  "--db", str(tmp_path / "k.db"))
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if "without a hint" in x and "45 s" in x)
     assert "sibling" in line and ("SMT" in line or "skipped" in line)
@@ -462,18 +462,18 @@ def test_a_skipped_sibling_row_says_why(kcross, tmp_path: Path) -> None:
 
 def test_the_report_has_a_section_for_reproduces_runs_only(kcross, tmp_path: Path) -> None:
     db = tmp_path / "k.db"
-    proc = kcross("reproduce", "rseq-percpu", "--no-lab", "--db", str(db), timeout=120)
+    proc = kcross("reproduce", "rseq-percpu", "--no-lab", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
     page = tmp_path / "r.html"
-    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page))
     assert proc.returncode == 0, proc.stderr
     text = page.read_text()
     assert '<section id="reproduced">' in text
     assert "rseq-percpu: rseq per-CPU operations" in text
     assert "15.3 ns/op" in text and "percpu/add-getcpu-atomic" in text
-    proc = kcross("run", "--quick", "--bench", "cpuid/*", "--db", str(db), timeout=120)
+    proc = kcross("run", "--quick", "--bench", "cpuid/*", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    proc = kcross("report", "latest", "--db", str(db), "-o", str(page), timeout=120)
+    proc = kcross("report", "latest", "--db", str(db), "-o", str(page))
     assert proc.returncode == 0, proc.stderr
     assert '<section id="reproduced">' not in page.read_text()   # a plain run: no section
 

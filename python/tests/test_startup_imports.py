@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import fake_capture, isolated_env
+from conftest import HANG, fake_capture, isolated_env
 from kcross.cli import COMMANDS
 
 # What the commands below may need, heaviest first: scipy.stats (Mann-Whitney U: the
@@ -73,7 +73,7 @@ def loaded(args: list[str], env: dict[str, str], out: Path) -> tuple[list[str], 
              "sys.argv[0] = 'kcross'\n"
              "runpy.run_module('kcross', run_name='__main__', alter_sys=True)\n")
     proc = subprocess.run([sys.executable, "-c", probe, *args], env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=HANG)
     status = f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     assert out.exists(), status
     return json.loads(out.read_text()), status
@@ -97,13 +97,13 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for force in ([], ["--force"]):
         subprocess.run([sys.executable, "-m", "kcross", "import", *force, "--db", str(store),
                         str(capture)], env=isolated_env(root), check=True,
-                       capture_output=True, timeout=60)
+                       capture_output=True, timeout=HANG)
     kstore = root / "k3.db"
     for _ in range(2):
         subprocess.run([sys.executable, "-m", "kcross", "run", "--quick", "--processes", "3",
                         "--bench", "syscall/getcpu-*", "--db", str(kstore)],
                        env={**isolated_env(root), "KCROSS_FAKE_RESAMPLE": "1"}, check=True,
-                       capture_output=True, timeout=60)
+                       capture_output=True, timeout=HANG)
     return {"STORE": str(store), "KSTORE": str(kstore), "CAPTURE": str(capture),
             "SCRATCH": str(root / "scratch.db"), "PAGE": str(root / "report.html")}
 

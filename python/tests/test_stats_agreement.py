@@ -13,7 +13,7 @@ from pathlib import Path
 import harnesses
 import numpy as np
 import pytest
-from conftest import captured
+from conftest import HANG, captured
 from kcross.stats import StatsError, summarize
 
 HARNESS, WHY = harnesses.native()
@@ -31,7 +31,7 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     probe = tmp_path_factory.mktemp("probe") / "x"
     probe.write_text("1\n2\n3\n4\n5\n6\n")
     proc = subprocess.run([*HARNESS, "summarize", "--json", str(probe)], capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=HANG, check=False)
     assert proc.returncode == 0, f"summarize failed: {proc.stderr.strip()}"
     return HARNESS
 
@@ -48,7 +48,7 @@ def harness_summary(harness: list[str], tmp: Path, samples: list[float],
     if overhead is not None:
         files.append(_write(tmp / "overhead", overhead))
     return subprocess.run([*harness, "summarize", "--json", *files], capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=HANG, check=False)
 
 
 def assert_agree(theirs: dict, ours: dict, label: str) -> None:

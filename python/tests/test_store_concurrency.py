@@ -16,14 +16,14 @@ import traceback
 from pathlib import Path
 
 import pytest
-from conftest import Kcross, fake_capture
+from conftest import HANG, Kcross, fake_capture
 
 WRITERS = 8
 RUN = ("run", "--quick", "--suite", "syscall", "--bench", "getppid*")
 
 
 def parallel_kcross(argvs: list[list[str]], environ: dict[str, str],
-                    timeout: float = 120) -> list[tuple[int, str]]:
+                    timeout: float = HANG) -> list[tuple[int, str]]:
     """Run ``kcross ARGV`` for every ARGV in forked processes released together.
 
     Returns (exit status, stderr) per process, in order.

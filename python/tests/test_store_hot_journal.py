@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Kcross, assert_one_line_error, query, sha256
+from conftest import HANG, Kcross, assert_one_line_error, query, sha256
 
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 
@@ -158,6 +158,6 @@ def test_a_writer_at_work_is_left_alone(kcross: Kcross, two_runs: Path,
             assert "hot journal" not in line and "corrupt" not in line
         db.chmod(0o644)
     finally:
-        writer.communicate("commit\n", timeout=30)
+        writer.communicate("commit\n", timeout=HANG)
     assert writer.returncode == 0
     assert query(db, "SELECT DISTINCT error FROM runs") == [("half written",)]

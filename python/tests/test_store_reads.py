@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON_DIR, captured
+from conftest import HANG, PYTHON_DIR, captured
 from kcross.errors import StoreError
 from kcross.store import Store, resolve
 from kcross.store.packing import pack, unpack
@@ -125,7 +125,7 @@ def test_bench_store_prints_every_figure(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(script), "--runs", "20", "--results", "5",
                            "--repeat", "1", "--no-postgres", "--dir", str(tmp_path / "b"),
                            "--markdown"], capture_output=True, text=True, env=env,
-                          timeout=600)
+                          timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     figures = {m[1] for m in re.finditer(r"^(?:sqlite|-)\s+20x5\s+(\S.*?)\s{2,}", proc.stdout,
                                            re.MULTILINE)}

@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, FAKE_HARNESS, _forked_kcross, isolated_env
+from conftest import DATA, FAKE_HARNESS, HANG, _forked_kcross, isolated_env
 from test_readiness import BARE_METAL, CPU, CPUS, TUNED, harness_with, make_tree
 
 VIEWS = DATA / "views"
@@ -207,7 +207,7 @@ STORE = [
 
 
 def run_cli(session: Session, *args: str, columns: int = COLUMNS,
-            env: dict[str, str] | None = None, timeout: float = 600
+            env: dict[str, str] | None = None, timeout: float = HANG
             ) -> subprocess.CompletedProcess:
     """``kcross ARGS`` in the session directory, as conftest's ``kcross`` fixture runs it
     (a forked child; KCROSS_TEST_EXEC=1: its own interpreter), COLUMNS ``columns``."""
