@@ -6,7 +6,7 @@ From the job's log (:mod:`.log`), in order, each failure one line and nothing st
 2. kcross's monitor: the token is taken from the dispatcher's own line ("Waiting for
    start message: @@kcross-lab TOKEN begin 1"), never from the console; a log without it
    is not a kcross job;
-3. the console (``target`` lines) read as a lab console is (:class:`ConsoleReader`, only
+3. the console (``target`` and ``feedback`` lines) read as a lab console is (:class:`ConsoleReader`, only
    marker lines with that token): the harness's command and its records, and /init's
    ``note`` (:class:`kcross.lava.job.Note`: what the job is);
 4. for a QEMU counting job, the lab group of the note checked against what LAVA says it
@@ -42,7 +42,7 @@ from kcross.errors import SchemaError, UserError, clipped
 from kcross.lab.initramfs import MARKER, ConsoleError, ConsoleReader
 from kcross.lab.machines import COUNTING_RTC, Guest, arch
 from kcross.lava.job import MONITOR, RESULT_LINE, Note, case_id, end_string, start_string
-from kcross.lava.log import JobLog, read_log
+from kcross.lava.log import CONSOLE_LEVELS, JobLog, read_log
 from kcross.lava.results import ExportCase, read_export, suite_cases
 from kcross.schema import unit_of
 
@@ -192,7 +192,7 @@ def _lab_group(log: JobLog, note: Note) -> dict[str, Any]:
 def _when(log: JobLog, token: str, marker: str) -> dt.datetime | None:
     text = f"{MARKER} {token} {marker}"
     for e in log.entries:
-        if e.get("lvl") == "target" and isinstance(e.get("msg"), str) and text in e["msg"]:
+        if e.get("lvl") in CONSOLE_LEVELS and isinstance(e.get("msg"), str) and text in e["msg"]:
             try:
                 when = dt.datetime.fromisoformat(str(e.get("dt")))
             except ValueError:
