@@ -145,14 +145,14 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
     ``names`` in the runs of the machine rows ``machine_ids``, oldest run first (start,
     then id), each run's in its order: rows of run_id, started_at, machine_id, host_time
     (fingerprint.host.time), kernel_sha256 (fingerprint.lab.kernel.sha256: a lab machine's
-    kernel), suite, name, process, status, median_ns, ci_low_ns, ci_high_ns.  No result
+    kernel), suite, name, process, status, n, median_ns, ci_low_ns, ci_high_ns.  No result
     record is read: a machine's noise from its whole history."""
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
                        .label("kernel_sha256"),
-                       r.suite, r.name, r.process, r.status, r.median_ns, r.ci_low_ns,
+                       r.suite, r.name, r.process, r.status, r.n, r.median_ns, r.ci_low_ns,
                        r.ci_high_ns)
              .join(t.runs, run.id == r.run_id)
              # the machines' runs, then each one's results through the results' key

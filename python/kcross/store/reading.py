@@ -96,6 +96,19 @@ class StoredRun:
     live: bool = False
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What a stored run's place in its machine's run-to-run noise turns on
+    (kcross.judge.noise.left_out decides it from these)."""
+
+    id: int
+    machine_hash: str
+    status: str
+    quick: bool                          # its command asked for --quick (a smoke run)
+    harness: tuple[str | None, ...]      # fingerprint kcross.version, .git_rev, .build
+    excluded: str | None = None          # kcross exclude's reason ("": none given); None: not
+
+
 class Reading:
     """The result database of one kcross invocation (its place, and its engine: made when
     first used if the store was opened lazily), and what every command reads of it."""
@@ -261,6 +274,43 @@ class Reading:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
+    def run_facts(self, *, machine: str | None = None,
+                  machine_ids: Iterable[int] | None = None,
+                  ids: Iterable[int] | None = None) -> list[RunFacts]:
+        """The noise facts of the runs of one ``machine`` (its fingerprint hash), of the
+        machine rows ``machine_ids`` or of the runs ``ids`` (all: none given), newest stored
+        first (the highest id).  No result is read."""
+        r, x = t.runs.c, t.noise_exclusions.c
+        harness = [r.fingerprint[f.path].as_string().label(f"h{i}") for i, f in
+                   enumerate((fields.KCROSS_VERSION, fields.KCROSS_REVISION,
+                              fields.KCROSS_BUILD))]
+        query = (sa.select(r.id, r.status, sa.type_coerce(r.command, sa.Text).label("command"),
+                           t.machines.c.fingerprint_hash, x.run_id.label("excluded"),
+                           x.reason, *harness)
+                 .join(t.machines, t.machines.c.id == r.machine_id)
+                 .outerjoin(t.noise_exclusions, x.run_id == r.id)
+                 .order_by(r.id.desc()))
+        if machine is not None:
+            query = query.where(t.machines.c.fingerprint_hash == machine)
+        if machine_ids is not None:
+            query = query.where(r.machine_id.in_(list(machine_ids)))
+        if ids is not None:
+            query = query.where(r.id.in_(list(ids)))
+        with guard(self.target, "listing runs"), self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [RunFacts(id=row.id, machine_hash=row.fingerprint_hash, status=row.status,
+                         quick=_asked_quick(row.command),
+                         harness=(row.h0, row.h1, row.h2),
+                         excluded=None if row.excluded is None else (row.reason or ""))
+                for row in rows]
+
+    def exclusions(self) -> list[tuple[int, str]]:
+        """The runs left out of the noise (kcross exclude) and the reasons given, by id."""
+        x = t.noise_exclusions.c
+        with guard(self.target, "listing exclusions"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(x.run_id, x.reason).order_by(x.run_id)).all()
+        return [(row.run_id, row.reason or "") for row in rows]
+
     def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
         """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).
 
@@ -301,6 +351,15 @@ class Reading:
                      for r in rows],
             end=stored(run.end_record, f"{where} end record", "end", nullable=True, check=check),
             state=live.state, live=live.live)
+
+
+def _asked_quick(command: Any) -> bool:
+    """Whether a stored command (JSON text, or parsed by PostgreSQL's driver) has --quick."""
+    try:
+        words = records.decoded(command)
+    except ValueError:
+        return False
+    return isinstance(words, list) and "--quick" in words
 
 
 def _common_prefix(texts: Sequence[str]) -> int:
