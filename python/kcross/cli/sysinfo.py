@@ -101,11 +101,11 @@ def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
         if store is None:
             return readiness.Finding("run-to-run noise", readiness.INFO,
                                      "not known: no store yet", todo)
-        noise = of_machine(store, fingerprint)
+        noise, runs = of_machine(store, fingerprint)
     if not noise:
         return readiness.Finding("run-to-run noise", readiness.INFO,
-                                 f"not known: fewer than {MIN_RUNS} stored runs of this "
-                                 "configuration (complete, not --quick, not excluded)", todo)
+                                 f"not known: {runs} stored run(s) of this configuration",
+                                 todo)
     cvs = sorted((n.cv, name) for name, n in noise.items())
     typical = median([cv for cv, _ in cvs])
     worst, name = cvs[-1]

@@ -331,16 +331,19 @@ class History:
         return found
 
 
-def of_machine(store: Store, fingerprint: Mapping[str, object]) -> dict[str, RunNoise]:
+def of_machine(store: Store, fingerprint: Mapping[str, object]
+               ) -> tuple[dict[str, RunNoise], int]:
     """The run-to-run noise of every benchmark the store's runs of this machine hold, each
-    from the runs of its newest stored configuration (:func:`select`; the last
-    HISTORY_RUNS runs that may feed one); none for exact counts."""
+    from the runs of its newest stored configuration (:func:`select`; of the last
+    HISTORY_RUNS runs that may feed one), and how many such runs there are; none for exact
+    counts."""
     if exact_counts(fingerprint):
-        return {}
+        return {}, 0
     found: dict[str, RunNoise] = {}
-    for name, candidates in History(store).candidates(identity(fingerprint)).items():
+    candidates = History(store).candidates(identity(fingerprint))
+    for name, offered in candidates.items():
         try:
-            found[name] = estimate(select(candidates), HISTORY)
+            found[name] = estimate(select(offered), HISTORY)
         except StatsError:
             continue
-    return found
+    return found, len({c.stored for offered in candidates.values() for c in offered})
