@@ -59,6 +59,7 @@ from ..judge.noise import (
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
 from ..series import Series, bench_name, merge_results, run_start, series_of_results
+from ..sides import not_complete
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Point:
     axis: str | None = None
     axis_order: tuple[Any, ...] = ()
     axis_sha: str | None = None
+    run_status: str = "complete"   # the stored status of its run
 
     @property
     def host_label(self) -> str:
@@ -297,7 +299,8 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
                               hostname=hostname, machine=ident, host_key=key, kernel=kernel,
                               unit=unit, series=with_figures.get(name), status=status,
                               axis=axis, axis_order=fields.kernel_order(fp) if axis else (),
-                              axis_sha=str(axis_sha) if axis_sha else None))
+                              axis_sha=str(axis_sha) if axis_sha else None,
+                              run_status=run.status))
     return found
 
 
@@ -409,9 +412,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
     for i in shown:
         p = every[i]
         before, change = changes.get(i, (None, None))
-        note = None
+        what = [] if p.run_status == "complete" else \
+            [not_complete(f"run {p.run_id}", p.run_status)]
         if before is not None:
-            what = []
             if before.axis is not None and p.axis is not None and before.axis != p.axis:
                 what.append(f"kernel {before.axis} -> {p.axis}")
             elif before.kernel != p.kernel:
@@ -421,7 +424,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
                             f"{p.machine[:HASH_SHOWN]}")
             if change is not None and (change.note or change.error):
                 what.append(str(change.error or change.note))
-            note = "; ".join(what) or None
+        note = "; ".join(what) or None
         rows.append(TrendRow(point=p, previous=before, change=change, note=note))
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
                  noise=noise.of_machines([every[i] for i in shown]),

@@ -88,8 +88,12 @@ class Comparison:
 
     @cached_property
     def notes(self) -> list[str]:
-        """Per-row matters to weigh: the empty loop subtracted on one side only."""
-        return [note for row in self.rows for note in overhead_notes(row.name, row.series)]
+        """Matters to weigh: a side whose run did not complete, the empty loop subtracted on
+        one side only."""
+        partial = [f"{s.incomplete}: the benchmarks it did not reach are missing from its "
+                   "column" for s in self.sides if s.incomplete]
+        return partial + [note for row in self.rows
+                          for note in overhead_notes(row.name, row.series)]
 
     @cached_property
     def differences(self) -> list[str]:

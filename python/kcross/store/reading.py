@@ -47,9 +47,14 @@ def as_utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.astimezone(dt.UTC)
 
 
-def newest_first(query: sa.Select[Any]) -> sa.Select[Any]:
-    """What 'latest' means: the most recently started run (ties: the higher id)."""
-    return query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc())
+def newest_first(query: sa.Select[Any], *, by_start: bool = False) -> sa.Select[Any]:
+    """What 'latest' means: the newest run stored (the highest id: the order runs were
+    stored in, which no clock can upset: a board whose clock is wrong stores a start in the
+    future); ``by_start``: in time order, the most recently started first (ties: the higher
+    id), as a trend and ``kcross runs --by-start`` show them."""
+    if by_start:
+        return query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc())
+    return query.order_by(t.runs.c.id.desc())
 
 
 @dataclass(frozen=True)
@@ -216,9 +221,11 @@ class Reading:
             return int(conn.execute(sa.select(sa.func.count(t.runs.c.id))).scalar_one())
 
     def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
-                  status: str | None = None, limit: int | None = None) -> list[RunSummary]:
-        """The runs, newest first: all, or those of ``ids``, of one ``machine`` (its
-        fingerprint hash) or of one stored ``status``, the newest ``limit`` of them."""
+                  status: str | None = None, limit: int | None = None,
+                  by_start: bool = False) -> list[RunSummary]:
+        """The runs, newest stored first (``by_start``: most recently started first): all,
+        or those of ``ids``, of one ``machine`` (its fingerprint hash) or of one stored
+        ``status``, the newest ``limit`` of them."""
         # Benchmarks, not result rows: a run of K processes has K rows per benchmark.
         count = (sa.select(sa.func.count(t.results.c.id))
                  .where(t.results.c.run_id == t.runs.c.id, t.results.c.process == 0)
@@ -247,12 +254,13 @@ class Reading:
             query = query.where(t.runs.c.status == status)
         if limit is not None:  # the newest first, then their counts: not every run's
             newest = newest_first(sa.select(t.runs.c.id).select_from(
-                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)))
+                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)),
+                by_start=by_start)
             for clause in query.whereclause, :
                 if clause is not None:
                     newest = newest.where(clause)
             query = query.where(t.runs.c.id.in_(newest.limit(limit).scalar_subquery()))
-        query = newest_first(query)
+        query = newest_first(query, by_start=by_start)
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
             tagged: dict[int, list[str]] = {}
