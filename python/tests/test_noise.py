@@ -178,6 +178,9 @@ def test_an_excluded_run_feeds_no_estimate(kcross: Kcross, tmp_path: Path) -> No
     assert "from 4 runs" in proc.stdout and "runs 1-2, 4-5" in proc.stdout, proc.stdout
     proc = kcross("compare", "1", "2", "--db", str(db))
     assert "run-to-run noise (2 stored runs" not in proc.stdout
+    other = tmp_path / "other.db"   # a push takes the exclusion along
+    assert kcross("push", str(other), "--db", str(db)).returncode == 0
+    assert kcross("exclude", "--db", str(other)).stdout.split() == ["run", "3", "backup", "ran"]
     assert kcross("exclude", "3", "--undo", "--db", str(db)).returncode == 0
     assert "runs 1-5" in noise_finding(kcross, db)["seen"]
     assert kcross("exclude", "--undo", "--db", str(db)).returncode == 2
