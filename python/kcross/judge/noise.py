@@ -193,12 +193,6 @@ class Config:
     processes: int
     samples: int
 
-    @property
-    def design(self) -> str:
-        """``10 processes x 11 samples``."""
-        return (f"{self.processes} process{'es' if self.processes != 1 else ''} x "
-                f"{self.samples} samples")
-
 
 def harness_of(fingerprint: Mapping[str, object] | None) -> tuple[str | None, ...]:
     """The harness that measured, as a Config names it (version, revision, build)."""
