@@ -674,6 +674,26 @@ def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]
     return max(0.0, squares / df - float(np.mean(within))), float(df)
 
 
+# The median absolute deviation of a normal sample, in its standard deviation.
+MAD_SD = 1.4826
+
+
+def outlying(values: Sequence[float], own_var: Sequence[float], limit: float) -> list[int]:
+    """The indices of the values further than ``limit`` robust standard deviations from
+    their median: the median absolute deviation as a normal sample's sd (MAD_SD), at least
+    the values' own noise (the median of ``own_var``, as an sd).  A robust rule: one absurd
+    value moves neither the median nor the deviation."""
+    if len(values) != len(own_var):
+        raise StatsError("each value needs its own variance")
+    if not values:
+        return []
+    data = np.asarray(values, dtype=np.float64)
+    off = np.abs(data - np.median(data))
+    scale = max(MAD_SD * float(np.median(off)),
+                float(np.sqrt(max(0.0, float(np.median(np.asarray(own_var, dtype=np.float64)))))))
+    return [int(i) for i in np.flatnonzero(off > limit * scale)]
+
+
 def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tuple[float, float]:
     """:func:`between_runs` from pairs of runs close in time, ``(log_i, log_j, var_i,
     var_j)``: half the mean squared difference of the pairs' figures less what the runs' own

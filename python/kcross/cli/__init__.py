@@ -45,7 +45,7 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 # module kcross.cli.NAME implements `kcross NAME` (a '-' in NAME is '_' in the module's).
 COMMANDS: tuple[str, ...] = (
     "run", "list", "runs", "show", "compare", "check", "history", "report",
-    "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "mark", "delete",
+    "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "exclude", "mark", "delete",
     "check-store", "push", "pull", "lab", "reproduce", "lava",
 )
 
@@ -57,7 +57,8 @@ DOCS: dict[str, str] = {
     "run": "measuring.md", "list": "measuring.md", "runs": "store.md", "show": "measuring.md",
     "compare": "verdicts.md", "check": "verdicts.md", "history": "verdicts.md",
     "report": "report.md", "ab": "verdicts.md", "aa": "verdicts.md", "crosscheck": "verdicts.md",
-    "sysinfo": "measuring.md", "import": "store.md", "tag": "store.md", "mark": "store.md",
+    "sysinfo": "measuring.md", "import": "store.md", "tag": "store.md",
+    "exclude": "verdicts.md", "mark": "store.md",
     "delete": "store.md", "check-store": "store.md", "push": "store.md", "pull": "store.md",
     "lab": "lab.md", "reproduce": "reproduce.md", "lava": "lava.md",
 }

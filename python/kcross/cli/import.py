@@ -96,6 +96,11 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if imported.dropped_partial_line is not None:
         say(err, f"kcross: {name} line {imported.dropped_partial_line} was cut off "
                  "mid-record and is ignored")
+    if imported.future is not None:
+        say(err, f"kcross: warning: {name} started at {imported.future:%Y-%m-%d %H:%M} UTC, "
+                 "in the future (the capturing machine's clock is wrong?); stored as run "
+                 f"{imported.run_id} all the same ('latest' is the newest run stored, "
+                 "whatever its start)")
     state = "complete" if imported.complete else "interrupted (no end record)"
     say(out, f"imported {name} as run {imported.run_id}: {state}, "
              f"{imported.results} of {imported.planned} benchmark(s)")

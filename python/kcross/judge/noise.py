@@ -15,6 +15,19 @@ figures less the mean of their within-run variances.  Sources:
   file that is also stored);
 - a calibration ``kcross aa`` runs and stores (the same estimate from its runs).
 
+Only repetitions of one measurement feed an estimate (:func:`select`, the one rule, which
+kcross history and sysinfo call too): runs of one :class:`Config` (the machine identity, its
+forced settings included; the harness's version, revision and build; the design, processes
+x samples), each complete, not a ``--quick`` smoke run, without a forcing that plants a
+change or an instrument (kcross.forcings' ``plants``) and not excluded by the user
+(``kcross exclude``): :func:`left_out` says why a run is not.  Exact counts (a lab's
+instructions/op) have no run-to-run noise: a change of a count is a change.
+
+The estimate is robust to an absurd run (a capture imported with wrong figures, a run
+disturbed throughout): a run whose log figure lies more than OUTLIER_SDS robust standard
+deviations (1.4826 x the median absolute deviation, at least the runs' own noise) from the
+median of its group is left out and named (RunNoise.outliers).
+
 At least MIN_RUNS runs are needed; with few runs the estimate is uncertain, which its
 degrees of freedom carry into the verdict's t interval.
 
@@ -34,8 +47,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
+from ..forcings import PLANTING
+from ..schema import UNIT_INSTRUCTIONS, unit_of
 from ..series import Series, series_of_results
 from ..stats import StatsError
 from .verdict import RunNoise
@@ -49,6 +65,10 @@ NEAR_WINDOW_S = 30.0  # the narrowest window of the near estimate (seconds betwe
 MIN_PAIRS = 3         # pairs of runs within the window the near estimate needs
 MIN_RUNS = 3          # fewer runs give no estimate worth a verdict (2 degrees of freedom)
 HISTORY_RUNS = 20     # the most recent runs of a machine taken into an estimate
+# A run further than this many robust standard deviations from its group's median is an
+# outlier.  Far: the rule is for absurd runs (x100 figures), and with few runs the median
+# absolute deviation is itself uncertain (5 normal runs: one beyond 10 in about 3% of draws).
+OUTLIER_SDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -103,8 +123,13 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
                     apart: float | None = None) -> RunNoise:
     """The run-to-run noise from groups of runs that may differ by a constant (two copies of
     one benchmark, one with a planted change): each run about its own group's mean; near
-    pairs within a group only."""
+    pairs within a group only.  Each group's outliers (:func:`outliers`) are left out and
+    named."""
+    far = {p.run for g in groups for p in outliers(g)}
+    groups = [[p for p in g if p.run not in far] for g in groups]
     runs = sum(len(g) for g in groups)
+    used = tuple(dict.fromkeys(p.run for g in groups for p in g))
+    named = tuple(sorted(far, key=_label_order))
     if runs < MIN_RUNS:
         raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
                          f"{MIN_RUNS}")
@@ -113,10 +138,27 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
         pairs = [(p.log, q.log, p.var, q.var) for g in groups for p, q in _near(g, window)]
         if len(pairs) >= MIN_PAIRS:
             var, df = stats.between_runs_near(pairs)
-            return RunNoise(var=var, df=df, runs=runs, source=source, within=window)
+            return RunNoise(var=var, df=df, runs=runs, source=source, within=window,
+                            used=used, outliers=named)
     var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
                                          for g in groups])
-    return RunNoise(var=var, df=df, runs=runs, source=source)
+    return RunNoise(var=var, df=df, runs=runs, source=source, used=used, outliers=named)
+
+
+def outliers(points: Sequence[RunPoint]) -> list[RunPoint]:
+    """The points further than OUTLIER_SDS robust standard deviations from the points'
+    median log figure: the median absolute deviation as a normal sample's sd, at least the
+    runs' own noise (the median of their within-run sds); none among fewer than MIN_RUNS."""
+    if len(points) < MIN_RUNS:
+        return []
+    return [points[i] for i in stats.outlying([p.log for p in points],
+                                              [p.var for p in points], OUTLIER_SDS)]
+
+
+def _label_order(label: str) -> tuple[int, str]:
+    """Run labels in their runs' order ("run 9" before "run 10")."""
+    number = label.rpartition(" ")[2]
+    return (int(number), label) if number.isdigit() else (0, label)
 
 
 def _near(points: Sequence[RunPoint], window: float) -> list[tuple[RunPoint, RunPoint]]:
@@ -139,47 +181,93 @@ def _near(points: Sequence[RunPoint], window: float) -> list[tuple[RunPoint, Run
     return pairs
 
 
+@dataclass(frozen=True)
+class Config:
+    """What runs of one benchmark must share to be repetitions of one measurement: the
+    machine identity (its forced settings included: kcross.fingerprint.identity), the
+    harness that measured (version, revision, build) and the design (processes x samples of
+    each)."""
+
+    machine: str
+    harness: tuple[str | None, ...]
+    processes: int
+    samples: int
+
+
+def harness_of(fingerprint: Mapping[str, object] | None) -> tuple[str | None, ...]:
+    """The harness that measured, as a Config names it (version, revision, build)."""
+    return tuple(None if v is None else str(v) for v in
+                 (f.of(fingerprint) for f in (fields.KCROSS_VERSION, fields.KCROSS_REVISION,
+                                              fields.KCROSS_BUILD)))
+
+
+def config_of(series: Series) -> Config | None:
+    """The configuration of a series' run (None: plain numbers, no fingerprint)."""
+    if series.fingerprint is None:
+        return None
+    processes = series.process_count
+    return Config(identity(series.fingerprint), harness_of(series.fingerprint), processes,
+                  len(series.samples) // processes)
+
+
+def exact_counts(fingerprint: Mapping[str, object] | None) -> bool:
+    """Whether a machine's figures are exact counts (a lab's instructions/op): no run-to-run
+    noise there, a change of a count is a change (the judge compares them by value)."""
+    return fingerprint is not None and unit_of(fingerprint) == UNIT_INSTRUCTIONS
+
+
+def left_out(*, status: str, quick: bool = False, excluded: str | None = None,
+             fingerprint: Mapping[str, object] | None = None) -> str | None:
+    """Why a stored run feeds no estimate of its machine's run-to-run noise, whatever the
+    configuration compared (None: it may): not complete, a ``--quick`` smoke run, a forcing
+    that plants a change or an instrument, excluded by the user (kcross exclude), or its
+    figures exact counts."""
+    if exact_counts(fingerprint):
+        return "exact counts"
+    if status != "complete":
+        return f"not complete ({status})"
+    if quick:
+        return "--quick"
+    planted = [n for n in PLANTING if fields.FORCED.members(fingerprint).get(n)]
+    if planted:
+        return f"forced {', '.join(planted)}"
+    if excluded is not None:
+        return f"excluded ({excluded})" if excluded else "excluded"
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored run's point of one benchmark offered to an estimate: its configuration, why
+    its run may feed none (:func:`left_out`), and its place in the store (the run's id)."""
+
+    point: RunPoint
+    config: Config
+    left_out: str | None = None
+    stored: int = 0
+
+
+def select(candidates: Iterable[Candidate], like: Config | None = None, *,
+           exclude: Iterable[str] = (), exclude_started: Iterable[float] = ()
+           ) -> list[RunPoint]:
+    """The points that feed the run-to-run noise for runs of configuration ``like`` (None:
+    the newest stored candidate's that may feed one): the candidates of that configuration
+    not left out, but the runs ``exclude`` (labels ``run N``) and those started at a time in
+    ``exclude_started`` (the runs compared: a real change between them is no noise).  The
+    one rule: every estimate of a machine's noise takes its runs from here."""
+    runs, starts = set(exclude), set(exclude_started)
+    fit = [c for c in candidates if c.left_out is None and c.point.run not in runs
+           and (c.point.started is None or c.point.started not in starts)]
+    if like is None:
+        if not fit:
+            return []
+        like = max(fit, key=lambda c: c.stored).config
+    return [c.point for c in fit if c.config == like]
+
+
 # (run label, benchmark) -> its point, or None when it has none: reused across the noise
 # estimates of one command (kcross history estimates one per change shown).
 PointCache = dict[tuple[str, str], RunPoint | None]
-
-
-def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
-              exclude: Iterable[str] = (), source: str = HISTORY,
-              apart: float | None = None,
-              exclude_started: Iterable[float] = (),
-              cache: PointCache | None = None) -> dict[str, RunNoise]:
-    """The noise of each benchmark named, from series of separate runs (run label ->
-    benchmark -> series), leaving out the runs in ``exclude`` and those that started at
-    a time in ``exclude_started`` (the runs compared, given as files), for two runs
-    ``apart`` seconds apart (None: at any time).  ``cache`` keeps the runs' points between
-    calls on the same series."""
-    left_out = set(exclude)
-    starts = set(exclude_started)
-    found: dict[str, RunNoise] = {}
-    for name in names:
-        points = []
-        for run, series in by_run.items():
-            if run in left_out or name not in series or series[name].started in starts:
-                continue
-            if cache is not None and (run, name) in cache:
-                point = cache[(run, name)]
-                if point is not None:
-                    points.append(point)
-                continue
-            try:
-                point = run_point(series[name])
-            except StatsError:
-                point = None
-            if cache is not None:
-                cache[(run, name)] = point
-            if point is not None:
-                points.append(point)
-        try:
-            found[name] = estimate(points, source, apart=apart)
-        except StatsError:
-            continue
-    return found
 
 
 @dataclass
@@ -190,38 +278,66 @@ class History:
     limit: int = HISTORY_RUNS
 
     def __post_init__(self) -> None:
-        self._runs: dict[str, dict[str, dict[str, Series]]] = {}
+        self._runs: dict[str, dict[str, list[Candidate]]] = {}
 
-    def runs_of(self, machine: str) -> dict[str, dict[str, Series]]:
-        """The last complete runs of one machine identity: run label -> name -> series."""
+    def candidates(self, machine: str) -> dict[str, list[Candidate]]:
+        """The candidates of the newest ``limit`` runs of one machine identity that may feed
+        an estimate (:func:`left_out`), by benchmark."""
         if machine not in self._runs:
-            summaries = self.store.list_runs(machine=machine, status="complete",
-                                             limit=self.limit)
-            found: dict[str, dict[str, Series]] = {}
-            for summary in summaries:
-                run = self.store.load_run(str(summary.id), check=False)
+            found: dict[str, list[Candidate]] = {}
+            facts = self.store.run_facts(machine=machine)
+            kept = [f for f in facts
+                    if left_out(status=f.status, quick=f.quick, excluded=f.excluded) is None]
+            for fact in kept[:self.limit]:
+                run = self.store.load_run(str(fact.id), check=False)
+                if left_out(status=run.status, fingerprint=run.fingerprint) is not None:
+                    continue
                 label = f"run {run.id}"
-                found[label] = {s.name: s for s in series_of_results(label, run.fingerprint,
-                                                                     run.results)}
+                for series in series_of_results(label, run.fingerprint, run.results):
+                    config = config_of(series)
+                    try:
+                        point = run_point(series)
+                    except StatsError:
+                        continue
+                    assert config is not None
+                    found.setdefault(series.name, []).append(
+                        Candidate(point, config, stored=run.id))
             self._runs[machine] = found
         return self._runs[machine]
 
-    def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
-              exclude: Iterable[str] = (), apart: float | None = None,
+    def noise(self, like: Config | None, names: Iterable[str], exclude: Iterable[str] = (),
+              apart: float | None = None,
               exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
-        """The noise of the benchmarks on the machine of ``fingerprint`` from its stored
-        runs, the runs in ``exclude`` (labels ``run N``) and those started at a time in
-        ``exclude_started`` left out, for two runs ``apart`` seconds apart."""
-        if fingerprint is None:
+        """The noise of the benchmarks on a machine from its stored runs of configuration
+        ``like`` (:func:`select`; the compared runs left out: ``exclude``, ``run N``, and
+        those started at a time in ``exclude_started``), for two runs ``apart`` seconds
+        apart (None: at any time)."""
+        if like is None:
             return {}
-        return of_series(self.runs_of(identity(fingerprint)), names, exclude, apart=apart,
-                         exclude_started=exclude_started)
+        found: dict[str, RunNoise] = {}
+        for name in names:
+            points = select(self.candidates(like.machine).get(name, ()), like,
+                            exclude=exclude, exclude_started=exclude_started)
+            try:
+                found[name] = estimate(points, HISTORY, apart=apart)
+            except StatsError:
+                continue
+        return found
 
 
-def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:
-    """The run-to-run noise of every benchmark the store's runs of this machine
-    configuration hold, and how many such runs there are (the last HISTORY_RUNS)."""
-    history = History(store)
-    runs = history.runs_of(identity(fingerprint))
-    names = list(dict.fromkeys(n for series in runs.values() for n in series))
-    return of_series(runs, names), len(runs)
+def of_machine(store: Store, fingerprint: Mapping[str, object]
+               ) -> tuple[dict[str, RunNoise], int]:
+    """The run-to-run noise of every benchmark the store's runs of this machine hold, each
+    from the runs of its newest stored configuration (:func:`select`; of the last
+    HISTORY_RUNS runs that may feed one), and how many such runs there are; none for exact
+    counts."""
+    if exact_counts(fingerprint):
+        return {}, 0
+    found: dict[str, RunNoise] = {}
+    candidates = History(store).candidates(identity(fingerprint))
+    for name, offered in candidates.items():
+        try:
+            found[name] = estimate(select(offered), HISTORY)
+        except StatsError:
+            continue
+    return found, len({c.stored for offered in candidates.values() for c in offered})

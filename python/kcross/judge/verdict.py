@@ -69,6 +69,8 @@ class RunNoise:
     runs: int
     source: str            # where it comes from, for the verdict's words
     within: float | None = None   # seconds: estimated from runs this close in time
+    used: tuple[str, ...] = ()      # the runs it comes from ("run 3"), when they are named
+    outliers: tuple[str, ...] = ()  # the runs left out as outliers (kcross.judge.noise)
 
     @property
     def cv(self) -> float:

@@ -41,6 +41,7 @@ class StoredResults:
     figures: list[dict[str, Any]]    # each result's summary columns (stats.summary_columns)
     kernel_release: str | None = None            # fingerprint.kernel.release
     lab_kernel: dict[str, Any] | None = None     # fingerprint.lab.kernel
+    status: str = "complete"                     # the run's stored status
 
 
 # The summary columns a trend reads beside the records.
@@ -114,7 +115,7 @@ def runs_holding(store: Reading, names: Sequence[str], *,
     ``before``, the newest ``limit`` after ``offset``.  One query on the results' name
     index; no record read."""
     query = _holding(names, machine_ids, since, before, ok_only)
-    query = newest_first(query)
+    query = newest_first(query, by_start=True)
     if limit is not None:
         query = query.limit(limit)
     if offset:
@@ -145,14 +146,14 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
     ``names`` in the runs of the machine rows ``machine_ids``, oldest run first (start,
     then id), each run's in its order: rows of run_id, started_at, machine_id, host_time
     (fingerprint.host.time), kernel_sha256 (fingerprint.lab.kernel.sha256: a lab machine's
-    kernel), suite, name, process, status, median_ns, ci_low_ns, ci_high_ns.  No result
+    kernel), suite, name, process, status, n, median_ns, ci_low_ns, ci_high_ns.  No result
     record is read: a machine's noise from its whole history."""
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
                        .label("kernel_sha256"),
-                       r.suite, r.name, r.process, r.status, r.median_ns, r.ci_low_ns,
+                       r.suite, r.name, r.process, r.status, r.n, r.median_ns, r.ci_low_ns,
                        r.ci_high_ns)
              .join(t.runs, run.id == r.run_id)
              # the machines' runs, then each one's results through the results' key
@@ -173,7 +174,7 @@ def results_named(store: Reading, names: Sequence[str],
     Records are taken as validated when they were written (``load_run`` says more).
     """
     r, run = t.results.c, t.runs.c
-    query = (sa.select(r.run_id, run.started_at, run.machine_id,
+    query = (sa.select(r.run_id, run.started_at, run.machine_id, run.status,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.timer_hz,
                        run.fingerprint[fields.KERNEL_RELEASE.path].as_string()
@@ -196,7 +197,8 @@ def results_named(store: Reading, names: Sequence[str],
                     run_id=row.run_id, started_at=as_utc(row.started_at),
                     machine_id=row.machine_id, host_time=row.host_time,
                     timer_hz=row.timer_hz, kernel_release=row.kernel_release,
-                    lab_kernel=_group(row.lab_kernel), results=[], figures=[]))
+                    lab_kernel=_group(row.lab_kernel), results=[], figures=[],
+                    status=row.status))
             found[-1].figures.append({name: row._mapping[name] for name in _FIGURES})
             found[-1].results.append(records.stored_record(
                 row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "

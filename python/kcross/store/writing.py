@@ -408,6 +408,8 @@ class Writing(Reading):
             run_id, live = self._liveness(conn, self._resolve(conn, ref))
             self._refuse_live(run_id, live, "delete", force)
             conn.execute(sa.delete(t.tags).where(t.tags.c.run_id == run_id))
+            conn.execute(sa.delete(t.noise_exclusions)
+                         .where(t.noise_exclusions.c.run_id == run_id))
             gone = conn.execute(sa.delete(t.results)
                                 .where(t.results.c.run_id == run_id)).rowcount
             conn.execute(sa.delete(t.runs).where(t.runs.c.id == run_id))
@@ -430,6 +432,31 @@ class Writing(Reading):
                 conn.execute(sa.update(t.tags).where(t.tags.c.name == name)
                              .values(run_id=run_id, tagged_at=_utcnow()))
         return run_id, before
+
+    def exclude_run(self, ref: str | int, reason: str | None) -> tuple[int, bool]:
+        """Leave run ``ref`` out of its machine's run-to-run noise (kcross exclude), with the
+        user's ``reason``; return its id and whether it was excluded already (its reason
+        then replaced when one is given)."""
+        x = t.noise_exclusions
+        with guard(self.target, "excluding the run"), self.engine.begin() as conn:
+            run_id = self._resolve(conn, ref)
+            before = conn.execute(sa.select(x.c.run_id).where(x.c.run_id == run_id)
+                                  ).scalar_one_or_none()
+            if before is None:
+                conn.execute(sa.insert(x).values(run_id=run_id, reason=reason,
+                                                 excluded_at=_utcnow()))
+            elif reason is not None:
+                conn.execute(sa.update(x).where(x.c.run_id == run_id).values(reason=reason))
+        return run_id, before is not None
+
+    def include_run(self, ref: str | int) -> tuple[int, bool]:
+        """Let run ``ref`` feed its machine's noise again; return its id and whether it had
+        been excluded."""
+        x = t.noise_exclusions
+        with guard(self.target, "including the run"), self.engine.begin() as conn:
+            run_id = self._resolve(conn, ref)
+            gone = conn.execute(sa.delete(x).where(x.c.run_id == run_id)).rowcount
+        return run_id, bool(gone)
 
     def untag(self, name: str) -> int:
         """Delete tag ``name`` (never the run); return the id of the run it named."""

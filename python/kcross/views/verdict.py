@@ -17,7 +17,7 @@ from ..judge.verdict import (
     gate,
     timer_share,
 )
-from .text import NONE, change_words, percent, plus_minus, signed, significant_digits
+from .text import NONE, change_words, percent, plus_minus, runs_listed, signed, significant_digits
 
 
 def percent_text(ratio: float | None) -> str:
@@ -100,7 +100,9 @@ def sees_text(j: Judgement) -> str:
     if SEEN_RUNS in j.sees and j.noise is not None:
         near = f", runs within {_duration(j.noise.within)} of each other" \
             if j.noise.within is not None else ""
-        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near})")
+        far = j.noise.outliers
+        outliers = f"; outlier {runs_listed(far)} left out" if far else ""
+        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near}{outliers})")
     text = ", ".join(parts)
     if j.misses:
         text += "; cannot see " + " or ".join(
