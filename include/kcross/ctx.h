@@ -112,11 +112,12 @@ static inline bool kc_ctx_done(const struct kc_ctx *c)
  *   ppc64le  FPSCR
  * In return it has no FP control state of its own: a switch away from it
  * does not save them, a switch to it does not load them, and it runs in
- * whatever state the thread has when it is resumed (the state of the last
- * context without the promise that ran, or that context's if it switched
- * straight here).  A switch between two contexts that both promised touches
- * no FP control register at all: the floor's switch and two tests.  A
- * context without the promise keeps its own state whatever the others do.
+ * whatever state the thread has when it is resumed: that of the last
+ * context without the promise that ran (not the state at kc_ctx_make, which
+ * a context without the promise starts with).  A switch between two
+ * contexts that both promised touches no FP control register at all: the
+ * floor's switch and two tests.  A context without the promise keeps its
+ * own state whatever the others do.
  *
  * A broken promise (a context that shares the environment and changes it
  * anyway) is not detected: the change stays with the thread and every
