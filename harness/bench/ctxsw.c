@@ -36,11 +36,11 @@
  * partner processes are forks of it) glibc wraps each in two atomic
  * read-modify-writes of the thread's cancellation state, which a
  * single-threaded program (perf bench sched pipe's workers) does not pay.
- * On the Intel VM (Xeon, KVM, Linux 6.18, glibc 2.36) that was 4-6% of a
- * pipe round trip between two processes (median per round trip 4,770 TSC
- * ticks in a process that never had a thread, 4,990-5,170 in one that had
- * one, 4,760-4,880 there with the system calls made directly): the
- * harness's 1.065 against perf bench (docs/verdicts.md).
+ * On the Intel VM (Xeon, KVM, Linux 6.18, glibc 2.36) that was about 5% of
+ * a pipe round trip between two processes (median TSC ticks per round trip
+ * 4,878 in a process that never had a thread, 5,105 in one that had one,
+ * 4,840 there with the system calls made directly): most of the harness's
+ * 1.065 against perf bench (docs/verdicts.md, "Agreement with perf bench").
  */
 #include <errno.h>
 #include <linux/futex.h>
