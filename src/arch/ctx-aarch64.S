@@ -76,6 +76,14 @@
 	stp	d14, d15, [sp, #FR_D8 + 48]
 	.endm
 
+/* from->sp stored, onto to's stack; w12 `to`'s flags */
+	.macro	TO_STACK
+	mov	x11, sp
+	str	x11, [x0, #CTX_SP]		/* from->sp */
+	mov	sp, x10				/* now on the other stack */
+	ldr	w12, [x1, #CTX_FLAGS]
+	.endm
+
 /* Restore and resume; the CFA rule stays the frame body's for the code
  * after it (each use ends a path). */
 	.macro	RESUME
@@ -112,11 +120,7 @@ kc_ctx_switch:
 	SAVE_REGS
 	mrs	x9, fpcr
 	str	x9, [sp, #FR_FPCR]
-	mov	x11, sp
-	str	x11, [x0, #CTX_SP]		/* from->sp */
-
-	mov	sp, x10				/* now on the other stack */
-	ldr	w12, [x1, #CTX_FLAGS]
+	TO_STACK
 	tbnz	w12, #SHARED_FPENV_BIT, .Lresume
 .Lload_own:					/* x9: FPCR now */
 	ldr	x11, [sp, #FR_FPCR]
@@ -132,10 +136,7 @@ kc_ctx_switch:
 /* From a context sharing the thread's FP environment: nothing of it saved. */
 .Lfrom_shared:
 	SAVE_REGS
-	mov	x11, sp
-	str	x11, [x0, #CTX_SP]		/* from->sp */
-	mov	sp, x10				/* now on the other stack */
-	ldr	w12, [x1, #CTX_FLAGS]
+	TO_STACK
 	tbz	w12, #SHARED_FPENV_BIT, .Lshared_to_own
 	RESUME
 

@@ -142,6 +142,14 @@
 	stvx	31, 1, 10		/* v31 */
 	.endm
 
+/* from->sp stored, onto to's stack; cr0 "ne" when `to` shares the FP environment */
+	.macro	TO_STACK
+	std	1, CTX_SP(3)		/* from->sp */
+	mr	1, 5			/* to->sp: now on the other stack */
+	lwz	11, CTX_FLAGS(4)
+	andi.	11, 11, SHARED_FPENV
+	.endm
+
 	.macro	RESTORE_REGS
 	ld	14, 48(1)
 	ld	15, 56(1)
@@ -230,11 +238,7 @@ kc_ctx_switch:
 	mfvsrd	8, 0			/* the current FPSCR, as a GPR (no load-hit-store) */
 	stfd	0, FR_FPSCR(1)
 	SAVE_REGS
-	std	1, CTX_SP(3)		/* from->sp */
-
-	mr	1, 5			/* to->sp: now on the other stack */
-	lwz	11, CTX_FLAGS(4)
-	andi.	11, 11, SHARED_FPENV
+	TO_STACK
 	bne	0, .Lresume
 .Lload_own:				/* r8: FPSCR now */
 	ld	7, FR_FPSCR(1)
@@ -268,10 +272,7 @@ kc_ctx_switch:
 /* From a context sharing the thread's FP environment: nothing of it saved. */
 .Lfrom_shared:
 	SAVE_REGS
-	std	1, CTX_SP(3)		/* from->sp */
-	mr	1, 5			/* to->sp: now on the other stack */
-	lwz	11, CTX_FLAGS(4)
-	andi.	11, 11, SHARED_FPENV
+	TO_STACK
 	bne	0, .Lresume
 	mffs	0			/* to one with its own FPSCR: compare as above */
 	mfvsrd	8, 0

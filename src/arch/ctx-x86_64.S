@@ -88,6 +88,13 @@
 	movq	%rbp, FR_RBP(%rsp)
 	.endm
 
+/* from->sp stored, onto to's stack; ZF clear when `to` shares the FP environment */
+	.macro	TO_STACK
+	movq	%rsp, CTX_SP(%rdi)		/* from->sp */
+	movq	%rax, %rsp			/* to->sp: now on the other stack */
+	testb	$SHARED_FPENV, CTX_FLAGS(%rsi)
+	.endm
+
 /* Restore and resume; the CFA rule stays the one of the frame's body for
  * the code after it (each use ends a path). */
 	.macro	RESUME
@@ -122,10 +129,7 @@ kc_ctx_switch:
 	fnstcw	FR_X87CW(%rsp)
 	SAVE_GPRS
 	movzwl	FR_X87CW(%rsp), %edx		/* same-size reload: store-forwarded */
-	movq	%rsp, CTX_SP(%rdi)		/* from->sp */
-
-	movq	%rax, %rsp			/* to->sp: now on the other stack */
-	testb	$SHARED_FPENV, CTX_FLAGS(%rsi)
+	TO_STACK
 	jnz	.Lresume
 .Lload_own:					/* edx: the x87 control word now */
 	ldmxcsr	FR_MXCSR(%rsp)
@@ -141,9 +145,7 @@ kc_ctx_switch:
 /* From a context sharing the thread's FP environment: nothing of it saved. */
 .Lfrom_shared:
 	SAVE_GPRS
-	movq	%rsp, CTX_SP(%rdi)		/* from->sp */
-	movq	%rax, %rsp			/* to->sp: now on the other stack */
-	testb	$SHARED_FPENV, CTX_FLAGS(%rsi)
+	TO_STACK
 	jz	.Lshared_to_own
 	RESUME
 
