@@ -46,11 +46,12 @@ def exit_for_signal(signum: int) -> int:
     return 128 + signum
 
 
-def interrupted() -> NoReturn:
-    """How kcross ends on a Ctrl-C that nothing under way had to answer for (a start, a
-    command between its steps): "kcross: interrupted" on stderr, status 130."""
+def interrupted(signum: int = signal.SIGINT) -> NoReturn:
+    """How kcross ends on a Ctrl-C (or SIGTERM, SIGHUP: :func:`stop_on_signals`) that
+    nothing under way had to answer for (a start, a command between its steps): "kcross:
+    interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
     sys.stderr.write("kcross: interrupted\n")
-    sys.exit(EXIT_INTERRUPTED)
+    sys.exit(exit_for_signal(signum))
 
 
 def signal_name(signum: int) -> str:
@@ -115,6 +116,21 @@ class Interrupted(KcrossError):
         super().__init__(message)
         self.signum = signum
         self.exit_code = exit_for_signal(signum)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop kcross as Ctrl-C does, not kill it mid-way: they raise
+    :class:`Interrupted` ("kcross: interrupted", status 128 + the signal's number), so a
+    transaction under way is rolled back and nothing is left half done.  Every command
+    starts with it (kcross.__main__, kcross.cli.main); one that answers for the signals
+    itself (kcross run: its run marked interrupted) installs its own handlers.  A signal the
+    caller set to be ignored (nohup) stays ignored."""
+    def stop(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stop)
 
 
 class LabError(KcrossError):

@@ -31,6 +31,7 @@ from ..errors import (
     OutputClosed,
     OutputError,
     interrupted,
+    stop_on_signals,
 )
 from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 
@@ -167,6 +168,7 @@ def _failed_import(exc: ImportError) -> str:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = [*(sys.argv[1:] if argv is None else argv)]  # not list(): cli.list is a command
     try:  # everything: a Ctrl-C while the parser is built (imports) is an interrupt too
+        stop_on_signals()  # and SIGTERM, SIGHUP: as Ctrl-C, never a death mid-way
         if not isinstance(sys.stdout, _GuardedStdout):
             sys.stdout = _GuardedStdout(sys.stdout)
         parser = build_parser()
