@@ -22,14 +22,10 @@ def entry() -> NoReturn:
 
         stop_on_signals()
         from .cli import main
-    except BaseException as exc:
-        from .errors import Interrupted, interrupted  # imported again if it was cut short
+    except KeyboardInterrupt as exc:  # errors.Stopped too
+        from .errors import interrupted  # tiny; imported again if it was what was cut short
 
-        if isinstance(exc, KeyboardInterrupt):
-            interrupted()
-        if isinstance(exc, Interrupted):
-            interrupted(exc.signum)
-        raise
+        interrupted(exc)
     main()
 
 

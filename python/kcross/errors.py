@@ -9,6 +9,7 @@ alike (docs/commands.md, "Exit codes").
 
 import signal
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 EXIT_OK = 0               # every benchmark ok or skipped
@@ -46,12 +47,12 @@ def exit_for_signal(signum: int) -> int:
     return 128 + signum
 
 
-def interrupted(signum: int = signal.SIGINT) -> NoReturn:
-    """How kcross ends on a Ctrl-C (or SIGTERM, SIGHUP: :func:`stop_on_signals`) that
-    nothing under way had to answer for (a start, a command between its steps): "kcross:
-    interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
+def interrupted(stop: KeyboardInterrupt | None = None) -> NoReturn:
+    """How kcross ends on a Ctrl-C that nothing under way had to answer for (a start, a
+    command between its steps), or a SIGTERM or SIGHUP (``stop`` a :class:`Stopped`):
+    "kcross: interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
     sys.stderr.write("kcross: interrupted\n")
-    sys.exit(exit_for_signal(signum))
+    sys.exit(exit_for_signal(stop.signum if isinstance(stop, Stopped) else signal.SIGINT))
 
 
 def signal_name(signum: int) -> str:
@@ -118,15 +119,26 @@ class Interrupted(KcrossError):
         self.exit_code = exit_for_signal(signum)
 
 
-def stop_on_signals() -> None:
-    """SIGTERM and SIGHUP stop kcross as Ctrl-C does, not kill it mid-way: they raise
-    :class:`Interrupted` ("kcross: interrupted", status 128 + the signal's number), so a
-    transaction under way is rolled back and nothing is left half done.  Every command
-    starts with it (kcross.__main__, kcross.cli.main); one that answers for the signals
-    itself (kcross run: its run marked interrupted) installs its own handlers.  A signal the
-    caller set to be ignored (nohup) stays ignored."""
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where kcross is as Ctrl-C raises KeyboardInterrupt, and
+    taken as one by everything that must let Ctrl-C through (a database driver cancels the
+    query under way, SQLAlchemy drops the connection): "kcross: interrupted", status 128 +
+    the signal's number (:func:`interrupted`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_on_signals(raised: Callable[[int], BaseException] = Stopped) -> None:
+    """SIGTERM and SIGHUP stop kcross as Ctrl-C does, rather than kill it mid-way (a
+    transaction under way is rolled back, nothing is left half done): their handler raises
+    ``raised(signum)``.  Every command starts with it (kcross.__main__, kcross.cli.main);
+    one that answers for the signals itself installs its own handlers (kcross run: its run
+    marked interrupted) or its own exception (the lab's :class:`Interrupted`).  A signal
+    the caller set to be ignored (nohup) stays ignored."""
     def stop(signum: int, _frame: object) -> None:
-        raise Interrupted(signum)
+        raise raised(signum)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is not signal.SIG_IGN:

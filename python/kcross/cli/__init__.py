@@ -207,8 +207,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         message = " ".join(str(exc).splitlines())  # the contract is one line
         sys.stderr.write(f"kcross: error: {message}\n")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        interrupted()
+    except KeyboardInterrupt as exc:  # errors.Stopped too (SIGTERM, SIGHUP)
+        interrupted(exc)
     except ImportError as exc:
         # A dependency that is missing or broken: the installation's fault, not a bug.
         notes = "; ".join(getattr(exc, "__notes__", []))

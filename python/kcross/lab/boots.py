@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.console import Console
 
+from kcross import errors
 from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, Interrupted, KcrossError, UserError
-from kcross.errors import stop_on_signals as stop_on_signals  # the jobs take it from here
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
 from kcross.lab.machines import Guest
@@ -86,6 +86,13 @@ def missing_programs(arch_name: str, *, debian_tools: bool,
 
         missing += plugin_tools()
     return missing
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
+    removed), raised as the :class:`Interrupted` its jobs answer for; a signal the caller
+    set to be ignored (nohup) stays ignored."""
+    errors.stop_on_signals(Interrupted)
 
 
 # ---------------------------------------------------------------- the boots
