@@ -221,6 +221,7 @@ STOP_PROBE = """\
 import os, runpy, signal, sys
 where, how, *args = sys.argv[1:]
 sys.argv = ["kcross", *args]
+signum = getattr(signal, os.environ.get("PROBE_SIGNAL", "SIGINT"))
 seen = []
 class Stop:
     def find_spec(self, name, path=None, target=None):
@@ -228,12 +229,12 @@ class Stop:
             seen.append(name)
         if name == where:
             sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signum)
         return None
 def at_call(frame, event, arg):
     if event == "call" and "call:" + frame.f_code.co_name == where:
         sys.setprofile(None)
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signum)
 sys.meta_path.insert(0, Stop())
 sys.setprofile(at_call)
 if where == "list":
@@ -255,9 +256,10 @@ def console_script() -> str:
     return match[1]
 
 
-def stopped_at(env: dict[str, str], where: str, how: str, *args: str
+def stopped_at(env: dict[str, str], where: str, how: str, *args: str, signame: str = "SIGINT"
                ) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", STOP_PROBE, where, how, *args], env=env,
+    return subprocess.run([sys.executable, "-c", STOP_PROBE, where, how, *args],
+                          env={**env, "PROBE_SIGNAL": signame},
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                           preexec_fn=terminal_signals)
 
@@ -272,7 +274,7 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
     listing = stopped_at(env, "list", "-m", *args)
     assert listing.returncode == 0, listing.stderr
     modules = listing.stderr.rsplit("imported: ", 1)[1].split()
-    start = modules[modules.index("kcross.cli"):modules.index("kcross.cli._console") + 1]
+    start = modules[modules.index("kcross.errors"):modules.index("kcross.cli._console") + 1]
     assert {"kcross.errors", "kcross.cli.options", "kcross.cli.lava"} <= set(start), modules
     calls = ["call:build_parser", "call:parse_args", "call:consoles"]
     instants = {console_script(): [*start, *calls, "kcross.store"],
@@ -282,5 +284,21 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
         for where in wheres:
             proc = stopped_at(env, where, how, *args)
             if (proc.returncode, proc.stdout, proc.stderr) != (130, "", "kcross: interrupted\n"):
+                wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_at_the_start_are_interrupts(env: dict[str, str], stored_db: Path,
+                                                        signame: str) -> None:
+    """As a Ctrl-C, from kcross's first module on (kcross.errors, which installs the handler,
+    is imported first): one line, 128 + the signal, never a death by it."""
+    args = ("runs", "--db", str(stored_db))
+    code = 128 + getattr(signal, signame)
+    wrong = {}
+    for how in (console_script(), "-m"):
+        for where in ("kcross.cli", "kcross.cli.lava", "call:parse_args", "call:consoles"):
+            proc = stopped_at(env, where, how, *args, signame=signame)
+            if (proc.returncode, proc.stdout, proc.stderr) != (code, "", "kcross: interrupted\n"):
                 wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
     assert not wrong, wrong
