@@ -20,6 +20,10 @@ EXIT_BROKEN = 3           # the harness crashed or wrote garbage, output could n
 EXIT_INTERRUPTED = 130    # the shell's status for "terminated by SIGINT"
 EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. `| head`)
 
+# The signals that mean "stop" (to kcross, and when they end the harness): Ctrl-C, kill
+# and timeout, the terminal gone; the user's or a supervisor's.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
 
 # The longest piece of user input an error line repeats (a 10,000-character tag is cut),
 # and of a path or URL (cut only beyond any sensible length).
@@ -143,6 +147,16 @@ def stop_on_signals(raised: Callable[[int], BaseException] = Stopped) -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, stop)
+
+
+def ignore_stop_signals() -> None:
+    """A command's work is done (a run marked, every output written): a late stop signal
+    has nothing left to stop, and is ignored.  Ignored, not blocked: other threads (numpy's
+    BLAS pool) do not share the main thread's mask; and Python restores the default
+    handlers while it finalizes, so a late SIGINT or SIGTERM would otherwise kill kcross on
+    its way out, its work done, with a status saying it was not."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 class LabError(KcrossError):

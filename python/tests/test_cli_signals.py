@@ -240,6 +240,9 @@ sys.setprofile(at_call)
 if where == "list":
     import atexit
     atexit.register(lambda: sys.__stderr__.write("\\nimported: " + " ".join(seen) + "\\n"))
+if where == "exit":
+    import atexit
+    atexit.register(lambda: os.kill(os.getpid(), signum))
 if how == "-m":
     runpy.run_module("kcross", run_name="__main__", alter_sys=True)
 else:
@@ -302,3 +305,15 @@ def test_sigterm_and_sighup_at_the_start_are_interrupts(env: dict[str, str], sto
             if (proc.returncode, proc.stdout, proc.stderr) != (code, "", "kcross: interrupted\n"):
                 wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_stop_signal_on_the_way_out_changes_nothing(env: dict[str, str], stored_db: Path,
+                                                      signame: str) -> None:
+    """The command has done its work: a signal while Python finalizes is ignored (it was
+    a traceback from the handler, or a death by the signal once Python had restored the
+    default handler), the status and the output are the command's."""
+    done = stopped_at(env, "none", console_script(), "runs", "--db", str(stored_db))
+    proc = stopped_at(env, "exit", console_script(), "runs", "--db", str(stored_db),
+                      signame=signame)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, done.stdout, ""), proc.stderr

@@ -30,6 +30,7 @@ from ..errors import (
     KcrossError,
     OutputClosed,
     OutputError,
+    ignore_stop_signals,
     interrupted,
     stop_on_signals,
 )
@@ -186,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         out, err = consoles()
         status = args.func(args, out, err)
         sys.stdout.flush()
+        ignore_stop_signals()  # done: a late one must not kill the exit
     except OutputClosed as exc:
         # Piped into e.g. `head`: stop quietly, like any filter; say only what
         # became of a run in progress.
