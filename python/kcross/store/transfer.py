@@ -29,7 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..errors import StoreError, UserError
 from . import packing, records
 from . import tables as t
-from .db import guard
+from .db import guard, hold
 from .location import Target
 from .opening import Store
 from .reading import as_utc
@@ -186,6 +186,7 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
                              f"{dest_id} there to copy it again")
             notes += _copy_tags(conn, source.tags, dest_id)
             notes += _copy_exclusion(conn, source.excluded, dest_id)
+            hold("copy: already there")
             return Copied(run_id, dest_id, False, len(source.results), row["status"],
                           tuple(notes))
         insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
@@ -200,6 +201,7 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
                                                 for r in source.results])
         notes += _copy_tags(conn, source.tags, dest_id)
         notes += _copy_exclusion(conn, source.excluded, dest_id)
+        hold("copy")
     return Copied(run_id, dest_id, True, len(source.results), row["status"], tuple(notes))
 
 
