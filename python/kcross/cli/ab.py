@@ -13,11 +13,12 @@ from ._rounds import (
     harness_options,
     line,
     make_side,
+    readiness_line,
     run_options,
     settings,
     write_json,
 )
-from .options import Common
+from .options import Common, readiness_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,6 +63,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--raw", action="store_true",
                    help="compare raw medians (no empty-loop subtraction on either side)")
     run_options(p, AB_ROUNDS, AB_SAMPLES, "rounds")
+    readiness_option(p, "the rounds")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -83,6 +85,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     ab.check_sides(side_a, side_b)
     options = harness_options(args)
     ready_a, ready_b = ab.prepare(side_a), ab.prepare(side_b)
+    readiness_line(err, args)
     line(err, (f"A: {describe(ready_a)} (mechanism {ready_a.mechanism}), "
                 f"B: {describe(ready_b)} (mechanism {ready_b.mechanism}); "
                 f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))
