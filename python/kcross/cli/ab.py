@@ -45,6 +45,9 @@ method: {AB_ROUNDS} rounds (--rounds) of one short run of each side ({AB_SAMPLES
   with its distribution-free 95% CI. Drift between rounds hits both sides of a
   round alike, so the ratio stays honest where two separate runs would not. A
   difference is shown when the CI excludes 1 (a sign test on the rounds).
+  Rounds that follow each other on one side of the median more than chance
+  allows count as fewer (the CI widens to theirs); a warning names rounds that
+  scatter far (a busy machine) and rounds counted as fewer.
 
 settings are checked by the harness before anything runs (a value it refuses,
 e.g. KCROSS_SYSCALL=scv on x86-64, is one line, exit 2); the syscall mechanism

@@ -127,11 +127,19 @@ class Result:
     rates: dict[str, Rate] = field(default_factory=dict)
     gates: dict[str, Rate] = field(default_factory=dict)    # rounds whose check failed
     noise: dict[str, RunNoise] = field(default_factory=dict)   # from all rounds
+    # blocks whose rounds scattered, and whose rounds counted as fewer (ab's warnings)
+    scattered_blocks: int = 0
+    dependent_blocks: int = 0
     stored: list[str] = field(default_factory=list)
 
     @property
     def planted(self) -> bool:
         return self.options.plant is not None
+
+    @property
+    def blocks(self) -> Rate | None:
+        """The blocks design's rate (ab's judging), once judged."""
+        return self.rates.get(BLOCKS)
 
     def described(self, design: str) -> str:
         """What a design of :data:`rates` is, in a few words."""
@@ -315,6 +323,8 @@ def evaluate(result: Result) -> None:
                 continue
             judged[BLOCKS] += 1
             called[BLOCKS] += v.changed
+            result.scattered_blocks += v.paired.scattered
+            result.dependent_blocks += v.paired.dependent
     levels = {SAMPLES: stats.ALPHA, PROCESSES: stats.ALPHA, WITH_NOISE: stats.ALPHA,
               BLOCKS: block_level(o.block_rounds)}
     result.rates = {d: rate(d, called[d], judged[d], levels[d]) for d in DESIGNS}
@@ -340,6 +350,8 @@ def result_json(result: Result) -> dict[str, Any]:
         "tolerance": o.tolerance, "stored": result.stored,
         "designs": {d: rate_json(r) for d, r in result.rates.items()},
         "check_failed": {g: rate_json(r) for g, r in result.gates.items()},
+        "blocks_scattered": result.scattered_blocks,
+        "blocks_dependent": result.dependent_blocks,
         "run_to_run": {n: {"cv": v.cv, "runs": v.runs, "df": v.df}
                        for n, v in result.noise.items()},
         "runs": [{"round": p.number, "first": p.first, "a": p.a.run, "b": p.b.run,

@@ -83,6 +83,11 @@ def aa_table(result: Result) -> Table:
             table.notes.append(f"{check}: {verdict} {r.called} of {r.judged} round pairs "
                                f"({share(r.rate)}, 95% CI {interval(share(r.low), share(r.high))}"
                                f"); passed {r.judged - r.called}")
+    blocks = result.blocks
+    if blocks is not None and blocks.judged:
+        table.notes.append(f"blocks whose rounds scattered (the warning 'kcross ab' prints): "
+                           f"{result.scattered_blocks} of {blocks.judged}; whose rounds "
+                           f"counted as fewer (dependent): {result.dependent_blocks}")
     if result.noise:
         shown = sorted(result.noise.items(), key=lambda kv: -kv[1].cv)
         table.notes.append("run-to-run noise here (beyond each run's own noise, from these "
