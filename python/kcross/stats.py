@@ -800,11 +800,11 @@ def paired_ratio(a: Sequence[float], b: Sequence[float],
     _median_ci(ratios, confidence)        # refuses too few rounds
     med = _quantiles(ratios, [0.5])[0]
     logs = np.log(ratios)
-    center = float(np.median(logs))
+    center = _quantiles(logs, [0.5])[0]
     rho = side_dependence(logs - center)
     used = rho if rho > DEPENDENCE_Z / np.sqrt(n) else 0.0
     m = max(1, min(n, int(np.floor(n * (1.0 - used) / (1.0 + used)))))
-    spread = 1.4826 * float(np.median(np.abs(logs - center)))
+    spread = 1.4826 * _quantiles(np.abs(logs - center), [0.5])[0]
     # (rounds alike to the last digits have no spread: any that differ beyond is outlying)
     outlying = int(np.sum(np.abs(logs - center) > max(OUTLYING * spread, 1e-9)))
     return Paired(n=n, median=med, ci=_effective_ci(ratios, m, confidence),
