@@ -30,11 +30,11 @@ from labs import lab_prerequisites
 
 REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
 PLANS = (("syscall",), ("syscall", "ctxsw"))
-# The rows whose path lookups count by where the kernel's objects land (docs/lab.md: "the counts
-# of path lookups depend on where the kernel's objects land"): the plan's own console output moves them, deterministically, as a file
-# more in the initramfs does (sid x86-64: open-close 4,908.5 with one plan, 4,899.3 with the
-# other, and the other way round on another build of the payload).  They may move by a
-# fraction of a percent; a plan that let the self-tests in moved rows 3-fold.
+# The rows of path lookups, whose counts depend on where the kernel's objects land (docs/lab.md):
+# the plan's own console output moves them, deterministically, as a file more in the initramfs
+# does (sid x86-64: open-close 4,908.5 with one plan, 4,899.3 with the other, and the other way
+# round with another build of the payload).  They may move by a fraction of a percent; a plan
+# that let the self-tests in moved rows 3-fold.
 LAYOUT_ROWS = frozenset({"syscall/open-close", "syscall/stat-root"})
 LAYOUT_SHARE = 0.005
 
