@@ -24,7 +24,13 @@ From the job's log (:mod:`.log`), in order, each failure one line and nothing st
    against the export's cases.
 
 Then the run is stored with source ``lava``: the harness's records, ``fingerprint.lab``
-(QEMU jobs) and ``fingerprint.lava`` (job id, device, device type, dispatcher version).
+(QEMU jobs) and ``fingerprint.lava`` (:func:`identity`: the job's id, which log it is, the
+device and the server when it was taken from the server, the device type, the dispatcher's
+version).  With the records, that is the run's identity: what the log proves and what the
+server says, never the user's word alone.  A run already stored from the same job by the
+other route (the server's log from a file, then from the server) is found too
+(:func:`_same_job`).  ``kcross import --lava-server URL --lava-job N`` takes the job, its log
+and its results export from the server (:mod:`.server`).
 """
 
 from __future__ import annotations
