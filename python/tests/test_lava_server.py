@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import HANG
-from labs import lab_prerequisites
+from labs import figures, kcross, lab_prerequisites
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_LAVA = ROOT / "scripts" / "local-lava"
@@ -49,18 +49,6 @@ ARCHES = ("x86_64", "ppc64le")
 SCHEMES = ("file", "http")
 BENCH = "getppid-*"
 CANNOT = 77     # local-lava: this machine cannot run a LAVA server (the line says why)
-
-
-def kcross(*args: str, env: dict[str, str], timeout: float = HANG) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kcross", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def figures(records: list[dict]) -> dict[str, float]:
-    from kcross.stats import summarize_record
-
-    return {f"{r['suite']}/{r['name']}": summarize_record(r).median
-            for r in records if r.get("type") == "result" and r["status"] == "ok"}
 
 
 def lab_counts(arch: str, kernel_file: Path) -> list[dict]:
