@@ -228,6 +228,18 @@ def test_which_lava_a_job_is_for() -> None:
             qemu.lava_release(bad)
 
 
+@pytest.mark.parametrize("old_lava, version, old", [
+    (False, None, False), (True, None, True), (False, "2023.01", True),
+    (False, "2025.02", False), (True, "2024.09", True)])
+def test_the_lava_version_chooses_the_jobs_context(old_lava: bool, version: str | None,
+                                                   old: bool) -> None:
+    from kcross.lava.make import JobRequest
+
+    request = JobRequest(arch="x86_64", output=Path("job"), device_type="qemu", timeout=20,
+                         old_lava=old_lava, lava_version=version)
+    assert request.for_old_lava is old
+
+
 @pytest.mark.parametrize("args, message", [
     (("--lava-version", "2023.1x"), "--lava-version '2023.1x': a LAVA release, YYYY.MM"),
     (("--lava-version", "2025.02", "--old-lava"),
@@ -240,3 +252,17 @@ def test_lava_job_refuses_a_version_it_cannot_target(kcross, tmp_path: Path,  # 
     assert_one_line_error(kcross("lava", "job", "x86_64", "-o", str(tmp_path / "job"), *args), 2,
                           message)
     assert not (tmp_path / "job").exists()
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("KCROSS_TEST_POSTGRES_URL"),
+                    reason="KCROSS_TEST_POSTGRES_URL not set")
+def test_one_job_by_two_routes_is_one_run_on_postgres(kcross, server: str,  # type: ignore[no-untyped-def]
+                                                      pg_schema: str) -> None:
+    """The stored runs of a job are found by fingerprint.lava.job_id: a JSON path, SQLite's
+    and PostgreSQL's."""
+    db = ("--db", pg_schema)
+    assert kcross("import", str(LAVA / f"{X86_FILE}.log"), *db).returncode == 0
+    assert_one_line_error(kcross("import", "--lava-server", server, "--lava-job", "1", *db), 2,
+                          "already stored: run")
+    proc = kcross("import", "--lava-server", server, "--lava-job", "1", "--force", *db)
+    assert proc.returncode == 0, proc.stderr
