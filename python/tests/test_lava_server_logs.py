@@ -157,6 +157,30 @@ def test_a_job_from_its_log_and_from_its_server_is_one_run(kcross, db_path: Path
     assert query(db_path, "SELECT count(*) FROM runs") == [(2,)]
 
 
+def test_a_run_imported_before_its_log_was_kept_is_the_same_run(kcross, db_path: Path,  # type: ignore[no-untyped-def]
+                                                                 server: str) -> None:
+    """A run imported before issue 25 has no log nor server in its LAVA group, and the
+    device the user named then: its log imported again, from a file or from the server, is
+    the same run."""
+    import sqlalchemy as sa
+    from kcross.store.writing import content_hash
+
+    assert kcross("import", str(LAVA / f"{X86_FILE}.log")).returncode == 0
+    records = [json.loads(line) for line in kcross("show", "1", "--json").stdout.splitlines()]
+    fp = records[0]
+    fp["lava"] = {k: v for k, v in fp["lava"].items() if k not in ("log", "server")}
+    fp["lava"]["device"] = "typed-by-hand"
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE runs SET fingerprint = :fp, content_hash = :h"),
+                     {"fp": json.dumps(fp), "h": content_hash(records)})
+    engine.dispose()
+    assert kcross("check-store").returncode == 0
+    for again in (("import", str(LAVA / f"{X86_FILE}.log")),
+                  ("import", "--lava-server", server, "--lava-job", "1")):
+        assert_one_line_error(kcross(*again), 2, "already stored: run 1")
+
+
 def test_the_device_the_server_says_is_not_overruled(kcross, db_path: Path,  # type: ignore[no-untyped-def]
                                                      tmp_path: Path) -> None:
     """Two servers' jobs of the same id and records, on two devices: two runs."""

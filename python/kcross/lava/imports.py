@@ -366,7 +366,8 @@ def identity(log: JobLog, job_id: str | None, server: ServerJob | None,
 def _same_job(store_factory: Callable[[], Any], stream: Any, lava: dict[str, Any]) -> int | None:
     """A run already stored from the same LAVA job by another route: the same records, but
     for what only the server says (the device, its URL), known on one side and not the other
-    (the server's log imported from a file, then from the server)."""
+    (the server's log imported from a file, then from the server); or imported before
+    kcross kept which log it was (issue 25), whatever device the user named then."""
     from kcross.store.writing import content_hash
 
     if lava["job_id"] is None:
@@ -377,11 +378,18 @@ def _same_job(store_factory: Callable[[], Any], stream: Any, lava: dict[str, Any
     finally:
         store.close()
     for run in stored:
-        said = {"device": run.device, "server": run.server}
-        if run.content_hash is None or any(
-                lava[k] is not None and v is not None and lava[k] != v for k, v in said.items()):
+        if run.content_hash is None:
             continue
-        fingerprint = {**stream.fingerprint, "lava": {**lava, **said}}
+        if run.log is None:   # imported before issue 25: no log nor server kept; its device
+            group = {k: v for k, v in lava.items() if k not in ("log", "server")}
+            group["device"] = run.device      # was the user's word (--lava-device)
+        else:
+            said = {"device": run.device, "server": run.server}
+            if any(lava[k] is not None and v is not None and lava[k] != v
+                   for k, v in said.items()):
+                continue
+            group = {**lava, **said}
+        fingerprint = {**stream.fingerprint, "lava": group}
         if content_hash([fingerprint, stream.plan, *stream.results, stream.end]) \
                 == run.content_hash:
             return int(run.id)

@@ -87,6 +87,7 @@ class LavaJobRun:
     content_hash: str | None
     device: str | None
     server: str | None
+    log: str | None        # None: imported before kcross kept which log it was
 
 
 @dataclass(frozen=True)
@@ -219,12 +220,13 @@ class Reading:
         lava = t.runs.c.fingerprint
         query = (sa.select(t.runs.c.id, t.runs.c.content_hash,
                            lava[fields.LAVA_DEVICE.path].as_string().label("device"),
-                           lava[fields.LAVA_SERVER.path].as_string().label("server"))
+                           lava[fields.LAVA_SERVER.path].as_string().label("server"),
+                           lava[fields.LAVA_LOG.path].as_string().label("log"))
                  .where(t.runs.c.source == "lava",
                         lava[fields.LAVA_JOB_ID.path].as_string() == job_id)
                  .order_by(t.runs.c.id))
         with guard(self.target, "reading LAVA runs"), self.engine.connect() as conn:
-            return [LavaJobRun(r.id, r.content_hash, r.device, r.server)
+            return [LavaJobRun(r.id, r.content_hash, r.device, r.server, r.log)
                     for r in conn.execute(query)]
 
     def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
