@@ -106,6 +106,16 @@ def base() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def running(pid: int, start: str) -> bool:
+    """Whether process ``pid`` started at ``start`` (/proc/PID/stat's field 22) still runs: a
+    zombie has ended (its parent gone, it waits for init to reap it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == start and fields[0] != "Z"
+
+
 @contextlib.contextmanager
 def local_lava(directory: Path) -> Iterator[Callable[[], Lava]]:
     """scripts/local-lava up DIR, started at once; the callable waits for it (or skips with
@@ -133,9 +143,7 @@ def local_lava(directory: Path) -> Iterator[Callable[[], Lava]]:
         print(down.stderr, end="")
         state = directory / "local-lava.json"
         for p in json.loads(state.read_text())["processes"] if state.exists() else []:
-            stat = Path(f"/proc/{p['pid']}/stat")
-            assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[19] \
-                != p["start"], f"{p['name']} (pid {p['pid']}) still runs"
+            assert not running(p["pid"], p["start"]), f"{p['name']} (pid {p['pid']}) still runs"
 
 
 @pytest.fixture
