@@ -84,6 +84,18 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class LavaJobRun:
+    """A run imported from a LAVA job (:meth:`Reading.lava_job_runs`): its id, content hash,
+    and what the server said of the job (fingerprint.lava's device and server)."""
+
+    id: int
+    content_hash: str | None
+    device: str | None
+    server: str | None
+    log: str | None        # None: imported before kcross kept which log it was
+
+
+@dataclass(frozen=True)
 class StoredRun:
     """Everything needed to render a run or write it back as harness JSON lines."""
 
@@ -219,6 +231,21 @@ class Reading:
         """How many runs are stored."""
         with guard(self.target, "counting runs"), self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count(t.runs.c.id))).scalar_one())
+
+    def lava_job_runs(self, job_id: str) -> list[LavaJobRun]:
+        """The runs imported from a LAVA job of this id (runs.source ``lava``), oldest first:
+        how kcross.lava.imports finds a job stored by another route."""
+        lava = t.runs.c.fingerprint
+        query = (sa.select(t.runs.c.id, t.runs.c.content_hash,
+                           lava[fields.LAVA_DEVICE.path].as_string().label("device"),
+                           lava[fields.LAVA_SERVER.path].as_string().label("server"),
+                           lava[fields.LAVA_LOG.path].as_string().label("log"))
+                 .where(t.runs.c.source == "lava",
+                        lava[fields.LAVA_JOB_ID.path].as_string() == job_id)
+                 .order_by(t.runs.c.id))
+        with guard(self.target, "reading LAVA runs"), self.engine.connect() as conn:
+            return [LavaJobRun(r.id, r.content_hash, r.device, r.server, r.log)
+                    for r in conn.execute(query)]
 
     def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
                   status: str | None = None, limit: int | None = None,
