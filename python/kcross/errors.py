@@ -56,7 +56,7 @@ def interrupted(stop: KeyboardInterrupt | None = None) -> NoReturn:
     command between its steps), or a SIGTERM or SIGHUP (``stop`` a :class:`Stopped`):
     "kcross: interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
     sys.stderr.write("kcross: interrupted\n")
-    sys.exit(exit_for_signal(stop.signum if isinstance(stop, Stopped) else signal.SIGINT))
+    sys.exit(exit_for_signal(stop.signum) if isinstance(stop, Stopped) else EXIT_INTERRUPTED)
 
 
 def signal_name(signum: int) -> str:
