@@ -56,7 +56,12 @@ def interrupted(stop: KeyboardInterrupt | None = None) -> NoReturn:
     command between its steps), or a SIGTERM or SIGHUP (``stop`` a :class:`Stopped`):
     "kcross: interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
     sys.stderr.write("kcross: interrupted\n")
-    sys.exit(exit_for_signal(stop.signum if isinstance(stop, Stopped) else signal.SIGINT))
+    if not isinstance(stop, Stopped):
+        # CPython marks a KeyboardInterrupt that left a string's exec() (a dataclass made,
+        # scipy's "from numpy import *") as unhandled, caught or not, and `python -m kcross`
+        # then kills itself with SIGINT on its way out; an exec() that completes unmarks it.
+        exec("")
+    sys.exit(exit_for_signal(stop.signum) if isinstance(stop, Stopped) else EXIT_INTERRUPTED)
 
 
 def signal_name(signum: int) -> str:

@@ -182,11 +182,25 @@ def fork_kcross(args: list[str], environ: dict[str, str], out: int, err: int, *,
     """
     from kcross import cli  # imported once, in the parent
 
+    # Until kcross's code runs, a stop signal ends the child as one ends an interpreter
+    # that is starting (by the signal, nothing said), not as the tests' own handlers would.
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     pid = os.fork()
     if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if own_group:
+            try:
+                os.setpgid(pid, pid)  # now, not when the child gets to it: a test may signal it
+            except OSError:
+                pass
         return pid
     code = 1  # the child: never returns into pytest
     try:
+        terminal_signals()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if own_group:
+            os.setpgid(0, 0)
         os.environ.clear()
         os.environ.update(environ)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -196,10 +210,7 @@ def fork_kcross(args: list[str], environ: dict[str, str], out: int, err: int, *,
         sys.stdin = open(0, closefd=False)
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
-        if own_group:
-            os.setpgid(0, 0)
-        terminal_signals()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as Python's start does
         cli.main(args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -207,8 +218,7 @@ def fork_kcross(args: list[str], environ: dict[str, str], out: int, err: int, *,
         traceback.print_exc()
     finally:
         try:  # a signal after kcross's end (a test's, late) must not return into pytest
-            signal.pthread_sigmask(signal.SIG_BLOCK,
-                                   (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+            signal.pthread_sigmask(signal.SIG_BLOCK, stops)
             sys.stdout.flush()
             sys.stderr.flush()
         finally:

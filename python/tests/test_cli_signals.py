@@ -317,3 +317,19 @@ def test_a_stop_signal_on_the_way_out_changes_nothing(env: dict[str, str], store
     proc = stopped_at(env, "exit", console_script(), "runs", "--db", str(stored_db),
                       signame=signame)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, done.stdout, ""), proc.stderr
+
+
+def test_ctrl_c_that_left_a_string_exec_ends_as_any_other(env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    """CPython marks a KeyboardInterrupt that left an exec() of a string as unhandled, caught
+    or not, and a program run as `python -m` then kills itself with SIGINT on its way out:
+    `python -m kcross import` did, Ctrl-C come while scipy ran "from numpy import *"."""
+    (tmp_path / "exec_probe.py").write_text(
+        "from kcross.errors import interrupted\n"
+        "try:\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "except KeyboardInterrupt as exc:\n"
+        "    interrupted(exc)\n")
+    proc = subprocess.run([sys.executable, "-m", "exec_probe"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (130, "kcross: interrupted\n"), proc.stderr
