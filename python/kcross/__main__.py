@@ -22,10 +22,13 @@ def entry() -> NoReturn:
 
         stop_on_signals()
         from .cli import main
-    except KeyboardInterrupt as exc:  # errors.Stopped too
-        from .errors import interrupted  # tiny; imported again if it was what was cut short
+    except (KeyboardInterrupt, RuntimeError) as exc:  # errors.Stopped too; errors.stop_of
+        from .errors import interrupted, stop_of  # tiny; imported again if it was cut short
 
-        interrupted(exc)
+        stop = stop_of(exc)
+        if stop is None:
+            raise
+        interrupted(stop)
     main()
 
 

@@ -164,6 +164,16 @@ def ignore_stop_signals() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
+def stop_of(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM, SIGHUP: a :class:`Stopped`) that ``exc`` is, or that Python
+    wrapped into it: CPython 3.11 makes anything raised in a ``__set_name__`` (a dataclass's
+    field, as its class is made) a RuntimeError caused by it, so a Ctrl-C while a module of
+    dataclasses is imported arrives as one.  None for any other exception."""
+    while isinstance(exc, RuntimeError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc if isinstance(exc, KeyboardInterrupt) else None
+
+
 class LabError(KcrossError):
     """A QEMU lab cannot get what it needs from this machine (apt-get or dpkg missing, no
     bookworm entry in the apt sources, the package registry unreachable, a package without

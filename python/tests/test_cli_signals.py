@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HANG, query, terminal_signals, wait_for_rows
+from conftest import HANG, fork_kcross, query, terminal_signals, wait_for_rows
 
 SUITE = ("--suite", "syscall")  # several benchmarks in the old fake harness and the new
 
@@ -232,7 +232,9 @@ class Stop:
             os.kill(os.getpid(), signum)
         return None
 def at_call(frame, event, arg):
-    if event == "call" and "call:" + frame.f_code.co_name == where:
+    name = frame.f_code.co_name
+    if event == "call" and where in ("call:" + name,
+                                     f"call:{frame.f_globals.get('__name__')}.{name}"):
         sys.setprofile(None)
         os.kill(os.getpid(), signum)
 sys.meta_path.insert(0, Stop())
@@ -279,7 +281,10 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
     modules = listing.stderr.rsplit("imported: ", 1)[1].split()
     start = modules[modules.index("kcross.errors"):modules.index("kcross.cli._console") + 1]
     assert {"kcross.errors", "kcross.cli.options", "kcross.cli.lava"} <= set(start), modules
-    calls = ["call:build_parser", "call:parse_args", "call:consoles"]
+    # (dataclasses' __set_name__: a field as its class is made, where CPython 3.11 wraps
+    # a KeyboardInterrupt into a RuntimeError)
+    calls = ["call:build_parser", "call:parse_args", "call:consoles",
+             "call:dataclasses.__set_name__"]
     instants = {console_script(): [*start, *calls, "kcross.store"],
                 "-m": ["kcross.cli", "kcross.errors", "kcross.cli.lava", *calls]}
     wrong = {}
@@ -300,7 +305,8 @@ def test_sigterm_and_sighup_at_the_start_are_interrupts(env: dict[str, str], sto
     code = 128 + getattr(signal, signame)
     wrong = {}
     for how in (console_script(), "-m"):
-        for where in ("kcross.cli", "kcross.cli.lava", "call:parse_args", "call:consoles"):
+        for where in ("kcross.cli", "kcross.cli.lava", "call:parse_args", "call:consoles",
+                      "call:dataclasses.__set_name__"):
             proc = stopped_at(env, where, how, *args, signame=signame)
             if (proc.returncode, proc.stdout, proc.stderr) != (code, "", "kcross: interrupted\n"):
                 wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
@@ -333,3 +339,29 @@ def test_ctrl_c_that_left_a_string_exec_ends_as_any_other(env: dict[str, str],
     proc = subprocess.run([sys.executable, "-m", "exec_probe"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stderr) == (130, "kcross: interrupted\n"), proc.stderr
+
+
+def test_ctrl_c_python_wrapped_is_an_interrupt(env: dict[str, str], stored_db: Path,
+                                               tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C as a class with fields is made (a module of dataclasses imported by the
+    command): CPython 3.11 raises it as a RuntimeError caused by the KeyboardInterrupt, which
+    was a traceback.  The command runs in a forked child of this process, where it is
+    replaced."""
+    from kcross.cli import runs
+
+    def made_while_interrupted(*_: object) -> int:
+        class Field:
+            def __set_name__(self, owner: type, name: str) -> None:
+                raise KeyboardInterrupt
+
+        class Made:
+            field = Field()
+        return 0
+
+    monkeypatch.setattr(runs, "main", made_while_interrupted)
+    with (tmp_path / "out").open("w+") as out, (tmp_path / "err").open("w+") as err:
+        pid = fork_kcross(["runs", "--db", str(stored_db)], env, out.fileno(), err.fileno())
+        _, status = os.waitpid(pid, 0)
+        err.seek(0)
+        assert (os.waitstatus_to_exitcode(status), err.read()) == (130, "kcross: interrupted\n")

@@ -56,8 +56,8 @@ import pytest
 from conftest import DATA, HANG, fake_capture, fork_kcross, isolated_env, terminal_signals
 from kcross.store.db import HOLD_VARIABLE as HOLD
 
-# CI's sample, per command: two instants of each signal on SQLite, one on PostgreSQL (about
-# 20 and 20 seconds on an idle 2-CPU machine).
+# CI's sample, per command: two instants of each signal on SQLite, one on PostgreSQL: 45 s
+# of CPU time for this file (kcross and the tests; the server's aside), one process at a time.
 CI_INSTANTS = {"sqlite": 6, "postgresql": 3}
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 

@@ -32,6 +32,7 @@ from ..errors import (
     OutputError,
     ignore_stop_signals,
     interrupted,
+    stop_of,
     stop_on_signals,
 )
 from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
@@ -212,6 +213,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:  # errors.Stopped too (SIGTERM, SIGHUP)
         interrupted(exc)
+    except RuntimeError as exc:  # one Python made of a Ctrl-C (errors.stop_of), or a bug
+        stop = stop_of(exc)
+        if stop is None:
+            raise
+        interrupted(stop)
     except ImportError as exc:
         # A dependency that is missing or broken: the installation's fault, not a bug.
         notes = "; ".join(getattr(exc, "__notes__", []))
