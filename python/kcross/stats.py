@@ -30,6 +30,7 @@ been, so a meaningless figure is never printed.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -474,27 +475,84 @@ def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[fl
     return float(low), float(high)
 
 
-# With ties scipy's Mann-Whitney takes the normal approximation, which for small samples
-# can go below what any arrangement of them allows; up to this many samples in all the
-# p-value is the exact permutation one instead.
+# With ties, Mann-Whitney's normal approximation can go below what any arrangement of
+# small samples allows; up to this many samples in all the p-value is the exact
+# permutation one instead.
 EXACT_TIES_UP_TO = 20
+# Without ties, the exact null distribution of U when either side has this many samples
+# or fewer (scipy.stats.mannwhitneyu's "auto" choice); the normal approximation otherwise.
+EXACT_U_UP_TO = 8
 
 
 def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import mannwhitneyu
+    """Mann-Whitney U's two-sided p-value of ``a`` against ``b``: for tied samples of
+    EXACT_TIES_UP_TO or fewer in all, the exact permutation p of U; without ties, when a side
+    has EXACT_U_UP_TO samples or fewer, U's exact null distribution; otherwise the normal
+    approximation with the tie correction and the continuity correction.  The same figures
+    as scipy.stats' ``mannwhitneyu(a, b, method="auto")`` and, for the tied small samples,
+    its ``permutation_test`` of U (test_stats.py holds them to it on many random samples);
+    computed here because importing scipy.stats costs half a second a command."""
+    n1, n2 = int(a.size), int(b.size)
+    _, where, counts = np.unique(np.concatenate([a, b]), return_inverse=True,
+                                 return_counts=True)
+    # twice each sample's rank (ties: their mean rank), an integer
+    twice = (2 * np.cumsum(counts) - counts + 1)[where.reshape(-1)]
+    ties = bool(np.any(counts > 1))
+    if ties and n1 + n2 <= EXACT_TIES_UP_TO:
+        return _u_permutation_p(twice, n1)
+    u1 = float(np.sum(twice[:n1])) / 2.0 - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)     # the larger of U1 and U2: the upper tail, doubled
+    if ties or (n1 > EXACT_U_UP_TO and n2 > EXACT_U_UP_TO):
+        from scipy.special import ndtr
 
-    ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
-    if ties and a.size + b.size <= EXACT_TIES_UP_TO:
-        from scipy.stats import permutation_test
+        n = n1 + n2
+        tie_term = float(np.sum(counts.astype(np.float64) ** 3 - counts))
+        s = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.float64(u - n1 * n2 / 2 - 0.5) / np.float64(s)
+        return float(min(1.0, max(0.0, 2.0 * float(ndtr(-z)))))
+    return min(1.0, 2.0 * _u_exact_cdf(n1 * n2 - int(u), n1, n2))
 
-        def u(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
-            return np.asarray(mannwhitneyu(x, y, axis=axis, method="asymptotic").statistic)
 
-        result = permutation_test((a, b), u, permutation_type="independent",
-                                  alternative="two-sided", n_resamples=np.inf,
-                                  vectorized=True)
-        return float(result.pvalue)
-    return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
+def _u_exact_cdf(k: int, n1: int, n2: int) -> float:
+    """P(U <= k) for samples of n1 and n2 without ties, under the null hypothesis: the
+    arrangements with U = 0..k counted exactly (the coefficients of the Gaussian binomial
+    coefficient, prod over i = 1..m of (1 - q^(n+i)) / (1 - q^i), m <= n the sizes), each
+    over their total, summed in order."""
+    from scipy.special import binom
+
+    m, n = min(n1, n2), max(n1, n2)
+    ways = [1] + [0] * k
+    for i in range(1, m + 1):
+        for j in range(k, n + i - 1, -1):     # times (1 - q^(n+i))
+            ways[j] -= ways[j - n - i]
+        for j in range(i, k + 1):             # over (1 - q^i)
+            ways[j] += ways[j - i]
+    total = float(binom(n1 + n2, m))
+    cdf = 0.0
+    for w in ways:
+        cdf += float(w) / total
+    return cdf
+
+
+def _u_permutation_p(twice: np.ndarray, n1: int) -> float:
+    """The exact two-sided permutation p of U for the first ``n1`` of the pooled samples
+    whose ranks (doubled) are ``twice``: over every choice of n1 of them, the share whose
+    rank sum is at most the observed one and the share at least it, the smaller doubled.
+    U moves with the rank sum, so the sums are counted (subsets of each size by their sum),
+    not the choices enumerated."""
+    ranks = [int(r) for r in twice]
+    top = sum(ranks)
+    ways = np.zeros((n1 + 1, top + 1), dtype=np.int64)
+    ways[0, 0] = 1
+    for r in ranks:
+        ways[1:, r:] += ways[:-1, :top + 1 - r].copy()
+    sums = ways[n1]
+    observed = sum(ranks[:n1])
+    total = float(sums.sum())
+    below = float(sums[:observed + 1].sum()) / total
+    above = float(sums[observed:].sum()) / total
+    return min(1.0, 2.0 * min(below, above))
 
 
 def sample_test(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
