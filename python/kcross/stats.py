@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -741,7 +741,147 @@ def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tup
         raise StatsError(f"{len(pairs)} pair(s) of runs: their variation needs at least 2")
     half = [((a - b) ** 2 - va - vb) / 2.0 for a, b, va, vb in pairs]
     runs = len({(a, va) for a, _, va, _ in pairs} | {(b, vb) for _, b, _, vb in pairs})
-    return max(0.0, float(np.mean(half))), float(min(len(pairs), max(1, runs - 1)))
+    return _near_variance(len(pairs), float(np.mean(half)), runs)
+
+
+def _near_variance(pairs: int, mean_half: float, runs: int) -> tuple[float, float]:
+    """:func:`between_runs_near`'s figure from its pairs' number, the mean of their halves
+    and the runs involved."""
+    return max(0.0, float(mean_half)), float(min(pairs, max(1, runs - 1)))
+
+
+class NearRuns:
+    """:func:`between_runs_near` over every pair of runs started at most a window apart,
+    for many windows and with a few runs left out each time (the two runs a comparison
+    judges), at a cost that does not grow with the pairs: thousands of runs started within
+    minutes of each other have millions.  The runs come in groups that may differ by a
+    constant (pairs within a group only), each run its log figure, its within-run variance
+    and its start (seconds; None: unknown, in no pair); a run is named by its place in the
+    groups, one after the other.  Each group's runs are sorted by start once; a window's
+    pairs are each run's with the runs before it no further back (a range of the sorted
+    runs: the same subtraction as the pairs' test, so the same pairs), their sums taken
+    from running sums (the figures centred on a run's, for precision); a left-out run's pairs
+    are summed directly and taken off."""
+
+    def __init__(self, groups: Sequence[tuple[Sequence[float], Sequence[float],
+                                              Sequence[float | None]]]) -> None:
+        logs = [float(x) for g in groups for x in g[0]]
+        var = [float(v) for g in groups for v in g[1]]
+        starts = [t for g in groups for t in g[2]]
+        if not len(logs) == len(var) == len(starts):
+            raise StatsError("each run needs its within-run variance and its start")
+        self.size = len(logs)
+        # a run's value, (log, var), as between_runs_near tells runs apart
+        _, key = np.unique(np.asarray([logs, var], dtype=np.float64).reshape(2, -1).T,
+                           axis=0, return_inverse=True)
+        self._keys = int(key.max()) + 1 if logs else 0
+        self._groups: list[_SortedRuns] = []
+        self._where: dict[int, tuple[int, int]] = {}   # run -> (its group, sorted place)
+        first = 0
+        for g in groups:
+            timed = [(float(t), i) for i, t in enumerate(g[2], start=first) if t is not None]
+            timed.sort()
+            order = np.asarray([i for _, i in timed], dtype=np.int64)
+            for place, i in enumerate(order.tolist()):
+                self._where[i] = (len(self._groups), place)
+            # centred on one of them: runs of one figure stay exactly 0 apart (no noise)
+            x = np.asarray(logs, dtype=np.float64)[order]
+            self._groups.append(_SortedRuns(
+                np.asarray([t for t, _ in timed], dtype=np.float64), x - x[:1].sum(),
+                np.asarray(var, dtype=np.float64)[order], key.reshape(-1)[order]))
+            first += len(g[0])
+
+    def pairs_and_variance(self, window: float, leave_out: Iterable[int] = ()
+                           ) -> tuple[int, tuple[float, float] | None]:
+        """The number of pairs no further apart than ``window`` seconds once the runs
+        ``leave_out`` are left out, and :func:`between_runs_near` of them (None: fewer than
+        2 pairs)."""
+        gone: dict[int, list[int]] = {}
+        for i in set(leave_out):
+            if not 0 <= i < self.size:
+                raise StatsError(f"no run {i} to leave out")
+            if i in self._where:
+                group, place = self._where[i]
+                gone.setdefault(group, []).append(place)
+        pairs, half, involved = 0, 0.0, np.zeros(self._keys, dtype=np.int64)
+        for group, runs in enumerate(self._groups):
+            n, h, keys = runs.without(window, sorted(gone.get(group, [])))
+            pairs, half = pairs + n, half + h
+            involved += np.bincount(keys, minlength=self._keys)
+        if pairs < 2:
+            return pairs, None
+        return pairs, _near_variance(pairs, half / pairs, int(np.count_nonzero(involved)))
+
+
+@dataclass
+class _SortedRuns:
+    """One group of NearRuns: its timed runs sorted by start, their centred log figures,
+    variances and value keys; and per window, each run's range of partners."""
+
+    start: np.ndarray
+    x: np.ndarray
+    var: np.ndarray
+    key: np.ndarray
+
+    def __post_init__(self) -> None:
+        zero = np.zeros(1)
+        self._s1 = np.concatenate([zero, np.cumsum(self.x)])
+        self._s2 = np.concatenate([zero, np.cumsum(self.x * self.x)])
+        self._sv = np.concatenate([zero, np.cumsum(self.var)])
+        self._windows: dict[float, tuple[np.ndarray, np.ndarray, int, float]] = {}
+
+    def _ranges(self, window: float) -> tuple[np.ndarray, np.ndarray, int, float]:
+        """Each run's partners [lo, hi) (itself among them) within ``window``, the pairs'
+        number and the sum of their halves."""
+        if window in self._windows:
+            return self._windows[window]
+        t, n = self.start, self.start.size
+        place = np.arange(n)
+        # first k with t[i] - t[k] <= window, and 1 + the last with t[k] - t[i] <= window:
+        # found by bisection, then moved to where the subtraction itself says (rounding)
+        lo = np.searchsorted(t, t - window, side="left")
+        hi = np.searchsorted(t, t + window, side="right")
+        while (down := (lo > 0) & (t - t[np.maximum(lo - 1, 0)] <= window)).any():
+            lo = lo - down
+        while (up := ~(t - t[lo] <= window)).any():
+            lo = lo + up
+        while (up := (hi < n) & (t[np.minimum(hi, n - 1)] - t <= window)).any():
+            hi = hi + up
+        while (down := (hi > place + 1) & ~(t[hi - 1] - t <= window)).any():
+            hi = hi - down
+        count = place - lo                     # the partners before each run
+        x, v = self.x, self.var
+        squares = (count * x * x - 2.0 * x * (self._s1[place] - self._s1[lo])
+                   + (self._s2[place] - self._s2[lo]))
+        variances = count * v + (self._sv[place] - self._sv[lo])
+        found = (lo, hi, int(count.sum()), float(np.sum(squares - variances)) / 2.0)
+        self._windows[window] = found
+        return found
+
+    def without(self, window: float, gone: list[int]) -> tuple[int, float, np.ndarray]:
+        """The pairs within ``window`` once the runs at the sorted places ``gone`` are left
+        out: their number, the sum of their halves, and the keys of the runs in a pair."""
+        if self.start.size == 0:
+            return 0, 0.0, np.zeros(0, dtype=np.int64)
+        lo, hi, pairs, half = self._ranges(window)
+        degree = hi - lo - 1
+        if gone:
+            degree = degree.copy()
+            for a in gone:
+                d = self.x[lo[a]:hi[a]] - self.x[a]
+                others = int(hi[a] - lo[a] - 1)
+                pairs -= others
+                half -= (float(np.sum(d * d)) - others * float(self.var[a])
+                         - (float(np.sum(self.var[lo[a]:hi[a]])) - float(self.var[a]))) / 2.0
+                degree[lo[a]:hi[a]] -= 1
+            for i, a in enumerate(gone):       # a pair of two left-out runs: taken off twice
+                for b in gone[i + 1:]:
+                    if lo[b] <= a < hi[b]:
+                        pairs += 1
+                        d = float(self.x[a] - self.x[b])
+                        half += (d * d - float(self.var[a]) - float(self.var[b])) / 2.0
+            degree[gone] = 0
+        return pairs, half, self.key[degree > 0]
 
 
 def detectable(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:

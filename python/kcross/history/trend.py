@@ -42,7 +42,7 @@ from ..errors import UserError
 from ..fingerprint import HASH_SHOWN, along_kernels, identity
 from ..judge.categories import Category
 from ..judge.machine import host as host_key
-from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, estimate, run_point, single_point
+from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, Runs, run_point, single_point
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
 from ..series import Series, bench_name, merge_results, run_start, series_of_results
@@ -447,6 +447,8 @@ class _NoiseHistory:
         self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
         self._points: dict[tuple[str, str, str | None], dict[str, RunPoint]] = {}
         self._counted: dict[tuple[str, str, str | None], int] = {}
+        # the points as one estimate's runs, and each run label's place among them
+        self._runs: dict[tuple[str, str, str | None], tuple[Runs, dict[str, int]]] = {}
 
     def points(self, name: str, machine: str, kernel: str | None = None) -> dict[str, RunPoint]:
         """run label -> point of ``name`` on the machine identity ``machine`` (a lab
@@ -503,9 +505,19 @@ class _NoiseHistory:
         except StatsError:
             return None
 
-    def _estimate(self, points: list[RunPoint], apart: float | None) -> RunNoise | None:
+    def _estimate(self, name: str, machine: str, kernel: str | None, apart: float | None,
+                  left_out: Iterable[str] = ()) -> RunNoise | None:
+        """The noise of ``points(name, machine, kernel)``, the runs labelled ``left_out``
+        left out (the points made ready once for all the changes shown)."""
+        key = (name, machine, kernel)
+        if key not in self._runs:
+            points = self.points(name, machine, kernel)
+            self._runs[key] = (Runs([list(points.values())]),
+                               {label: i for i, label in enumerate(points)})
+        runs, place = self._runs[key]
         try:
-            return estimate(points, HISTORY, apart=apart)
+            return runs.estimate(HISTORY, apart=apart,
+                                 leave_out={place[x] for x in left_out if x in place})
         except StatsError:
             return None
 
@@ -516,9 +528,7 @@ class _NoiseHistory:
         apart = abs((b.started_at - a.started_at).total_seconds())
         left_out = {f"run {a.run_id}", f"run {b.run_id}"}
         for p in (a, b):
-            found = self._estimate([q for label, q in self.points(p.name, p.machine,
-                                                                  p.axis_sha).items()
-                                    if label not in left_out], apart)
+            found = self._estimate(p.name, p.machine, p.axis_sha, apart, left_out)
             if found is not None:
                 return found
         return None
@@ -533,11 +543,11 @@ class _NoiseHistory:
                 kernels.setdefault((p.name, p.machine), set()).add(p.axis_sha)
         for name, machine, sha in dict.fromkeys((p.name, p.machine, p.axis_sha)
                                                 for p in shown if p.series):
-            pts = self.points(name, machine, sha)
+            self.points(name, machine, sha)      # its runs counted
             first = next(p for p in shown if p.machine == machine and p.axis_sha == sha)
             several = len(kernels[(name, machine)]) > 1
             found.append(MachineNoise(name, first.hostname, machine,
-                                      self._estimate(list(pts.values()), None),
+                                      self._estimate(name, machine, sha, None),
                                       self._counted[(name, machine, sha)],
                                       kernel=first.axis if several else None))
         return found

@@ -30,7 +30,7 @@ all the runs (the noise of runs taken at any time: the larger, the safe side).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -104,39 +104,48 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
     """The run-to-run noise from groups of runs that may differ by a constant (two copies of
     one benchmark, one with a planted change): each run about its own group's mean; near
     pairs within a group only."""
-    runs = sum(len(g) for g in groups)
-    if runs < MIN_RUNS:
-        raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
-                         f"{MIN_RUNS}")
-    if apart is not None:
-        window = max(2.0 * apart, NEAR_WINDOW_S)
-        pairs = [(p.log, q.log, p.var, q.var) for g in groups for p, q in _near(g, window)]
-        if len(pairs) >= MIN_PAIRS:
-            var, df = stats.between_runs_near(pairs)
-            return RunNoise(var=var, df=df, runs=runs, source=source, within=window)
-    var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
-                                         for g in groups])
-    return RunNoise(var=var, df=df, runs=runs, source=source)
+    return Runs(groups).estimate(source, apart=apart)
 
 
-def _near(points: Sequence[RunPoint], window: float) -> list[tuple[RunPoint, RunPoint]]:
-    """The pairs (p, q) of points, p before q in ``points``, whose starts are at most
-    ``window`` apart, in the order of a loop over p then q: found through the points
-    sorted by start, so that thousands of runs cost their near pairs, not all pairs."""
-    import bisect
+class Runs:
+    """The points of separate runs of one configuration, in groups that may differ by a
+    constant, ready for many estimates (kcross history makes one per change shown, over the
+    machine's whole history): each for two runs some time apart, with the runs compared left
+    out.  The near pairs are summed by kcross.stats.NearRuns (runs sorted by start once:
+    thousands of runs started close together cost their number, not their pairs)."""
 
-    timed = sorted((p.started, i) for i, p in enumerate(points) if p.started is not None)
-    starts = [t for t, _ in timed]
-    pairs = []
-    slack = window * (1 + 1e-9) + 1e-6   # the search is wider than the test: rounding
-    for i, p in enumerate(points):
-        if p.started is None:
-            continue
-        lo = bisect.bisect_left(starts, p.started - slack)
-        hi = bisect.bisect_right(starts, p.started + slack)
-        for j in sorted(j for t, j in timed[lo:hi] if j > i and abs(p.started - t) <= window):
-            pairs.append((p, points[j]))
-    return pairs
+    def __init__(self, groups: Sequence[Sequence[RunPoint]]) -> None:
+        self.groups = [list(g) for g in groups]
+        self.size = sum(len(g) for g in self.groups)
+        self._near: stats.NearRuns | None = None
+
+    def estimate(self, source: str, *, apart: float | None = None,
+                 leave_out: Collection[int] = ()) -> RunNoise:
+        """The noise for two runs taken ``apart`` seconds apart (None: at any time), the
+        points at the places ``leave_out`` (counted through the groups one after the other)
+        left out: the near pairs' estimate when there are MIN_PAIRS of them within the window,
+        else the spread of all the runs."""
+        out = set(leave_out)
+        runs = self.size - len(out)
+        if runs < MIN_RUNS:
+            raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
+                             f"{MIN_RUNS}")
+        if apart is not None:
+            window = max(2.0 * apart, NEAR_WINDOW_S)
+            if self._near is None:
+                self._near = stats.NearRuns([([p.log for p in g], [p.var for p in g],
+                                              [p.started for p in g]) for g in self.groups])
+            pairs, near = self._near.pairs_and_variance(window, out)
+            if pairs >= MIN_PAIRS and near is not None:
+                return RunNoise(var=near[0], df=near[1], runs=runs, source=source,
+                                within=window)
+        kept, first = [], 0
+        for g in self.groups:
+            kept.append([p for i, p in enumerate(g, start=first) if i not in out])
+            first += len(g)
+        var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
+                                             for g in kept])
+        return RunNoise(var=var, df=df, runs=runs, source=source)
 
 
 # (run label, benchmark) -> its point, or None when it has none: reused across the noise
