@@ -24,15 +24,16 @@ from kcross.cli import COMMANDS
 # binomial interval of its false-positive rate; no verdict: kcross.stats computes
 # Mann-Whitney U itself for runs of one harness process each, and runs of K processes,
 # kcross run's default, are judged with Student's t, which scipy.special has),
-# matplotlib (plots: report, --plot),
-# numpy and scipy.special (the figures of samples: the median's CI is an exact binomial,
-# scipy.special.bdtr), SQLAlchemy (the store), jsonschema (records read or imported),
-# Jinja2 (the HTML page), rich (tables), psycopg (a PostgreSQL store only).
+# matplotlib (plots: report, --plot), scipy.special (verdicts: the normal and Student's t
+# distributions), numpy (the figures of samples: the median's CI is an exact binomial,
+# counted by kcross.stats up to 2,000 samples), SQLAlchemy (the store), jsonschema (records
+# read or imported), Jinja2 (the HTML page), rich (tables), psycopg (a PostgreSQL store only).
 EVERYTHING = ("scipy", "numpy", "matplotlib", "sqlalchemy", "jsonschema", "jinja2", "rich",
               "psycopg", "kcross.stats", "kcross.views.run", "kcross.store")
 NO_PLOT = ("matplotlib", "jinja2", "psycopg")
 NO_FIGURES = ("numpy", "scipy", *NO_PLOT, "kcross.stats")
 NO_VERDICT = ("scipy.stats", *NO_PLOT)
+NO_SCIPY = ("scipy", *NO_PLOT)    # figures, no verdict
 
 BENCH = "syscall/getcpu-vdso"
 
@@ -50,9 +51,9 @@ RULES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("runs --json", ["runs", "--json", "--db", "STORE"], (*NO_FIGURES, "jsonschema")),
     ("list", ["list"], (*NO_FIGURES, "sqlalchemy")),
     ("sysinfo", ["sysinfo"], (*NO_FIGURES, "sqlalchemy")),
-    ("show", ["show", "latest", "--db", "STORE"], NO_VERDICT),
+    ("show", ["show", "latest", "--db", "STORE"], NO_SCIPY),
     ("show --json", ["show", "latest", "--json", "--db", "STORE"], NO_FIGURES),
-    ("import", ["import", "--db", "SCRATCH", "CAPTURE"], NO_VERDICT),
+    ("import", ["import", "--db", "SCRATCH", "CAPTURE"], NO_SCIPY),
     ("check-store", ["check-store", "--db", "STORE"], (*NO_FIGURES, "jsonschema")),
     ("history", ["history", BENCH, "--db", "STORE"], NO_VERDICT),
     ("compare", ["compare", "1", "2", "--db", "STORE"], NO_VERDICT),

@@ -255,3 +255,38 @@ def test_summary_is_immutable_and_complete() -> None:
                                 "overhead_median", "subtracted", "overhead_reason"}
     with pytest.raises(AttributeError):
         s.median = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 11, 12, 40])
+def test_the_bootstraps_row_medians_are_numpys(n: int) -> None:
+    """The ratio's bootstrap takes each resample's median from its row sorted: numpy's
+    median to the bit, odd and even rows, ties, tiny and huge values."""
+    from kcross.stats import _row_medians
+
+    rng = np.random.default_rng(n)
+    for digits in (1.0, 1e6):
+        rows = np.round(rng.normal(100.0, 3.0, size=(2000, n)) * digits) / digits
+        for scale in (1.0, 1e-300, 1e300):
+            assert np.array_equal(_row_medians(rows * scale), np.median(rows * scale, axis=1))
+
+
+def test_the_medians_coverage_is_counted_exactly_and_is_scipys() -> None:
+    """The interval's ranks and coverage from integer binomial sums (no scipy import): the
+    ranks scipy.special's binomial gave, the coverage to its last digits, and rounded once
+    from the exact sum; beyond EXACT_COVERAGE_UP_TO samples, scipy's (the sums grow)."""
+    from kcross.stats import EXACT_COVERAGE_UP_TO, _median_ranks
+    from scipy.special import bdtr
+
+    for n in [*range(6, 300), *range(300, EXACT_COVERAGE_UP_TO + 40, 97)]:
+        for confidence in (0.90, 0.95, 0.99):
+            if n < min_samples_for(confidence):
+                continue
+            ranks = np.arange(1, n // 2 + 1)
+            coverages = 1.0 - 2.0 * bdtr(ranks - 1, n, 0.5)
+            low_rank = int(ranks[coverages >= confidence].max())
+            rank, got = _median_ranks(n, confidence)
+            assert rank == low_rank
+            assert got == pytest.approx(float(coverages[low_rank - 1]), rel=1e-11)
+            if n <= 300:
+                below = sum(math.comb(n, k) for k in range(rank))
+                assert got == (2 ** n - 2 * below) / 2 ** n   # the exact fraction, rounded
