@@ -32,11 +32,12 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
-from ..series import Series, series_of_results
+from ..series import Series, bench_name, run_start, series_of_results
 from ..stats import StatsError
 from .verdict import RunNoise
 
@@ -153,37 +154,20 @@ class Runs:
 PointCache = dict[tuple[str, str], RunPoint | None]
 
 
-def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
+def of_points(by_run: Mapping[str, Mapping[str, RunPoint | None]], names: Iterable[str],
               exclude: Iterable[str] = (), source: str = HISTORY,
               apart: float | None = None,
-              exclude_started: Iterable[float] = (),
-              cache: PointCache | None = None) -> dict[str, RunNoise]:
-    """The noise of each benchmark named, from series of separate runs (run label ->
-    benchmark -> series), leaving out the runs in ``exclude`` and those that started at
-    a time in ``exclude_started`` (the runs compared, given as files), for two runs
-    ``apart`` seconds apart (None: at any time).  ``cache`` keeps the runs' points between
-    calls on the same series."""
+              exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
+    """The noise of each benchmark named, from the points of separate runs (run label ->
+    benchmark -> its point, None: the run has figures but no point), leaving out the runs
+    in ``exclude`` and those that started at a time in ``exclude_started`` (the runs
+    compared, given as files), for two runs ``apart`` seconds apart (None: at any time)."""
     left_out = set(exclude)
     starts = set(exclude_started)
     found: dict[str, RunNoise] = {}
     for name in names:
-        points = []
-        for run, series in by_run.items():
-            if run in left_out or name not in series or series[name].started in starts:
-                continue
-            if cache is not None and (run, name) in cache:
-                point = cache[(run, name)]
-                if point is not None:
-                    points.append(point)
-                continue
-            try:
-                point = run_point(series[name])
-            except StatsError:
-                point = None
-            if cache is not None:
-                cache[(run, name)] = point
-            if point is not None:
-                points.append(point)
+        points = [p for run, held in by_run.items() if run not in left_out
+                  for p in [held.get(name)] if p is not None and p.started not in starts]
         try:
             found[name] = estimate(points, source, apart=apart)
         except StatsError:
@@ -193,27 +177,56 @@ def of_series(by_run: Mapping[str, Mapping[str, Series]], names: Iterable[str],
 
 @dataclass
 class History:
-    """The stored runs of machines, read once per command, for noise estimates."""
+    """The stored runs of machines, read once per command, for noise estimates: each run's
+    point of a benchmark of one process from the summary columns stored beside its result
+    (its median and CI, as single_point takes them: no record read), of a benchmark of
+    several processes from its records (their pooled samples)."""
 
     store: Store
     limit: int = HISTORY_RUNS
 
     def __post_init__(self) -> None:
-        self._runs: dict[str, dict[str, dict[str, Series]]] = {}
+        self._points: dict[str, dict[str, dict[str, RunPoint | None]]] = {}
 
-    def runs_of(self, machine: str) -> dict[str, dict[str, Series]]:
-        """The last complete runs of one machine identity: run label -> name -> series."""
-        if machine not in self._runs:
-            summaries = self.store.list_runs(machine=machine, status="complete",
-                                             limit=self.limit)
-            found: dict[str, dict[str, Series]] = {}
-            for summary in summaries:
-                run = self.store.load_run(str(summary.id), check=False)
-                label = f"run {run.id}"
-                found[label] = {s.name: s for s in series_of_results(label, run.fingerprint,
-                                                                     run.results)}
-            self._runs[machine] = found
-        return self._runs[machine]
+    def points_of(self, fingerprint: Mapping[str, object]) -> dict[str, dict[str, RunPoint | None]]:
+        """The last complete runs of the machine identity of ``fingerprint``, newest first:
+        run label -> benchmark with figures -> its point (None: none)."""
+        machine = identity(fingerprint)
+        if machine in self._points:
+            return self._points[machine]
+        summaries = self.store.list_runs(machine=machine, status="complete", limit=self.limit)
+        rows: dict[int, dict[str, list[Any]]] = {s.id: {} for s in summaries}
+        for row in self.store.result_figures(rows):
+            rows[row.run_id].setdefault(f"{row.suite}/{row.name}", []).append(row)
+        found: dict[str, dict[str, RunPoint | None]] = {}
+        for run_id, held in rows.items():
+            label = f"run {run_id}"
+            several: dict[str, Series] = {}
+            if any(len(rs) > 1 for rs in held.values()):   # their records: samples pooled
+                run = self.store.load_run(str(run_id), check=False)
+                several = {s.name: s for s in series_of_results(
+                    label, run.fingerprint, [r for r in run.results
+                                             if len(held[bench_name(r)]) > 1])}
+            points: dict[str, RunPoint | None] = {}
+            found[label] = points
+            for name, (row, *more) in held.items():
+                figures = name in several if more else \
+                    row.status == "ok" and row.median_ns is not None
+                if not figures:
+                    continue
+                try:
+                    if more:
+                        points[name] = run_point(several[name])
+                    elif row.ci_low_ns is None:
+                        raise StatsError("no CI")
+                    else:
+                        started = run_start(fields.HOST_TIME.put(fingerprint, row.host_time))
+                        points[name] = single_point(label, row.median_ns, row.ci_low_ns,
+                                                    row.ci_high_ns, started)
+                except StatsError:
+                    points[name] = None
+        self._points[machine] = found
+        return found
 
     def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
               exclude: Iterable[str] = (), apart: float | None = None,
@@ -223,14 +236,13 @@ class History:
         ``exclude_started`` left out, for two runs ``apart`` seconds apart."""
         if fingerprint is None:
             return {}
-        return of_series(self.runs_of(identity(fingerprint)), names, exclude, apart=apart,
+        return of_points(self.points_of(fingerprint), names, exclude, apart=apart,
                          exclude_started=exclude_started)
 
 
 def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:
     """The run-to-run noise of every benchmark the store's runs of this machine
     configuration hold, and how many such runs there are (the last HISTORY_RUNS)."""
-    history = History(store)
-    runs = history.runs_of(identity(fingerprint))
-    names = list(dict.fromkeys(n for series in runs.values() for n in series))
-    return of_series(runs, names), len(runs)
+    runs = History(store).points_of(fingerprint)
+    names = list(dict.fromkeys(n for held in runs.values() for n in held))
+    return of_points(runs, names), len(runs)

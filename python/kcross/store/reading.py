@@ -261,6 +261,24 @@ class Reading:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
+    def result_figures(self, run_ids: Iterable[int]) -> list[Any]:
+        """The summary columns stored beside each result of the runs ``run_ids``
+        (stats.summary_columns), run by run in the order given, each run's in its order:
+        rows of run_id, host_time (fingerprint.host.time), suite, name, process, status,
+        median_ns, ci_low_ns, ci_high_ns.  No record is read (the run-to-run noise of a
+        comparison: kcross.judge.noise)."""
+        ids = list(run_ids)
+        r, run = t.results.c, t.runs.c
+        query = (sa.select(r.run_id, run.fingerprint[fields.HOST_TIME.path].as_string()
+                           .label("host_time"), r.suite, r.name, r.process, r.status,
+                           r.median_ns, r.ci_low_ns, r.ci_high_ns)
+                 .join(t.runs, run.id == r.run_id)
+                 .where(r.run_id.in_(ids)).order_by(r.run_id, r.seq))
+        with guard(self.target, "reading results"), self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        place = {run_id: i for i, run_id in enumerate(ids)}
+        return sorted(rows, key=lambda row: place[row.run_id])   # stable: each run's order
+
     def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
         """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).
 
