@@ -167,9 +167,35 @@ def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
     return data
 
 
+# Up to this many values the quantiles are taken from the values sorted, here; beyond,
+# from numpy.quantile's partition.  The same figures to the bit (test_stats.py).
+SORTED_QUANTILES_UP_TO = 4096
+
+
 def _quantiles(data: np.ndarray, probs: Sequence[float]) -> list[float]:
-    """Type-7 quantiles of clean data (numpy's "linear" method, named so it cannot drift)."""
-    return [float(q) for q in np.quantile(data, probs, method="linear")]
+    """Type-7 quantiles of clean data: numpy's "linear" method (named so it cannot drift),
+    and for the short series kcross mostly has (11 samples a process) the same arithmetic
+    on the values sorted: for p, h = (n - 1) p, x[floor h] + (h - floor h)(x[floor h + 1] -
+    x[floor h]), from the upper value when h - floor h >= 1/2 (numpy's lerp), the largest
+    value when h >= n - 1.  A call of numpy.quantile costs twenty times the sort: its
+    thousands a comparison were most of a verdict's work."""
+    n = int(data.size)
+    if n > SORTED_QUANTILES_UP_TO:
+        return [float(q) for q in np.quantile(data, probs, method="linear")]
+    ordered = np.sort(data).tolist()
+    found = []
+    for p in probs:
+        h = (n - 1) * float(p)
+        if h >= n - 1:                      # numpy: the last value, lerped with itself
+            low = high = n - 1
+            t = h + 1.0
+        else:
+            low = math.floor(h)
+            high, t = low + 1, h - low
+        a, b = ordered[low], ordered[high]
+        d = b - a
+        found.append(b - d * (1.0 - t) if t >= 0.5 else a + d * t)
+    return found
 
 
 def quantile(samples: Sequence[float], p: float) -> float:
