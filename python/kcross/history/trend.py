@@ -458,11 +458,11 @@ class _NoiseHistory:
         key = (name, machine, kernel)
         if key in self._points:
             return self._points[key]
-        runs: dict[int, list[Any]] = {}
+        runs: dict[int, Any] = {}
         for row in queries.figures_named(self.store, [name], [self.ids[machine]]):
             if kernel is None or row.kernel_sha256 == kernel:
-                runs.setdefault(row.run_id, []).append(row)
-        several = [i for i, rs in runs.items() if len(rs) > 1][-HISTORY_RUNS:]
+                runs[row.run_id] = row
+        several = [i for i, row in runs.items() if row.processes > 1][-HISTORY_RUNS:]
         todo = [i for i in several if (f"run {i}", name) not in self.cache]
         if todo:
             for run_id, pts in _points_of(self.store, [name], todo, self.machines, self.about,
@@ -477,15 +477,15 @@ class _NoiseHistory:
         kept = set(several)
         found: dict[str, RunPoint] = {}
         counted = 0    # the runs with figures, with a point or not
-        for run_id, rs in runs.items():
+        for run_id, row in runs.items():
             label = f"run {run_id}"
-            if len(rs) > 1:
+            if row.processes > 1:
                 if run_id not in kept or (label, name) not in self.cache:
                     continue
-            elif rs[0].status != "ok" or rs[0].median_ns is None:
+            elif row.status != "ok" or row.median_ns is None:
                 continue
             elif (label, name) not in self.cache:
-                self.cache[(label, name)] = self._single(rs[0])
+                self.cache[(label, name)] = self._single(row)
             counted += 1
             point = self.cache[(label, name)]
             if point is not None:
