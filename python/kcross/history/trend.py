@@ -45,7 +45,7 @@ from ..judge.machine import host as host_key
 from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, Runs, run_point, single_point
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
-from ..series import Series, bench_name, merge_results, run_start, series_of_results
+from ..series import Series, bench_name, host_time, merge_results, run_start, series_of_results
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
@@ -445,6 +445,7 @@ class _NoiseHistory:
                  cache: PointCache) -> None:
         self.store, self.machines, self.about, self.cache = store, machines, about, cache
         self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
+        self._lab: dict[int, bool] = {}     # machine id -> whether a lab guest's
         self._points: dict[tuple[str, str, str | None], dict[str, RunPoint]] = {}
         self._counted: dict[tuple[str, str, str | None], int] = {}
         # the points as one estimate's runs, and each run label's place among them
@@ -495,8 +496,10 @@ class _NoiseHistory:
         return found
 
     def _single(self, row: Any) -> RunPoint | None:
-        fp = self.machines[row.machine_id]
-        started = run_start(fields.HOST_TIME.put(fp, row.host_time))
+        # run_start of the machine's fingerprint with the run's host.time: a lab guest's none
+        if row.machine_id not in self._lab:
+            self._lab[row.machine_id] = fields.lab(self.machines[row.machine_id]) is not None
+        started = None if self._lab[row.machine_id] else host_time(row.host_time)
         try:
             if row.ci_low_ns is None:
                 raise StatsError("no CI")

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
-from ..series import Series, bench_name, run_start, series_of_results
+from ..series import Series, bench_name, host_time, series_of_results
 from ..stats import StatsError
 from .verdict import RunNoise
 
@@ -198,6 +198,8 @@ class History:
         rows: dict[int, dict[str, list[Any]]] = {s.id: {} for s in summaries}
         for row in self.store.result_figures(rows):
             rows[row.run_id].setdefault(f"{row.suite}/{row.name}", []).append(row)
+        # run_start of the run's fingerprint: its host.time, none for a lab guest's
+        lab = fields.lab(fingerprint) is not None
         found: dict[str, dict[str, RunPoint | None]] = {}
         for run_id, held in rows.items():
             label = f"run {run_id}"
@@ -220,9 +222,9 @@ class History:
                     elif row.ci_low_ns is None:
                         raise StatsError("no CI")
                     else:
-                        started = run_start(fields.HOST_TIME.put(fingerprint, row.host_time))
                         points[name] = single_point(label, row.median_ns, row.ci_low_ns,
-                                                    row.ci_high_ns, started)
+                                                    row.ci_high_ns,
+                                                    None if lab else host_time(row.host_time))
                 except StatsError:
                     points[name] = None
         self._points[machine] = found
