@@ -14,7 +14,11 @@
 
 #include <kcross/ctx.h>
 
+/* What the asm cores (src/arch/ctx-ARCH.S: CTX_SP, CTX_FLAGS, SHARED_FPENV) read. */
 _Static_assert(offsetof(struct kc_ctx, sp) == 0, "the asm core reads kc_ctx.sp at offset 0");
+_Static_assert(offsetof(struct kc_ctx, flags) == 8, "the asm core reads kc_ctx.flags at offset 8");
+_Static_assert(sizeof(((struct kc_ctx *)0)->flags) == 4, "the asm core reads kc_ctx.flags as 32 bits");
+_Static_assert(KC_CTX_SHARED_FPENV == 0x8u, "the asm core tests kc_ctx.flags bit 3");
 _Static_assert(KC_CTX_FRAME_SIZE % 16 == 0, "frames keep the stack 16-byte aligned");
 
 /* The asm core's entry trampoline, and the C function it calls. */
@@ -109,6 +113,11 @@ void kc_ctx_free(struct kc_ctx *c)
 		c->sp = NULL;
 		c->flags &= ~KC_CTX_OWN_STACK;
 	}
+}
+
+void kc_ctx_share_fpenv(struct kc_ctx *c)
+{
+	c->flags |= KC_CTX_SHARED_FPENV;
 }
 
 /* ---------------------------------------------------------------- kc_sched */

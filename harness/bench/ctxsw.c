@@ -28,6 +28,19 @@
  * Partners are created for each batch, outside the timed loop, which holds
  * only the ping-pong.  Child processes die with the harness
  * (PR_SET_PDEATHSIG) and are reaped at the end of the batch.
+ *
+ * The ping-pong's reads and writes are system calls made by kc_sys3 (the
+ * harness's mechanism, as the syscall suite's read and write rows), not
+ * glibc's read() and write().  Those are cancellation points: in a process
+ * that has ever had a second thread (the harness always has, and its
+ * partner processes are forks of it) glibc wraps each in two atomic
+ * read-modify-writes of the thread's cancellation state, which a
+ * single-threaded program (perf bench sched pipe's workers) does not pay.
+ * On the Intel VM (Xeon, KVM, Linux 6.18, glibc 2.36) that was about 5% of
+ * a pipe round trip between two processes (median TSC ticks per round trip
+ * 4,878 in a process that never had a thread, 5,105 in one that had one,
+ * 4,840 there with the system calls made directly): most of the harness's
+ * 1.065 against perf bench (docs/verdicts.md, "Agreement with perf bench").
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -498,10 +511,10 @@ static void partner_loop(struct pp *p)
 		if (write(p->back[1], &b, 1) != 1)
 			break;
 		for (; done < p->iters; done++) {
-			if (read(p->to[0], &b, 1) != 1)
+			if (kc_sys3(SYS_read, p->to[0], (long)&b, 1) != 1)
 				break;
 			touch(p->flags);
-			if (write(p->back[1], &b, 1) != 1)
+			if (kc_sys3(SYS_write, p->back[1], (long)&b, 1) != 1)
 				break;
 		}
 		break;
@@ -511,10 +524,11 @@ static void partner_loop(struct pp *p)
 		if (write(p->back[0], &one, 8) != 8)	/* ready */
 			break;
 		for (; done < p->iters; done++) {
-			if (read(p->to[0], &v, 8) != 8 || __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+			if (kc_sys3(SYS_read, p->to[0], (long)&v, 8) != 8 ||
+			    __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
 				break;
 			touch(p->flags);
-			if (write(p->back[0], &one, 8) != 8)
+			if (kc_sys3(SYS_write, p->back[0], (long)&one, 8) != 8)
 				break;
 		}
 		break;
@@ -558,12 +572,12 @@ static inline __attribute__((always_inline)) uint64_t round_trip(struct pp *p, i
 		got = sched_yield() == 0;
 		break;
 	case M_PIPE:
-		got = write(p->to[1], &b, 1) == 1;
-		got += read(p->back[0], &b, 1) == 1;
+		got = kc_sys3(SYS_write, p->to[1], (long)&b, 1) == 1;
+		got += kc_sys3(SYS_read, p->back[0], (long)&b, 1) == 1;
 		break;
 	case M_EVENTFD:
-		got = write(p->to[0], &one, 8) == 8;
-		got += read(p->back[0], &v, 8) == 8;
+		got = kc_sys3(SYS_write, p->to[0], (long)&one, 8) == 8;
+		got += kc_sys3(SYS_read, p->back[0], (long)&v, 8) == 8;
 		break;
 	case M_FUTEX:
 		futex_post(&p->word, ++*seq);

@@ -7,6 +7,9 @@
  * the result also reads per switch.
  *
  *   kc_ctx           kc_ctx_switch() there and back (<kcross/ctx.h>)
+ *   kc_ctx-shared-fpenv  the same between two contexts that share the
+ *                    thread's floating-point environment (the opt-in,
+ *                    kc_ctx_share_fpenv: no FP control state switched)
  *   kc_sched-yield   two kc_sched tasks yielding to each other
  *   floor            the fewest instructions that switch stacks and keep the
  *                    ABI's callee-saved registers (bench/uctx_floor-ARCH.S),
@@ -202,14 +205,20 @@ static void kc_b_main(void *arg)
 	}
 }
 
+/* Row parameter: 1 when both contexts share the FP environment. */
 static int bench_kc_ctx(struct kh_bench_ctx *c)
 {
+	bool shared = kh_arg(c) != 0;
 	int err, rc;
 
 	memset(&kc_a, 0, sizeof(kc_a));
 	memset(&kc_b, 0, sizeof(kc_b));
 	if ((err = kc_ctx_make(&kc_b, NULL, 0, kc_b_main, NULL, &kc_a)))
 		return kh_fail(c, "kc_ctx_make: %s", strerror(-err));
+	if (shared) {
+		kc_ctx_share_fpenv(&kc_a);	/* the harness's own context, running */
+		kc_ctx_share_fpenv(&kc_b);	/* made, not started */
+	}
 	declare_round_trip(c);
 	b_runs = 0;
 	kc_stop = 0;
@@ -285,6 +294,8 @@ static int bench_kc_sched(struct kh_bench_ctx *c)
 
 static const struct kh_bench benches[] = {
 	{ "kc_ctx", "kc_ctx_switch round trip A->B->A (2 switches)", bench_kc_ctx, 0, 0, NULL },
+	{ "kc_ctx-shared-fpenv", "the same, both contexts sharing the FP environment "
+	  "(kc_ctx_share_fpenv)", bench_kc_ctx, 0, 1, NULL },
 	{ "kc_sched-yield", "kc_sched_yield between two tasks, A->B->A (2 switches)",
 	  bench_kc_sched, 0, 0, NULL },
 	{ "floor", "hand-written minimal switch (callee-saved registers + sp), round trip",

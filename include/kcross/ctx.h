@@ -18,7 +18,9 @@
  *   ppc64le  r1 r2 (TOC) r14-r31 f14-f31 v20-v31 VRSAVE CR2-CR4 LR, FPSCR
  * The floating-point control registers (rounding mode, exception masks)
  * are per context: a context that calls fesetround() keeps its mode and
- * leaves the others' alone.
+ * leaves the others' alone.  A context that promises never to change them
+ * (kc_ctx_share_fpenv) has none of its own: it runs in the environment of
+ * the thread as it finds it, and its switches skip the FP control state.
  *
  * A struct kc_ctx that was never made (zero-initialised) stands for the
  * thread's current context: pass it as `from` to leave the thread's own
@@ -45,13 +47,20 @@ extern "C" {
 /* The smallest stack kc_ctx_make accepts (room for the entry's frames). */
 #define KC_CTX_MIN_STACK	4096u
 
-/* kc_ctx.flags (read them through kc_ctx_done()). */
+/* kc_ctx.flags (read them through kc_ctx_done() and kc_ctx_shares_fpenv()). */
 #define KC_CTX_MADE		0x1u	/* kc_ctx_make succeeded */
 #define KC_CTX_DONE		0x2u	/* its function returned */
 #define KC_CTX_OWN_STACK	0x4u	/* the library mapped the stack */
+#define KC_CTX_SHARED_FPENV	0x8u	/* kc_ctx_share_fpenv: no FP control state of its own */
 
+/*
+ * The asm core reads sp and flags, and nothing else: both in the struct's
+ * first 16 bytes, one cache line with the saved stack pointer (src/ctx.c
+ * asserts the offsets the .S files use).
+ */
 struct kc_ctx {
-	void *sp;		/* saved frame while suspended (the asm core's only field) */
+	void *sp;		/* saved frame while suspended */
+	unsigned int flags;	/* KC_CTX_*: the asm core tests KC_CTX_SHARED_FPENV */
 	void *stack;		/* lowest usable byte of the stack */
 	size_t size;		/* usable bytes */
 	void *map;		/* library stacks: the mapping, guard page included */
@@ -59,7 +68,6 @@ struct kc_ctx {
 	void (*fn)(void *arg);
 	void *arg;
 	struct kc_ctx *link;	/* resumed when fn returns */
-	unsigned int flags;
 };
 
 /*
@@ -92,6 +100,42 @@ void kc_ctx_switch(struct kc_ctx *from, struct kc_ctx *to);
 static inline bool kc_ctx_done(const struct kc_ctx *c)
 {
 	return (c->flags & KC_CTX_DONE) != 0;
+}
+
+/*
+ * The opt-in for contexts that never change the floating-point environment
+ * (libaco's shared FPU environment): `c` promises that, while it runs, it
+ * leaves the FP control registers as it found them (no fesetround, no
+ * fesetenv, no _mm_setcsr or ldmxcsr, no feenableexcept):
+ *   x86-64   MXCSR and the x87 control word
+ *   aarch64  FPCR
+ *   ppc64le  FPSCR
+ * In return it has no FP control state of its own: a switch away from it
+ * does not save them, a switch to it does not load them, and it runs in
+ * whatever state the thread has when it is resumed: that of the last
+ * context without the promise that ran (not the state at kc_ctx_make, which
+ * a context without the promise starts with).  A switch between two
+ * contexts that both promised touches no FP control register at all: the
+ * floor's switch and two tests.  A context without the promise keeps its
+ * own state whatever the others do.
+ *
+ * A broken promise (a context that shares the environment and changes it
+ * anyway) is not detected: the change stays with the thread and every
+ * context that shares the environment sees it, until a context without the
+ * promise is resumed and its own state is loaded.  Contexts without the
+ * promise never see it.
+ *
+ * Call it after kc_ctx_make (which clears it) and before the context first
+ * runs, or from the running context itself (the thread's own, a
+ * zero-initialised struct kc_ctx, included); it cannot be withdrawn.  The
+ * FP status flags (MXCSR's, FPSR, FPSCR's) are shared as well.
+ */
+void kc_ctx_share_fpenv(struct kc_ctx *c);
+
+/* True once kc_ctx_share_fpenv(c) was called. */
+static inline bool kc_ctx_shares_fpenv(const struct kc_ctx *c)
+{
+	return (c->flags & KC_CTX_SHARED_FPENV) != 0;
 }
 
 /*

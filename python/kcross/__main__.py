@@ -3,7 +3,8 @@
 :func:`entry` is the entry point rather than :func:`kcross.cli.main` because importing
 kcross.cli is most of a start (the command table imports every command module), and a
 Ctrl-C there must end as one anywhere else does: "kcross: interrupted", status 130, not
-a traceback and death by the signal.  Nothing is imported here before the guard.
+a traceback and death by the signal; SIGTERM and SIGHUP too, with 143 and 129.  Nothing is
+imported here before the guard.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ if TYPE_CHECKING:
 
 
 def entry() -> NoReturn:
-    """Import the command line and run it; a Ctrl-C while it is imported is an interrupt."""
+    """Import the command line and run it; a Ctrl-C (SIGTERM, SIGHUP) while it is imported
+    is an interrupt."""
     try:
+        from .errors import stop_on_signals  # tiny: SIGTERM and SIGHUP as Ctrl-C from here
+
+        stop_on_signals()
         from .cli import main
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # errors.Stopped too
         from .errors import interrupted  # tiny; imported again if it was what was cut short
 
-        interrupted()
+        interrupted(exc)
     main()
 
 

@@ -9,6 +9,7 @@ alike (docs/commands.md, "Exit codes").
 
 import signal
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 EXIT_OK = 0               # every benchmark ok or skipped
@@ -18,6 +19,10 @@ EXIT_BROKEN = 3           # the harness crashed or wrote garbage, output could n
 #                           or a module kcross needs cannot be imported (one line on stderr)
 EXIT_INTERRUPTED = 130    # the shell's status for "terminated by SIGINT"
 EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. `| head`)
+
+# The signals that mean "stop" (to kcross, and when they end the harness): Ctrl-C, kill
+# and timeout, the terminal gone; the user's or a supervisor's.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 # The longest piece of user input an error line repeats (a 10,000-character tag is cut),
@@ -46,11 +51,17 @@ def exit_for_signal(signum: int) -> int:
     return 128 + signum
 
 
-def interrupted() -> NoReturn:
+def interrupted(stop: KeyboardInterrupt | None = None) -> NoReturn:
     """How kcross ends on a Ctrl-C that nothing under way had to answer for (a start, a
-    command between its steps): "kcross: interrupted" on stderr, status 130."""
+    command between its steps), or a SIGTERM or SIGHUP (``stop`` a :class:`Stopped`):
+    "kcross: interrupted" on stderr, status 128 + the signal's number (130 for Ctrl-C)."""
     sys.stderr.write("kcross: interrupted\n")
-    sys.exit(EXIT_INTERRUPTED)
+    if not isinstance(stop, Stopped):
+        # CPython marks a KeyboardInterrupt that left a string's exec() (a dataclass made,
+        # scipy's "from numpy import *") as unhandled, caught or not, and `python -m kcross`
+        # then kills itself with SIGINT on its way out; an exec() that completes unmarks it.
+        exec("")
+    sys.exit(exit_for_signal(stop.signum) if isinstance(stop, Stopped) else EXIT_INTERRUPTED)
 
 
 def signal_name(signum: int) -> str:
@@ -115,6 +126,42 @@ class Interrupted(KcrossError):
         super().__init__(message)
         self.signum = signum
         self.exit_code = exit_for_signal(signum)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where kcross is as Ctrl-C raises KeyboardInterrupt, and
+    taken as one by everything that must let Ctrl-C through (a database driver cancels the
+    query under way, SQLAlchemy drops the connection): "kcross: interrupted", status 128 +
+    the signal's number (:func:`interrupted`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+
+def stop_on_signals(raised: Callable[[int], BaseException] = Stopped) -> None:
+    """SIGTERM and SIGHUP stop kcross as Ctrl-C does, rather than kill it mid-way (a
+    transaction under way is rolled back, nothing is left half done): their handler raises
+    ``raised(signum)``.  Every command starts with it (kcross.__main__, kcross.cli.main);
+    one that answers for the signals itself installs its own handlers (kcross run: its run
+    marked interrupted) or its own exception (the lab's :class:`Interrupted`).  A signal
+    the caller set to be ignored (nohup) stays ignored."""
+    def stop(signum: int, _frame: object) -> None:
+        raise raised(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, stop)
+
+
+def ignore_stop_signals() -> None:
+    """A command's work is done (a run marked, every output written): a late stop signal
+    has nothing left to stop, and is ignored.  Ignored, not blocked: other threads (numpy's
+    BLAS pool) do not share the main thread's mask; and Python restores the default
+    handlers while it finalizes, so a late SIGINT or SIGTERM would otherwise kill kcross on
+    its way out, its work done, with a status saying it was not."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 class LabError(KcrossError):

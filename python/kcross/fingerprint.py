@@ -308,6 +308,10 @@ LAVA_DEVICE = _f("lava.device", "LAVA device", TEXT, G_LAVA, BOARD)
 LAVA_DEVICE_TYPE = _f("lava.device_type", "LAVA device type", TEXT, G_LAVA, BOARD)
 LAVA_DISPATCHER = _f("lava.dispatcher_version", "LAVA dispatcher version", TEXT, G_LAVA,
                      PER_RUN)
+# Which log it is (lava-run's or a server's) and the server it was taken from: with the job's
+# id, what tells one LAVA run from another (kcross.lava.imports).
+LAVA_LOG = _f("lava.log", "LAVA log", TEXT, G_LAVA, PER_RUN)
+LAVA_SERVER = _f("lava.server", "LAVA server", TEXT, G_LAVA, PER_RUN)
 
 # The harness that measured: another build measures the same machine.
 KCROSS = _f("kcross", "kcross-harness", GROUP, G_BUILD, PER_RUN)

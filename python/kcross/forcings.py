@@ -30,6 +30,9 @@ class Forcing:
     values: tuple[str, ...] = ()         # VALUES: the valid ones
     help: tuple[str, ...] = ()           # its lines in kcross --help's environment
     set_by: str | None = None            # the kcross options that set it (not a user's)
+    # A planted change or an instrument, not a setting of the machine: a run it was set in
+    # is no repetition of its machine's measurement (kcross.judge.noise leaves it out).
+    plants: bool = False
 
 
 FORCINGS: tuple[Forcing, ...] = (
@@ -45,14 +48,17 @@ FORCINGS: tuple[Forcing, ...] = (
             help=("clock_gettime: time without the cycle counter; auto: default",)),
     Forcing("KCROSS_TEST_FAIL", GLOB,
             help=("a GLOB of benchmark names whose check is forced to fail",
-                  "(for tests of failure handling)")),
+                  "(for tests of failure handling)"), plants=True),
     Forcing("KCROSS_TEST_DELAY", GLOB_NS,
             help=("GLOB:NS adds NS nanoseconds to every operation of the",
-                  "matching benchmarks (a planted slowdown, for tests of verdicts)")),
+                  "matching benchmarks (a planted slowdown, for tests of verdicts)"),
+            plants=True),
     Forcing("KCROSS_PROFILE", VALUES, ("1", "kallsyms"),
-            set_by="kcross lab --profile and --trace"),
+            set_by="kcross lab --profile and --trace", plants=True),
 )
 
+# The forcings that plant a change or an instrument (Forcing.plants).
+PLANTING = tuple(f.name for f in FORCINGS if f.plants)
 # What a user may set (kcross run --remote passes these on): all but kcross's own.
 USER_SET = tuple(f.name for f in FORCINGS if f.set_by is None)
 

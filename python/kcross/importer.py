@@ -41,6 +41,12 @@ class Imported:
     results: int
     planned: int
     dropped_partial_line: int | None
+    future: dt.datetime | None = None   # its start, when later than now (a wrong clock)
+
+
+# A capture's start this far past the importing machine's clock is in the future: more than
+# two clocks' everyday disagreement, less than any wrong RTC's.
+FUTURE_SLACK = dt.timedelta(minutes=5)
 
 
 def read_stream(path: Path, data: bytes | None = None) -> tuple[RunStream, int | None]:
@@ -156,9 +162,10 @@ def _stored(store_factory: Callable[[], Store], stream: RunStream, name: str,
     opened only once its dates are known to be ones the database can hold (a run dated by
     its fingerprint: a lab run is dated by the host)."""
     assert stream.fingerprint is not None and stream.plan is not None  # checked
+    started = how.get("started_at")
     if fields.lab(stream.fingerprint) is None:
         try:
-            run_times(stream.fingerprint, stream.end)
+            started, _ = run_times(stream.fingerprint, stream.end)
         except SchemaError as exc:
             raise SchemaError(f"{name}: {exc}") from None
     store = store_factory()
@@ -166,5 +173,8 @@ def _stored(store_factory: Callable[[], Store], stream: RunStream, name: str,
         run_id = store.import_stream(stream, **how)
     finally:
         store.close()
+    now = dt.datetime.now(dt.UTC)
+    future = started if started is not None and started > now + FUTURE_SLACK else None
     return Imported(run_id=run_id, complete=stream.complete, results=len(stream.results),
-                    planned=len(stream.plan["benchmarks"]), dropped_partial_line=partial)
+                    planned=len(stream.plan["benchmarks"]), dropped_partial_line=partial,
+                    future=future)

@@ -51,6 +51,18 @@ class Side:
     def host(self) -> str:
         return str(fields.HOSTNAME.of(self.fingerprint) or "?")
 
+    @property
+    def incomplete(self) -> str | None:
+        """What a side whose run did not complete must say (:func:`not_complete`); None for
+        a complete one."""
+        return None if self.state == "complete" else not_complete(self.label, self.state)
+
+
+def not_complete(label: str, state: str) -> str:
+    """The words for a run that did not complete, in every command that shows one (check,
+    compare, report, history): ``run 2 is not complete (interrupted)``."""
+    return f"{label} is not complete ({state})"
+
 
 def parse_numbers(text: str, name: str, column: int = 1, delimiters: str = " \t") -> list[float]:
     """A column of numbers as ministat reads it.

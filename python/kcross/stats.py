@@ -795,6 +795,26 @@ def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]
     return max(0.0, squares / df - float(np.mean(within))), float(df)
 
 
+# The median absolute deviation of a normal sample, in its standard deviation.
+MAD_SD = 1.4826
+
+
+def outlying(values: Sequence[float], own_var: Sequence[float], limit: float) -> list[int]:
+    """The indices of the values further than ``limit`` robust standard deviations from
+    their median: the median absolute deviation as a normal sample's sd (MAD_SD), at least
+    the values' own noise (the median of ``own_var``, as an sd).  A robust rule: one absurd
+    value moves neither the median nor the deviation."""
+    if len(values) != len(own_var):
+        raise StatsError("each value needs its own variance")
+    if not values:
+        return []
+    data = np.asarray(values, dtype=np.float64)
+    off = np.abs(data - np.median(data))
+    scale = max(MAD_SD * float(np.median(off)),
+                float(np.sqrt(max(0.0, float(np.median(np.asarray(own_var, dtype=np.float64)))))))
+    return [int(i) for i in np.flatnonzero(off > limit * scale)]
+
+
 def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tuple[float, float]:
     """:func:`between_runs` from pairs of runs close in time, ``(log_i, log_j, var_i,
     var_j)``: half the mean squared difference of the pairs' figures less what the runs' own
@@ -1003,28 +1023,105 @@ def proportion_ci(successes: int, trials: int,
     return float(ci.low), float(ci.high)
 
 
+# Paired rounds (kcross ab, the blocks of kcross aa, crosscheck).  The interval of the
+# median ratio is the sign test's (order statistics): the rounds' scatter, however heavy its
+# tails, never narrows it.  What it assumes is that the rounds are independent: on a busy
+# machine a phase of load can outlast a round (and the engine's order, A B | B A, puts one
+# side's runs of two rounds next to each other), so consecutive rounds may fall on the same
+# side of the median more often than chance.  Their lag-1 correlation, when it is positive
+# beyond chance (above DEPENDENCE_Z / sqrt(n), one-sided 5%), counts the n rounds as
+# m = n (1 - rho) / (1 + rho) independent ones (an AR(1) chain's effective size), and the
+# interval takes the quantiles of the rounds that m rounds' interval has, with m's
+# coverage: below 6, no 95% interval.
+DEPENDENCE_Z = 1.645
+# A round is outlying when its log ratio is more than OUTLYING robust standard deviations
+# (1.4826 MAD) from the median's (Iglewicz and Hoaglin's modified z-score); the rounds
+# scatter beyond one steady machine's when at least SCATTERED_SHARE of them (and 2) are.
+OUTLYING = 3.5
+SCATTERED_SHARE = 0.10
+
+
 @dataclass(frozen=True)
 class Paired:
-    """The per-round ratios b[i] / a[i] of an interleaved A/B run."""
+    """The per-round ratios b[i] / a[i] of an interleaved A/B run: their median, its
+    interval for ``effective`` independent rounds, and how the rounds scatter."""
 
     n: int
     median: float
     ci: MedianCI
     ratios: tuple[float, ...]
+    effective: int               # the rounds the interval counts (n unless dependent)
+    dependence: float            # lag-1 correlation of the rounds' sides of the median
+    spread: float                # robust sd of the log ratios (1.4826 MAD)
+    outlying: int                # rounds more than OUTLYING spreads from the median
+
+    @property
+    def dependent(self) -> bool:
+        """Whether the rounds counted as fewer than they are."""
+        return self.effective < self.n
+
+    @property
+    def scattered(self) -> bool:
+        """Whether the rounds scatter beyond one steady machine's: at least 2 and
+        SCATTERED_SHARE of them outlying."""
+        return self.outlying >= max(2, SCATTERED_SHARE * self.n)
 
 
 def paired_ratio(a: Sequence[float], b: Sequence[float],
                  confidence: float = CONFIDENCE) -> Paired:
-    """Median of the per-round ratios b/a with its distribution-free CI: drift hits both sides."""
+    """Median of the per-round ratios b/a (drift hits both sides of a round) with the sign
+    test's CI for the rounds' effective number (see DEPENDENCE_Z)."""
     da, db = _clean(a, "A value"), _clean(b, "B value")
     if da.size != db.size:
         raise StatsError(f"unequal sizes ({da.size} A and {db.size} B): rounds must pair up")
     if np.any(da == 0):
         raise StatsError("an A value is 0: ratio undefined")
     ratios = db / da
-    ci = _median_ci(ratios, confidence)
+    n = int(ratios.size)
+    _median_ci(ratios, confidence)        # refuses too few rounds
     med = _quantiles(ratios, [0.5])[0]
-    return Paired(n=int(ratios.size), median=med, ci=ci, ratios=tuple(float(x) for x in ratios))
+    logs = np.log(ratios)
+    center = _quantiles(logs, [0.5])[0]
+    rho = side_dependence(logs - center)
+    used = rho if rho > DEPENDENCE_Z / np.sqrt(n) else 0.0
+    m = max(1, min(n, int(np.floor(n * (1.0 - used) / (1.0 + used)))))
+    spread = 1.4826 * _quantiles(np.abs(logs - center), [0.5])[0]
+    # (rounds alike to the last digits have no spread: any that differ beyond is outlying)
+    outlying = int(np.sum(np.abs(logs - center) > max(OUTLYING * spread, 1e-9)))
+    return Paired(n=n, median=med, ci=_effective_ci(ratios, m, confidence),
+                  ratios=tuple(float(x) for x in ratios), effective=m, dependence=rho,
+                  spread=spread, outlying=outlying)
+
+
+def side_dependence(deviations: Sequence[float]) -> float:
+    """Lag-1 correlation of the signs of ``deviations`` (from a median: mean about 0);
+    0 when fewer than 3 are off the median."""
+    signs = np.sign(np.asarray(deviations, dtype=float))
+    if np.count_nonzero(signs) < 3:
+        return 0.0
+    return float(np.sum(signs[:-1] * signs[1:]) / np.sum(signs * signs))
+
+
+def _effective_ci(data: np.ndarray, m: int, confidence: float) -> MedianCI:
+    """The interval of the median of ``data`` as ``m`` independent values give it: the
+    order statistics of the same quantiles as m values' interval (the sign test's for m,
+    or m's minimum and maximum below the fewest a ``confidence`` interval needs), with
+    m's coverage."""
+    n = int(data.size)
+    if m >= n:
+        return _median_ci(data, confidence)
+    from scipy.special import bdtr
+
+    ranks = np.arange(1, m // 2 + 1)
+    coverage = 1.0 - 2.0 * bdtr(ranks - 1, m, 0.5)
+    ok = ranks[coverage >= confidence]
+    low_m = int(ok.max()) if ok.size else 1
+    low_rank = max(1, int(np.floor(low_m * (n + 1) / (m + 1))))
+    high_rank = n + 1 - low_rank
+    ordered = np.sort(data)
+    return MedianCI(low=float(ordered[low_rank - 1]), high=float(ordered[high_rank - 1]),
+                    low_rank=low_rank, high_rank=high_rank,
+                    confidence=float(coverage[low_m - 1]) if m >= 2 else 0.0)
 
 
 # --- ministat: Student's t as FreeBSD's ministat computes it -----------------------------

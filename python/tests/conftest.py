@@ -169,9 +169,11 @@ def _limit_file_size(limit: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
-def _forked_kcross(args: list[str], environ: dict[str, str],
-                   timeout: float) -> subprocess.CompletedProcess:
-    """Run ``kcross ARGS`` in a forked child of the test process.
+def fork_kcross(args: list[str], environ: dict[str, str], out: int, err: int, *,
+                own_group: bool = False) -> int:
+    """Start ``kcross ARGS`` in a forked child of the test process, its standard output and
+    error the file descriptors ``out`` and ``err``; return its pid.  ``own_group``: the
+    child leads a process group of its own (a shell's job: a test may signal the group).
 
     A child process with its own environment, file descriptors, signal
     handlers and exit status, like ``python -m kcross``, minus the interpreter
@@ -180,30 +182,54 @@ def _forked_kcross(args: list[str], environ: dict[str, str],
     """
     from kcross import cli  # imported once, in the parent
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid = os.fork()
-        if pid == 0:  # child: never returns into pytest
-            code = 1
+    # Until kcross's code runs, a stop signal ends the child as one ends an interpreter
+    # that is starting (by the signal, nothing said), not as the tests' own handlers would.
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    pid = os.fork()
+    if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if own_group:
             try:
-                os.environ.clear()
-                os.environ.update(environ)
-                devnull = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(devnull, 0)
-                os.dup2(out.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                sys.stdin = open(0, closefd=False)
-                sys.stdout = open(1, "w", closefd=False)
-                sys.stderr = open(2, "w", closefd=False)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                cli.main(args)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
+                os.setpgid(pid, pid)  # now, not when the child gets to it: a test may signal it
+            except OSError:
+                pass
+        return pid
+    code = 1  # the child: never returns into pytest
+    try:
+        terminal_signals()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if own_group:
+            os.setpgid(0, 0)
+        os.environ.clear()
+        os.environ.update(environ)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", closefd=False)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as Python's start does
+        cli.main(args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:  # a signal after kcross's end (a test's, late) must not return into pytest
+            signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _forked_kcross(args: list[str], environ: dict[str, str],
+                   timeout: float) -> subprocess.CompletedProcess:
+    """Run ``kcross ARGS`` in a forked child (:func:`fork_kcross`) to its end."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = fork_kcross(args, environ, out.fileno(), err.fileno())
         deadline = time.monotonic() + timeout
         while True:
             done, status = os.waitpid(pid, os.WNOHANG)

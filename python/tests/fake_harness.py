@@ -31,6 +31,10 @@ Behaviour knobs for failure tests, all optional:
                                replacement from the captured ones, each sample moved by a
                                random part in RESAMPLE_JITTER (independent runs of one
                                benchmark, for A/A tests)
+  KCROSS_FAKE_SCATTER=FILE:F1,F2,...  multiply every sample and empty-loop sample of the
+                               k-th `run` by Fk (in turn, again from F1 after the last;
+                               FILE counts the runs): rounds that scatter as on a loaded
+                               machine, each run's figure known exactly
 
 A forced KCROSS_SYSCALL other than auto is the mechanism the run reports, as in the real
 harness (fingerprint ``syscall.mechanism`` and each result's ``mechanism``).
@@ -234,6 +238,19 @@ def scale() -> float:
     return float(factor)
 
 
+def scatter() -> float:
+    """KCROSS_FAKE_SCATTER's factor for this run (1 when unset); counts the run in FILE."""
+    text = os.environ.get("KCROSS_FAKE_SCATTER")
+    if not text:
+        return 1.0
+    path, _, factors = text.rpartition(":")
+    values = [float(f) for f in factors.split(",")]
+    counter = Path(path)
+    done = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(done + 1))
+    return values[done % len(values)]
+
+
 def resample(rec: dict[str, Any]) -> None:
     """KCROSS_FAKE_RESAMPLE: each series drawn afresh, with replacement, from its own values
     (a sample and its ticks moved together by a random part in RESAMPLE_JITTER: a smoothed
@@ -250,7 +267,7 @@ def resample(rec: dict[str, Any]) -> None:
 
 
 def result(bench: dict[str, Any], n: int, cpu: int | None,
-           forced: dict[str, str | None]) -> dict[str, Any]:
+           forced: dict[str, str | None], run_factor: float = 1.0) -> dict[str, Any]:
     rec = copy.deepcopy(RESULTS[(bench["suite"], bench["name"])])
     if matches(bench, os.environ.get("KCROSS_FAKE_SKIP") or None):
         return not_run(rec, "skipped", SKIP_REASON)
@@ -267,7 +284,7 @@ def result(bench: dict[str, Any], n: int, cpu: int | None,
     rec["disturbed"] = [i for i in range(n) if i % k in set(rec["disturbed"])]
     if os.environ.get("KCROSS_FAKE_RESAMPLE"):
         resample(rec)
-    factor = scale()
+    factor = scale() * run_factor
     if factor != 1.0:
         rec["samples"] = [x * factor for x in rec["samples"]]
         if "samples" in rec["overhead"]:
@@ -310,6 +327,7 @@ def cmd_run(args: argparse.Namespace) -> None:
           "samples": n, "min_batch_ms": min_batch, "warmup_ms": warmup,
           "interleave": args.interleave, "cpu": args.cpu if args.cpu is not None else PLAN["cpu"]})
     counts = {"ok": 0, "skipped": 0, "failed": 0}
+    run_factor = scatter()
     for done, bench in enumerate(chosen):
         if garbage_after == done:
             print("segfault in benchmark loop? this is not JSON", flush=True)
@@ -317,7 +335,7 @@ def cmd_run(args: argparse.Namespace) -> None:
             print(f"{NAME}: fatal: simulated crash", file=sys.stderr, flush=True)
             os._exit(1)
         time.sleep(delay)
-        rec = result(bench, n, args.cpu, forced)
+        rec = result(bench, n, args.cpu, forced, run_factor)
         counts[rec["status"]] += 1
         emit(rec)
     emit({**RUN[-1], **counts})

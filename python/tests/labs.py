@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from kcross.lab import machines
 
 # The boot token of the captured consoles (data/lab-*-console.txt, data/capture-lab-console).
@@ -46,3 +49,17 @@ def lab_prerequisites(arch: str) -> tuple[Path, str]:
     if not compiler:
         pytest.skip(f"no {a.cross_gcc} (apt-get install {a.cross_package})")
     return kernel, compiler
+
+
+def kcross(*args: str, env: dict[str, str], timeout: float = HANG) -> subprocess.CompletedProcess:
+    """``python -m kcross ARGS`` in a process of its own (a boot's tests: no fork)."""
+    return subprocess.run([sys.executable, "-m", "kcross", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def figures(records: list[dict]) -> dict[str, float]:
+    """{suite/name: the statistics rule's median} of the ok results among ``records``."""
+    from kcross.stats import summarize_record
+
+    return {f"{r['suite']}/{r['name']}": summarize_record(r).median
+            for r in records if r.get("type") == "result" and r["status"] == "ok"}

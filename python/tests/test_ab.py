@@ -257,3 +257,65 @@ def test_help_says_what_the_command_does(kcross: Kcross, command: str, words: li
     text = " ".join(proc.stdout.split())
     for word in words:
         assert word in text, word
+
+
+def scatter_env(counter: Path, ratios: list[float]) -> dict[str, str]:
+    """KCROSS_FAKE_SCATTER planting these per-round ratios B/A: side A's runs at the capture's
+    figures, side B's times each round's ratio (runs in the engine's order: A B, B A...);
+    ``counter``: the file counting the runs."""
+    factors = []
+    for number, r in enumerate(ratios, start=1):
+        factors += [1.0, r] if number % 2 else [r, 1.0]
+    return {"KCROSS_FAKE_SCATTER": f"{counter}:{','.join(map(str, factors))}"}
+
+
+# Ten rounds of a loaded machine: most agree within 2%, three were disturbed.
+SCATTERED = [1.0, 1.01, 0.99, 3.0, 1.02, 0.98, 0.31, 1.0, 1.01, 2.6]
+
+
+def test_scattered_rounds_keep_the_sign_tests_interval_and_are_named(
+        kcross: Kcross, tmp_path: Path) -> None:
+    """The interval is the order statistics of the rounds' ratios (the sign test's ranks 2
+    and 9 of 10), however far the disturbed rounds lie; a warning names the scatter."""
+    args = ("ab", "getppid-dispatch", "--env-a", "KCROSS_SYSCALL=syscall", "--env-b",
+            "KCROSS_SYSCALL=libc", "--rounds", "10", "--samples", "11", "--no-readiness")
+    found = ab_json(kcross(*args, "--json", extra_env=scatter_env(tmp_path / "j", SCATTERED)))
+    assert [r["ratio"] for r in found["rounds"]] == pytest.approx(SCATTERED)
+    ordered = sorted(SCATTERED)
+    assert (found["ci_low"], found["ci_high"]) == pytest.approx((ordered[1], ordered[8]))
+    assert found["effective_rounds"] == 10 and found["outlying"] == 3
+    assert found["significant"] is False
+    (warning,) = found["warnings"]
+    assert warning.startswith("the rounds scatter: B/A from 0.310 to 3.000, 3 of 10 rounds "
+                              "beyond 3.5 robust sds (±"), warning
+    shown = kcross(*args, extra_env=scatter_env(tmp_path / "t", SCATTERED))
+    assert shown.returncode == 0, shown.stderr
+    assert f"warning: {warning}" in " ".join(shown.stdout.splitlines()), shown.stdout
+    # rounds that agree: no warning
+    steady = ab_json(kcross(*args, "--json", extra_env=scatter_env(
+        tmp_path / "s", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.01, 1.0, 1.01, 0.99])))
+    assert steady["warnings"] == [] and steady["outlying"] == 0
+
+
+@pytest.mark.parametrize("command", ["ab", "aa"])
+def test_the_readiness_line_comes_before_the_rounds(kcross: Kcross, tmp_path: Path,
+                                                    command: str) -> None:
+    """ab and aa check the machine as run does: one stderr line naming what is not tuned,
+    before the first round; --no-readiness: none."""
+    from test_readiness import CPU, TUNED, make_tree
+
+    root = make_tree(tmp_path / "untuned", {**TUNED, "/proc/sys/kernel/nmi_watchdog": "1"})
+    args = (("ab", "getppid-inline", "getppid-dispatch", "--samples", "11") if command == "ab"
+            else ("aa", "getppid-inline", "--processes", "2", "--samples", "5", "--no-store"))
+    proc = kcross(*args, "--rounds", "6", "--cpu", str(CPU),
+                  extra_env={"KCROSS_TEST_SYSROOT": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    said = [i for i, line in enumerate(lines) if "not tuned" in line]
+    assert [lines[i] for i in said] == [f"kcross: machine not tuned: NMI watchdog on — see "
+                                        f"'kcross sysinfo --readiness --cpu {CPU}'"]
+    assert said[0] < min(i for i, line in enumerate(lines) if line.startswith("round "))
+    quiet = kcross(*args, "--rounds", "6", "--cpu", str(CPU), "--no-readiness",
+                   extra_env={"KCROSS_TEST_SYSROOT": str(root)})
+    assert quiet.returncode == 0 and "not tuned" not in quiet.stderr, quiet.stderr
+    assert "--no-readiness" in kcross(command, "--help").stdout

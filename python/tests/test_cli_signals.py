@@ -221,6 +221,7 @@ STOP_PROBE = """\
 import os, runpy, signal, sys
 where, how, *args = sys.argv[1:]
 sys.argv = ["kcross", *args]
+signum = getattr(signal, os.environ.get("PROBE_SIGNAL", "SIGINT"))
 seen = []
 class Stop:
     def find_spec(self, name, path=None, target=None):
@@ -228,17 +229,20 @@ class Stop:
             seen.append(name)
         if name == where:
             sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signum)
         return None
 def at_call(frame, event, arg):
     if event == "call" and "call:" + frame.f_code.co_name == where:
         sys.setprofile(None)
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signum)
 sys.meta_path.insert(0, Stop())
 sys.setprofile(at_call)
 if where == "list":
     import atexit
     atexit.register(lambda: sys.__stderr__.write("\\nimported: " + " ".join(seen) + "\\n"))
+if where == "exit":
+    import atexit
+    atexit.register(lambda: os.kill(os.getpid(), signum))
 if how == "-m":
     runpy.run_module("kcross", run_name="__main__", alter_sys=True)
 else:
@@ -255,9 +259,10 @@ def console_script() -> str:
     return match[1]
 
 
-def stopped_at(env: dict[str, str], where: str, how: str, *args: str
+def stopped_at(env: dict[str, str], where: str, how: str, *args: str, signame: str = "SIGINT"
                ) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", STOP_PROBE, where, how, *args], env=env,
+    return subprocess.run([sys.executable, "-c", STOP_PROBE, where, how, *args],
+                          env={**env, "PROBE_SIGNAL": signame},
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                           preexec_fn=terminal_signals)
 
@@ -272,7 +277,7 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
     listing = stopped_at(env, "list", "-m", *args)
     assert listing.returncode == 0, listing.stderr
     modules = listing.stderr.rsplit("imported: ", 1)[1].split()
-    start = modules[modules.index("kcross.cli"):modules.index("kcross.cli._console") + 1]
+    start = modules[modules.index("kcross.errors"):modules.index("kcross.cli._console") + 1]
     assert {"kcross.errors", "kcross.cli.options", "kcross.cli.lava"} <= set(start), modules
     calls = ["call:build_parser", "call:parse_args", "call:consoles"]
     instants = {console_script(): [*start, *calls, "kcross.store"],
@@ -284,3 +289,47 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
             if (proc.returncode, proc.stdout, proc.stderr) != (130, "", "kcross: interrupted\n"):
                 wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_at_the_start_are_interrupts(env: dict[str, str], stored_db: Path,
+                                                        signame: str) -> None:
+    """As a Ctrl-C, from kcross's first module on (kcross.errors, which installs the handler,
+    is imported first): one line, 128 + the signal, never a death by it."""
+    args = ("runs", "--db", str(stored_db))
+    code = 128 + getattr(signal, signame)
+    wrong = {}
+    for how in (console_script(), "-m"):
+        for where in ("kcross.cli", "kcross.cli.lava", "call:parse_args", "call:consoles"):
+            proc = stopped_at(env, where, how, *args, signame=signame)
+            if (proc.returncode, proc.stdout, proc.stderr) != (code, "", "kcross: interrupted\n"):
+                wrong[f"{how} at {where}"] = (proc.returncode, proc.stderr[-300:])
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_stop_signal_on_the_way_out_changes_nothing(env: dict[str, str], stored_db: Path,
+                                                      signame: str) -> None:
+    """The command has done its work: a signal while Python finalizes is ignored (it was
+    a traceback from the handler, or a death by the signal once Python had restored the
+    default handler), the status and the output are the command's."""
+    done = stopped_at(env, "none", console_script(), "runs", "--db", str(stored_db))
+    proc = stopped_at(env, "exit", console_script(), "runs", "--db", str(stored_db),
+                      signame=signame)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, done.stdout, ""), proc.stderr
+
+
+def test_ctrl_c_that_left_a_string_exec_ends_as_any_other(env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    """CPython marks a KeyboardInterrupt that left an exec() of a string as unhandled, caught
+    or not, and a program run as `python -m` then kills itself with SIGINT on its way out:
+    `python -m kcross import` did, Ctrl-C come while scipy ran "from numpy import *"."""
+    (tmp_path / "exec_probe.py").write_text(
+        "from kcross.errors import interrupted\n"
+        "try:\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "except KeyboardInterrupt as exc:\n"
+        "    interrupted(exc)\n")
+    proc = subprocess.run([sys.executable, "-m", "exec_probe"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (130, "kcross: interrupted\n"), proc.stderr

@@ -45,7 +45,7 @@ def test_the_readme_installs_the_build_tier() -> None:
 
 def test_install_deps_lists_what_ci_installs() -> None:
     """With no tier: every package marked `always` and none marked `asked`; the special
-    ones last (lava-dispatcher alone, the fuzzer runtime after clang)."""
+    ones last (lava-dispatcher and lava-server alone, the fuzzer runtime after clang)."""
     listed = install_deps("--list")
     assert listed.returncode == 0, listed.stderr
     packages = listed.stdout.split()
@@ -53,7 +53,8 @@ def test_install_deps_lists_what_ci_installs() -> None:
                    "pkg-config", "libboost-context-dev", "chromium", "openssh-server"):
         assert wanted in packages
     assert "linux-perf" not in packages and "debootstrap" not in packages
-    assert packages[-1].startswith("libclang-rt-") and packages[-2] == "lava-dispatcher"
+    assert packages[-1].startswith("libclang-rt-")
+    assert packages[-3:-1] == ["lava-dispatcher", "lava-server"] and "lavacli" in packages
     assert len(packages) == len(set(packages))
     assert install_deps("--list", "crosscheck").stdout.split() == ["linux-perf"]
 

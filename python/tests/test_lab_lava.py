@@ -16,28 +16,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import HANG
-from labs import lab_prerequisites
+from labs import figures, kcross, lab_prerequisites
 
 ARCH = "x86_64"
 BENCH = "getppid-*"
-
-
-def kcross(*args: str, env: dict[str, str], timeout: float = HANG) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kcross", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def figures(records: list[dict]) -> dict[str, float]:
-    from kcross.stats import summarize_record
-
-    return {f"{r['suite']}/{r['name']}": summarize_record(r).median
-            for r in records if r.get("type") == "result" and r["status"] == "ok"}
 
 
 def test_a_lava_job_counts_what_the_lab_counts(tmp_path: Path) -> None:

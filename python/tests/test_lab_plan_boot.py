@@ -1,6 +1,8 @@
 """A lab count does not depend on the boot's plan (issue 23): sid's kernel of each arch counted
 with ``--suite syscall`` and with ``--suite syscall,ctxsw`` gives every syscall row the same
-figure (to under one instruction per op, the timer's share), and every getppid row has at
+figure (to under one instruction per op, the timer's share; the two rows of path lookups,
+whose counts depend on where the kernel's objects land, to half a percent), and every getppid
+row has at
 most one disturbed sample and the empty loop subtracted.
 
 Before /init waited for the kernel's boot work (lab/init.c, settle()), x86-64 sid's 7.2 ran the rsa
@@ -28,6 +30,13 @@ from labs import lab_prerequisites
 
 REAL_CACHE = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
 PLANS = (("syscall",), ("syscall", "ctxsw"))
+# The rows of path lookups, whose counts depend on where the kernel's objects land (docs/lab.md):
+# the plan's own console output moves them, deterministically, as a file more in the initramfs
+# does (sid x86-64: open-close 4,908.5 with one plan, 4,899.3 with the other, and the other way
+# round with another build of the payload).  They may move by a fraction of a percent; a plan
+# that let the self-tests in moved rows 3-fold.
+LAYOUT_ROWS = frozenset({"syscall/open-close", "syscall/stat-root"})
+LAYOUT_SHARE = 0.005
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64", "ppc64le"])
@@ -63,5 +72,6 @@ def test_a_count_does_not_depend_on_the_plan(arch: str) -> None:
     alone, more = figures
     assert "syscall/getppid-inline" in alone and alone.keys() == more.keys()
     moved = {name: (alone[name], more[name]) for name in alone
-             if abs(alone[name] - more[name]) >= 1}
+             if abs(alone[name] - more[name]) >= (
+                 LAYOUT_SHARE * alone[name] if name in LAYOUT_ROWS else 1)}
     assert not moved, f"{sid.release} {sid.version}: rows that moved with the plan: {moved}"

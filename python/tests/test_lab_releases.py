@@ -636,6 +636,7 @@ def unmerge(url: str) -> None:
              "seen": row["first_seen"].replace(year=2000)
              if isinstance(row["first_seen"], dt.datetime) else "2000-01-01 00:00:00.000000"})
         conn.execute(sa.text("UPDATE runs SET machine_id = 2 WHERE id = 2"))
+        conn.execute(sa.text("DROP TABLE noise_exclusions"))   # schema 7's
         conn.execute(sa.text("UPDATE kcross_schema SET version = 5"))
     engine.dispose()
 

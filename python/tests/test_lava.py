@@ -60,7 +60,7 @@ def test_the_log_is_stored_with_the_lab_and_lava_groups(kcross, db_path: Path) -
     assert source == "lava"
     fp = json.loads(fingerprint)
     assert fp["lava"] == {"job_id": "7", "device": None, "device_type": "qemu",
-                          "dispatcher_version": "2023.01"}
+                          "dispatcher_version": "2023.01", "log": "lava-run", "server": None}
     assert fp["lab"]["mode"] == "counting" and fp["lab"]["icount"] == "shift=0,align=off,sleep=off"
     assert fp["lab"]["kernel"]["package"] == "linux-image-6.1.0-50-amd64"
     # The worker's QEMU package is the one the job was made with: the lab's version string.
@@ -93,20 +93,26 @@ def server_form(tmp_path: Path) -> Path:
     return write_lines(tmp_path / "server.log", out)
 
 
-def test_a_servers_log_of_the_job_is_the_same_run(kcross, db_path: Path,  # type: ignore[no-untyped-def]
-                                                  tmp_path: Path) -> None:
+def test_a_servers_form_of_the_log_is_a_run_of_its_own(kcross, db_path: Path,  # type: ignore[no-untyped-def]
+                                                       tmp_path: Path) -> None:
+    """The same records, in a server's form (a YAML list): a server's job, not lava-run's
+    (issue 25: a lava-run log and a server's of one job definition were taken for one run).
+    Its second import is refused."""
     server = server_form(tmp_path)
-    proc = kcross("import", str(server), "--lava-device", "qemu-07")
+    assert kcross("import", str(LOG)).returncode == 0
+    proc = kcross("import", str(server))
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(query(db_path, "SELECT fingerprint FROM runs")[0][0])["lava"]["device"] == "qemu-07"
-    assert len(stored_figures(db_path)) == 6
-    # Without the device name, the records are lava-run's log's exactly: one run.
-    tmp2 = tmp_path / "again"
-    tmp2.mkdir()
-    proc = kcross("import", str(server), "--db", str(tmp2 / "k.db"))
-    assert proc.returncode == 0, proc.stderr
-    assert_one_line_error(kcross("import", str(LOG), "--db", str(tmp2 / "k.db")), 2,
-                          "already stored: run 1")
+    logs = [json.loads(f)["lava"]["log"] for f, in query(db_path, "SELECT fingerprint FROM runs")]
+    assert logs == ["lava-run", "server"]
+    assert_one_line_error(kcross("import", str(server)), 2, "already stored: run 2")
+
+
+def test_a_device_given_by_hand_is_refused(kcross, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--lava-device put the user's word in the run's identity (the same log stored twice
+    under two names, issue 25): the device is the server's to say."""
+    assert_one_line_error(kcross("import", str(LOG), "--lava-device", "qemu-07"), 2,
+                          "--lava-device: LAVA's log does not name the device")
+    assert not db_path.exists()
 
 
 def _cut_after(marker: str) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Kcross, assert_one_line_error
@@ -101,6 +102,28 @@ def test_v1_schema_is_migrated_on_postgres(pg_schema: str) -> None:
 _PG_SAME = {"FLOAT": "DOUBLE PRECISION"}  # PostgreSQL's FLOAT is DOUBLE PRECISION
 
 
+def back_to_schema_4(engine: Any) -> None:
+    """A PostgreSQL store of this kcross's schema taken back to what schema 4 left: the
+    samples inside the JSONB records, no schema 5 columns (none of schema 6's lab machines
+    to merge again: it is given none)."""
+    import sqlalchemy as sa
+    from kcross.store.packing import unpack
+
+    with engine.begin() as conn:
+        for row_id, record, packed in conn.execute(sa.text(
+                "SELECT id, record, samples FROM results")).all():
+            conn.execute(sa.text("UPDATE results SET record = CAST(:r AS jsonb) WHERE id = :i"),
+                         {"r": json.dumps(unpack(record, packed)), "i": row_id})
+        conn.execute(sa.text("DROP INDEX ix_results_name"))
+        conn.execute(sa.text("DROP INDEX ix_runs_machine_id"))
+        conn.execute(sa.text("ALTER TABLE results DROP COLUMN samples, DROP COLUMN overhead_ns, "
+                             "DROP COLUMN subtracted, DROP COLUMN overhead_reason"))
+        conn.execute(sa.text("DROP TABLE noise_exclusions"))   # schema 7's
+        conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))
+        assert conn.execute(sa.text("SELECT count(*) FROM results WHERE record->'samples' "
+                                    "= 'null'::jsonb")).scalar_one() == 0
+
+
 def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Path,
                                                     pg_schema: str) -> None:
     """A store as schema 4 left it (samples inside the JSONB records), upgraded by the next
@@ -108,7 +131,6 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
     hash the same, its figures (history, compare) the same."""
     import sqlalchemy as sa
     from kcross.store import migrations
-    from kcross.store.packing import unpack
     from kcross.store.writing import content_hash
     from test_history import QUIET, store_runs
 
@@ -118,18 +140,7 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
     history = kcross("history", QUIET, *db).stdout
     compared = kcross("compare", "1", "2", *db).stdout
     engine = sa.create_engine(pg_schema)
-    with engine.begin() as conn:   # back to schema 4: the records whole, no schema 5 columns
-        for row_id, record, packed in conn.execute(sa.text(
-                "SELECT id, record, samples FROM results")).all():
-            conn.execute(sa.text("UPDATE results SET record = CAST(:r AS jsonb) WHERE id = :i"),
-                         {"r": json.dumps(unpack(record, packed)), "i": row_id})
-        conn.execute(sa.text("DROP INDEX ix_results_name"))
-        conn.execute(sa.text("DROP INDEX ix_runs_machine_id"))
-        conn.execute(sa.text("ALTER TABLE results DROP COLUMN samples, DROP COLUMN overhead_ns, "
-                             "DROP COLUMN subtracted, DROP COLUMN overhead_reason"))
-        conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))
-        assert conn.execute(sa.text("SELECT count(*) FROM results WHERE record->'samples' "
-                                    "= 'null'::jsonb")).scalar_one() == 0
+    back_to_schema_4(engine)
     assert_one_line_error(kcross("show", *db), contains=f"upgraded to {migrations.LATEST}")
     assert kcross("tag", "1", "first", *db).returncode == 0   # a write: upgraded
     with engine.begin() as conn:

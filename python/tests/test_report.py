@@ -309,7 +309,8 @@ def test_failed_and_interrupted_runs(tmp_path: Path, kcross: Kcross) -> None:
     assert proc.returncode == 0, proc.stderr
     parsed = parse(out)
     text = " ".join(" ".join(parsed.text).split())
-    assert "run 1: failed: 5 of " in text and "run 2: failed: 0 of " in text
+    assert "run 1 is not complete (failed): 5 of " in text \
+        and "run 2 is not complete (failed): 0 of " in text
     rows = parsed.tables["suite-syscall"][0]
     assert all(r[-1] == "failed" for r in rows[1:]) and len(rows) == 6
     assert "no benchmark with figures in both runs" in text

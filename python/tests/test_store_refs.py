@@ -249,7 +249,8 @@ def test_failed_run_is_not_tagged(kcross: Kcross, tmp_path: Path) -> None:
 
 
 def _as_v2(path: Path) -> None:
-    """Turn a current SQLite store into what schema 2 left: no tags table, the samples in
+    """Turn a current SQLite store into what schema 2 left: no tags table (nor schema 7's
+    noise_exclusions), the samples in
     the records (schema 5 packs them apart), no schema 5 columns and indexes (the results'
     process column stays: schema 4 rebuilds that table without it first)."""
     import json
@@ -259,6 +260,7 @@ def _as_v2(path: Path) -> None:
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("DROP TABLE tags")
+        conn.execute("DROP TABLE noise_exclusions")
         rows = conn.execute("SELECT id, record, samples FROM results").fetchall()
         for row_id, record, packed in rows:
             conn.execute("UPDATE results SET record = ? WHERE id = ?",

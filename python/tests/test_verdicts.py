@@ -27,7 +27,7 @@ from kcross.judge.verdict import (
 )
 from kcross.series import Series
 from kcross.stats import StatsError
-from kcross.views.verdict import words
+from kcross.views.verdict import paired_warnings, paired_words, words
 
 
 def series(samples: object, *, unit: str = "ns/op", run: str | None = "run 1",
@@ -460,3 +460,83 @@ def test_a_levels_verdict_recomputes_from_its_record() -> None:
     assert (t.ratio_low, t.ratio_high, t.p) == pytest.approx(
         (rec["ratio_low"], rec["ratio_high"], rec["p"]))
     assert rec["se"] == pytest.approx(t.se) and rec["noise"]["within"] == 60.0
+
+
+# Rounds of a loaded machine, planted: ratios whose sides of 1 alternate as independent
+# rounds' do (no two alike in a row more than twice), and the same values in long runs.
+LOADED = [1.01, 0.99, 0.31, 1.02, 2.6, 0.98, 1.0, 1.03, 0.97, 1.7, 0.99, 1.01, 0.5, 1.02,
+          0.98, 1.04, 0.96, 2.2, 1.0, 0.99]
+
+
+def test_paired_rounds_that_scatter_keep_the_sign_tests_interval_and_are_named() -> None:
+    """Heavy tails do not narrow the interval (order statistics of the rounds, the sign
+    test's ranks): they are named, as rounds beyond 3.5 robust sds of the median."""
+    v = judge_paired([1.0] * len(LOADED), LOADED, "ns/op")
+    p = v.paired
+    ci = stats.median_ci(LOADED)
+    assert (p.ci.low, p.ci.high, p.ci.confidence) == (ci.low, ci.high, ci.confidence)
+    assert p.effective == p.n == 20 and not p.dependent
+    # the middle half within about +-2%: 0.31, 0.5, 1.7, 2.2 and 2.6 lie beyond 3.5 spreads
+    assert p.outlying == 5 and p.scattered
+    assert v.category is Category.SAME
+    (warning,) = paired_warnings(v)
+    assert warning.startswith("the rounds scatter: B/A from 0.310 to 2.600, 5 of 20 rounds "
+                              "beyond 3.5 robust sds (±"), warning
+    # one outlying round of twenty, or rounds that agree, are no scatter
+    steady = judge_paired([1.0] * 20, [1.0 + 0.01 * (i % 5) for i in range(19)] + [2.6],
+                          "ns/op")
+    assert steady.paired.outlying == 1 and paired_warnings(steady) == []
+
+
+# 40 rounds, 20 below their median and 20 above: a phase of load lasting 4 rounds (the
+# sides in runs of 4), or rounds whose side changes every round (independent-like).
+BELOW = [0.98 + 0.002 * i for i in range(20)]       # 0.980 .. 1.018
+ABOVE = [1.045 + 0.01 * i for i in range(20)]       # 1.045 .. 1.235
+IN_PHASES = [x for k in range(5) for x in BELOW[4 * k:4 * k + 4] + ABOVE[4 * k:4 * k + 4]]
+ALTERNATE = [x for pair in zip(BELOW, ABOVE, strict=True) for x in pair]
+
+
+def test_paired_rounds_in_phases_count_as_fewer_and_widen_the_interval() -> None:
+    """Consecutive rounds on the same side of the median beyond chance (lag-1 correlation
+    of the sides above 1.645 / sqrt(n)): the n rounds count as m = n (1 - rho) / (1 + rho),
+    and the interval is between the quantiles of the rounds that m rounds' interval has,
+    with m's coverage."""
+    independent = judge_paired([1.0] * 40, ALTERNATE, "ns/op")
+    p = independent.paired
+    assert p.dependence == -0.975 and p.effective == 40 and not p.dependent
+    assert (p.ci.low_rank, p.ci.high_rank) == (14, 27) and p.ci.low == BELOW[13]
+    assert independent.category is Category.HIGHER             # 1.006 .. 1.105
+    phases = judge_paired([1.0] * 40, IN_PHASES, "ns/op")
+    p = phases.paired
+    # 39 neighbours, 9 changes of side: (39 - 2 * 9) / 40
+    assert p.dependence == pytest.approx(21 / 40) and p.dependent
+    assert p.effective == math.floor(40 * (1 - 21 / 40) / (1 + 21 / 40)) == 12
+    # 12 rounds' interval: ranks 3 and 10 (coverage 1 - 2 * 79 / 4096); 3 / 13 of 41: rank 9
+    assert (p.ci.low_rank, p.ci.high_rank) == (9, 32)
+    assert p.ci.confidence == pytest.approx(1 - 2 * 79 / 4096)
+    assert p.ci.low == BELOW[8] < 1.0 and phases.category is Category.SAME
+    (warning,) = paired_warnings(phases)
+    assert warning == ("consecutive rounds fell on the same side of the median more often "
+                       "than chance (lag-1 correlation 0.53): the 40 rounds count as 12 "
+                       "independent rounds, and the CI is theirs (coverage 96.1%)")
+
+
+def test_rounds_too_dependent_for_a_95_interval_show_no_difference() -> None:
+    """Fewer than 6 effective rounds: the widest interval they allow (its coverage below
+    95%) and never a difference, however far from 1."""
+    two_runs = [x * 1.5 for x in BELOW + ABOVE]               # one change of side
+    v = judge_paired([1.0] * 40, two_runs, "ns/op")
+    p = v.paired
+    assert p.dependence == pytest.approx(37 / 40) and p.effective == 1
+    assert p.ci.confidence < 0.95 and p.ci.low > 1.0 and v.category is Category.SAME
+    assert paired_words(v) == ("no difference shown (the 40 rounds count as 1 independent "
+                               "round: too few for a 95% CI)")
+
+
+def test_independent_rounds_are_never_counted_as_fewer_by_chance_alone_often() -> None:
+    """The dependence is taken only beyond chance (one-sided 5%): random independent
+    rounds are counted as fewer in about 5% of runs at most."""
+    rng = np.random.default_rng(20261128)
+    fewer = sum(judge_paired([1.0] * 20, list(np.exp(rng.standard_t(2, 20) * 0.05)),
+                             "ns/op").paired.dependent for _ in range(400))
+    assert fewer / 400 <= 0.07

@@ -384,6 +384,19 @@ CASES = [
          env={**VM, **slower(1.1, "KCROSS_SYSCALL=libc")}),
     Case("ab-json", ("ab", "--harness", HARNESS, "--rounds", "6", "--samples", "11",
                      "--json", "getppid-inline", "getppid-dispatch"), env=VM),
+    # rounds that scatter (KCROSS_FAKE_SCATTER: three of ten disturbed): the warning line
+    Case("ab-scattered", ("ab", "--harness", HARNESS, "--rounds", "10", "--samples", "11",
+                          "--env-a", "KCROSS_SYSCALL=syscall", "--env-b", "KCROSS_SYSCALL=libc",
+                          "getppid-dispatch"),
+         env={**VM, "KCROSS_FAKE_SCATTER": "{root}/ab-scattered.runs:" + ",".join(
+             f"{a:g},{b:g}" for a, b in (
+                 (1, r) if i % 2 == 0 else (r, 1)
+                 for i, r in enumerate((1.0, 1.01, 0.99, 3.0, 1.02, 0.98, 0.31, 1.0, 1.01,
+                                        2.6))))}),
+    # a machine not tuned for measuring: the readiness line before the rounds, as run's
+    Case("ab-untuned", ("ab", "--harness", HARNESS, "--rounds", "6", "--samples", "11",
+                        "--cpu", str(CPU), "getppid-inline", "getppid-dispatch"),
+         env={"KCROSS_TEST_SYSROOT": "{root}/untuned"}),
     # kcross aa: every run alike (the fake's fixed samples), so every rate is exact
     Case("aa-false-positives", ("aa", "--harness", HARNESS, "--rounds", "6",
                                 "--processes", "2", "--samples", "5", "--no-store",

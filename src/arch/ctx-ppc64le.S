@@ -40,6 +40,19 @@
  * context's differs.  VRSAVE likewise: saved always, written only when it differs
  * (Linux user space rarely sets it).
  *
+ * A context that shares the thread's FP environment (kc_ctx_share_fpenv,
+ * KC_CTX_SHARED_FPENV in kc_ctx.flags) promised not to change FPSCR: leaving
+ * it reads no FPSCR (mffs; its frame's slot is stale), resuming it writes
+ * none.  Each test is a load and an andi. on the 16 bytes that hold
+ * kc_ctx.sp; a switch from a sharing context to one with its own state
+ * reads FPSCR there for the same compare.
+ *
+ * to->sp is loaded first, before the frame is stored: it is the head of
+ * the chain every instruction after the switch depends on, and a load
+ * issued after the stores waits on them (x86-64 measured: a round trip
+ * twice as long; see ctx-x86_64.S).  `to` is never `from`: a running
+ * context is not suspended.
+ *
  * Not saved because a call may destroy them: r0 r3-r13 (r13 is the thread
  * pointer, the same for every context of a thread), f0-f13, v0-v19, the
  * VSX halves beyond f14-f31/v20-v31, cr0 cr1 cr5-cr7, CTR, XER, VSCR.
@@ -57,28 +70,16 @@
 #define FR_FPSCR	40
 #define FRAME		528
 
+/* struct kc_ctx (include/kcross/ctx.h; src/ctx.c asserts these) */
+#define CTX_SP		0
+#define CTX_FLAGS	8
+#define SHARED_FPENV	0x8		/* KC_CTX_SHARED_FPENV */
+
 	.abiversion 2
 	.machine power8
-	.text
 
-/* void kc_ctx_switch(struct kc_ctx *from (r3), struct kc_ctx *to (r4)) */
-	.globl	kc_ctx_switch
-	.type	kc_ctx_switch, @function
-	.p2align 4
-kc_ctx_switch:
-	.cfi_startproc
-	mflr	0
-	stdu	1, -FRAME(1)
-	.cfi_adjust_cfa_offset FRAME
-	std	0, FR_LR(1)
-	mfcr	12
-	std	2, FR_R2(1)
-	stw	12, FR_CR(1)
-	mfvrsave 6
-	mffs	0
-	stw	6, FR_VRSAVE(1)
-	mfvsrd	8, 0			/* the current FPSCR, as a GPR (no load-hit-store) */
-	stfd	0, FR_FPSCR(1)
+/* r14-r31, f14-f31, v20-v31 into the frame at r1 (r9, r10: scratch) */
+	.macro	SAVE_REGS
 	std	14, 48(1)		/* r14 */
 	std	15, 56(1)		/* r15 */
 	std	16, 64(1)		/* r16 */
@@ -139,17 +140,17 @@ kc_ctx_switch:
 	stvx	30, 1, 9		/* v30 */
 	li	10, 512
 	stvx	31, 1, 10		/* v31 */
-	std	1, 0(3)			/* from->sp */
+	.endm
 
-	ld	1, 0(4)			/* to->sp: now on the other stack */
-	ld	7, FR_FPSCR(1)
-	cmpd	7, 8
-	bne-	.Lload_fpscr
-.Lfpscr_done:
-	lwz	11, FR_VRSAVE(1)
-	cmpw	1, 11, 6
-	bne-	1, .Lload_vrsave
-.Lvrsave_done:
+/* from->sp stored, onto to's stack; cr0 "ne" when `to` shares the FP environment */
+	.macro	TO_STACK
+	std	1, CTX_SP(3)		/* from->sp */
+	mr	1, 5			/* to->sp: now on the other stack */
+	lwz	11, CTX_FLAGS(4)
+	andi.	11, 11, SHARED_FPENV
+	.endm
+
+	.macro	RESTORE_REGS
 	ld	14, 48(1)
 	ld	15, 56(1)
 	ld	16, 64(1)
@@ -210,21 +211,72 @@ kc_ctx_switch:
 	lvx	30, 1, 9		/* v30 */
 	li	10, 512
 	lvx	31, 1, 10		/* v31 */
+	.endm
+
+	.text
+
+/* void kc_ctx_switch(struct kc_ctx *from (r3), struct kc_ctx *to (r4)) */
+	.globl	kc_ctx_switch
+	.type	kc_ctx_switch, @function
+	.p2align 4
+kc_ctx_switch:
+	.cfi_startproc
+	ld	5, CTX_SP(4)		/* to->sp, first: see the header */
+	mflr	0
+	stdu	1, -FRAME(1)
+	.cfi_adjust_cfa_offset FRAME
+	std	0, FR_LR(1)
+	mfcr	12
+	lwz	11, CTX_FLAGS(3)
+	std	2, FR_R2(1)
+	stw	12, FR_CR(1)
+	mfvrsave 6
+	andi.	11, 11, SHARED_FPENV
+	stw	6, FR_VRSAVE(1)
+	bne	0, .Lfrom_shared
+	mffs	0
+	mfvsrd	8, 0			/* the current FPSCR, as a GPR (no load-hit-store) */
+	stfd	0, FR_FPSCR(1)
+	SAVE_REGS
+	TO_STACK
+	bne	0, .Lresume
+.Lload_own:				/* r8: FPSCR now */
+	ld	7, FR_FPSCR(1)
+	cmpd	7, 8
+	bne-	.Lload_fpscr
+.Lresume:
+	lwz	11, FR_VRSAVE(1)
+	cmpw	1, 11, 6
+	bne-	1, .Lload_vrsave
+.Lvrsave_done:
+	RESTORE_REGS
 	lwz	12, FR_CR(1)
 	ld	2, FR_R2(1)
 	mtcrf	0x38, 12		/* cr2, cr3, cr4 */
 	ld	12, FR_LR(1)
 	mtctr	12
+	.cfi_remember_state
 	addi	1, 1, FRAME
+	.cfi_adjust_cfa_offset -FRAME
 	bctr				/* not blr: see the header */
+	.cfi_restore_state
 
 .Lload_fpscr:
 	lfd	0, FR_FPSCR(1)
 	mtfsf	0xff, 0
-	b	.Lfpscr_done
+	b	.Lresume
 .Lload_vrsave:
 	mtvrsave 11
 	b	.Lvrsave_done
+
+/* From a context sharing the thread's FP environment: nothing of it saved. */
+.Lfrom_shared:
+	SAVE_REGS
+	TO_STACK
+	bne	0, .Lresume
+	mffs	0			/* to one with its own FPSCR: compare as above */
+	mfvsrd	8, 0
+	b	.Lload_own
 	.cfi_endproc
 	.size	kc_ctx_switch, . - kc_ctx_switch
 

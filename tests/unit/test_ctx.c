@@ -2,10 +2,13 @@
 /*
  * kc_ctx and kc_sched: callee-saved registers (integer, FP, vector) survive
  * a switch whose other side clobbers them all (tests/unit/ctx_regs-ARCH.S),
- * the saved frame is where struct kc_ctx_frame says, the stack is aligned as
- * the ABI wants at a new context's entry, floating-point control state is
- * per context, a thousand contexts take turns, a returning context ends
- * cleanly, the guard page faults, and the scheduler's order.
+ * the saved frame is where struct kc_ctx_frame says (both with and without
+ * the shared FP environment on either side), the stack is aligned as the
+ * ABI wants at a new context's entry, floating-point control state is per
+ * context, contexts that share the FP environment behave as <kcross/ctx.h>
+ * says (a broken promise included), a thousand contexts take turns, a
+ * returning context ends cleanly, the guard page faults, and the
+ * scheduler's order.
  */
 #include <errno.h>
 #include <fenv.h>
@@ -36,12 +39,15 @@ static struct kc_ctx main_ctx;
 static struct kc_ctx clob_ctx;
 static unsigned long reg_seed[REG_ROUNDS];
 static int frame_bad, frame_checked;
+/* The thread's context in this round of test_registers: main_ctx, or a
+ * context of its own when it shares the FP environment (for good). */
+static struct kc_ctx *reg_main;
 
-/* main_ctx is suspended inside ctx_regs_check with seed's patterns: its
+/* reg_main is suspended inside ctx_regs_check with seed's patterns: its
  * frame, read through the C mirror, must hold them where the table says. */
 static void check_main_frame(unsigned long seed)
 {
-	const struct kc_ctx_frame *f = main_ctx.sp;
+	const struct kc_ctx_frame *f = reg_main->sp;
 	int bad = 0;
 
 #if defined(KC_ARCH_X86_64)
@@ -81,39 +87,68 @@ static void clobber_loop(void *arg)
 	(void)arg;
 	for (int i = 0; i < REG_ROUNDS; i++) {
 		check_main_frame(reg_seed[i]);
-		ctx_regs_clobber(&clob_ctx, &main_ctx, reg_seed[i] * 3 + 5);
+		ctx_regs_clobber(&clob_ctx, reg_main, reg_seed[i] * 3 + 5);
 	}
 }
 
-static void test_registers(void)
+/* Which of the two sides share the FP environment: every path through the
+ * asm core (own or shared, to own or shared) in one round each. */
+static const struct {
+	bool main_shares, clob_shares;
+	const char *what;
+} reg_modes[] = {
+	{ false, false, "" },
+	{ true, true, ", both sharing the FP environment" },
+	{ true, false, ", the thread's context sharing the FP environment" },
+	{ false, true, ", the clobbering context sharing the FP environment" },
+};
+
+static void test_registers_in(bool main_shares, bool clob_shares, const char *what)
 {
+	static struct kc_ctx sharing_mains[4];
+	static int nsharing;
 	unsigned long worst = 0;
 	int rc, failed = 0;
 
-	rc = kc_ctx_make(&clob_ctx, NULL, 64 * 1024, clobber_loop, NULL, &main_ctx);
-	tap_eq_long(rc, 0, "kc_ctx_make with a library stack");
+	reg_main = main_shares ? &sharing_mains[nsharing++] : &main_ctx;
+	if (main_shares)
+		kc_ctx_share_fpenv(reg_main);	/* the running context: the thread */
+	frame_bad = frame_checked = 0;
+	rc = kc_ctx_make(&clob_ctx, NULL, 64 * 1024, clobber_loop, NULL, reg_main);
+	tap_ok(rc == 0, "kc_ctx_make with a library stack%s (%d)", what, rc);
 	if (rc)
 		return;
+	if (clob_shares)
+		kc_ctx_share_fpenv(&clob_ctx);
 	for (int i = 0; i < REG_ROUNDS; i++) {
 		unsigned long m;
 
 		reg_seed[i] = 0x5a5a000000000000ul ^ ((unsigned long)i * 0x9e3779b97f4a7c15ul);
-		m = ctx_regs_check(&main_ctx, &clob_ctx, reg_seed[i]);
+		m = ctx_regs_check(reg_main, &clob_ctx, reg_seed[i]);
 		if (m) {
 			failed++;
 			worst |= m;
 		}
 	}
 	tap_ok(failed == 0, "callee-saved registers (integer, FP, vector, CR/VRSAVE on ppc64le) "
-	       "survive %d switches to a context that clobbers them (mask of lost ones: %#lx)",
-	       REG_ROUNDS, worst);
+	       "survive %d switches to a context that clobbers them%s (mask of lost ones: %#lx)",
+	       REG_ROUNDS, what, worst);
 	tap_ok(frame_checked == REG_ROUNDS && frame_bad == 0,
-	       "the saved frame holds each register where struct kc_ctx_frame says "
-	       "(%d frames read, %d wrong)", frame_checked, frame_bad);
+	       "the saved frame holds each register where struct kc_ctx_frame says%s "
+	       "(%d frames read, %d wrong)", what, frame_checked, frame_bad);
 	/* clobber_loop returns after its last round: link (main) resumes. */
-	kc_ctx_switch(&main_ctx, &clob_ctx);
-	tap_ok(kc_ctx_done(&clob_ctx), "the clobbering context ended after its last round");
+	kc_ctx_switch(reg_main, &clob_ctx);
+	tap_ok(kc_ctx_done(&clob_ctx), "the clobbering context ended after its last round%s",
+	       what);
 	kc_ctx_free(&clob_ctx);
+}
+
+static void test_registers(void)
+{
+	for (size_t i = 0; i < sizeof(reg_modes) / sizeof(reg_modes[0]); i++)
+		test_registers_in(reg_modes[i].main_shares, reg_modes[i].clob_shares,
+				  reg_modes[i].what);
+	fesetround(FE_TONEAREST);
 }
 
 /* ---------------------------------------------------------------- alignment */
@@ -282,6 +317,172 @@ static void test_fp_control(void)
 	       "(%d wrong)", rounds);
 	for (int i = 0; i < 2; i++)
 		kc_ctx_free(&fpc[i].ctx);
+}
+
+/* ------------------------------------------------- shared FP environment */
+
+/*
+ * Two contexts that promised not to change the FP environment
+ * (kc_ctx_share_fpenv), sh1 and sh2, one without the promise (own), and the
+ * thread's (main_ctx, without it).  sh1 breaks its promise twice.  What
+ * <kcross/ctx.h> says, step by step (the mode each step sees):
+ *   1 sh1, first run      main's FE_UPWARD: the thread's as it is, not the
+ *                         maker's at kc_ctx_make (FE_TONEAREST)
+ *   2 sh2, after sh1 set FE_TOWARDZERO   FE_TOWARDZERO: a broken promise
+ *                         reaches the contexts that share the environment
+ *   3 own, first run      FE_TONEAREST, the maker's: its own, not sh2's
+ *   4 sh1, after own set FE_DOWNWARD     FE_DOWNWARD: the thread's, own's
+ *   5 own, after sh1 set FE_TOWARDZERO again   FE_DOWNWARD: its own kept
+ *   6 main                FE_UPWARD: its own kept through all of it
+ *   7 sh2, from main      FE_UPWARD
+ *   8 main, sh2 returned  FE_UPWARD
+ */
+static struct kc_ctx sh1, sh2, own;
+#define SH_STEPS 8
+static int sh_seen[SH_STEPS + 1];
+static unsigned long sh_raw[SH_STEPS + 1];
+static int sh_n;
+
+static void sh_see(void)
+{
+	if (sh_n < SH_STEPS) {
+		sh_n++;
+		sh_seen[sh_n] = fegetround();
+		sh_raw[sh_n] = fpctl_raw();
+	}
+}
+
+static void sh1_body(void *arg)
+{
+	(void)arg;
+	sh_see();			/* 1 */
+	fesetround(FE_TOWARDZERO);	/* the promise broken */
+	kc_ctx_switch(&sh1, &sh2);
+	sh_see();			/* 4 */
+	fesetround(FE_TOWARDZERO);	/* again */
+	kc_ctx_switch(&sh1, &own);
+}
+
+static void sh2_body(void *arg)
+{
+	(void)arg;
+	sh_see();			/* 2 */
+	kc_ctx_switch(&sh2, &own);
+	sh_see();			/* 7 */
+}
+
+static void own_body(void *arg)
+{
+	(void)arg;
+	sh_see();			/* 3 */
+	fesetround(FE_DOWNWARD);
+	kc_ctx_switch(&own, &sh1);
+	sh_see();			/* 5 */
+	kc_ctx_switch(&own, &main_ctx);
+}
+
+static const char *mode_name(int m)
+{
+	return m == FE_TONEAREST ? "to nearest" : m == FE_UPWARD ? "upward" :
+	       m == FE_DOWNWARD ? "downward" : m == FE_TOWARDZERO ? "toward zero" : "?";
+}
+
+static void test_fp_shared(void)
+{
+	static const int want[SH_STEPS + 1] = {
+		0, FE_UPWARD, FE_TOWARDZERO, FE_TONEAREST, FE_DOWNWARD,
+		FE_DOWNWARD, FE_UPWARD, FE_UPWARD, FE_UPWARD,
+	};
+	static const int modes[4] = { FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO };
+	unsigned long raw_of[4];
+	char got[200] = "";
+	int bad = 0, rc = 0;
+
+	/* Each mode's control registers as fesetround leaves them (x86-64:
+	 * MXCSR and the x87 control word both), to compare the raw ones with. */
+	for (int i = 0; i < 4; i++) {
+		fesetround(modes[i]);
+		raw_of[i] = fpctl_raw();
+	}
+	fesetround(FE_TONEAREST);
+	rc |= kc_ctx_make(&sh1, NULL, 64 * 1024, sh1_body, NULL, &main_ctx);
+	rc |= kc_ctx_make(&sh2, NULL, 64 * 1024, sh2_body, NULL, &main_ctx);
+	rc |= kc_ctx_make(&own, NULL, 64 * 1024, own_body, NULL, &main_ctx);
+	if (!tap_ok(rc == 0, "kc_ctx_make for the shared FP environment test"))
+		return;
+	tap_ok(!kc_ctx_shares_fpenv(&sh1) && !kc_ctx_shares_fpenv(&main_ctx),
+	       "a made context and the thread's do not share the FP environment until told");
+	kc_ctx_share_fpenv(&sh1);
+	kc_ctx_share_fpenv(&sh2);
+	tap_ok(kc_ctx_shares_fpenv(&sh1) && kc_ctx_shares_fpenv(&sh2) &&
+	       !kc_ctx_shares_fpenv(&own), "kc_ctx_share_fpenv marks the context, only it");
+
+	fesetround(FE_UPWARD);
+	sh_n = 0;
+	kc_ctx_switch(&main_ctx, &sh1);		/* steps 1-5; own switches back */
+	sh_see();				/* 6 */
+	kc_ctx_switch(&main_ctx, &sh2);		/* 7; sh2 returns to main */
+	sh_see();				/* 8 */
+	for (int i = 1; i <= SH_STEPS; i++) {
+		int m = 0;
+
+		while (modes[m] != want[i])
+			m++;
+		bad += i > sh_n || sh_seen[i] != want[i] || sh_raw[i] != raw_of[m];
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i > 1 ? ", " : "",
+			 i > sh_n ? "-" : mode_name(sh_seen[i]));
+	}
+	tap_ok(bad == 0, "sharing contexts run in the thread's FP environment, a broken promise "
+	       "reaches only them, contexts without the promise keep their own (steps 1-8: "
+	       "%s; %d wrong)", got, bad);
+
+	/* The rest return to main through their links: a sharing context's
+	 * last switch restores main's own state. */
+	kc_ctx_switch(&main_ctx, &own);
+	kc_ctx_switch(&main_ctx, &sh1);
+	tap_ok(kc_ctx_done(&sh1) && kc_ctx_done(&sh2) && kc_ctx_done(&own) &&
+	       fegetround() == FE_UPWARD && fpctl_raw() == raw_of[1],
+	       "all three ended; main's FE_UPWARD back after each (now %s)",
+	       mode_name(fegetround()));
+	kc_ctx_free(&sh1);
+	kc_ctx_free(&sh2);
+	kc_ctx_free(&own);
+	fesetround(FE_TONEAREST);
+
+	/* A context made from a sharing struct again: kc_ctx_make clears the promise. */
+	if (kc_ctx_make(&sh1, NULL, 0, sh2_body, NULL, &main_ctx) == 0) {
+		tap_ok(!kc_ctx_shares_fpenv(&sh1), "kc_ctx_make clears the promise");
+		kc_ctx_free(&sh1);
+	}
+}
+
+/* The thread's own context sharing the environment: it keeps none of its
+ * own, so a context with its own state that it switches to leaves that
+ * state behind when it switches back. */
+static struct kc_ctx thread_sharing, setter;
+
+static void setter_body(void *arg)
+{
+	(void)arg;
+	fesetround(FE_DOWNWARD);	/* its own state: it has no promise to keep */
+}
+
+static void test_fp_shared_thread(void)
+{
+	int after;
+
+	fesetround(FE_UPWARD);
+	if (!tap_ok(kc_ctx_make(&setter, NULL, 64 * 1024, setter_body, NULL,
+				&thread_sharing) == 0, "kc_ctx_make for the sharing thread test"))
+		return;
+	kc_ctx_share_fpenv(&thread_sharing);
+	kc_ctx_switch(&thread_sharing, &setter);	/* setter returns: to its link */
+	after = fegetround();
+	tap_ok(kc_ctx_done(&setter) && after == FE_DOWNWARD,
+	       "the thread's context, sharing, resumes in the state the last context left "
+	       "(%s; its own was upward, the other's downward)", mode_name(after));
+	kc_ctx_free(&setter);
+	fesetround(FE_TONEAREST);
 }
 
 /* ---------------------------------------------------------------- many */
@@ -483,6 +684,8 @@ int main(void)
 	test_registers();
 	test_alignment();
 	test_fp_control();
+	test_fp_shared();
+	test_fp_shared_thread();
 	test_many();
 	test_guard_page();
 	test_sched();

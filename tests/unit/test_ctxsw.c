@@ -12,7 +12,14 @@
  *   /proc      the same with the harness's perf counters unavailable (the
  *              /proc/self/task/TID/status path for the measuring thread);
  *   wrong      a row that declares 1 switch per round trip (the classic
- *              mistake; it makes 2) is flagged "counts-mismatch".
+ *              mistake; it makes 2) is flagged "counts-mismatch";
+ *   direct     the pipe and eventfd rows' round trips are system calls
+ *              (kc_sys3), not glibc's read() and write(), which are
+ *              cancellation points: in a process that has had a second
+ *              thread they cost two atomic operations each, on every arch
+ *              (this test links with --wrap=read,--wrap=write and counts
+ *              the calls of this process: the handshake's few, not the
+ *              loop's).
  *
  * Whatever the scheduling (a loaded machine, a guest, the sanitizers): another
  * task's preemption only adds switches, one each, so a row that declares its
@@ -28,11 +35,34 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "tap.h"
 #include "harness.h"
+
+/* --wrap=read,--wrap=write (CMakeLists.txt): every call of glibc's read()
+ * and write() from the harness's code in this process, counted. */
+ssize_t __real_read(int fd, void *buf, size_t n);
+ssize_t __real_write(int fd, const void *buf, size_t n);
+static long libc_rw;
+
+ssize_t __wrap_read(int fd, void *buf, size_t n);
+ssize_t __wrap_read(int fd, void *buf, size_t n)
+{
+	__atomic_add_fetch(&libc_rw, 1, __ATOMIC_RELAXED);
+	return __real_read(fd, buf, n);
+}
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+	__atomic_add_fetch(&libc_rw, 1, __ATOMIC_RELAXED);
+	return __real_write(fd, buf, n);
+}
+
+#define DIRECT_ITERS 200	/* round trips of the batch test_direct runs */
 
 #define HANG_S 60.0		/* a same-CPU row's attempts, at most (ctest: 120 s) */
 #define LIAR_BATCH 100		/* round trips per batch, at least: 2/100 < 10% */
@@ -171,6 +201,40 @@ static void test_wrong(const struct kh_counters *ctr, const struct kh_timer *t)
 	kh_result_free(&r);
 }
 
+/* One batch of each pipe and eventfd row: the calls of glibc's read() and
+ * write() it made in this process (measuring side and, for a thread row,
+ * the partner) are the few of the handshake, none per round trip. */
+static void test_direct(const struct kh_counters *ctr, const struct kh_timer *t)
+{
+	static struct kh_bench_ctx c;
+	struct kh_timing timing;
+	int rows = 0;
+
+	for (const struct kh_bench *b = kh_registry(); b->name; b++) {
+		long before, calls;
+		int st;
+
+		if (strcmp(b->suite, "ctxsw") || (strncmp(b->name, "pipe-", 5) &&
+						   strncmp(b->name, "eventfd-", 8)))
+			continue;
+		rows++;
+		kh_bench_ctx_init(&c, &timing, t, ctr, b->arg, 0);
+		kh_bench_ctx_batch(&c, DIRECT_ITERS, false);
+		before = __atomic_load_n(&libc_rw, __ATOMIC_RELAXED);
+		st = b->fn(&c);
+		calls = __atomic_load_n(&libc_rw, __ATOMIC_RELAXED) - before;
+		if (st == KH_SKIP) {
+			tap_skip("%s: %s", b->name, c.reason);
+			continue;
+		}
+		tap_ok(st == KH_OK && calls < DIRECT_ITERS,
+		       "%s: %ld calls of glibc's read()/write() for %d round trips: the loop's are "
+		       "system calls (%s)", b->name, calls, DIRECT_ITERS,
+		       st == KH_OK ? "ok" : c.reason);
+	}
+	tap_ok(rows >= 6, "%d pipe and eventfd rows", rows);
+}
+
 int main(void)
 {
 	struct kh_counters ctr, none;
@@ -182,6 +246,7 @@ int main(void)
 	kh_counters_open(&ctr);
 	test_rows(&ctr, &t, kh_counter_available(&ctr, KH_EV_CSW) ? "perf" : "/proc");
 	test_wrong(&ctr, &t);
+	test_direct(&ctr, &t);
 	/* No perf at all: the measuring thread is counted through /proc too. */
 	memset(&none, 0, sizeof(none));
 	for (int g = 0; g < 3; g++)

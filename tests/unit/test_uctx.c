@@ -10,8 +10,8 @@
  *                         "built without libboost-context-dev"; and a second
  *                         copy of bench/uctx.c compiled here without the
  *                         macro skips it so, whatever this build found
- *   uctx/kc_ctx, kc_sched-yield   ok when <kcross/ctx.h> is there, else
- *                         skipped "kc_ctx not built in"
+ *   uctx/kc_ctx, kc_ctx-shared-fpenv, kc_sched-yield   ok when <kcross/ctx.h>
+ *                         is there, else skipped "kc_ctx not built in"
  *   spin/hint-*           this arch's hints only (others' are no rows), ok
  *   spin/sibling-*        the same hints and plain, ok or skipped naming
  *                         the missing SMT sibling
@@ -182,7 +182,7 @@ int main(void)
 		}
 		expect(label, b, ok, skip);
 	}
-	tap_ok(uctx == 6, "the uctx suite has its 6 rows (%d)", uctx);
+	tap_ok(uctx == 7, "the uctx suite has its 7 rows (%d)", uctx);
 	tap_ok(spin == 1 + 2 * hints_here(), "the spin suite has its %d rows here: hint and "
 	       "sibling rows of %d hints, sibling-plain (%d)", 1 + 2 * hints_here(),
 	       hints_here(), spin);

@@ -30,7 +30,9 @@ from ..errors import (
     KcrossError,
     OutputClosed,
     OutputError,
+    ignore_stop_signals,
     interrupted,
+    stop_on_signals,
 )
 from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 
@@ -45,7 +47,7 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 # module kcross.cli.NAME implements `kcross NAME` (a '-' in NAME is '_' in the module's).
 COMMANDS: tuple[str, ...] = (
     "run", "list", "runs", "show", "compare", "check", "history", "report",
-    "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "mark", "delete",
+    "ab", "aa", "crosscheck", "sysinfo", "import", "tag", "exclude", "mark", "delete",
     "check-store", "push", "pull", "lab", "reproduce", "lava",
 )
 
@@ -57,7 +59,8 @@ DOCS: dict[str, str] = {
     "run": "measuring.md", "list": "measuring.md", "runs": "store.md", "show": "measuring.md",
     "compare": "verdicts.md", "check": "verdicts.md", "history": "verdicts.md",
     "report": "report.md", "ab": "verdicts.md", "aa": "verdicts.md", "crosscheck": "verdicts.md",
-    "sysinfo": "measuring.md", "import": "store.md", "tag": "store.md", "mark": "store.md",
+    "sysinfo": "measuring.md", "import": "store.md", "tag": "store.md",
+    "exclude": "verdicts.md", "mark": "store.md",
     "delete": "store.md", "check-store": "store.md", "push": "store.md", "pull": "store.md",
     "lab": "lab.md", "reproduce": "reproduce.md", "lava": "lava.md",
 }
@@ -167,6 +170,7 @@ def _failed_import(exc: ImportError) -> str:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     arguments = [*(sys.argv[1:] if argv is None else argv)]  # not list(): cli.list is a command
     try:  # everything: a Ctrl-C while the parser is built (imports) is an interrupt too
+        stop_on_signals()  # and SIGTERM, SIGHUP: as Ctrl-C, never a death mid-way
         if not isinstance(sys.stdout, _GuardedStdout):
             sys.stdout = _GuardedStdout(sys.stdout)
         parser = build_parser()
@@ -184,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         out, err = consoles()
         status = args.func(args, out, err)
         sys.stdout.flush()
+        ignore_stop_signals()  # done: a late one must not kill the exit
     except OutputClosed as exc:
         # Piped into e.g. `head`: stop quietly, like any filter; say only what
         # became of a run in progress.
@@ -205,8 +210,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         message = " ".join(str(exc).splitlines())  # the contract is one line
         sys.stderr.write(f"kcross: error: {message}\n")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        interrupted()
+    except KeyboardInterrupt as exc:  # errors.Stopped too (SIGTERM, SIGHUP)
+        interrupted(exc)
     except ImportError as exc:
         # A dependency that is missing or broken: the installation's fault, not a bug.
         notes = "; ".join(getattr(exc, "__notes__", []))

@@ -98,6 +98,19 @@ def line(console: Console, text: str, style: str = "") -> None:
     say(console, text, style)
 
 
+def readiness_line(err: Console, args: argparse.Namespace) -> None:
+    """Unless ``--no-readiness``: the line naming what is not tuned for measuring
+    (kcross.run.readiness.not_tuned, as ``kcross run`` prints it), before the first
+    round; it never stops the rounds."""
+    if args.no_readiness:
+        return
+    from ..run.readiness import not_tuned
+
+    notice = not_tuned(args.cpu)
+    if notice is not None:
+        line(err, notice, "yellow")
+
+
 def write_json(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record) + "\n")
 

@@ -19,8 +19,8 @@ from ..run.defaults import (
     SAMPLES_RANGE,
     WARMUP_MS_RANGE,
 )
-from ._rounds import line, settings, write_json
-from .options import Common, number
+from ._rounds import line, readiness_line, settings, write_json
+from .options import Common, number, readiness_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,6 +113,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--max-regression", type=_percent, default=5.0, metavar="PCT",
                    help="the check design's tolerance (default 5, as 'kcross check')")
     p.add_argument("--no-store", action="store_true", help="do not store the runs")
+    readiness_option(p, "the rounds")
 
 
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
@@ -173,6 +174,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                   f"({args.plant:g}% of A's first median)")
         return {**env, "KCROSS_TEST_DELAY": f"{name}:{ns:.6f}"}
 
+    readiness_line(err, args)
     copies = "A and A', A' with the plant" if args.plant else "A and A'"
     line(err, f"A/A: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''} "
               f"({counted(len(names), 'benchmark')}) on CPU {cpu}: {options.rounds} rounds of "

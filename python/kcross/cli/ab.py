@@ -13,11 +13,12 @@ from ._rounds import (
     harness_options,
     line,
     make_side,
+    readiness_line,
     run_options,
     settings,
     write_json,
 )
-from .options import Common
+from .options import Common, readiness_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,6 +45,9 @@ method: {AB_ROUNDS} rounds (--rounds) of one short run of each side ({AB_SAMPLES
   with its distribution-free 95% CI. Drift between rounds hits both sides of a
   round alike, so the ratio stays honest where two separate runs would not. A
   difference is shown when the CI excludes 1 (a sign test on the rounds).
+  Rounds that follow each other on one side of the median more than chance
+  allows count as fewer (the CI widens to theirs); a warning names rounds that
+  scatter far (a busy machine) and rounds counted as fewer.
 
 settings are checked by the harness before anything runs (a value it refuses,
 e.g. KCROSS_SYSCALL=scv on x86-64, is one line, exit 2); the syscall mechanism
@@ -62,6 +66,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     p.add_argument("--raw", action="store_true",
                    help="compare raw medians (no empty-loop subtraction on either side)")
     run_options(p, AB_ROUNDS, AB_SAMPLES, "rounds")
+    readiness_option(p, "the rounds")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -83,6 +88,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     ab.check_sides(side_a, side_b)
     options = harness_options(args)
     ready_a, ready_b = ab.prepare(side_a), ab.prepare(side_b)
+    readiness_line(err, args)
     line(err, (f"A: {describe(ready_a)} (mechanism {ready_a.mechanism}), "
                 f"B: {describe(ready_b)} (mechanism {ready_b.mechanism}); "
                 f"{args.rounds} rounds of {options.samples} samples on CPU {options.cpu}"))

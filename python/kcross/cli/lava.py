@@ -38,7 +38,9 @@ def lava_run(device: str, dispatcher: str, job: str, output: str = "OUTDIR") -> 
 EPILOG = (
     f"Run it here: sudo {lava_run('DIR/device.yaml', 'DIR/dispatcher.yaml', 'DIR/job.yaml', 'OUT')}"
     "; or submit it: lavacli jobs submit DIR/job.yaml (host the images first: "
-    "--image-url-base). Then: kcross import job.log.\n"
+    "--image-url-base; it prints the job's number, and exits 0 even when the server refuses "
+    "the job: check that it printed a number). Then: kcross import job.log, or kcross import "
+    "--lava-server URL --lava-job N.\n"
     "--device-type NAME makes a U-Boot/TFTP ramdisk job for a board (untested here).")
 
 
@@ -72,6 +74,9 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                           "schema refuses the no_network context: the guest then has LAVA's "
                           "virtio network card, which moves a few path-lookup counts, and the "
                           "run is stored as a machine of its own")
+    job.add_argument("--lava-version", metavar="VERSION",
+                     help="the LAVA release the job is for (e.g. 2023.01: the server's "
+                          "/api/v0.2/system/version/ says it): before 2025.02, as --old-lava")
     job.add_argument("--console", metavar="DEV",
                      help="a board's console device (default: the arch's lab console)")
     job.add_argument("--dtb-url", metavar="URL", help="a board's device tree blob")
@@ -92,7 +97,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         arch=args.arch, output=args.output, device_type=args.device_type,
         timeout=args.timeout, guest=guest_options(args), kernel=args.kernel,
         kernel_url=args.kernel_url, image_url_base=args.image_url_base,
-        old_lava=args.old_lava, console=args.console, dtb_url=args.dtb_url,
+        old_lava=args.old_lava, lava_version=args.lava_version, console=args.console, dtb_url=args.dtb_url,
         test_shell=args.test_shell, source=args.source, release=args.release)
     made = make(request, err)
     for f in (*made.files, made.job, made.device, made.dispatcher, made.test_shell):
@@ -100,6 +105,8 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             say(out, f"wrote {f}")
     say(out, f"{len(made.cases)} benchmark(s) in the plan: {len(made.cases)} LAVA test "
              "case(s) in suite 'kcross' when the job runs")
+    if made.target is not None:
+        say(out, f"the job is {made.target}")
     if made.device is not None:
         say(out, f"run it here (as root): "
                  f"{lava_run(str(made.device), str(made.dispatcher), str(made.job))}; "

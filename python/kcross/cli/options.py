@@ -143,6 +143,16 @@ def wide_option(parser: argparse.ArgumentParser) -> None:
                              "fits 120 columns")
 
 
+def readiness_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--no-readiness``: no line naming what is not tuned for measuring (``kcross run``,
+    ``ab``, ``aa``; the line is kcross.run.readiness.not_tuned's).  ``what``: what the
+    check never stops, and anything more the help says."""
+    parser.add_argument("--no-readiness", action="store_true",
+                        help="do not check the machine's readiness first (by default one "
+                             "stderr line names what is not tuned for measuring: see 'kcross "
+                             f"sysinfo --readiness'; it never stops {what})")
+
+
 def lab_guest_options(parser: argparse.ArgumentParser, guest: str) -> None:
     """``--source``, ``--no-store`` and ``--timeout``: the options of every command that
     builds and boots lab guests (``kcross lab``, ``kcross reproduce``)."""

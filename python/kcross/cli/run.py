@@ -21,7 +21,16 @@ from ..run.defaults import (
     SAMPLES_RANGE,
     WARMUP_MS_RANGE,
 )
-from .options import ENVIRONMENT, EXIT_CODES, Common, Once, export_option, number, wide_option
+from .options import (
+    ENVIRONMENT,
+    EXIT_CODES,
+    Common,
+    Once,
+    export_option,
+    number,
+    readiness_option,
+    wide_option,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,11 +107,7 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
                    help="an ssh -o option for --remote, e.g. IdentityFile=~/.ssh/lab or "
                         "ConnectTimeout=30 (repeatable; wins over kcross's defaults)")
     export_option(p, "when the run ends, also an interrupted one's results so far")
-    p.add_argument("--no-readiness", action="store_true",
-                   help="do not check the machine's readiness first (by default one stderr "
-                        "line names what is not tuned for measuring: see 'kcross sysinfo "
-                        "--readiness'; it never stops the run; with --remote, about the "
-                        "remote machine)")
+    readiness_option(p, "the run; with --remote, about the remote machine")
     # The old spelling, still taken (scripts use it); help says --no-readiness.
     p.add_argument("--no-check", action="store_true", dest="no_readiness",
                    help=argparse.SUPPRESS)
@@ -182,24 +187,15 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
             store.close()
     if args.ssh_option:
         raise KcrossError("--ssh-option is for runs with --remote")
-    from ..run.readiness import measuring_cpu, sysroot
+    from ..run.readiness import measuring_cpu, not_tuned, sysroot
 
     measuring_cpu(args.cpu, sysroot())  # a CPU this process may run on (the harness's rule)
     check = not args.no_readiness
     request = RunRequest(harness=harness.locate(args.harness), harness_args=forwarded,
                          command=args.argv, json_output=args.json, tag=args.tag,
-                         notice=(lambda: _not_tuned(args.cpu)) if check else None,
+                         notice=(lambda: not_tuned(args.cpu)) if check else None,
                          **delivery)
     try:
         return run(store, request, out, err)
     finally:
         store.close()
-
-
-def _not_tuned(cpu: int | None) -> str | None:
-    """The line `kcross run` prints when the machine is not tuned for measuring (taken
-    before the harness starts, printed once it has: it never stops the run)."""
-    from ..run import readiness
-
-    findings = readiness.run_checks(readiness.sysroot(), cpu, checks=readiness.RUN_CHECKS)
-    return readiness.warning_line(findings, cpu)

@@ -11,7 +11,7 @@ from .options import Common, run_count
 if TYPE_CHECKING:
     from rich.console import Console
 
-HELP = "list stored runs, newest first"
+HELP = "list stored runs, newest stored first"
 PARENTS = ("db", "json")
 
 
@@ -25,6 +25,10 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
     group.add_argument("--last", type=run_count, metavar="N",
                        help=f"show the newest N runs (default {SHOWN}; with --json, all)")
     group.add_argument("--all", action="store_true", help="show every run")
+    p.add_argument("--by-start", action="store_true",
+                   help="newest start first (time order; a board whose clock is wrong puts "
+                        "its runs out of place) instead of newest stored first, the order "
+                        "'latest' and 'latest~N' count in")
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -35,7 +39,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     limit = None if args.all or (args.json and args.last is None) else (args.last or SHOWN)
     with stores(args.db) as opened:
         store = opened.reading_or_none()
-        runs = [] if store is None else store.list_runs(limit=limit)
+        runs = [] if store is None else store.list_runs(limit=limit, by_start=args.by_start)
         if store is None or not runs:
             say(err, f"no runs stored in {opened.target.display}")
             return 0

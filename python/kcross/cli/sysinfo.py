@@ -84,14 +84,18 @@ NOISY_CV = 0.02
 
 
 def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
-    """What the store knows of this configuration's run-to-run noise."""
-    from ..judge.noise import MIN_RUNS, of_machine
+    """What the store knows of this configuration's run-to-run noise, and from which runs."""
+    from ..judge.noise import MIN_RUNS, exact_counts, of_machine
     from ..run import readiness
     from ..stats import median
     from ..store import stores
+    from ..views.text import runs_listed
 
     todo = (f"'kcross aa BENCH' (or store {MIN_RUNS} or more runs of this configuration): "
             "compare and check then include it")
+    if exact_counts(fingerprint):
+        return readiness.Finding("run-to-run noise", readiness.OK,
+                                 "none: exact counts (a change of a count is a change)", "")
     with stores(db) as opened:
         store = opened.reading_or_none()
         if store is None:
@@ -105,8 +109,12 @@ def _noise_finding(db: str | None, fingerprint: dict[str, Any]) -> Any:
     cvs = sorted((n.cv, name) for name, n in noise.items())
     typical = median([cv for cv, _ in cvs])
     worst, name = cvs[-1]
+    used = [r for n in noise.values() for r in n.used]
+    far = [r for n in noise.values() for r in n.outliers]
     seen = (f"{typical:.2%} of the median (typical of {len(cvs)} benchmarks, from up to "
-            f"{runs} runs); largest {worst:.2%} ({name})")
+            f"{len(set(used))} runs: {runs_listed(used)}"
+            f"{'; outliers left out: ' + runs_listed(far) if far else ''}); "
+            f"largest {worst:.2%} ({name})")
     if typical > NOISY_CV:
         return readiness.Finding("run-to-run noise", readiness.WARN, seen,
                                  "two separate runs differ by this much with nothing changed: "

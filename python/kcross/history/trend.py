@@ -42,15 +42,30 @@ from ..errors import UserError
 from ..fingerprint import HASH_SHOWN, along_kernels, identity
 from ..judge.categories import Category
 from ..judge.machine import host as host_key
-from ..judge.noise import HISTORY, HISTORY_RUNS, PointCache, RunPoint, Runs, run_point, single_point
+from ..judge.noise import (
+    HISTORY,
+    HISTORY_RUNS,
+    Candidate,
+    Config,
+    PointCache,
+    RunPoint,
+    Runs,
+    exact_counts,
+    left_out,
+    run_point,
+    select,
+    single_point,
+)
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
 from ..series import Series, bench_name, host_time, merge_results, run_start, series_of_results
+from ..sides import not_complete
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
 if TYPE_CHECKING:
     from ..store import Store
     from ..store.history import StoredResults
+    from ..store.reading import RunFacts
 
 
 
@@ -73,6 +88,7 @@ class Point:
     axis: str | None = None
     axis_order: tuple[Any, ...] = ()
     axis_sha: str | None = None
+    run_status: str = "complete"   # the stored status of its run
 
     @property
     def host_label(self) -> str:
@@ -136,9 +152,10 @@ class MachineNoise:
     name: str
     hostname: str
     machine: str
-    noise: RunNoise | None      # None: too few runs
+    noise: RunNoise | None      # None: too few runs, or exact counts
     runs: int
     kernel: str | None = None   # the lab machine's kernel, when it shows several
+    exact: bool = False         # exact counts: no run-to-run noise (a change is a change)
 
 
 @dataclass(frozen=True)
@@ -282,7 +299,8 @@ def _points_of(store: Store, names: list[str], run_ids: Iterable[int] | None,
                               hostname=hostname, machine=ident, host_key=key, kernel=kernel,
                               unit=unit, series=with_figures.get(name), status=status,
                               axis=axis, axis_order=fields.kernel_order(fp) if axis else (),
-                              axis_sha=str(axis_sha) if axis_sha else None))
+                              axis_sha=str(axis_sha) if axis_sha else None,
+                              run_status=run.status))
     return found
 
 
@@ -394,9 +412,9 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
     for i in shown:
         p = every[i]
         before, change = changes.get(i, (None, None))
-        note = None
+        what = [] if p.run_status == "complete" else \
+            [not_complete(f"run {p.run_id}", p.run_status)]
         if before is not None:
-            what = []
             if before.axis is not None and p.axis is not None and before.axis != p.axis:
                 what.append(f"kernel {before.axis} -> {p.axis}")
             elif before.kernel != p.kernel:
@@ -406,7 +424,7 @@ def trend(store: Store, pattern: str, *, machine: str | None = None,
                             f"{p.machine[:HASH_SHOWN]}")
             if change is not None and (change.note or change.error):
                 what.append(str(change.error or change.note))
-            note = "; ".join(what) or None
+        note = "; ".join(what) or None
         rows.append(TrendRow(point=p, previous=before, change=change, note=note))
     return Trend(pattern=pattern, rows=rows, compared=len(pairs),
                  noise=noise.of_machines([every[i] for i in shown]),
@@ -438,29 +456,54 @@ class _NoiseHistory:
     """The run-to-run noise of benchmarks on machine identities, from the whole stored
     history: a run's point from its stored summary columns (one process: its median and CI,
     as judge.noise.single_point takes them; no record read) or, for a run of several
-    processes, from its records (the newest HISTORY_RUNS such runs of the machine: their
-    point needs their pooled samples)."""
+    processes, from its records (the newest HISTORY_RUNS such runs of the machine that may
+    feed an estimate: their point needs their pooled samples).  Which runs feed an estimate
+    is judge.noise.select's rule (the configuration, the runs left out)."""
 
     def __init__(self, store: Store, machines: dict[int, dict[str, Any]], about: About,
                  cache: PointCache) -> None:
         self.store, self.machines, self.about, self.cache = store, machines, about, cache
         self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
         self._lab: dict[int, bool] = {}     # machine id -> whether a lab guest's
-        self._points: dict[tuple[str, str, str | None], dict[str, RunPoint]] = {}
+        self._points: dict[tuple[str, str, str | None], dict[str, Candidate]] = {}
         self._counted: dict[tuple[str, str, str | None], int] = {}
-        # the points as one estimate's runs, and each run label's place among them
-        self._runs: dict[tuple[str, str, str | None], tuple[Runs, dict[str, int]]] = {}
+        self._facts: dict[int, RunFacts] = {}
+        # select's points for a configuration (None: the newest's) as one estimate's runs,
+        # and each run label's place among them
+        self._runs: dict[tuple[str, str, str | None, Config | None],
+                         tuple[Runs, dict[str, int]]] = {}
 
-    def points(self, name: str, machine: str, kernel: str | None = None) -> dict[str, RunPoint]:
-        """run label -> point of ``name`` on the machine identity ``machine`` (a lab
-        machine's: with the kernel whose SHA-256 is ``kernel``), oldest first."""
+    def facts(self, run_id: int, machine: str) -> RunFacts | None:
+        """The noise facts of a run (those of its machine's runs read at once)."""
+        if run_id not in self._facts:
+            for f in self.store.run_facts(machine_ids=[self.ids[machine]]):
+                self._facts[f.id] = f
+        return self._facts.get(run_id)
+
+    def config(self, p: Point) -> Config | None:
+        """The configuration of a point's run (judge.noise.Config)."""
+        facts = self.facts(p.run_id, p.machine)
+        if p.series is None or facts is None:
+            return None
+        processes = p.series.process_count
+        return Config(p.machine, facts.harness, processes, len(p.series.samples) // processes)
+
+    def points(self, name: str, machine: str, kernel: str | None = None) -> dict[str, Candidate]:
+        """run label -> candidate point of ``name`` on the machine identity ``machine`` (a
+        lab machine's: with the kernel whose SHA-256 is ``kernel``), oldest first: the
+        runs that may feed an estimate (judge.noise.left_out)."""
         from ..store import history as queries
 
         key = (name, machine, kernel)
         if key in self._points:
             return self._points[key]
+        fp = self.machines[self.ids[machine]]
         runs: dict[int, Any] = {}
         for row in queries.figures_named(self.store, [name], [self.ids[machine]]):
+            facts = self.facts(row.run_id, machine)
+            if facts is None or left_out(status=facts.status, quick=facts.quick,
+                                         excluded=facts.excluded, fingerprint=fp):
+                continue
             if kernel is None or row.kernel_sha256 == kernel:
                 runs[row.run_id] = row
         several = [i for i, row in runs.items() if row.processes > 1][-HISTORY_RUNS:]
@@ -476,7 +519,7 @@ class _NoiseHistory:
                             point = None
                         self.cache[(f"run {run_id}", name)] = point
         kept = set(several)
-        found: dict[str, RunPoint] = {}
+        found: dict[str, Candidate] = {}
         counted = 0    # the runs with figures, with a point or not
         for run_id, row in runs.items():
             label = f"run {run_id}"
@@ -489,8 +532,11 @@ class _NoiseHistory:
                 self.cache[(label, name)] = self._single(row)
             counted += 1
             point = self.cache[(label, name)]
-            if point is not None:
-                found[label] = point
+            facts = self.facts(run_id, machine)
+            if point is not None and facts is not None:
+                found[label] = Candidate(point, Config(machine, facts.harness, row.processes,
+                                                       int(row.n) // row.processes),
+                                         stored=run_id)
         self._points[key] = found
         self._counted[key] = counted
         return found
@@ -508,37 +554,47 @@ class _NoiseHistory:
         except StatsError:
             return None
 
-    def _estimate(self, name: str, machine: str, kernel: str | None, apart: float | None,
-                  left_out: Iterable[str] = ()) -> RunNoise | None:
-        """The noise of ``points(name, machine, kernel)``, the runs labelled ``left_out``
-        left out (the points made ready once for all the changes shown)."""
-        key = (name, machine, kernel)
+    def _estimate(self, name: str, machine: str, kernel: str | None, like: Config | None,
+                  apart: float | None, exclude: Iterable[str] = ()) -> RunNoise | None:
+        """The noise of the points judge.noise.select takes of ``points(name, machine,
+        kernel)`` for runs of configuration ``like`` (None: the newest's, with no run
+        excluded), the runs labelled ``exclude`` left out: select's points made ready once
+        (a noise.Runs) for all the changes shown, each change's own selection the places
+        it keeps."""
+        candidates = self.points(name, machine, kernel).values()
+        key = (name, machine, kernel, like)
         if key not in self._runs:
-            points = self.points(name, machine, kernel)
-            self._runs[key] = (Runs([list(points.values())]),
-                               {label: i for i, label in enumerate(points)})
+            chosen = select(candidates, like)
+            self._runs[key] = (Runs([chosen]), {p.run: i for i, p in enumerate(chosen)})
         runs, place = self._runs[key]
+        leave: set[int] = set()
+        if exclude:
+            kept = {p.run for p in select(candidates, like, exclude=exclude)}
+            leave = {i for label, i in place.items() if label not in kept}
         try:
-            return runs.estimate(HISTORY, apart=apart,
-                                 leave_out={place[x] for x in left_out if x in place})
+            return runs.estimate(HISTORY, apart=apart, leave_out=leave)
         except StatsError:
             return None
 
     def of_change(self, a: Point, b: Point) -> RunNoise | None:
         """The run-to-run noise for the change from ``a`` to ``b``: from the other runs of
-        a's machine identity (else b's; a lab machine's: of the point's kernel), both runs
-        left out."""
+        a's configuration (else b's; a lab machine's: of the point's kernel), both runs left
+        out."""
         apart = abs((b.started_at - a.started_at).total_seconds())
-        left_out = {f"run {a.run_id}", f"run {b.run_id}"}
+        left = {f"run {a.run_id}", f"run {b.run_id}"}
         for p in (a, b):
-            found = self._estimate(p.name, p.machine, p.axis_sha, apart, left_out)
+            like = self.config(p)
+            if like is None:
+                continue
+            found = self._estimate(p.name, p.machine, p.axis_sha, like, apart, left)
             if found is not None:
                 return found
         return None
 
     def of_machines(self, shown: list[Point]) -> list[MachineNoise]:
         """The run-to-run noise of each benchmark on each machine identity shown (a lab
-        machine's: with each kernel it is shown with, named when there are several)."""
+        machine's: with each kernel it is shown with, named when there are several), from
+        the runs of its newest configuration; none for exact counts."""
         found = []
         kernels: dict[tuple[str, str], set[str | None]] = {}
         for p in shown:
@@ -546,11 +602,14 @@ class _NoiseHistory:
                 kernels.setdefault((p.name, p.machine), set()).add(p.axis_sha)
         for name, machine, sha in dict.fromkeys((p.name, p.machine, p.axis_sha)
                                                 for p in shown if p.series):
-            self.points(name, machine, sha)      # its runs counted
             first = next(p for p in shown if p.machine == machine and p.axis_sha == sha)
             several = len(kernels[(name, machine)]) > 1
+            if exact_counts(self.machines[self.ids[machine]]):
+                found.append(MachineNoise(name, first.hostname, machine, None, 0,
+                                          kernel=first.axis if several else None, exact=True))
+                continue
             found.append(MachineNoise(name, first.hostname, machine,
-                                      self._estimate(name, machine, sha, None),
+                                      self._estimate(name, machine, sha, None, None),
                                       self._counted[(name, machine, sha)],
                                       kernel=first.axis if several else None))
         return found

@@ -20,7 +20,6 @@ from typing import Any
 
 from .. import stats
 from ..errors import UserError
-from ..fingerprint import identity
 from ..series import Series
 from ..sides import Side
 from ..stats import MedianCI, StatsError
@@ -89,8 +88,12 @@ class Comparison:
 
     @cached_property
     def notes(self) -> list[str]:
-        """Per-row matters to weigh: the empty loop subtracted on one side only."""
-        return [note for row in self.rows for note in overhead_notes(row.name, row.series)]
+        """Matters to weigh: a side whose run did not complete, the empty loop subtracted on
+        one side only."""
+        partial = [f"{s.incomplete}: the benchmarks it did not reach are missing from its "
+                   "column" for s in self.sides if s.incomplete]
+        return partial + [note for row in self.rows
+                          for note in overhead_notes(row.name, row.series)]
 
     @cached_property
     def differences(self) -> list[str]:
@@ -197,7 +200,7 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
     stored runs (the runs compared left out)."""
     if store is None:
         return None
-    from .noise import History, separation
+    from .noise import Config, History, config_of, separation
 
     history = History(store)
     compared = list(series)
@@ -205,17 +208,18 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
     # a side given as a file may be a stored run exported or imported: its start tells
     starts = {s.started for s in compared if s.started is not None}
     names = list(dict.fromkeys(s.name for s in compared))
-    cache: dict[tuple[str, float | None], Mapping[str, RunNoise]] = {}
+    cache: dict[tuple[Config, float | None], Mapping[str, RunNoise]] = {}
 
     def lookup(name: str, base: Series, new: Series) -> RunNoise | None:
         apart = separation(base, new)
         for series in (base, new):
-            if series.fingerprint is None:
+            like = config_of(series)
+            if like is None:
                 continue
-            key = (identity(series.fingerprint), apart)
+            key = (like, apart)
             if key not in cache:
-                cache[key] = history.noise(series.fingerprint, names, exclude=runs,
-                                           apart=apart, exclude_started=starts)
+                cache[key] = history.noise(like, names, exclude=runs, apart=apart,
+                                           exclude_started=starts)
             found = cache[key].get(name)
             if found is not None:
                 return found

@@ -127,9 +127,9 @@ def check(base: Side, current: Side, *, max_regression: float, missing: str = "w
             rows.append(CheckRow(row.name, Category.NEW, None, c,
                                  note=f"{base.label}: {why}" if why else f"not in {base.label}"))
     notes = [n for n in [_machines_note(comparison)] if n]
-    notes += [f"{s.label} is not complete ({s.state}): the benchmarks it did not reach are "
+    notes += [f"{s.incomplete}: the benchmarks it did not reach are "
               f"{'missing' if s is current else 'new'}" for s in (base, current)
-              if s.state != "complete"]
+              if s.incomplete]
     return Outcome(base=base, current=current, unit=comparison.unit, rows=rows,
                    max_regression=max_regression, alpha=alpha, missing=missing, notes=notes)
 

@@ -15,6 +15,19 @@ figures less the mean of their within-run variances.  Sources:
   file that is also stored);
 - a calibration ``kcross aa`` runs and stores (the same estimate from its runs).
 
+Only repetitions of one measurement feed an estimate (:func:`select`, the one rule, which
+kcross history and sysinfo call too): runs of one :class:`Config` (the machine identity, its
+forced settings included; the harness's version, revision and build; the design, processes
+x samples), each complete, not a ``--quick`` smoke run, without a forcing that plants a
+change or an instrument (kcross.forcings' ``plants``) and not excluded by the user
+(``kcross exclude``): :func:`left_out` says why a run is not.  Exact counts (a lab's
+instructions/op) have no run-to-run noise: a change of a count is a change.
+
+The estimate is robust to an absurd run (a capture imported with wrong figures, a run
+disturbed throughout): a run whose log figure lies more than OUTLIER_SDS robust standard
+deviations (1.4826 x the median absolute deviation, at least the runs' own noise) from the
+median of its group is left out and named (RunNoise.outliers).
+
 At least MIN_RUNS runs are needed; with few runs the estimate is uncertain, which its
 degrees of freedom carry into the verdict's t interval.
 
@@ -37,6 +50,8 @@ from typing import TYPE_CHECKING, Any
 from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
+from ..forcings import PLANTING
+from ..schema import UNIT_INSTRUCTIONS, unit_of
 from ..series import Series, bench_name, host_time, series_of_results
 from ..stats import StatsError
 from .verdict import RunNoise
@@ -50,6 +65,10 @@ NEAR_WINDOW_S = 30.0  # the narrowest window of the near estimate (seconds betwe
 MIN_PAIRS = 3         # pairs of runs within the window the near estimate needs
 MIN_RUNS = 3          # fewer runs give no estimate worth a verdict (2 degrees of freedom)
 HISTORY_RUNS = 20     # the most recent runs of a machine taken into an estimate
+# A run further than this many robust standard deviations from its group's median is an
+# outlier.  Far: the rule is for absurd runs (x100 figures), and with few runs the median
+# absolute deviation is itself uncertain (5 normal runs: one beyond 10 in about 3% of draws).
+OUTLIER_SDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -104,8 +123,29 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
                     apart: float | None = None) -> RunNoise:
     """The run-to-run noise from groups of runs that may differ by a constant (two copies of
     one benchmark, one with a planted change): each run about its own group's mean; near
-    pairs within a group only."""
+    pairs within a group only.  Each group's outliers (:func:`outliers`) are left out and
+    named."""
     return Runs(groups).estimate(source, apart=apart)
+
+
+def outliers(points: Sequence[RunPoint]) -> list[RunPoint]:
+    """The points further than OUTLIER_SDS robust standard deviations from the points'
+    median log figure: the median absolute deviation as a normal sample's sd, at least the
+    runs' own noise (the median of their within-run sds); none among fewer than MIN_RUNS."""
+    return [points[i] for i in _outlying([p.log for p in points], [p.var for p in points])]
+
+
+def _outlying(logs: Sequence[float], var: Sequence[float]) -> list[int]:
+    """The places of :func:`outliers` among runs of these log figures and variances."""
+    if len(logs) < MIN_RUNS:
+        return []
+    return stats.outlying(logs, var, OUTLIER_SDS)
+
+
+def _label_order(label: str) -> tuple[int, str]:
+    """Run labels in their runs' order ("run 9" before "run 10")."""
+    number = label.rpartition(" ")[2]
+    return (int(number), label) if number.isdigit() else (0, label)
 
 
 class Runs:
@@ -118,16 +158,32 @@ class Runs:
     def __init__(self, groups: Sequence[Sequence[RunPoint]]) -> None:
         self.groups = [list(g) for g in groups]
         self.size = sum(len(g) for g in self.groups)
+        self._labels = [p.run for g in self.groups for p in g]
+        self._log = [p.log for g in self.groups for p in g]
+        self._var = [p.var for g in self.groups for p in g]
         self._near: stats.NearRuns | None = None
 
     def estimate(self, source: str, *, apart: float | None = None,
                  leave_out: Collection[int] = ()) -> RunNoise:
         """The noise for two runs taken ``apart`` seconds apart (None: at any time), the
         points at the places ``leave_out`` (counted through the groups one after the other)
-        left out: the near pairs' estimate when there are MIN_PAIRS of them within the window,
-        else the spread of all the runs."""
+        left out, then each group's outliers among the rest (:func:`outliers`: their runs
+        left out of every group, and named): the near pairs' estimate when there are
+        MIN_PAIRS of them within the window, else the spread of all the runs."""
         out = set(leave_out)
+        far: set[str] = set()
+        first = 0
+        for g in self.groups:
+            places = [i for i in range(first, first + len(g)) if i not in out]
+            far.update(self._labels[places[j]] for j in _outlying(
+                [self._log[i] for i in places], [self._var[i] for i in places]))
+            first += len(g)
+        if far:
+            out |= {i for i, label in enumerate(self._labels) if label in far}
         runs = self.size - len(out)
+        used = tuple(dict.fromkeys(label for i, label in enumerate(self._labels)
+                                   if i not in out))
+        named = tuple(sorted(far, key=_label_order))
         if runs < MIN_RUNS:
             raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
                              f"{MIN_RUNS}")
@@ -139,40 +195,103 @@ class Runs:
             pairs, near = self._near.pairs_and_variance(window, out)
             if pairs >= MIN_PAIRS and near is not None:
                 return RunNoise(var=near[0], df=near[1], runs=runs, source=source,
-                                within=window)
+                                within=window, used=used, outliers=named)
         kept, first = [], 0
         for g in self.groups:
             kept.append([p for i, p in enumerate(g, start=first) if i not in out])
             first += len(g)
         var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
                                              for g in kept])
-        return RunNoise(var=var, df=df, runs=runs, source=source)
+        return RunNoise(var=var, df=df, runs=runs, source=source, used=used, outliers=named)
+
+
+@dataclass(frozen=True)
+class Config:
+    """What runs of one benchmark must share to be repetitions of one measurement: the
+    machine identity (its forced settings included: kcross.fingerprint.identity), the
+    harness that measured (version, revision, build) and the design (processes x samples of
+    each)."""
+
+    machine: str
+    harness: tuple[str | None, ...]
+    processes: int
+    samples: int
+
+
+def harness_of(fingerprint: Mapping[str, object] | None) -> tuple[str | None, ...]:
+    """The harness that measured, as a Config names it (version, revision, build)."""
+    return tuple(None if v is None else str(v) for v in
+                 (f.of(fingerprint) for f in (fields.KCROSS_VERSION, fields.KCROSS_REVISION,
+                                              fields.KCROSS_BUILD)))
+
+
+def config_of(series: Series) -> Config | None:
+    """The configuration of a series' run (None: plain numbers, no fingerprint)."""
+    if series.fingerprint is None:
+        return None
+    processes = series.process_count
+    return Config(identity(series.fingerprint), harness_of(series.fingerprint), processes,
+                  len(series.samples) // processes)
+
+
+def exact_counts(fingerprint: Mapping[str, object] | None) -> bool:
+    """Whether a machine's figures are exact counts (a lab's instructions/op): no run-to-run
+    noise there, a change of a count is a change (the judge compares them by value)."""
+    return fingerprint is not None and unit_of(fingerprint) == UNIT_INSTRUCTIONS
+
+
+def left_out(*, status: str, quick: bool = False, excluded: str | None = None,
+             fingerprint: Mapping[str, object] | None = None) -> str | None:
+    """Why a stored run feeds no estimate of its machine's run-to-run noise, whatever the
+    configuration compared (None: it may): not complete, a ``--quick`` smoke run, a forcing
+    that plants a change or an instrument, excluded by the user (kcross exclude), or its
+    figures exact counts."""
+    if exact_counts(fingerprint):
+        return "exact counts"
+    if status != "complete":
+        return f"not complete ({status})"
+    if quick:
+        return "--quick"
+    planted = [n for n in PLANTING if fields.FORCED.members(fingerprint).get(n)]
+    if planted:
+        return f"forced {', '.join(planted)}"
+    if excluded is not None:
+        return f"excluded ({excluded})" if excluded else "excluded"
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored run's point of one benchmark offered to an estimate: its configuration, why
+    its run may feed none (:func:`left_out`), and its place in the store (the run's id)."""
+
+    point: RunPoint
+    config: Config
+    left_out: str | None = None
+    stored: int = 0
+
+
+def select(candidates: Iterable[Candidate], like: Config | None = None, *,
+           exclude: Iterable[str] = (), exclude_started: Iterable[float] = ()
+           ) -> list[RunPoint]:
+    """The points that feed the run-to-run noise for runs of configuration ``like`` (None:
+    the newest stored candidate's that may feed one): the candidates of that configuration
+    not left out, but the runs ``exclude`` (labels ``run N``) and those started at a time in
+    ``exclude_started`` (the runs compared: a real change between them is no noise).  The
+    one rule: every estimate of a machine's noise takes its runs from here."""
+    runs, starts = set(exclude), set(exclude_started)
+    fit = [c for c in candidates if c.left_out is None and c.point.run not in runs
+           and (c.point.started is None or c.point.started not in starts)]
+    if like is None:
+        if not fit:
+            return []
+        like = max(fit, key=lambda c: c.stored).config
+    return [c.point for c in fit if c.config == like]
 
 
 # (run label, benchmark) -> its point, or None when it has none: reused across the noise
 # estimates of one command (kcross history estimates one per change shown).
 PointCache = dict[tuple[str, str], RunPoint | None]
-
-
-def of_points(by_run: Mapping[str, Mapping[str, RunPoint | None]], names: Iterable[str],
-              exclude: Iterable[str] = (), source: str = HISTORY,
-              apart: float | None = None,
-              exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
-    """The noise of each benchmark named, from the points of separate runs (run label ->
-    benchmark -> its point, None: the run has figures but no point), leaving out the runs
-    in ``exclude`` and those that started at a time in ``exclude_started`` (the runs
-    compared, given as files), for two runs ``apart`` seconds apart (None: at any time)."""
-    left_out = set(exclude)
-    starts = set(exclude_started)
-    found: dict[str, RunNoise] = {}
-    for name in names:
-        points = [p for run, held in by_run.items() if run not in left_out
-                  for p in [held.get(name)] if p is not None and p.started not in starts]
-        try:
-            found[name] = estimate(points, source, apart=apart)
-        except StatsError:
-            continue
-    return found
 
 
 @dataclass
@@ -186,65 +305,90 @@ class History:
     limit: int = HISTORY_RUNS
 
     def __post_init__(self) -> None:
-        self._points: dict[str, dict[str, dict[str, RunPoint | None]]] = {}
+        self._runs: dict[str, dict[str, list[Candidate]]] = {}
 
-    def points_of(self, fingerprint: Mapping[str, object]) -> dict[str, dict[str, RunPoint | None]]:
-        """The last complete runs of the machine identity of ``fingerprint``, newest first:
-        run label -> benchmark with figures -> its point (None: none)."""
-        machine = identity(fingerprint)
-        if machine in self._points:
-            return self._points[machine]
-        summaries = self.store.list_runs(machine=machine, status="complete", limit=self.limit)
-        rows: dict[int, dict[str, list[Any]]] = {s.id: {} for s in summaries}
+    def candidates(self, machine: str) -> dict[str, list[Candidate]]:
+        """The candidates of the newest ``limit`` runs of one machine identity that may feed
+        an estimate (:func:`left_out`), by benchmark: a run's point of a benchmark of one
+        process from the summary columns stored beside its result, of several processes
+        from its records."""
+        from ..store.history import machine_fingerprints
+
+        if machine in self._runs:
+            return self._runs[machine]
+        # the machine's fingerprint as first seen: what left_out and run_start read of a
+        # run's are the machine's (its forced settings, its lab; kcross.fingerprint.identity)
+        fingerprint = next((fp for fp in machine_fingerprints(self.store).values()
+                            if identity(fp) == machine), None)
+        kept = [f for f in self.store.run_facts(machine=machine)
+                if left_out(status=f.status, quick=f.quick, excluded=f.excluded,
+                            fingerprint=fingerprint) is None][:self.limit]
+        rows: dict[int, dict[str, list[Any]]] = {f.id: {} for f in kept}
         for row in self.store.result_figures(rows):
             rows[row.run_id].setdefault(f"{row.suite}/{row.name}", []).append(row)
-        # run_start of the run's fingerprint: its host.time, none for a lab guest's
         lab = fields.lab(fingerprint) is not None
-        found: dict[str, dict[str, RunPoint | None]] = {}
-        for run_id, held in rows.items():
-            label = f"run {run_id}"
+        found: dict[str, list[Candidate]] = {}
+        for fact in kept:
+            held, label = rows[fact.id], f"run {fact.id}"
             several: dict[str, Series] = {}
             if any(len(rs) > 1 for rs in held.values()):   # their records: samples pooled
-                run = self.store.load_run(str(run_id), check=False)
+                run = self.store.load_run(str(fact.id), check=False)
                 several = {s.name: s for s in series_of_results(
                     label, run.fingerprint, [r for r in run.results
                                              if len(held[bench_name(r)]) > 1])}
-            points: dict[str, RunPoint | None] = {}
-            found[label] = points
             for name, (row, *more) in held.items():
-                figures = name in several if more else \
-                    row.status == "ok" and row.median_ns is not None
-                if not figures:
-                    continue
                 try:
                     if more:
-                        points[name] = run_point(several[name])
-                    elif row.ci_low_ns is None:
-                        raise StatsError("no CI")
+                        if name not in several:
+                            continue
+                        point, config = run_point(several[name]), config_of(several[name])
+                    elif row.status != "ok" or row.median_ns is None or row.ci_low_ns is None:
+                        continue
                     else:
-                        points[name] = single_point(label, row.median_ns, row.ci_low_ns,
-                                                    row.ci_high_ns,
-                                                    None if lab else host_time(row.host_time))
+                        point = single_point(label, row.median_ns, row.ci_low_ns,
+                                             row.ci_high_ns,
+                                             None if lab else host_time(row.host_time))
+                        config = Config(machine, fact.harness, 1, int(row.n))
                 except StatsError:
-                    points[name] = None
-        self._points[machine] = found
+                    continue
+                assert config is not None
+                found.setdefault(name, []).append(Candidate(point, config, stored=fact.id))
+        self._runs[machine] = found
         return found
 
-    def noise(self, fingerprint: Mapping[str, object] | None, names: Iterable[str],
-              exclude: Iterable[str] = (), apart: float | None = None,
+    def noise(self, like: Config | None, names: Iterable[str], exclude: Iterable[str] = (),
+              apart: float | None = None,
               exclude_started: Iterable[float] = ()) -> dict[str, RunNoise]:
-        """The noise of the benchmarks on the machine of ``fingerprint`` from its stored
-        runs, the runs in ``exclude`` (labels ``run N``) and those started at a time in
-        ``exclude_started`` left out, for two runs ``apart`` seconds apart."""
-        if fingerprint is None:
+        """The noise of the benchmarks on a machine from its stored runs of configuration
+        ``like`` (:func:`select`; the compared runs left out: ``exclude``, ``run N``, and
+        those started at a time in ``exclude_started``), for two runs ``apart`` seconds
+        apart (None: at any time)."""
+        if like is None:
             return {}
-        return of_points(self.points_of(fingerprint), names, exclude, apart=apart,
-                         exclude_started=exclude_started)
+        found: dict[str, RunNoise] = {}
+        for name in names:
+            points = select(self.candidates(like.machine).get(name, ()), like,
+                            exclude=exclude, exclude_started=exclude_started)
+            try:
+                found[name] = estimate(points, HISTORY, apart=apart)
+            except StatsError:
+                continue
+        return found
 
 
-def of_machine(store: Store, fingerprint: Mapping[str, object]) -> tuple[dict[str, RunNoise], int]:
-    """The run-to-run noise of every benchmark the store's runs of this machine
-    configuration hold, and how many such runs there are (the last HISTORY_RUNS)."""
-    runs = History(store).points_of(fingerprint)
-    names = list(dict.fromkeys(n for held in runs.values() for n in held))
-    return of_points(runs, names), len(runs)
+def of_machine(store: Store, fingerprint: Mapping[str, object]
+               ) -> tuple[dict[str, RunNoise], int]:
+    """The run-to-run noise of every benchmark the store's runs of this machine hold, each
+    from the runs of its newest stored configuration (:func:`select`; of the last
+    HISTORY_RUNS runs that may feed one), and how many such runs there are; none for exact
+    counts."""
+    if exact_counts(fingerprint):
+        return {}, 0
+    found: dict[str, RunNoise] = {}
+    candidates = History(store).candidates(identity(fingerprint))
+    for name, offered in candidates.items():
+        try:
+            found[name] = estimate(select(offered), HISTORY)
+        except StatsError:
+            continue
+    return found, len({c.stored for offered in candidates.values() for c in offered})

@@ -69,6 +69,8 @@ class RunNoise:
     runs: int
     source: str            # where it comes from, for the verdict's words
     within: float | None = None   # seconds: estimated from runs this close in time
+    used: tuple[str, ...] = ()      # the runs it comes from ("run 3"), when they are named
+    outliers: tuple[str, ...] = ()  # the runs left out as outliers (kcross.judge.noise)
 
     @property
     def cv(self) -> float:
@@ -456,7 +458,9 @@ def verdict_label(j: Judgement, tolerance: float | None = None) -> str:
 @dataclass(frozen=True)
 class PairedVerdict:
     """B against A over interleaved rounds: the median of the per-round ratios b/a with its
-    distribution-free CI; a difference when the CI excludes 1 (a sign test on the rounds)."""
+    distribution-free CI for the rounds' effective number (kcross.stats.paired_ratio); a
+    difference when the CI reaches the confidence and excludes 1 (a sign test on the
+    rounds)."""
 
     paired: stats.Paired
     unit: str
@@ -472,8 +476,9 @@ def judge_paired(a: Sequence[float], b: Sequence[float], unit: str,
     """The paired verdict; :class:`StatsError` when the rounds cannot give one."""
     p = stats.paired_ratio(a, b, confidence)
     category = Category.SAME
-    if p.ci.low > 1.0:
-        category = Category.HIGHER
-    elif p.ci.high < 1.0:
-        category = Category.LOWER
+    if p.ci.confidence >= confidence:   # else dependent rounds count as too few for it
+        if p.ci.low > 1.0:
+            category = Category.HIGHER
+        elif p.ci.high < 1.0:
+            category = Category.LOWER
     return PairedVerdict(p, unit, category)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
+from kcross import errors
 from kcross.errors import EXIT_CHECK_FAILED, EXIT_OK, Interrupted, KcrossError, UserError
 from kcross.lab import kconfig
 from kcross.lab.kernel import Kernel, fetch
@@ -90,13 +90,9 @@ def missing_programs(arch_name: str, *, debian_tools: bool,
 
 def stop_on_signals() -> None:
     """SIGTERM and SIGHUP stop the lab like Ctrl-C (guests killed, temporary files
-    removed); a signal the caller set to be ignored (nohup) stays ignored."""
-    def stop(signum: int, _frame: Any) -> None:
-        raise Interrupted(signum)
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, stop)
+    removed), raised as the :class:`Interrupted` its jobs answer for; a signal the caller
+    set to be ignored (nohup) stays ignored."""
+    errors.stop_on_signals(Interrupted)
 
 
 # ---------------------------------------------------------------- the boots

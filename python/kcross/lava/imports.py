@@ -24,7 +24,13 @@ From the job's log (:mod:`.log`), in order, each failure one line and nothing st
    against the export's cases.
 
 Then the run is stored with source ``lava``: the harness's records, ``fingerprint.lab``
-(QEMU jobs) and ``fingerprint.lava`` (job id, device, device type, dispatcher version).
+(QEMU jobs) and ``fingerprint.lava`` (:func:`identity`: the job's id, which log it is, the
+device and the server when it was taken from the server, the device type, the dispatcher's
+version).  With the records, that is the run's identity: what the log proves and what the
+server says, never the user's word alone.  A run already stored from the same job by the
+other route (the server's log from a file, then from the server) is found too
+(:func:`_same_job`).  ``kcross import --lava-server URL --lava-job N`` takes the job, its log
+and its results export from the server (:mod:`.server`).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from kcross.lab.machines import COUNTING_RTC, Guest, arch
 from kcross.lava.job import MONITOR, RESULT_LINE, Note, case_id, end_string, start_string
 from kcross.lava.log import CONSOLE_LEVELS, JobLog, read_log
 from kcross.lava.results import ExportCase, read_export, suite_cases
+from kcross.lava.server import ServerJob
 from kcross.schema import unit_of
 
 SOURCE = "lava"   # runs.source (kcross.store.writing.RUN_SOURCES)
@@ -64,6 +71,7 @@ class LavaImported:
     counting: bool
     cases_checked: int            # LAVA test cases checked against the stored figures
     export_checked: int           # ... and the export's
+    device: str | None = None     # the device that ran it, as the server says
 
 
 def _token(log: JobLog) -> str:
@@ -310,30 +318,127 @@ def _export_job(export: Sequence[ExportCase], where: str) -> str | None:
     return next(iter(jobs), None)
 
 
-def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = False,
-               export_path: Path | None = None, job_id: str | None = None,
-               device: str | None = None, data: bytes | None = None) -> LavaImported:
-    """Check a kcross job's log (and export) as the module says, then store it."""
+@dataclass(frozen=True)
+class LavaImportRequest:
+    """``kcross import`` of a LAVA job (kcross.cli.import builds it): a log file, or a job
+    taken straight from its server."""
+
+    file: Path | None = None        # the job's log (- : standard input); None with ``server``
+    data: bytes | None = None       # the file's bytes, already read
+    export: Path | None = None      # --lava-results: the server's results export, a file
+    job_id: str | None = None       # --lava-job: the job's id (with a file: checked against it)
+    server: str | None = None       # --lava-server: the server's URL (kcross.lava.server)
+    force: bool = False
+
+    def check(self) -> None:
+        """The user's input, before anything is read or downloaded (one line, exit 2)."""
+        from kcross.lava.server import check_job, check_server
+
+        if self.server is not None:
+            check_server(self.server)
+            if self.file is not None:
+                raise UserError("--lava-server takes the job's log from the server: give no "
+                                "FILE with it")
+            if self.job_id is None:
+                raise UserError("--lava-server needs --lava-job N: the job to import")
+            if self.export is not None:
+                raise UserError("--lava-server takes the job's results from the server: no "
+                                "--lava-results with it")
+        elif self.file is None:
+            raise UserError("give the job's log (FILE, or - for standard input), or the job "
+                            "on its server: --lava-server URL --lava-job N")
+        if self.job_id is not None:
+            check_job(self.job_id)
+
+
+def identity(log: JobLog, job_id: str | None, server: ServerJob | None,
+             device_type: str) -> dict[str, Any]:
+    """fingerprint.lava: what the log proves and what the server says, never what the user
+    typed alone.  The job's id is the log's (the dispatcher's work directory); which log it
+    is (lava-run's standard error, or a server's: the form of its lines); and, taken from
+    the server, the device that ran it and the server's URL.  With the records, it tells one
+    run from another: a lava-run log and a server's of one job definition are two runs."""
+    return {"job_id": job_id, "device": server.device if server else None,
+            "device_type": device_type, "dispatcher_version": log.dispatcher_version,
+            "log": log.form, "server": server.server if server else None}
+
+
+def _same_job(store_factory: Callable[[], Any], stream: Any, lava: dict[str, Any]) -> int | None:
+    """A run already stored from the same LAVA job by another route: the same records, but
+    for what only the server says (the device, its URL), known on one side and not the other
+    (the server's log imported from a file, then from the server); or imported before
+    kcross kept which log it was (issue 25), whatever device the user named then."""
+    from kcross.store.writing import content_hash
+
+    if lava["job_id"] is None:
+        return None
+    store = store_factory()
+    try:
+        stored = store.lava_job_runs(lava["job_id"])
+    finally:
+        store.close()
+    for run in stored:
+        if run.content_hash is None:
+            continue
+        if run.log is None:   # imported before issue 25: no log nor server kept; its device
+            group = {k: v for k, v in lava.items() if k not in ("log", "server")}
+            group["device"] = run.device      # was the user's word (--lava-device)
+        else:
+            said = {"device": run.device, "server": run.server}
+            if any(lava[k] is not None and v is not None and lava[k] != v
+                   for k, v in said.items()):
+                continue
+            group = {**lava, **said}
+        fingerprint = {**stream.fingerprint, "lava": group}
+        if content_hash([fingerprint, stream.plan, *stream.results, stream.end]) \
+                == run.content_hash:
+            return int(run.id)
+    return None
+
+
+def import_log(store_factory: Callable[[], Any], request: LavaImportRequest) -> LavaImported:
+    """Check a kcross job's log (and export) as the module says, then store it; with
+    ``request.server``, the job, its log and its results export taken from the server."""
     from kcross.importer import import_stream
     from kcross.lab.session import check_harness_status, lab_records
+    from kcross.lava.results import export_of
+    from kcross.lava.server import fetch_job
     from kcross.store import DuplicateImport
 
-    log = read_log(path, data)
+    request.check()
+    server = None
+    export: list[ExportCase] | None = None
+    export_name = ""
+    if request.server is not None:
+        from kcross.lava.server import check_server
+
+        assert request.job_id is not None
+        server = fetch_job(check_server(request.server), request.job_id)
+        log = read_log(Path(server.name), server.log)
+        export_name = f"{server.name} (its results)"
+        export = export_of(server.results, export_name)
+    else:
+        assert request.file is not None
+        log = read_log(request.file, request.data)
+        if request.export is not None:
+            export_name = clipped(str(request.export))
+            export = read_export(request.export)
     _check_outcome(log)
     token = _token(log)
     commands, note = _console(log, token)
-    export = read_export(export_path) if export_path is not None else None
-    export_job = _export_job(export, clipped(str(export_path))) if export is not None else None
+    export_job = _export_job(export, export_name) if export is not None else None
     found = log.job_id
-    for given, what in ((job_id, "--lava-job"), (export_job, "the results export")):
+    for given, what in ((request.job_id, "--lava-job"), (export_job, "the results export")):
         if given is not None and found is not None and given != found:
             raise LavaImportError(f"{log.name}: {what} says job {given}, the log's job is "
                                   f"{found}")
         found = found or given
+    if server is not None and server.device_type not in (None, note.device_type):
+        raise LavaImportError(f"{log.name}: the server ran it on device type "
+                              f"{server.device_type}, the job was made for {note.device_type}")
     counting = note.lab is not None
     group = _lab_group(log, note) if counting else None
-    lava = {"job_id": found, "device": device, "device_type": note.device_type,
-            "dispatcher_version": log.dispatcher_version}
+    lava = identity(log, found, server, note.device_type)
     where = f"{log.name} (console)"
     try:
         stream, _records, messages = lab_records(commands[0], group, where,
@@ -355,10 +460,17 @@ def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = Fa
         export_checked = check_cases(
             stream.results, [(c.name, c.result, c.measurement)
                              for c in suite_cases(list(export), MONITOR)],
-            f"{clipped(str(export_path))} (the results export)")
+            f"{export_name} (the results export)")
+    if not request.force:
+        same = _same_job(store_factory, stream, lava)
+        if same is not None:
+            raise UserError(f"{log.name}: already stored: run {same} (imported from a LAVA "
+                            "job) holds the same records; use --force to store it again")
+    command = ["import", "--lava-server", server.server, "--lava-job", server.job_id] \
+        if server is not None else ["import", str(request.file)]
     try:
-        done = import_stream(store_factory, stream, command=["import", str(path)], source=SOURCE,
-                             force=force, name=log.name,
+        done = import_stream(store_factory, stream, command=command, source=SOURCE,
+                             force=request.force, name=log.name,
                              started_at=_when(log, token, "begin 1"),
                              finished_at=_when(log, token, "done"))
     except DuplicateImport as exc:
@@ -366,4 +478,4 @@ def import_log(store_factory: Callable[[], Any], path: Path, *, force: bool = Fa
     return LavaImported(run_id=done.run_id, results=done.results, planned=done.planned,
                         complete=done.complete, job_id=found, device_type=note.device_type,
                         counting=counting, cases_checked=checked,
-                        export_checked=export_checked)
+                        export_checked=export_checked, device=lava["device"])

@@ -6,10 +6,14 @@ line, ``{"dt": ..., "lvl": ..., "msg": ...}``) and the log a LAVA server serves 
 mappings, ``- {...}`` per line).  Both are written by LAVA's YAML dumper (double-quoted
 scalars, whose escapes are YAML's, not JSON's), so each line is read with a YAML parser.
 
-What :class:`JobLog` takes from them: the console (``target`` and ``feedback`` lines), the dispatcher's own
-lines that say what ran (the monitor's start string, the QEMU command, the QEMU package's
-version, each downloaded image's SHA-256, the job's id in the dispatcher's work paths),
-the test cases LAVA recorded (``results`` lines) and the job's outcome.
+Which form a log has is kept (:attr:`JobLog.form`): it is part of the run's identity (a
+job run by ``lava-run`` and a server's job of the same definition are two runs).
+
+What :class:`JobLog` takes from them: the console (``target`` and ``feedback`` lines), the
+dispatcher's own lines that say what ran (the monitor's start string, the QEMU command, the
+QEMU package's version, each downloaded image's SHA-256 whatever the URL's scheme, the job's
+id in the dispatcher's work paths), the test cases LAVA recorded (``results`` lines) and the
+job's outcome.
 
 LAVA 2023.01's console logger (lava_dispatcher/shell.py, ShellLogger) writes every ``"``
 of the console as ``\\"`` and drops ``\\r``; later versions write the line as it came.
@@ -34,6 +38,13 @@ _DISPATCHER = re.compile(r"^lava-dispatcher, installed at version: (\S+)")
 _BOOT = re.compile(r"^Boot command: (.*)$")
 # The dispatcher's work directory holds the job's id: .../tmp/<job id>/deployimages-...
 _JOB_DIR = re.compile(r"/tmp/(\d+(?:\.\d+)?)/")
+# The download actions' test cases, each with ``extra: {label, sha256sum, ...}``, by the
+# URL's scheme (lava_dispatcher/actions/deploy/download.py): file://, http:// and https://,
+# scp://, lxc://.
+DOWNLOAD_CASES = ("file-download", "http-download", "scp-download", "lxc-download")
+# The log's two forms: lava-run's standard error (one mapping a line) and a server's log
+# (lavacli jobs logs N --raw, the REST API's /jobs/N/logs/: a YAML list, "- " a line).
+LAVA_RUN, SERVER = "lava-run", "server"
 
 
 class LogError(UserError):
@@ -73,6 +84,7 @@ class JobLog:
     name: str
     entries: list[dict[str, Any]]
     cut_line: int | None = None            # a last line cut mid-entry (dropped)
+    form: str = LAVA_RUN                   # LAVA_RUN or SERVER: how its lines are written
 
     def _messages(self, *levels: str) -> Iterable[str]:
         for e in self.entries:
@@ -128,12 +140,12 @@ class JobLog:
         return None
 
     def downloads(self) -> dict[str, str]:
-        """{image label: SHA-256} of the images LAVA downloaded."""
+        """{image label: SHA-256} of the images LAVA downloaded, whatever the URL's scheme."""
         out: dict[str, str] = {}
         for e in self.entries:
             msg = e.get("msg")
             if e.get("lvl") == "results" and isinstance(msg, dict) \
-                    and msg.get("case") == "file-download":
+                    and msg.get("case") in DOWNLOAD_CASES:
                 extra = msg.get("extra")
                 if isinstance(extra, dict) and isinstance(extra.get("label"), str):
                     out[extra["label"]] = str(extra.get("sha256sum"))
@@ -196,10 +208,13 @@ def read_log(path: Path, data: bytes | None = None) -> JobLog:
     last = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
     entries: list[dict[str, Any]] = []
     cut: int | None = None
+    form: str | None = None
     for index, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
+        if form is None:
+            form = SERVER if line.startswith("- ") else LAVA_RUN
         if line.startswith("- "):
             line = line[2:]
         try:
@@ -216,5 +231,5 @@ def read_log(path: Path, data: bytes | None = None) -> JobLog:
         entries.append(entry)
     if not entries:
         raise LogError(f"{name}: empty: no LAVA log entries")
-    return JobLog(name=name, entries=entries, cut_line=cut)
+    return JobLog(name=name, entries=entries, cut_line=cut, form=form or LAVA_RUN)
 

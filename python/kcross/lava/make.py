@@ -62,11 +62,18 @@ class JobRequest:
     kernel_url: str | None = None        # the user's kernel at a URL (the job points there)
     image_url_base: str | None = None    # where DIR's files are hosted; None: file:// URLs
     old_lava: bool = False               # a LAVA before 2025.02: no no_network context
+    lava_version: str | None = None      # the LAVA the job is for (sets old_lava)
     console: str | None = None           # a board's console device
     dtb_url: str | None = None           # a board's device tree blob
     test_shell: bool = False             # also a Lava-Test-Shell definition
     source: Path | None = None           # the kcross tree the guest programs are built from
     release: str | None = None           # Debian's kernel of this release; None: the default
+
+    @property
+    def for_old_lava(self) -> bool:
+        """A job for a LAVA before 2025.02 (--old-lava, or --lava-version's release)."""
+        return self.old_lava or (self.lava_version is not None
+                                 and not qemu.takes_no_network(self.lava_version))
 
     @property
     def board(self) -> bool:
@@ -85,6 +92,7 @@ class Made:
     dispatcher: Path | None = None
     test_shell: Path | None = None
     cases: list[str] = field(default_factory=list)   # the plan's benchmarks (suite/name)
+    target: str | None = None       # which LAVA the job is for (kcross.lava.qemu.target)
 
 
 def _check_url(url: str, what: str) -> str:
@@ -112,8 +120,14 @@ def _check_options(request: JobRequest) -> None:
     if request.board and (options.cpu or options.machine_opts):
         raise UserError(f"--cpu and --machine-opt set QEMU's machine: not for the board "
                         f"device type {request.device_type}")
-    if request.board and request.old_lava:
-        raise UserError("--old-lava is for the qemu device type's context")
+    if request.lava_version is not None:
+        qemu.lava_release(request.lava_version)
+        if request.old_lava and qemu.takes_no_network(request.lava_version):
+            raise UserError(f"--old-lava is for a LAVA before 2025.02, --lava-version "
+                            f"{request.lava_version} is not: give one")
+    if request.board and (request.old_lava or request.lava_version):
+        raise UserError("--old-lava and --lava-version are for the qemu device type's "
+                        "context")
     if not request.board and (request.dtb_url or request.console):
         raise UserError("--dtb-url and --console are for a board (--device-type): the "
                         "qemu device type's are the lab's")
@@ -362,7 +376,8 @@ def _write_job(request: JobRequest, made: Made, booted: _JobKernel, ramdisk: Pat
             append=" ".join(request.guest.append.split()))
         header += "# A board job (u-boot, tftp): untested by kcross (no board here).\n"
     else:
-        ctx = qemu.context(booted.guest, old_lava=request.old_lava)
+        ctx = qemu.context(booted.guest, old_lava=request.for_old_lava)
+        header += f"# A job {qemu.target(request.for_old_lava)}.\n"
         definition = lava_job.qemu_job(name=name, ctx=ctx, kernel_url=booted.url,
                                        kernel_arg=qemu.kernel_image_arg(booted.guest),
                                        ramdisk_url=ramdisk_url, token=token,
@@ -410,6 +425,8 @@ def make(request: JobRequest, err: Console) -> Made:
     made = Made(directory=checked.out, job=checked.out / JOB_FILE,
                 files=[f for f in (booted.file, ramdisk) if f is not None])
     _write_job(request, made, booted, ramdisk, token, unit, checked.suites)
+    if not request.board:
+        made.target = qemu.target(request.for_old_lava)
     if request.test_shell:
         _write_test_shell(request, made, payload, checked.suites)
     made.cases = benchmarks_named(request.guest.bench or "*", request.arch, checked.src,

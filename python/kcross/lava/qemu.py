@@ -32,9 +32,11 @@ on this machine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from kcross.errors import UserError, shown
 from kcross.lab.machines import CORRECTNESS_ARGS, COUNTING_ARGS, Guest
 
 # LAVA's name of each arch (the job context's ``arch``), and which of -machine and -cpu
@@ -46,6 +48,38 @@ _TEMPLATE_SETS: dict[str, tuple[str, ...]] = {"ppc64": ("machine",),
 # netdevice unset).
 NO_NETWORK = "-net none"
 TEMPLATE_NETWORK = "-net nic,model=virtio,macaddr=52:54:00:12:34:58 -net user"
+
+
+# The first LAVA whose job schema takes the no_network context (lava_common's schema before
+# it refuses the variable: "extra keys not allowed").
+NO_NETWORK_SINCE = (2025, 2)
+_VERSION = re.compile(r"^(\d{4})\.(\d{1,2})(?:\.\d+)?(?:[-+~].*)?$")
+
+
+def lava_release(version: str) -> tuple[int, int]:
+    """A LAVA release's (year, month) from its version (2023.01, 2025.02.1, 2023.01-2 as
+    Debian writes it); UserError (one line) for anything else."""
+    m = _VERSION.match(version.strip())
+    if m is None or not 1 <= int(m.group(2)) <= 12:
+        raise UserError(f"--lava-version {shown(version)}: a LAVA release, YYYY.MM (e.g. "
+                        "2023.01, Debian 12's; lava-server --version or the server's "
+                        "/api/v0.2/system/version/ says it)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def takes_no_network(version: str) -> bool:
+    """Whether LAVA ``version``'s job schema takes the no_network context."""
+    return lava_release(version) >= NO_NETWORK_SINCE
+
+
+def target(old_lava: bool) -> str:
+    """Which LAVA a qemu job made with (or without) ``old_lava`` is for, in words."""
+    since = f"{NO_NETWORK_SINCE[0]}.{NO_NETWORK_SINCE[1]:02d}"
+    if old_lava:
+        return (f"for LAVA before {since} (e.g. Debian 12's 2023.01): no no_network context, "
+                "so the guest has LAVA's network card and its run is a machine of its own")
+    return (f"for LAVA {since} or later (its no_network context: an older LAVA refuses the "
+            "job; make it with --old-lava)")
 
 
 def _pairs(args: Sequence[str]) -> list[str]:

@@ -85,6 +85,12 @@ def read_export(path: Path) -> list[ExportCase]:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    return export_of(text, name)
+
+
+def export_of(text: str, name: str) -> list[ExportCase]:
+    """The test cases of an export's text (``name``: how messages call it); UserError (one
+    line) if it is not one."""
     cases = parse_export(text)
     if cases is None:
         raise UserError(f"{name}: not a LAVA results export (a YAML list or CSV of test "

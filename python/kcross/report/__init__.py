@@ -49,7 +49,7 @@ class Report:
     sweeps: list[tuple[str, str, list[model.Sweep]]]   # (suite, svg, sweeps)
     lab: model.LabTable | None
     max_points: int
-    notes: list[tuple[str, str]]                       # (run label, note): a run not complete
+    notes: list[str]                                   # a run not complete
     warnings: list[Flagged]                            # the harness's flags, in detail
     reproduced: list[reproduced.ExperimentView]        # kcross reproduce's experiments
     series: bool = False                               # a lab machine's runs of several kernels
@@ -60,15 +60,18 @@ class Report:
         return dict(Counter(w.flag for w in self.warnings))
 
 
-def _notes(views: Sequence[model.RunView]) -> list[tuple[str, str]]:
+def _notes(views: Sequence[model.RunView]) -> list[str]:
     """What the top of the page must say: a run that is not complete."""
+    from ..sides import not_complete
+
     notes = []
     for view in views:
         run = view.run
         if run.status != "complete":
             planned = len(run.plan["benchmarks"]) if run.plan else 0
-            text = f"{run.state or run.status}: {len(run.results)} of {planned} benchmark(s) stored"
-            notes.append((view.label, text + (f" ({run.error})" if run.error else "")))
+            text = (f"{not_complete(view.label, run.state or run.status)}: "
+                    f"{len(run.results)} of {planned} benchmark(s) stored")
+            notes.append(text + (f" ({run.error})" if run.error else ""))
     return notes
 
 

@@ -127,11 +127,19 @@ class Result:
     rates: dict[str, Rate] = field(default_factory=dict)
     gates: dict[str, Rate] = field(default_factory=dict)    # rounds whose check failed
     noise: dict[str, RunNoise] = field(default_factory=dict)   # from all rounds
+    # blocks whose rounds scattered, and whose rounds counted as fewer (ab's warnings)
+    scattered_blocks: int = 0
+    dependent_blocks: int = 0
     stored: list[str] = field(default_factory=list)
 
     @property
     def planted(self) -> bool:
         return self.options.plant is not None
+
+    @property
+    def blocks(self) -> Rate | None:
+        """The blocks design's rate (ab's judging), once judged."""
+        return self.rates.get(BLOCKS)
 
     def described(self, design: str) -> str:
         """What a design of :data:`rates` is, in a few words."""
@@ -241,23 +249,32 @@ def _relabel(s: Series, run: str) -> Series:
     return replace(s, source=run, run=run)
 
 
-def noise_without(pairs: Sequence[RoundPair], name: str, skip: int | None) -> RunNoise | None:
+def noise_without(pairs: Sequence[RoundPair], name: str, skip: int | None,
+                  points: dict[tuple[int, int, str], RunPoint | None] | None = None
+                  ) -> RunNoise | None:
     """The run-to-run noise of ``name`` from the rounds other than ``skip``, pooled within
     each copy (a planted difference between the copies is not noise), for the two runs of
     round ``skip`` (their separation in time: kcross.judge.noise), or for runs at any
-    time (``skip`` None)."""
+    time (``skip`` None).  ``points``: the runs' points as far as known (filled in here),
+    so that judging every round costs each run's point once."""
     groups: list[list[RunPoint]] = [[], []]
     apart = None
+    known = {} if points is None else points
     for p in pairs:
         if p.number == skip:
             if name in p.a.series and name in p.b.series:
                 apart = separation(p.a.series[name], p.b.series[name])
             continue
         for i, run_ in enumerate((p.a, p.b)):
-            try:
-                groups[i].append(run_point(run_.series[name]))
-            except (StatsError, KeyError):
-                continue
+            key = (p.number, i, name)
+            if key not in known:
+                try:
+                    known[key] = run_point(run_.series[name])
+                except (StatsError, KeyError):
+                    known[key] = None
+            point = known[key]
+            if point is not None:
+                groups[i].append(point)
     try:
         return estimate_pooled(groups, CALIBRATION, apart=apart)
     except StatsError:
@@ -270,13 +287,14 @@ def evaluate(result: Result) -> None:
     called = {d: 0 for d in DESIGNS}
     judged = {d: 0 for d in DESIGNS}
     gate_failed = {GATE_NOISE: 0, GATE_BLIND: 0}
+    points: dict[tuple[int, int, str], RunPoint | None] = {}
     for p in result.rounds:
         with_noise, blind = [], []
         for name in result.names:
             a, b = p.a.series[name], p.b.series[name]
             flat_a = Series(a.source, a.name, a.unit, a.samples, run=a.run)
             flat_b = Series(b.source, b.name, b.unit, b.samples, run=b.run)
-            noise = noise_without(result.rounds, name, p.number)
+            noise = noise_without(result.rounds, name, p.number, points)
             for design, pair in ((SAMPLES, Pair(name, flat_a, flat_b)),
                                  (PROCESSES, Pair(name, a, b)),
                                  (WITH_NOISE, Pair(name, a, b, noise))):
@@ -305,13 +323,15 @@ def evaluate(result: Result) -> None:
                 continue
             judged[BLOCKS] += 1
             called[BLOCKS] += v.changed
+            result.scattered_blocks += v.paired.scattered
+            result.dependent_blocks += v.paired.dependent
     levels = {SAMPLES: stats.ALPHA, PROCESSES: stats.ALPHA, WITH_NOISE: stats.ALPHA,
               BLOCKS: block_level(o.block_rounds)}
     result.rates = {d: rate(d, called[d], judged[d], levels[d]) for d in DESIGNS}
     n = len(result.rounds)
     result.gates = {g: rate(g, gate_failed[g], n, 0.0) for g in gate_failed}
     for name in result.names:
-        noise = noise_without(result.rounds, name, None)
+        noise = noise_without(result.rounds, name, None, points)
         if noise is not None:
             result.noise[name] = noise
 
@@ -330,6 +350,8 @@ def result_json(result: Result) -> dict[str, Any]:
         "tolerance": o.tolerance, "stored": result.stored,
         "designs": {d: rate_json(r) for d, r in result.rates.items()},
         "check_failed": {g: rate_json(r) for g, r in result.gates.items()},
+        "blocks_scattered": result.scattered_blocks,
+        "blocks_dependent": result.dependent_blocks,
         "run_to_run": {n: {"cv": v.cv, "runs": v.runs, "df": v.df}
                        for n, v in result.noise.items()},
         "runs": [{"round": p.number, "first": p.first, "a": p.a.run, "b": p.b.run,

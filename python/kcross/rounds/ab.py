@@ -28,7 +28,7 @@ from ..errors import ECHO_MAX, EXIT_CHECK_FAILED, HarnessError, KcrossError, Sch
 from ..judge.verdict import PairedVerdict, judge_paired
 from ..run import harness
 from ..schema import UNIT_NS
-from ..views.verdict import paired_words
+from ..views.verdict import paired_warnings, paired_words
 
 # Fewer rounds cannot give a 95% CI of the median ratio (1 - 2 * 0.5**n >= 0.95).
 MIN_ROUNDS = stats.min_samples_for()
@@ -349,5 +349,8 @@ def ab_json(result: ABResult) -> dict[str, Any]:
         "ratio": p.median, "ci_low": p.ci.low, "ci_high": p.ci.high,
         "ci_confidence": p.ci.confidence, "significant": result.verdict.changed,
         "verdict": paired_words(result.verdict),
+        "effective_rounds": p.effective, "dependence": p.dependence,
+        "spread": p.spread, "outlying": p.outlying,
+        "warnings": paired_warnings(result.verdict),
         "notes": list(result.notes),
     }

@@ -27,14 +27,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import ECHO_MAX, HarnessError, Interrupted, SchemaError, UserError, clipped, signal_name
+from ..errors import (
+    ECHO_MAX,
+    STOP_SIGNALS,
+    HarnessError,
+    Interrupted,
+    SchemaError,
+    UserError,
+    clipped,
+    signal_name,
+)
 from ..schema import parse_line
 
 HARNESS_NAME = "kcross-harness"
 ENV_VAR = "KCROSS_HARNESS"
 _STDERR_KEEP = 50  # lines of harness stderr kept for messages
-# Signals that mean "stop" when they end the harness: the user's or a supervisor's.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 EXIT_CHECK_FAILED = 1  # the harness's status when a benchmark's check failed
 EXIT_OUTPUT = 3        # the harness's status when it could not write its output
 

@@ -689,6 +689,13 @@ def warning_line(findings: Iterable[Finding], cpu: int | None = None,
     return f"kcross: machine not tuned: {', '.join(shorts)} — see '{hint}'"
 
 
+def not_tuned(cpu: int | None) -> str | None:
+    """The one line ``kcross run``, ``ab`` and ``aa`` print (unless ``--no-readiness``)
+    when this machine is not tuned for measuring on CPU ``cpu`` (None: the harness's
+    default CPU), or None: :data:`RUN_CHECKS` under :func:`sysroot`."""
+    return warning_line(run_checks(sysroot(), cpu, checks=RUN_CHECKS), cpu)
+
+
 # --- another machine's files: gathered by a shell script, judged here ----------------------
 
 # Every file the checks read, as shell globs relative to the root: what gather_script

@@ -41,6 +41,7 @@ from ..errors import (
     SchemaError,
     StoreError,
     exit_for_signal,
+    ignore_stop_signals,
     signal_name,
 )
 from ..schema import RunStream
@@ -101,15 +102,9 @@ class StopSignals:
         return self
 
     def ignore(self) -> None:
-        """Once the run is marked, a late signal of a burst has nothing left to stop.
-
-        Ignored, not blocked: other threads (numpy's BLAS pool) do not share
-        the main thread's mask, and Python restores the default handlers
-        while it finalizes, so a late SIGINT would otherwise kill the exit
-        with a status saying the run was not handled.
-        """
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
+        """Once the run is marked, a late signal of a burst has nothing left to stop
+        (:func:`kcross.errors.ignore_stop_signals` says why ignored, not blocked)."""
+        ignore_stop_signals()
 
 
 def _describe(exc: BaseException) -> str:

@@ -64,6 +64,7 @@ import os
 import sqlite3
 import stat
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -191,6 +192,26 @@ def guard(target: Target, doing: str) -> Iterator[None]:
             raise StoreError(f"{target.display} is corrupt: {doing} failed: {first_line(exc)} "
                              "(left unchanged)") from None
         raise StoreError(f"{target.display}: {doing} failed: {first_line(exc)}") from None
+
+
+# For tests only: python/tests/test_crash_loop.py stops kcross inside a write transaction.
+HOLD_VARIABLE = "KCROSS_TEST_STORE_HOLD"
+
+
+def hold(point: str) -> None:
+    """A write transaction about to commit, every statement made: with
+    $KCROSS_TEST_STORE_HOLD=DIR (tests only), write ``point`` into DIR/held and wait until
+    that file is gone, so that a test stops kcross at exactly this instant, however busy
+    the machine.  Unset (always, outside the tests): nothing."""
+    where = os.environ.get(HOLD_VARIABLE)
+    if not where:
+        return
+    held = Path(where, "held")
+    ready = Path(where, "held.new")
+    ready.write_text(point)
+    ready.rename(held)  # whole when the test sees it
+    while held.exists():
+        time.sleep(0.002)
 
 
 def is_corrupt(exc: BaseException) -> bool:
@@ -490,7 +511,8 @@ def _prepare(engine: sa.Engine, target: Target, *, write: bool) -> sa.Engine | N
                     if conn.dialect.name == "postgresql":
                         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"),
                                      {"key": _PG_MIGRATION_LOCK})
-                    migrations.upgrade(conn, target.display)
+                    if migrations.upgrade(conn, target.display) != migrations.LATEST:
+                        hold("upgrade")
                 return engine
             version = migrations.current_version(conn, target.display)
     except StoreError:

@@ -41,6 +41,7 @@ class StoredResults:
     figures: list[dict[str, Any]]    # each result's summary columns (stats.summary_columns)
     kernel_release: str | None = None            # fingerprint.kernel.release
     lab_kernel: dict[str, Any] | None = None     # fingerprint.lab.kernel
+    status: str = "complete"                     # the run's stored status
 
 
 # The summary columns a trend reads beside the records.
@@ -114,7 +115,7 @@ def runs_holding(store: Reading, names: Sequence[str], *,
     ``before``, the newest ``limit`` after ``offset``.  One query on the results' name
     index; no record read."""
     query = _holding(names, machine_ids, since, before, ok_only)
-    query = newest_first(query)
+    query = newest_first(query, by_start=True)
     if limit is not None:
         query = query.limit(limit)
     if offset:
@@ -147,12 +148,14 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
     started_at, machine_id, host_time (fingerprint.host.time), kernel_sha256
     (fingerprint.lab.kernel.sha256: a lab machine's kernel), suite, name, processes (how
     many records: a run of K harness processes has K, whose figures are its records'),
-    status, median_ns, ci_low_ns, ci_high_ns (of the one record).  No result record is
-    read: a machine's noise from its whole history.  The results are counted and taken
-    in SQL, a run's fingerprint read once (not once per process: ten times the rows)."""
+    status, n (the records' samples, summed), median_ns, ci_low_ns, ci_high_ns (of the one
+    record).  No result record is read: a machine's noise from its whole history.  The
+    results are counted and taken in SQL, a run's fingerprint read once (not once per
+    process: ten times the rows)."""
     r, run = t.results.c, t.runs.c
     held = (sa.select(r.run_id, r.suite, r.name, sa.func.count().label("processes"),
                       sa.func.min(r.seq).label("seq"), sa.func.min(r.status).label("status"),
+                      sa.func.sum(r.n).label("n"),
                       sa.func.min(r.median_ns).label("median_ns"),
                       sa.func.min(r.ci_low_ns).label("ci_low_ns"),
                       sa.func.min(r.ci_high_ns).label("ci_high_ns"))
@@ -165,7 +168,7 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
                        run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
                        .label("kernel_sha256"),
                        held.c.suite, held.c.name, held.c.processes, held.c.status,
-                       held.c.median_ns, held.c.ci_low_ns, held.c.ci_high_ns)
+                       held.c.n, held.c.median_ns, held.c.ci_low_ns, held.c.ci_high_ns)
              .join(t.runs, run.id == held.c.run_id)
              .where(run.machine_id.in_(list(machine_ids)))
              .order_by(run.started_at, run.id, held.c.seq))
@@ -182,7 +185,7 @@ def results_named(store: Reading, names: Sequence[str],
     Records are taken as validated when they were written (``load_run`` says more).
     """
     r, run = t.results.c, t.runs.c
-    query = (sa.select(r.run_id, run.started_at, run.machine_id,
+    query = (sa.select(r.run_id, run.started_at, run.machine_id, run.status,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.timer_hz,
                        run.fingerprint[fields.KERNEL_RELEASE.path].as_string()
@@ -205,7 +208,8 @@ def results_named(store: Reading, names: Sequence[str],
                     run_id=row.run_id, started_at=as_utc(row.started_at),
                     machine_id=row.machine_id, host_time=row.host_time,
                     timer_hz=row.timer_hz, kernel_release=row.kernel_release,
-                    lab_kernel=_group(row.lab_kernel), results=[], figures=[]))
+                    lab_kernel=_group(row.lab_kernel), results=[], figures=[],
+                    status=row.status))
             found[-1].figures.append({name: row._mapping[name] for name in _FIGURES})
             found[-1].results.append(records.stored_record(
                 row.record, f"{where} {row.run_id} result {row.suite}/{row.name} "

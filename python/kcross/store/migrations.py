@@ -26,6 +26,8 @@ History:
      rule of this version: a later change of the rule is a step of its own), the rows that
      then share one merged into the first (its runs moved to it, the earliest first_seen
      kept).  Real machines' rows are left as they are (their kernel stays their identity).
+  7: noise_exclusions (run id -> the user's reason): the runs left out of their machine's
+     run-to-run noise (kcross exclude).
 """
 
 from __future__ import annotations
@@ -245,9 +247,23 @@ def _v6_lab_kernel_axis(conn: sa.Connection) -> None:
             conn.execute(sa.update(machines).where(machines.c.id == keep).values(**values))
 
 
+def _v7_noise_exclusions(conn: sa.Connection) -> None:
+    """Version 7: the noise_exclusions table (a run the user left out of the noise)."""
+    md = sa.MetaData()
+    sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
+    sa.Table(
+        "noise_exclusions", md,
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  primary_key=True),
+        sa.Column("reason", sa.Text),
+        sa.Column("excluded_at", sa.DateTime(timezone=True), nullable=False),
+    ).create(conn)
+
+
 STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
                                                       _v4_result_process, _v5_packed_samples,
-                                                      _v6_lab_kernel_axis)
+                                                      _v6_lab_kernel_axis,
+                                                      _v7_noise_exclusions)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

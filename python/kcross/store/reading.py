@@ -47,9 +47,14 @@ def as_utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.astimezone(dt.UTC)
 
 
-def newest_first(query: sa.Select[Any]) -> sa.Select[Any]:
-    """What 'latest' means: the most recently started run (ties: the higher id)."""
-    return query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc())
+def newest_first(query: sa.Select[Any], *, by_start: bool = False) -> sa.Select[Any]:
+    """What 'latest' means: the newest run stored (the highest id: the order runs were
+    stored in, which no clock can upset: a board whose clock is wrong stores a start in the
+    future); ``by_start``: in time order, the most recently started first (ties: the higher
+    id), as a trend and ``kcross runs --by-start`` show them."""
+    if by_start:
+        return query.order_by(t.runs.c.started_at.desc(), t.runs.c.id.desc())
+    return query.order_by(t.runs.c.id.desc())
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,18 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class LavaJobRun:
+    """A run imported from a LAVA job (:meth:`Reading.lava_job_runs`): its id, content hash,
+    and what the server said of the job (fingerprint.lava's device and server)."""
+
+    id: int
+    content_hash: str | None
+    device: str | None
+    server: str | None
+    log: str | None        # None: imported before kcross kept which log it was
+
+
+@dataclass(frozen=True)
 class StoredRun:
     """Everything needed to render a run or write it back as harness JSON lines."""
 
@@ -94,6 +111,19 @@ class StoredRun:
     end: dict[str, Any] | None
     state: str = ""
     live: bool = False
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a stored run's place in its machine's run-to-run noise turns on
+    (kcross.judge.noise.left_out decides it from these)."""
+
+    id: int
+    machine_hash: str
+    status: str
+    quick: bool                          # its command asked for --quick (a smoke run)
+    harness: tuple[str | None, ...]      # fingerprint kcross.version, .git_rev, .build
+    excluded: str | None = None          # kcross exclude's reason ("": none given); None: not
 
 
 class Reading:
@@ -202,10 +232,27 @@ class Reading:
         with guard(self.target, "counting runs"), self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count(t.runs.c.id))).scalar_one())
 
+    def lava_job_runs(self, job_id: str) -> list[LavaJobRun]:
+        """The runs imported from a LAVA job of this id (runs.source ``lava``), oldest first:
+        how kcross.lava.imports finds a job stored by another route."""
+        lava = t.runs.c.fingerprint
+        query = (sa.select(t.runs.c.id, t.runs.c.content_hash,
+                           lava[fields.LAVA_DEVICE.path].as_string().label("device"),
+                           lava[fields.LAVA_SERVER.path].as_string().label("server"),
+                           lava[fields.LAVA_LOG.path].as_string().label("log"))
+                 .where(t.runs.c.source == "lava",
+                        lava[fields.LAVA_JOB_ID.path].as_string() == job_id)
+                 .order_by(t.runs.c.id))
+        with guard(self.target, "reading LAVA runs"), self.engine.connect() as conn:
+            return [LavaJobRun(r.id, r.content_hash, r.device, r.server, r.log)
+                    for r in conn.execute(query)]
+
     def list_runs(self, *, ids: Iterable[int] | None = None, machine: str | None = None,
-                  status: str | None = None, limit: int | None = None) -> list[RunSummary]:
-        """The runs, newest first: all, or those of ``ids``, of one ``machine`` (its
-        fingerprint hash) or of one stored ``status``, the newest ``limit`` of them."""
+                  status: str | None = None, limit: int | None = None,
+                  by_start: bool = False) -> list[RunSummary]:
+        """The runs, newest stored first (``by_start``: most recently started first): all,
+        or those of ``ids``, of one ``machine`` (its fingerprint hash) or of one stored
+        ``status``, the newest ``limit`` of them."""
         # Benchmarks, not result rows: a run of K processes has K rows per benchmark.
         count = (sa.select(sa.func.count(t.results.c.id))
                  .where(t.results.c.run_id == t.runs.c.id, t.results.c.process == 0)
@@ -234,12 +281,13 @@ class Reading:
             query = query.where(t.runs.c.status == status)
         if limit is not None:  # the newest first, then their counts: not every run's
             newest = newest_first(sa.select(t.runs.c.id).select_from(
-                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)))
+                t.runs.join(t.machines, t.machines.c.id == t.runs.c.machine_id)),
+                by_start=by_start)
             for clause in query.whereclause, :
                 if clause is not None:
                     newest = newest.where(clause)
             query = query.where(t.runs.c.id.in_(newest.limit(limit).scalar_subquery()))
-        query = newest_first(query)
+        query = newest_first(query, by_start=by_start)
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
             tagged: dict[int, list[str]] = {}
@@ -265,19 +313,56 @@ class Reading:
         """The summary columns stored beside each result of the runs ``run_ids``
         (stats.summary_columns), run by run in the order given, each run's in its order:
         rows of run_id, host_time (fingerprint.host.time), suite, name, process, status,
-        median_ns, ci_low_ns, ci_high_ns.  No record is read (the run-to-run noise of a
+        n, median_ns, ci_low_ns, ci_high_ns.  No record is read (the run-to-run noise of a
         comparison: kcross.judge.noise)."""
         ids = list(run_ids)
         r, run = t.results.c, t.runs.c
         query = (sa.select(r.run_id, run.fingerprint[fields.HOST_TIME.path].as_string()
                            .label("host_time"), r.suite, r.name, r.process, r.status,
-                           r.median_ns, r.ci_low_ns, r.ci_high_ns)
+                           r.n, r.median_ns, r.ci_low_ns, r.ci_high_ns)
                  .join(t.runs, run.id == r.run_id)
                  .where(r.run_id.in_(ids)).order_by(r.run_id, r.seq))
         with guard(self.target, "reading results"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
         place = {run_id: i for i, run_id in enumerate(ids)}
         return sorted(rows, key=lambda row: place[row.run_id])   # stable: each run's order
+
+    def run_facts(self, *, machine: str | None = None,
+                  machine_ids: Iterable[int] | None = None,
+                  ids: Iterable[int] | None = None) -> list[RunFacts]:
+        """The noise facts of the runs of one ``machine`` (its fingerprint hash), of the
+        machine rows ``machine_ids`` or of the runs ``ids`` (all: none given), newest stored
+        first (the highest id).  No result is read."""
+        r, x = t.runs.c, t.noise_exclusions.c
+        harness = [r.fingerprint[f.path].as_string().label(f"h{i}") for i, f in
+                   enumerate((fields.KCROSS_VERSION, fields.KCROSS_REVISION,
+                              fields.KCROSS_BUILD))]
+        query = (sa.select(r.id, r.status, sa.type_coerce(r.command, sa.Text).label("command"),
+                           t.machines.c.fingerprint_hash, x.run_id.label("excluded"),
+                           x.reason, *harness)
+                 .join(t.machines, t.machines.c.id == r.machine_id)
+                 .outerjoin(t.noise_exclusions, x.run_id == r.id)
+                 .order_by(r.id.desc()))
+        if machine is not None:
+            query = query.where(t.machines.c.fingerprint_hash == machine)
+        if machine_ids is not None:
+            query = query.where(r.machine_id.in_(list(machine_ids)))
+        if ids is not None:
+            query = query.where(r.id.in_(list(ids)))
+        with guard(self.target, "listing runs"), self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [RunFacts(id=row.id, machine_hash=row.fingerprint_hash, status=row.status,
+                         quick=_asked_quick(row.command),
+                         harness=(row.h0, row.h1, row.h2),
+                         excluded=None if row.excluded is None else (row.reason or ""))
+                for row in rows]
+
+    def exclusions(self) -> list[tuple[int, str]]:
+        """The runs left out of the noise (kcross exclude) and the reasons given, by id."""
+        x = t.noise_exclusions.c
+        with guard(self.target, "listing exclusions"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(x.run_id, x.reason).order_by(x.run_id)).all()
+        return [(row.run_id, row.reason or "") for row in rows]
 
     def load_run(self, ref: str | int, *, check: bool = True) -> StoredRun:
         """The run ``ref`` names: an id, latest, latest~N, latest@HOST or a tag (refs.py).
@@ -319,6 +404,15 @@ class Reading:
                      for r in rows],
             end=stored(run.end_record, f"{where} end record", "end", nullable=True, check=check),
             state=live.state, live=live.live)
+
+
+def _asked_quick(command: Any) -> bool:
+    """Whether a stored command (JSON text, or parsed by PostgreSQL's driver) has --quick."""
+    try:
+        words = records.decoded(command)
+    except ValueError:
+        return False
+    return isinstance(words, list) and "--quick" in words
 
 
 def _common_prefix(texts: Sequence[str]) -> int:

@@ -106,3 +106,13 @@ tags = sa.Table(
               nullable=False, index=True),
     sa.Column("tagged_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+# Since schema 7: the runs a user left out of their machine's run-to-run noise (kcross
+# exclude): a run in it feeds no estimate (kcross.judge.noise), whatever reads the store.
+noise_exclusions = sa.Table(
+    "noise_exclusions", metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("reason", sa.Text),
+    sa.Column("excluded_at", sa.DateTime(timezone=True), nullable=False),
+)

@@ -1,9 +1,9 @@
 """Copying runs between two stores (``kcross push`` and ``kcross pull``).
 
 Any backend to any backend (an SQLite file, a PostgreSQL server).  A run goes
-with its machine row, its results, its tags and its content hash, in one
-transaction of the destination: an interrupted copy leaves the run there
-whole or not at all.  A run already at the destination (the same content
+with its machine row, its results, its tags, its exclusion from the noise (kcross
+exclude) and its content hash, in one transaction of the destination: an
+interrupted copy leaves the run there whole or not at all.  A run already at the destination (the same content
 hash, or the same machine, source and start time) is skipped, never stored
 twice: the same push can be repeated, and two machines can pull each other's
 runs back and forth.  A run still being written is refused unless forced
@@ -29,7 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..errors import StoreError, UserError
 from . import packing, records
 from . import tables as t
-from .db import guard
+from .db import guard, hold
 from .location import Target
 from .opening import Store
 from .reading import as_utc
@@ -113,6 +113,7 @@ class _Source:
     machine: dict[str, Any]         # machines columns but id
     results: list[dict[str, Any]]   # results columns but id and run_id, in seq order
     tags: list[str]
+    excluded: str | None = None     # left out of the noise (kcross exclude): its reason
 
 
 def _read(src: Store, run_id: int) -> _Source:
@@ -136,6 +137,8 @@ def _read(src: Store, run_id: int) -> _Source:
                              "database edited by hand?") from None
         tags = list(conn.execute(sa.select(t.tags.c.name).where(t.tags.c.run_id == run_id)
                                  .order_by(t.tags.c.name)).scalars())
+        x = t.noise_exclusions.c
+        excluded = conn.execute(sa.select(x.run_id, x.reason).where(x.run_id == run_id)).first()
     for what, value, rtype in (("fingerprint", row.fingerprint, "fingerprint"),
                                ("plan", row.plan, "plan"), ("end record", row.end_record, "end")):
         if not (value is None and what != "fingerprint"):
@@ -149,7 +152,7 @@ def _read(src: Store, run_id: int) -> _Source:
             raise records.damaged(f"{where}: {exc}") from None
         result["seq"] = seq
     return _Source(row=_utc(row._asdict()), machine=_utc(machine._asdict()), results=results,
-                   tags=tags)
+                   tags=tags, excluded=None if excluded is None else excluded.reason or "")
 
 
 def _utc(values: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +185,8 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
                              f"here {row['status']}, {len(source.results)}): delete run "
                              f"{dest_id} there to copy it again")
             notes += _copy_tags(conn, source.tags, dest_id)
+            notes += _copy_exclusion(conn, source.excluded, dest_id)
+            hold("copy: already there")
             return Copied(run_id, dest_id, False, len(source.results), row["status"],
                           tuple(notes))
         insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
@@ -195,6 +200,8 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
             conn.execute(sa.insert(t.results), [{**r, "run_id": dest_id}
                                                 for r in source.results])
         notes += _copy_tags(conn, source.tags, dest_id)
+        notes += _copy_exclusion(conn, source.excluded, dest_id)
+        hold("copy")
     return Copied(run_id, dest_id, True, len(source.results), row["status"], tuple(notes))
 
 
@@ -235,6 +242,18 @@ def _copy_tags(conn: sa.Connection, names: Sequence[str], dest_id: int) -> list[
         elif there != dest_id:
             notes.append(f"tag {name} not copied: it names run {there} there")
     return notes
+
+
+def _copy_exclusion(conn: sa.Connection, reason: str | None, dest_id: int) -> list[str]:
+    """Leave the destination's run out of the noise too when the source's is (kcross
+    exclude); one there already stays as it is."""
+    x = t.noise_exclusions
+    if reason is None or conn.execute(sa.select(x.c.run_id).where(x.c.run_id == dest_id)
+                                      ).first() is not None:
+        return []
+    conn.execute(sa.insert(x).values(run_id=dest_id, reason=reason or None,
+                                     excluded_at=dt.datetime.now(dt.UTC)))
+    return ["left out of the noise (kcross exclude)"]
 
 
 def describe(outcome: Copied) -> str:

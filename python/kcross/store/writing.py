@@ -26,7 +26,7 @@ from ..errors import SchemaError, UserError, shown
 from ..fingerprint import identity as machine_identity
 from ..schema import LAB_COUNTING, RunStream
 from . import tables as t
-from .db import guard
+from .db import guard, hold
 from .liveness import Liveness, Owner, judge
 from .location import Target
 from .packing import pack
@@ -243,6 +243,7 @@ class Writing(Reading):
             run_id = self._insert_run(conn, fingerprint, plan, command=command, source=source,
                                       started_at=_utcnow(), status="running",
                                       owner=self._owner)
+            hold("start_run")
         self._stored[run_id] = 0
         digest = hashlib.sha256()
         for record in (fingerprint, plan):
@@ -285,6 +286,7 @@ class Writing(Reading):
             self._insert_result(conn, run_id, seq, record)
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id)
                          .values(updated_at=_utcnow()))
+            hold("add_result")
         self._stored[run_id] = self._stored.get(run_id, 0) + 1
         if run_id in self._hashes:
             self._hashes[run_id].update(_canonical(record))
@@ -313,6 +315,7 @@ class Writing(Reading):
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 status=status, finished_at=now, updated_at=now, end_record=end, error=error,
                 content_hash=None if digest is None else digest.hexdigest()))
+            hold("finish_run")
 
     def import_stream(self, stream: RunStream, *, command: Sequence[str],
                       force: bool = False, source: str = "import",
@@ -366,6 +369,7 @@ class Writing(Reading):
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 finished_at=finished, end_record=stream.end, content_hash=digest,
                 error=None if stream.complete else "stream ended without an end record"))
+            hold("import")
         return run_id
 
     # --- managing -------------------------------------------------------------------
@@ -400,6 +404,7 @@ class Writing(Reading):
                                 f"mark it {status} anyway")
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 status=status, error=f"marked {status} by the user (was {live.state})"))
+            hold("mark")
         return live.state
 
     def delete_run(self, ref: str | int, *, force: bool = False) -> int:
@@ -408,9 +413,12 @@ class Writing(Reading):
             run_id, live = self._liveness(conn, self._resolve(conn, ref))
             self._refuse_live(run_id, live, "delete", force)
             conn.execute(sa.delete(t.tags).where(t.tags.c.run_id == run_id))
+            conn.execute(sa.delete(t.noise_exclusions)
+                         .where(t.noise_exclusions.c.run_id == run_id))
             gone = conn.execute(sa.delete(t.results)
                                 .where(t.results.c.run_id == run_id)).rowcount
             conn.execute(sa.delete(t.runs).where(t.runs.c.id == run_id))
+            hold("delete")
         return int(gone or 0)
 
     def tag_run(self, ref: str | int, name: str) -> tuple[int, int | None]:
@@ -429,7 +437,33 @@ class Writing(Reading):
             elif before != run_id:
                 conn.execute(sa.update(t.tags).where(t.tags.c.name == name)
                              .values(run_id=run_id, tagged_at=_utcnow()))
+            hold("tag")
         return run_id, before
+
+    def exclude_run(self, ref: str | int, reason: str | None) -> tuple[int, bool]:
+        """Leave run ``ref`` out of its machine's run-to-run noise (kcross exclude), with the
+        user's ``reason``; return its id and whether it was excluded already (its reason
+        then replaced when one is given)."""
+        x = t.noise_exclusions
+        with guard(self.target, "excluding the run"), self.engine.begin() as conn:
+            run_id = self._resolve(conn, ref)
+            before = conn.execute(sa.select(x.c.run_id).where(x.c.run_id == run_id)
+                                  ).scalar_one_or_none()
+            if before is None:
+                conn.execute(sa.insert(x).values(run_id=run_id, reason=reason,
+                                                 excluded_at=_utcnow()))
+            elif reason is not None:
+                conn.execute(sa.update(x).where(x.c.run_id == run_id).values(reason=reason))
+        return run_id, before is not None
+
+    def include_run(self, ref: str | int) -> tuple[int, bool]:
+        """Let run ``ref`` feed its machine's noise again; return its id and whether it had
+        been excluded."""
+        x = t.noise_exclusions
+        with guard(self.target, "including the run"), self.engine.begin() as conn:
+            run_id = self._resolve(conn, ref)
+            gone = conn.execute(sa.delete(x).where(x.c.run_id == run_id)).rowcount
+        return run_id, bool(gone)
 
     def untag(self, name: str) -> int:
         """Delete tag ``name`` (never the run); return the id of the run it named."""
@@ -440,5 +474,6 @@ class Writing(Reading):
                 raise UserError(f"no tag {shown(name)} in {self.target.display} (see "
                                 "'kcross tag')")
             conn.execute(sa.delete(t.tags).where(t.tags.c.name == name))
+            hold("untag")
         return int(run_id)
 

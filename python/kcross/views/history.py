@@ -11,10 +11,20 @@ from .. import outfile
 from ..errors import UserError, shown
 from ..history.trend import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
-from ..judge.verdict import record
+from ..judge.verdict import RunNoise, record
 from ..stats import MedianCI, StatsError
 from .table import LEFT, RIGHT, Column, Styled, Table
-from .text import NONE, change_percent, counted, in_unit, interval, machine_hash, p_text, with_interval
+from .text import (
+    NONE,
+    change_percent,
+    counted,
+    in_unit,
+    interval,
+    machine_hash,
+    p_text,
+    runs_listed,
+    with_interval,
+)
 from .verdict import detectable_text, words
 
 PLOT_FORMATS = ("svg", "png")
@@ -85,14 +95,25 @@ def noise_lines(t: Trend, bench: str) -> list[str]:
         if n.name != bench:
             continue
         where = f"{n.hostname} {machine_hash(n.machine)}" + (f" ({n.kernel})" if n.kernel else "")
-        if n.noise is None:
+        if n.exact:
+            lines.append(f"run-to-run noise on {where}: none, exact counts (a change of a "
+                         "count is a change)")
+        elif n.noise is None:
             lines.append(f"run-to-run noise on {where}: not known from {counted(n.runs, 'run')}; "
                          "it needs 3 runs of one configuration ('kcross aa BENCH' measures it)")
         else:
             lines.append(f"run-to-run noise on {where}: {n.noise.cv:.2%} of the median beyond "
                          f"each run's own noise, from {n.noise.runs} runs ({n.noise.df:g} "
-                         "degrees of freedom)")
+                         f"degrees of freedom): {fed_by(n.noise)}")
     return lines
+
+
+def fed_by(noise: RunNoise) -> str:
+    """The runs a noise estimate comes from, and those left out of it as outliers."""
+    text = runs_listed(noise.used)
+    if noise.outliers:
+        text += f"; left out as outliers: {runs_listed(noise.outliers)}"
+    return text
 
 
 def json_records(t: Trend) -> list[dict[str, Any]]:
@@ -117,6 +138,9 @@ def json_records(t: Trend) -> list[dict[str, Any]]:
                       "machine": n.machine, "runs": n.runs,
                       "cv": n.noise.cv if n.noise else None,
                       "df": n.noise.df if n.noise else None,
+                      "from_runs": [int(r[4:]) for r in n.noise.used] if n.noise else [],
+                      "outliers": [int(r[4:]) for r in n.noise.outliers] if n.noise else [],
+                      "exact": n.exact,
                       # a lab machine shown with several kernels: one record per kernel
                       **({"kernel": n.kernel} if n.kernel else {})})
     return found

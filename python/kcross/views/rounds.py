@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..stats import CONFIDENCE
 from .table import LEFT, RIGHT, Column, Table
 from .text import NONE, counted, in_unit, interval, ratio, share
-from .verdict import paired_words
+from .verdict import paired_warnings, paired_words
 
 if TYPE_CHECKING:  # the results' types, defined with their computation
     from ..rounds.aa import Rate, Result
@@ -19,8 +20,10 @@ if TYPE_CHECKING:  # the results' types, defined with their computation
 
 
 def ratio_ci(p: Paired) -> str:
-    """The CI of a median of per-round ratios, with its achieved coverage."""
-    return (f"95% CI {interval(ratio(p.ci.low), ratio(p.ci.high))} "
+    """The CI of a median of per-round ratios, with its achieved coverage (below 95%
+    when dependent rounds count as too few for a 95% one)."""
+    level = "95% CI" if p.ci.confidence >= CONFIDENCE else "CI"
+    return (f"{level} {interval(ratio(p.ci.low), ratio(p.ci.high))} "
             f"(coverage {share(p.ci.confidence)})")
 
 
@@ -44,6 +47,7 @@ def ab_table(result: ABResult) -> Table:
                    f"{paired_words(result.verdict)}",
                    f"each round: one run of each side, alternating which runs first; its "
                    f"figures are the runs' {figure}; the table's median is over the rounds",
+                   *(f"warning: {w}" for w in paired_warnings(result.verdict)),
                    *(f"note: {note}" for note in result.notes)]
     return table
 
@@ -79,6 +83,11 @@ def aa_table(result: Result) -> Table:
             table.notes.append(f"{check}: {verdict} {r.called} of {r.judged} round pairs "
                                f"({share(r.rate)}, 95% CI {interval(share(r.low), share(r.high))}"
                                f"); passed {r.judged - r.called}")
+    blocks = result.blocks
+    if blocks is not None and blocks.judged:
+        table.notes.append(f"blocks whose rounds scattered (the warning 'kcross ab' prints): "
+                           f"{result.scattered_blocks} of {blocks.judged}; whose rounds "
+                           f"counted as fewer (dependent): {result.dependent_blocks}")
     if result.noise:
         shown = sorted(result.noise.items(), key=lambda kv: -kv[1].cv)
         table.notes.append("run-to-run noise here (beyond each run's own noise, from these "

@@ -36,7 +36,7 @@ One rule each:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..fingerprint import BOOL, HASH_SHOWN, HZ, LIST, MAP
@@ -185,6 +185,22 @@ def shown_value(value: Any, kind: str | None = None) -> str:
     if isinstance(value, Mapping) and kind in (None, MAP):
         return "; ".join(f"{k}: {shown_value(v)}" for k, v in value.items()) or NONE
     return str(value)
+
+
+def runs_listed(labels: Iterable[str]) -> str:
+    """Stored runs' labels (``run 3``) as one phrase, ids in order and spans joined: ``runs
+    2-6, 9``, ``run 4``; any other label as it is, after them."""
+    labels = list(dict.fromkeys(labels))
+    stored = {x: int(x[4:]) for x in labels if x.startswith("run ") and x[4:].isdigit()}
+    spans: list[list[int]] = []
+    for i in sorted(set(stored.values())):
+        if spans and i == spans[-1][-1] + 1:
+            spans[-1][-1:] = [i] if len(spans[-1]) > 1 else [spans[-1][0], i]
+        else:
+            spans.append([i])
+    named = ", ".join("-".join(str(i) for i in span) for span in spans)
+    named = f"run{'s' if len(stored) > 1 else ''} {named}" if stored else ""
+    return ", ".join(x for x in (named, *(x for x in labels if x not in stored)) if x)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -3,6 +3,7 @@ comment and the HTML report word it (the vocabulary's rules: kcross.views.text).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..judge.categories import Category, amount, higher_word, lower_word
@@ -17,7 +18,18 @@ from ..judge.verdict import (
     gate,
     timer_share,
 )
-from .text import NONE, change_words, percent, plus_minus, signed, significant_digits
+from ..stats import CONFIDENCE, OUTLYING
+from .text import (
+    NONE,
+    change_words,
+    counted,
+    percent,
+    plus_minus,
+    runs_listed,
+    share,
+    signed,
+    significant_digits,
+)
 
 
 def percent_text(ratio: float | None) -> str:
@@ -100,7 +112,9 @@ def sees_text(j: Judgement) -> str:
     if SEEN_RUNS in j.sees and j.noise is not None:
         near = f", runs within {_duration(j.noise.within)} of each other" \
             if j.noise.within is not None else ""
-        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near})")
+        far = j.noise.outliers
+        outliers = f"; outlier {runs_listed(far)} left out" if far else ""
+        parts.append(f"run-to-run noise ({j.noise.runs} {j.noise.source}{near}{outliers})")
     text = ", ".join(parts)
     if j.misses:
         text += "; cannot see " + " or ".join(
@@ -151,11 +165,39 @@ def timer_share_lines(judgements: Sequence[Judgement]) -> list[str]:
     return [timer_share_note(names)] if names else []
 
 
+def paired_warnings(v: PairedVerdict, b: str = "B", a: str = "A") -> list[str]:
+    """What the rounds show that the interval does not assume (kcross.stats.paired_ratio):
+    a scatter beyond one steady machine's, rounds that depend on each other; none when
+    they behave."""
+    p = v.paired
+    found = []
+    if p.scattered:
+        found.append(
+            f"the rounds scatter: {b}/{a} from {min(p.ratios):.3f} to "
+            f"{max(p.ratios):.3f}, {p.outlying} of {p.n} rounds beyond {OUTLYING:g} robust "
+            f"sds (±{share(math.expm1(OUTLYING * p.spread))}) of the median: other work "
+            "disturbed the runs (see 'kcross sysinfo --readiness'); the CI, distribution-free, "
+            "holds only while such rounds come independently: repeat on a quiet CPU or with "
+            "more rounds")
+    if p.dependent:
+        found.append(
+            f"consecutive rounds fell on the same side of the median more often than chance "
+            f"(lag-1 correlation {p.dependence:.2f}): the {p.n} rounds count as "
+            f"{counted(p.effective, 'independent round')}, and the CI is theirs (coverage "
+            f"{share(p.ci.confidence)})")
+    return found
+
+
 def paired_words(v: PairedVerdict, b: str = "B", a: str = "A") -> str:
     """'B is 5.7% faster than A (the CI excludes 1)', or that no difference is shown (the
     words of a JSON record too: unchanged)."""
     ratio = v.paired.median
     if v.category is Category.SAME:
+        p = v.paired
+        if p.ci.confidence < CONFIDENCE:
+            return (f"no difference shown (the {p.n} rounds count as "
+                    f"{counted(p.effective, 'independent round')}: too few for a "
+                    f"{CONFIDENCE:.0%} CI)")
         return "no difference shown (the CI includes 1)"
     if ratio < 1:
         return f"{b} is {1 - ratio:.1%} {lower_word(v.unit)} than {a} (the CI excludes 1)"
