@@ -799,14 +799,15 @@ def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]
 MAD_SD = 1.4826
 
 
-def outlying(values: Sequence[float], own_var: Sequence[float], limit: float) -> list[int]:
+def outlying(values: Sequence[float] | np.ndarray, own_var: Sequence[float] | np.ndarray,
+             limit: float) -> list[int]:
     """The indices of the values further than ``limit`` robust standard deviations from
     their median: the median absolute deviation as a normal sample's sd (MAD_SD), at least
     the values' own noise (the median of ``own_var``, as an sd).  A robust rule: one absurd
     value moves neither the median nor the deviation."""
     if len(values) != len(own_var):
         raise StatsError("each value needs its own variance")
-    if not values:
+    if not len(values):
         return []
     data = np.asarray(values, dtype=np.float64)
     off = np.abs(data - np.median(data))

@@ -557,20 +557,16 @@ class _NoiseHistory:
     def _estimate(self, name: str, machine: str, kernel: str | None, like: Config | None,
                   apart: float | None, exclude: Iterable[str] = ()) -> RunNoise | None:
         """The noise of the points judge.noise.select takes of ``points(name, machine,
-        kernel)`` for runs of configuration ``like`` (None: the newest's, with no run
-        excluded), the runs labelled ``exclude`` left out: select's points made ready once
-        (a noise.Runs) for all the changes shown, each change's own selection the places
-        it keeps."""
-        candidates = self.points(name, machine, kernel).values()
+        kernel)`` for runs of configuration ``like`` (None: the newest's), the runs labelled
+        ``exclude`` left out: select's points made ready once (a noise.Runs) for all the
+        changes shown, the runs compared left out by their places (as select's ``exclude``
+        leaves them out: its points but them)."""
         key = (name, machine, kernel, like)
         if key not in self._runs:
-            chosen = select(candidates, like)
+            chosen = select(self.points(name, machine, kernel).values(), like)
             self._runs[key] = (Runs([chosen]), {p.run: i for i, p in enumerate(chosen)})
         runs, place = self._runs[key]
-        leave: set[int] = set()
-        if exclude:
-            kept = {p.run for p in select(candidates, like, exclude=exclude)}
-            leave = {i for label, i in place.items() if label not in kept}
+        leave = {place[x] for x in exclude if x in place}
         try:
             return runs.estimate(HISTORY, apart=apart, leave_out=leave)
         except StatsError:

@@ -47,6 +47,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
@@ -135,7 +137,8 @@ def outliers(points: Sequence[RunPoint]) -> list[RunPoint]:
     return [points[i] for i in _outlying([p.log for p in points], [p.var for p in points])]
 
 
-def _outlying(logs: Sequence[float], var: Sequence[float]) -> list[int]:
+def _outlying(logs: Sequence[float] | np.ndarray, var: Sequence[float] | np.ndarray
+              ) -> list[int]:
     """The places of :func:`outliers` among runs of these log figures and variances."""
     if len(logs) < MIN_RUNS:
         return []
@@ -159,8 +162,8 @@ class Runs:
         self.groups = [list(g) for g in groups]
         self.size = sum(len(g) for g in self.groups)
         self._labels = [p.run for g in self.groups for p in g]
-        self._log = [p.log for g in self.groups for p in g]
-        self._var = [p.var for g in self.groups for p in g]
+        self._log = np.asarray([p.log for g in self.groups for p in g], dtype=np.float64)
+        self._var = np.asarray([p.var for g in self.groups for p in g], dtype=np.float64)
         self._near: stats.NearRuns | None = None
 
     def estimate(self, source: str, *, apart: float | None = None,
@@ -174,9 +177,10 @@ class Runs:
         far: set[str] = set()
         first = 0
         for g in self.groups:
-            places = [i for i in range(first, first + len(g)) if i not in out]
-            far.update(self._labels[places[j]] for j in _outlying(
-                [self._log[i] for i in places], [self._var[i] for i in places]))
+            places = np.arange(first, first + len(g))
+            places = places[np.isin(places, list(out), invert=True)] if out else places
+            far.update(self._labels[int(places[j])] for j in _outlying(self._log[places],
+                                                                        self._var[places]))
             first += len(g)
         if far:
             out |= {i for i, label in enumerate(self._labels) if label in far}

@@ -408,6 +408,8 @@ class Reading:
 
 def _asked_quick(command: Any) -> bool:
     """Whether a stored command (JSON text, or parsed by PostgreSQL's driver) has --quick."""
+    if isinstance(command, str) and "--quick" not in command:
+        return False      # none to find: no text parsed (a machine's 10,000 runs read)
     try:
         words = records.decoded(command)
     except ValueError:
