@@ -123,11 +123,16 @@ def series_of_results(source: str, fingerprint: Mapping[str, Any] | None,
 def run_start(fingerprint: Mapping[str, Any] | None) -> float | None:
     """When a run started (its fingerprint's ``host.time``, POSIX seconds), or None: unknown,
     or a lab guest's (its clock counts instructions from a fixed date)."""
-    import datetime as dt
-
     if not fingerprint or fields.lab(fingerprint) is not None:
         return None
-    text = fields.HOST_TIME.of(fingerprint)
+    return host_time(fields.HOST_TIME.of(fingerprint))
+
+
+def host_time(text: object) -> float | None:
+    """A fingerprint's ``host.time`` in POSIX seconds (run_start of a fingerprint not a lab
+    guest's), or None: not a time."""
+    import datetime as dt
+
     if not isinstance(text, str):
         return None
     try:

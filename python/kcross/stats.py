@@ -30,7 +30,8 @@ been, so a meaningless figure is never printed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,9 +167,35 @@ def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
     return data
 
 
+# Up to this many values the quantiles are taken from the values sorted, here; beyond,
+# from numpy.quantile's partition.  The same figures to the bit (test_stats.py).
+SORTED_QUANTILES_UP_TO = 4096
+
+
 def _quantiles(data: np.ndarray, probs: Sequence[float]) -> list[float]:
-    """Type-7 quantiles of clean data (numpy's "linear" method, named so it cannot drift)."""
-    return [float(q) for q in np.quantile(data, probs, method="linear")]
+    """Type-7 quantiles of clean data: numpy's "linear" method (named so it cannot drift),
+    and for the short series kcross mostly has (11 samples a process) the same arithmetic
+    on the values sorted: for p, h = (n - 1) p, x[floor h] + (h - floor h)(x[floor h + 1] -
+    x[floor h]), from the upper value when h - floor h >= 1/2 (numpy's lerp), the largest
+    value when h >= n - 1.  A call of numpy.quantile costs twenty times the sort: its
+    thousands a comparison were most of a verdict's work."""
+    n = int(data.size)
+    if n > SORTED_QUANTILES_UP_TO:
+        return [float(q) for q in np.quantile(data, probs, method="linear")]
+    ordered = np.sort(data).tolist()
+    found = []
+    for p in probs:
+        h = (n - 1) * float(p)
+        if h >= n - 1:                      # numpy: the last value, lerped with itself
+            low = high = n - 1
+            t = h + 1.0
+        else:
+            low = math.floor(h)
+            high, t = low + 1, h - low
+        a, b = ordered[low], ordered[high]
+        d = b - a
+        found.append(b - d * (1.0 - t) if t >= 0.5 else a + d * t)
+    return found
 
 
 def quantile(samples: Sequence[float], p: float) -> float:
@@ -226,20 +253,46 @@ def _median_ci(data: np.ndarray, confidence: float) -> MedianCI:
     need = min_samples_for(confidence)
     if n < need:
         raise StatsError(f"n={n}: too few for a {confidence:.0%} CI (need {need})")
-    # scipy.special.bdtr is the binomial CDF that scipy.stats.binom.cdf wraps;
-    # it is used directly, and imported here, because importing scipy.stats
-    # costs over a second on every kcross invocation.
-    from scipy.special import bdtr
-
-    ranks = np.arange(1, n // 2 + 1)               # candidate lower ranks l
-    coverage = 1.0 - 2.0 * bdtr(ranks - 1, n, 0.5)
-    ok = ranks[coverage >= confidence]
-    low_rank = int(ok.max())                       # ok is non-empty since n >= need
+    low_rank, coverage = _median_ranks(n, confidence)
     high_rank = n + 1 - low_rank
     ordered = np.sort(data)
     return MedianCI(low=float(ordered[low_rank - 1]), high=float(ordered[high_rank - 1]),
-                    low_rank=low_rank, high_rank=high_rank,
-                    confidence=float(coverage[low_rank - 1]))
+                    low_rank=low_rank, high_rank=high_rank, confidence=coverage)
+
+
+# Up to this many samples the median's coverage is counted exactly in integers; beyond, it
+# is scipy.special's binomial distribution (the sums grow with n: 100,000 samples would take
+# a second in integers).
+EXACT_COVERAGE_UP_TO = 2000
+
+
+@functools.lru_cache(maxsize=1024)  # a pure function of n: a run's benchmarks share it
+def _median_ranks(n: int, confidence: float) -> tuple[int, float]:
+    """The largest lower rank l (1 <= l <= n // 2) whose interval covers the median with
+    1 - 2 P(B <= l - 1) >= ``confidence``, B ~ Binomial(n, 1/2), and that coverage.  Up to
+    EXACT_COVERAGE_UP_TO samples the binomial sums are counted in integers, each coverage
+    rounded once: no scipy, whose import cost every command that stores or shows a figure
+    a tenth of a second.  The caller checked that l = 1 reaches ``confidence``."""
+    if n > EXACT_COVERAGE_UP_TO:
+        # scipy.special.bdtr is the binomial CDF that scipy.stats.binom.cdf wraps;
+        # it is used directly because importing scipy.stats costs over a second.
+        from scipy.special import bdtr
+
+        ranks = np.arange(1, n // 2 + 1)            # candidate lower ranks l
+        coverages = 1.0 - 2.0 * bdtr(ranks - 1, n, 0.5)
+        low_rank = int(ranks[coverages >= confidence].max())
+        return low_rank, float(coverages[low_rank - 1])
+    total = 1 << n
+    below, ways = 0, 1                  # 2^n P(B <= l - 1), and C(n, l - 1)
+    found = (1, 1.0)
+    for rank in range(1, n // 2 + 1):
+        below += ways
+        coverage = (total - 2 * below) / total
+        if coverage < confidence:
+            break
+        found = (rank, coverage)
+        ways = ways * (n - rank + 1) // rank
+    return found
 
 
 def _check_level(confidence: float) -> None:
@@ -462,8 +515,8 @@ def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[fl
     ratios = np.empty(BOOTSTRAP_RESAMPLES)
     for start in range(0, BOOTSTRAP_RESAMPLES, rows):
         k = min(rows, BOOTSTRAP_RESAMPLES - start)
-        ma = np.median(a[rng.integers(0, a.size, size=(k, a.size))], axis=1)
-        mb = np.median(b[rng.integers(0, b.size, size=(k, b.size))], axis=1)
+        ma = _row_medians(a[rng.integers(0, a.size, size=(k, a.size))])
+        mb = _row_medians(b[rng.integers(0, b.size, size=(k, b.size))])
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios[start:start + k] = mb / ma
     ratios = ratios[np.isfinite(ratios)]
@@ -474,27 +527,95 @@ def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[fl
     return float(low), float(high)
 
 
-# With ties scipy's Mann-Whitney takes the normal approximation, which for small samples
-# can go below what any arrangement of them allows; up to this many samples in all the
-# p-value is the exact permutation one instead.
+def _row_medians(data: np.ndarray) -> np.ndarray:
+    """The median of each row (numpy's ``median(data, axis=1)``, to the bit: the middle
+    value, or the two middle ones' sum halved), from the rows sorted: three times faster
+    than numpy's for the bootstrap's thousands of short rows."""
+    ordered = np.sort(data, axis=1)
+    n = data.shape[1]
+    if n % 2:
+        return ordered[:, n // 2]
+    return (ordered[:, n // 2 - 1] + ordered[:, n // 2]) / 2.0
+
+
+# With ties, Mann-Whitney's normal approximation can go below what any arrangement of
+# small samples allows; up to this many samples in all the p-value is the exact
+# permutation one instead.
 EXACT_TIES_UP_TO = 20
+# Without ties, the exact null distribution of U when either side has this many samples
+# or fewer (scipy.stats.mannwhitneyu's "auto" choice); the normal approximation otherwise.
+EXACT_U_UP_TO = 8
 
 
 def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import mannwhitneyu
+    """Mann-Whitney U's two-sided p-value of ``a`` against ``b``: for tied samples of
+    EXACT_TIES_UP_TO or fewer in all, the exact permutation p of U; without ties, when a side
+    has EXACT_U_UP_TO samples or fewer, U's exact null distribution; otherwise the normal
+    approximation with the tie correction and the continuity correction.  The same figures
+    as scipy.stats' ``mannwhitneyu(a, b, method="auto")`` and, for the tied small samples,
+    its ``permutation_test`` of U (test_stats.py holds them to it on many random samples);
+    computed here because importing scipy.stats costs half a second a command."""
+    n1, n2 = int(a.size), int(b.size)
+    _, where, counts = np.unique(np.concatenate([a, b]), return_inverse=True,
+                                 return_counts=True)
+    # twice each sample's rank (ties: their mean rank), an integer
+    twice = (2 * np.cumsum(counts) - counts + 1)[where.reshape(-1)]
+    ties = bool(np.any(counts > 1))
+    if ties and n1 + n2 <= EXACT_TIES_UP_TO:
+        return _u_permutation_p(twice, n1)
+    u1 = float(np.sum(twice[:n1])) / 2.0 - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)     # the larger of U1 and U2: the upper tail, doubled
+    if ties or (n1 > EXACT_U_UP_TO and n2 > EXACT_U_UP_TO):
+        from scipy.special import ndtr
 
-    ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
-    if ties and a.size + b.size <= EXACT_TIES_UP_TO:
-        from scipy.stats import permutation_test
+        n = n1 + n2
+        tie_term = float(np.sum(counts.astype(np.float64) ** 3 - counts))
+        s = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.float64(u - n1 * n2 / 2 - 0.5) / np.float64(s)
+        return float(min(1.0, max(0.0, 2.0 * float(ndtr(-z)))))
+    return min(1.0, 2.0 * _u_exact_cdf(n1 * n2 - int(u), n1, n2))
 
-        def u(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
-            return np.asarray(mannwhitneyu(x, y, axis=axis, method="asymptotic").statistic)
 
-        result = permutation_test((a, b), u, permutation_type="independent",
-                                  alternative="two-sided", n_resamples=np.inf,
-                                  vectorized=True)
-        return float(result.pvalue)
-    return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
+def _u_exact_cdf(k: int, n1: int, n2: int) -> float:
+    """P(U <= k) for samples of n1 and n2 without ties, under the null hypothesis: the
+    arrangements with U = 0..k counted exactly (the coefficients of the Gaussian binomial
+    coefficient, prod over i = 1..m of (1 - q^(n+i)) / (1 - q^i), m <= n the sizes), each
+    over their total, summed in order."""
+    from scipy.special import binom
+
+    m, n = min(n1, n2), max(n1, n2)
+    ways = [1] + [0] * k
+    for i in range(1, m + 1):
+        for j in range(k, n + i - 1, -1):     # times (1 - q^(n+i))
+            ways[j] -= ways[j - n - i]
+        for j in range(i, k + 1):             # over (1 - q^i)
+            ways[j] += ways[j - i]
+    total = float(binom(n1 + n2, m))
+    cdf = 0.0
+    for w in ways:
+        cdf += float(w) / total
+    return cdf
+
+
+def _u_permutation_p(twice: np.ndarray, n1: int) -> float:
+    """The exact two-sided permutation p of U for the first ``n1`` of the pooled samples
+    whose ranks (doubled) are ``twice``: over every choice of n1 of them, the share whose
+    rank sum is at most the observed one and the share at least it, the smaller doubled.
+    U moves with the rank sum, so the sums are counted (subsets of each size by their sum),
+    not the choices enumerated."""
+    ranks = [int(r) for r in twice]
+    top = sum(ranks)
+    ways = np.zeros((n1 + 1, top + 1), dtype=np.int64)
+    ways[0, 0] = 1
+    for r in ranks:
+        ways[1:, r:] += ways[:-1, :top + 1 - r].copy()
+    sums = ways[n1]
+    observed = sum(ranks[:n1])
+    total = float(sums.sum())
+    below = float(sums[:observed + 1].sum()) / total
+    above = float(sums[observed:].sum()) / total
+    return min(1.0, 2.0 * min(below, above))
 
 
 def sample_test(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA,
@@ -678,14 +799,15 @@ def between_runs_pooled(groups: Sequence[tuple[Sequence[float], Sequence[float]]
 MAD_SD = 1.4826
 
 
-def outlying(values: Sequence[float], own_var: Sequence[float], limit: float) -> list[int]:
+def outlying(values: Sequence[float] | np.ndarray, own_var: Sequence[float] | np.ndarray,
+             limit: float) -> list[int]:
     """The indices of the values further than ``limit`` robust standard deviations from
     their median: the median absolute deviation as a normal sample's sd (MAD_SD), at least
     the values' own noise (the median of ``own_var``, as an sd).  A robust rule: one absurd
     value moves neither the median nor the deviation."""
     if len(values) != len(own_var):
         raise StatsError("each value needs its own variance")
-    if not values:
+    if not len(values):
         return []
     data = np.asarray(values, dtype=np.float64)
     off = np.abs(data - np.median(data))
@@ -703,7 +825,147 @@ def between_runs_near(pairs: Sequence[tuple[float, float, float, float]]) -> tup
         raise StatsError(f"{len(pairs)} pair(s) of runs: their variation needs at least 2")
     half = [((a - b) ** 2 - va - vb) / 2.0 for a, b, va, vb in pairs]
     runs = len({(a, va) for a, _, va, _ in pairs} | {(b, vb) for _, b, _, vb in pairs})
-    return max(0.0, float(np.mean(half))), float(min(len(pairs), max(1, runs - 1)))
+    return _near_variance(len(pairs), float(np.mean(half)), runs)
+
+
+def _near_variance(pairs: int, mean_half: float, runs: int) -> tuple[float, float]:
+    """:func:`between_runs_near`'s figure from its pairs' number, the mean of their halves
+    and the runs involved."""
+    return max(0.0, float(mean_half)), float(min(pairs, max(1, runs - 1)))
+
+
+class NearRuns:
+    """:func:`between_runs_near` over every pair of runs started at most a window apart,
+    for many windows and with a few runs left out each time (the two runs a comparison
+    judges), at a cost that does not grow with the pairs: thousands of runs started within
+    minutes of each other have millions.  The runs come in groups that may differ by a
+    constant (pairs within a group only), each run its log figure, its within-run variance
+    and its start (seconds; None: unknown, in no pair); a run is named by its place in the
+    groups, one after the other.  Each group's runs are sorted by start once; a window's
+    pairs are each run's with the runs before it no further back (a range of the sorted
+    runs: the same subtraction as the pairs' test, so the same pairs), their sums taken
+    from running sums (the figures centred on a run's, for precision); a left-out run's pairs
+    are summed directly and taken off."""
+
+    def __init__(self, groups: Sequence[tuple[Sequence[float], Sequence[float],
+                                              Sequence[float | None]]]) -> None:
+        logs = [float(x) for g in groups for x in g[0]]
+        var = [float(v) for g in groups for v in g[1]]
+        starts = [t for g in groups for t in g[2]]
+        if not len(logs) == len(var) == len(starts):
+            raise StatsError("each run needs its within-run variance and its start")
+        self.size = len(logs)
+        # a run's value, (log, var), as between_runs_near tells runs apart
+        _, key = np.unique(np.asarray([logs, var], dtype=np.float64).reshape(2, -1).T,
+                           axis=0, return_inverse=True)
+        self._keys = int(key.max()) + 1 if logs else 0
+        self._groups: list[_SortedRuns] = []
+        self._where: dict[int, tuple[int, int]] = {}   # run -> (its group, sorted place)
+        first = 0
+        for g in groups:
+            timed = [(float(t), i) for i, t in enumerate(g[2], start=first) if t is not None]
+            timed.sort()
+            order = np.asarray([i for _, i in timed], dtype=np.int64)
+            for place, i in enumerate(order.tolist()):
+                self._where[i] = (len(self._groups), place)
+            # centred on one of them: runs of one figure stay exactly 0 apart (no noise)
+            x = np.asarray(logs, dtype=np.float64)[order]
+            self._groups.append(_SortedRuns(
+                np.asarray([t for t, _ in timed], dtype=np.float64), x - x[:1].sum(),
+                np.asarray(var, dtype=np.float64)[order], key.reshape(-1)[order]))
+            first += len(g[0])
+
+    def pairs_and_variance(self, window: float, leave_out: Iterable[int] = ()
+                           ) -> tuple[int, tuple[float, float] | None]:
+        """The number of pairs no further apart than ``window`` seconds once the runs
+        ``leave_out`` are left out, and :func:`between_runs_near` of them (None: fewer than
+        2 pairs)."""
+        gone: dict[int, list[int]] = {}
+        for i in set(leave_out):
+            if not 0 <= i < self.size:
+                raise StatsError(f"no run {i} to leave out")
+            if i in self._where:
+                group, place = self._where[i]
+                gone.setdefault(group, []).append(place)
+        pairs, half, involved = 0, 0.0, np.zeros(self._keys, dtype=np.int64)
+        for group, runs in enumerate(self._groups):
+            n, h, keys = runs.without(window, sorted(gone.get(group, [])))
+            pairs, half = pairs + n, half + h
+            involved += np.bincount(keys, minlength=self._keys)
+        if pairs < 2:
+            return pairs, None
+        return pairs, _near_variance(pairs, half / pairs, int(np.count_nonzero(involved)))
+
+
+@dataclass
+class _SortedRuns:
+    """One group of NearRuns: its timed runs sorted by start, their centred log figures,
+    variances and value keys; and per window, each run's range of partners."""
+
+    start: np.ndarray
+    x: np.ndarray
+    var: np.ndarray
+    key: np.ndarray
+
+    def __post_init__(self) -> None:
+        zero = np.zeros(1)
+        self._s1 = np.concatenate([zero, np.cumsum(self.x)])
+        self._s2 = np.concatenate([zero, np.cumsum(self.x * self.x)])
+        self._sv = np.concatenate([zero, np.cumsum(self.var)])
+        self._windows: dict[float, tuple[np.ndarray, np.ndarray, int, float]] = {}
+
+    def _ranges(self, window: float) -> tuple[np.ndarray, np.ndarray, int, float]:
+        """Each run's partners [lo, hi) (itself among them) within ``window``, the pairs'
+        number and the sum of their halves."""
+        if window in self._windows:
+            return self._windows[window]
+        t, n = self.start, self.start.size
+        place = np.arange(n)
+        # first k with t[i] - t[k] <= window, and 1 + the last with t[k] - t[i] <= window:
+        # found by bisection, then moved to where the subtraction itself says (rounding)
+        lo = np.searchsorted(t, t - window, side="left")
+        hi = np.searchsorted(t, t + window, side="right")
+        while (down := (lo > 0) & (t - t[np.maximum(lo - 1, 0)] <= window)).any():
+            lo = lo - down
+        while (up := ~(t - t[lo] <= window)).any():
+            lo = lo + up
+        while (up := (hi < n) & (t[np.minimum(hi, n - 1)] - t <= window)).any():
+            hi = hi + up
+        while (down := (hi > place + 1) & ~(t[hi - 1] - t <= window)).any():
+            hi = hi - down
+        count = place - lo                     # the partners before each run
+        x, v = self.x, self.var
+        squares = (count * x * x - 2.0 * x * (self._s1[place] - self._s1[lo])
+                   + (self._s2[place] - self._s2[lo]))
+        variances = count * v + (self._sv[place] - self._sv[lo])
+        found = (lo, hi, int(count.sum()), float(np.sum(squares - variances)) / 2.0)
+        self._windows[window] = found
+        return found
+
+    def without(self, window: float, gone: list[int]) -> tuple[int, float, np.ndarray]:
+        """The pairs within ``window`` once the runs at the sorted places ``gone`` are left
+        out: their number, the sum of their halves, and the keys of the runs in a pair."""
+        if self.start.size == 0:
+            return 0, 0.0, np.zeros(0, dtype=np.int64)
+        lo, hi, pairs, half = self._ranges(window)
+        degree = hi - lo - 1
+        if gone:
+            degree = degree.copy()
+            for a in gone:
+                d = self.x[lo[a]:hi[a]] - self.x[a]
+                others = int(hi[a] - lo[a] - 1)
+                pairs -= others
+                half -= (float(np.sum(d * d)) - others * float(self.var[a])
+                         - (float(np.sum(self.var[lo[a]:hi[a]])) - float(self.var[a]))) / 2.0
+                degree[lo[a]:hi[a]] -= 1
+            for i, a in enumerate(gone):       # a pair of two left-out runs: taken off twice
+                for b in gone[i + 1:]:
+                    if lo[b] <= a < hi[b]:
+                        pairs += 1
+                        d = float(self.x[a] - self.x[b])
+                        half += (d * d - float(self.var[a]) - float(self.var[b])) / 2.0
+            degree[gone] = 0
+        return pairs, half, self.key[degree > 0]
 
 
 def detectable(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:

@@ -255,3 +255,56 @@ def test_summary_is_immutable_and_complete() -> None:
                                 "overhead_median", "subtracted", "overhead_reason"}
     with pytest.raises(AttributeError):
         s.median = 0.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 11, 12, 40])
+def test_the_bootstraps_row_medians_are_numpys(n: int) -> None:
+    """The ratio's bootstrap takes each resample's median from its row sorted: numpy's
+    median to the bit, odd and even rows, ties, tiny and huge values."""
+    from kcross.stats import _row_medians
+
+    rng = np.random.default_rng(n)
+    for digits in (1.0, 1e6):
+        rows = np.round(rng.normal(100.0, 3.0, size=(2000, n)) * digits) / digits
+        for scale in (1.0, 1e-300, 1e300):
+            assert np.array_equal(_row_medians(rows * scale), np.median(rows * scale, axis=1))
+
+
+def test_the_medians_coverage_is_counted_exactly_and_is_scipys() -> None:
+    """The interval's ranks and coverage from integer binomial sums (no scipy import): the
+    ranks scipy.special's binomial gave, the coverage to its last digits, and rounded once
+    from the exact sum; beyond EXACT_COVERAGE_UP_TO samples, scipy's (the sums grow)."""
+    from kcross.stats import EXACT_COVERAGE_UP_TO, _median_ranks
+    from scipy.special import bdtr
+
+    for n in [*range(6, 300), *range(300, EXACT_COVERAGE_UP_TO + 40, 97)]:
+        for confidence in (0.90, 0.95, 0.99):
+            if n < min_samples_for(confidence):
+                continue
+            ranks = np.arange(1, n // 2 + 1)
+            coverages = 1.0 - 2.0 * bdtr(ranks - 1, n, 0.5)
+            low_rank = int(ranks[coverages >= confidence].max())
+            rank, got = _median_ranks(n, confidence)
+            assert rank == low_rank
+            assert got == pytest.approx(float(coverages[low_rank - 1]), rel=1e-11)
+            if n <= 300:
+                below = sum(math.comb(n, k) for k in range(rank))
+                assert got == (2 ** n - 2 * below) / 2 ** n   # the exact fraction, rounded
+
+
+def test_the_quantiles_of_short_series_are_numpys_to_the_bit() -> None:
+    """Up to SORTED_QUANTILES_UP_TO values the rule's quantiles come from the values sorted
+    (numpy.quantile's call cost twenty times that): numpy's "linear" figures exactly, for
+    every length, ties, extremes of scale, and any p (0 and 1 too)."""
+    from kcross.stats import SORTED_QUANTILES_UP_TO, _quantiles
+
+    rng = np.random.default_rng(17)
+    for n in [*range(1, 70), 101, 201, 1000, SORTED_QUANTILES_UP_TO]:
+        for kind in range(5):
+            data = [rng.normal(100.0, 3.0, n), np.round(rng.normal(100.0, 3.0, n)),
+                    rng.exponential(1.0, n) * 1e-300, rng.exponential(1.0, n) * 1e300,
+                    np.full(n, 7.25)][kind]
+            for probs in ([0.5], [0.25, 0.5, 0.75], [0.0, 1.0], [0.025, 0.975],
+                          list(rng.uniform(0.0, 1.0, 4))):
+                want = [float(q) for q in np.quantile(data, probs, method="linear")]
+                assert _quantiles(data, probs) == want, (n, kind, probs)

@@ -118,18 +118,23 @@ def test_a_run_reads_back_with_its_content_hash(tmp_path: Path) -> None:
 
 
 def test_bench_store_prints_every_figure(tmp_path: Path) -> None:
-    """scripts/bench-store at a tiny size (no timing asserted: the machine is shared)."""
+    """scripts/bench-store at a tiny size, both kinds of store (no timing asserted: the
+    machine is shared)."""
     script = PYTHON_DIR.parent / "scripts" / "bench-store"
     env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
     env.pop("KCROSS_TEST_POSTGRES_URL", None)
     proc = subprocess.run([sys.executable, str(script), "--runs", "20", "--results", "5",
-                           "--repeat", "1", "--no-postgres", "--dir", str(tmp_path / "b"),
-                           "--markdown"], capture_output=True, text=True, env=env,
-                          timeout=HANG)
+                           "--processes", "2", "--captures", "6", "--repeat", "1",
+                           "--no-postgres", "--dir", str(tmp_path / "b"), "--markdown"],
+                          capture_output=True, text=True, env=env, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
-    figures = {m[1] for m in re.finditer(r"^(?:sqlite|-)\s+20x5\s+(\S.*?)\s{2,}", proc.stdout,
-                                           re.MULTILINE)}
-    assert figures == {"start-up", "start-up+store", "generate", "bytes/run", "runs", "history",
-                       "history --last", "compare", "report", "show --json", "import",
-                       "push->sqlite 20"}, proc.stdout
-    assert "failed" not in proc.stdout and "| sqlite | history |" in proc.stdout
+    figures: dict[str, set[str]] = {}
+    for m in re.finditer(r"^(?:sqlite|-)\s+(one|several|-)\s+20x5\s+(\S.*?)\s{2,}", proc.stdout,
+                         re.MULTILINE):
+        figures.setdefault(m[1], set()).add(m[2])
+    each = {"generate", "bytes/run", "runs", "history", "history --last", "compare", "report",
+            "show --json", "import", "push->sqlite 20"}
+    assert figures == {"-": {"start-up", "start-up+store"}, "one": each, "several": each}, \
+        proc.stdout
+    assert "failed" not in proc.stdout and "| sqlite | one | history |" in proc.stdout
+    assert "| sqlite | several | history |" in proc.stdout

@@ -49,7 +49,7 @@ from ..judge.noise import (
     Config,
     PointCache,
     RunPoint,
-    estimate,
+    Runs,
     exact_counts,
     left_out,
     run_point,
@@ -58,7 +58,7 @@ from ..judge.noise import (
 )
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
-from ..series import Series, bench_name, merge_results, run_start, series_of_results
+from ..series import Series, bench_name, host_time, merge_results, run_start, series_of_results
 from ..sides import not_complete
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
@@ -464,9 +464,14 @@ class _NoiseHistory:
                  cache: PointCache) -> None:
         self.store, self.machines, self.about, self.cache = store, machines, about, cache
         self.ids = {ident: mid for mid, (_, ident, _, _) in about.items()}
+        self._lab: dict[int, bool] = {}     # machine id -> whether a lab guest's
         self._points: dict[tuple[str, str, str | None], dict[str, Candidate]] = {}
         self._counted: dict[tuple[str, str, str | None], int] = {}
         self._facts: dict[int, RunFacts] = {}
+        # select's points for a configuration (None: the newest's) as one estimate's runs,
+        # and each run label's place among them
+        self._runs: dict[tuple[str, str, str | None, Config | None],
+                         tuple[Runs, dict[str, int]]] = {}
 
     def facts(self, run_id: int, machine: str) -> RunFacts | None:
         """The noise facts of a run (those of its machine's runs read at once)."""
@@ -493,15 +498,22 @@ class _NoiseHistory:
         if key in self._points:
             return self._points[key]
         fp = self.machines[self.ids[machine]]
-        runs: dict[int, list[Any]] = {}
+        # left_out of the machine's runs by what it reads of each (10,000 runs, a few kinds)
+        why: dict[tuple[str, bool, str | None], str | None] = {}
+        runs: dict[int, Any] = {}
         for row in queries.figures_named(self.store, [name], [self.ids[machine]]):
             facts = self.facts(row.run_id, machine)
-            if facts is None or left_out(status=facts.status, quick=facts.quick,
-                                         excluded=facts.excluded, fingerprint=fp):
+            if facts is None:
+                continue
+            told = (facts.status, facts.quick, facts.excluded)
+            if told not in why:
+                why[told] = left_out(status=facts.status, quick=facts.quick,
+                                     excluded=facts.excluded, fingerprint=fp)
+            if why[told] is not None:
                 continue
             if kernel is None or row.kernel_sha256 == kernel:
-                runs.setdefault(row.run_id, []).append(row)
-        several = [i for i, rs in runs.items() if len(rs) > 1][-HISTORY_RUNS:]
+                runs[row.run_id] = row
+        several = [i for i, row in runs.items() if row.processes > 1][-HISTORY_RUNS:]
         todo = [i for i in several if (f"run {i}", name) not in self.cache]
         if todo:
             for run_id, pts in _points_of(self.store, [name], todo, self.machines, self.about,
@@ -516,28 +528,31 @@ class _NoiseHistory:
         kept = set(several)
         found: dict[str, Candidate] = {}
         counted = 0    # the runs with figures, with a point or not
-        for run_id, rs in runs.items():
+        for run_id, row in runs.items():
             label = f"run {run_id}"
-            if len(rs) > 1:
+            if row.processes > 1:
                 if run_id not in kept or (label, name) not in self.cache:
                     continue
-            elif rs[0].status != "ok" or rs[0].median_ns is None:
+            elif row.status != "ok" or row.median_ns is None:
                 continue
             elif (label, name) not in self.cache:
-                self.cache[(label, name)] = self._single(rs[0])
+                self.cache[(label, name)] = self._single(row)
             counted += 1
             point = self.cache[(label, name)]
             facts = self.facts(run_id, machine)
             if point is not None and facts is not None:
-                found[label] = Candidate(point, Config(machine, facts.harness, len(rs),
-                                                       int(rs[0].n)), stored=run_id)
+                found[label] = Candidate(point, Config(machine, facts.harness, row.processes,
+                                                       int(row.n) // row.processes),
+                                         stored=run_id)
         self._points[key] = found
         self._counted[key] = counted
         return found
 
     def _single(self, row: Any) -> RunPoint | None:
-        fp = self.machines[row.machine_id]
-        started = run_start(fields.HOST_TIME.put(fp, row.host_time))
+        # run_start of the machine's fingerprint with the run's host.time: a lab guest's none
+        if row.machine_id not in self._lab:
+            self._lab[row.machine_id] = fields.lab(self.machines[row.machine_id]) is not None
+        started = None if self._lab[row.machine_id] else host_time(row.host_time)
         try:
             if row.ci_low_ns is None:
                 raise StatsError("no CI")
@@ -546,9 +561,21 @@ class _NoiseHistory:
         except StatsError:
             return None
 
-    def _estimate(self, points: list[RunPoint], apart: float | None) -> RunNoise | None:
+    def _estimate(self, name: str, machine: str, kernel: str | None, like: Config | None,
+                  apart: float | None, exclude: Iterable[str] = ()) -> RunNoise | None:
+        """The noise of the points judge.noise.select takes of ``points(name, machine,
+        kernel)`` for runs of configuration ``like`` (None: the newest's), the runs labelled
+        ``exclude`` left out: select's points made ready once (a noise.Runs) for all the
+        changes shown, the runs compared left out by their places (as select's ``exclude``
+        leaves them out: its points but them)."""
+        key = (name, machine, kernel, like)
+        if key not in self._runs:
+            chosen = select(self.points(name, machine, kernel).values(), like)
+            self._runs[key] = (Runs([chosen]), {p.run: i for i, p in enumerate(chosen)})
+        runs, place = self._runs[key]
+        leave = {place[x] for x in exclude if x in place}
         try:
-            return estimate(points, HISTORY, apart=apart)
+            return runs.estimate(HISTORY, apart=apart, leave_out=leave)
         except StatsError:
             return None
 
@@ -562,8 +589,7 @@ class _NoiseHistory:
             like = self.config(p)
             if like is None:
                 continue
-            candidates = self.points(p.name, p.machine, p.axis_sha).values()
-            found = self._estimate(select(candidates, like, exclude=left), apart)
+            found = self._estimate(p.name, p.machine, p.axis_sha, like, apart, left)
             if found is not None:
                 return found
         return None
@@ -585,9 +611,8 @@ class _NoiseHistory:
                 found.append(MachineNoise(name, first.hostname, machine, None, 0,
                                           kernel=first.axis if several else None, exact=True))
                 continue
-            pts = self.points(name, machine, sha)
             found.append(MachineNoise(name, first.hostname, machine,
-                                      self._estimate(select(pts.values()), None),
+                                      self._estimate(name, machine, sha, None, None),
                                       self._counted[(name, machine, sha)],
                                       kernel=first.axis if several else None))
         return found

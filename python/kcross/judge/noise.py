@@ -43,16 +43,18 @@ all the runs (the noise of runs taken at any time: the larger, the safe side).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .. import fingerprint as fields
 from .. import stats
 from ..fingerprint import identity
 from ..forcings import PLANTING
 from ..schema import UNIT_INSTRUCTIONS, unit_of
-from ..series import Series, series_of_results
+from ..series import Series, bench_name, host_time, series_of_results
 from ..stats import StatsError
 from .verdict import RunNoise
 
@@ -125,34 +127,22 @@ def estimate_pooled(groups: Sequence[Sequence[RunPoint]], source: str, *,
     one benchmark, one with a planted change): each run about its own group's mean; near
     pairs within a group only.  Each group's outliers (:func:`outliers`) are left out and
     named."""
-    far = {p.run for g in groups for p in outliers(g)}
-    groups = [[p for p in g if p.run not in far] for g in groups]
-    runs = sum(len(g) for g in groups)
-    used = tuple(dict.fromkeys(p.run for g in groups for p in g))
-    named = tuple(sorted(far, key=_label_order))
-    if runs < MIN_RUNS:
-        raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
-                         f"{MIN_RUNS}")
-    if apart is not None:
-        window = max(2.0 * apart, NEAR_WINDOW_S)
-        pairs = [(p.log, q.log, p.var, q.var) for g in groups for p, q in _near(g, window)]
-        if len(pairs) >= MIN_PAIRS:
-            var, df = stats.between_runs_near(pairs)
-            return RunNoise(var=var, df=df, runs=runs, source=source, within=window,
-                            used=used, outliers=named)
-    var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
-                                         for g in groups])
-    return RunNoise(var=var, df=df, runs=runs, source=source, used=used, outliers=named)
+    return Runs(groups).estimate(source, apart=apart)
 
 
 def outliers(points: Sequence[RunPoint]) -> list[RunPoint]:
     """The points further than OUTLIER_SDS robust standard deviations from the points'
     median log figure: the median absolute deviation as a normal sample's sd, at least the
     runs' own noise (the median of their within-run sds); none among fewer than MIN_RUNS."""
-    if len(points) < MIN_RUNS:
+    return [points[i] for i in _outlying([p.log for p in points], [p.var for p in points])]
+
+
+def _outlying(logs: Sequence[float] | np.ndarray, var: Sequence[float] | np.ndarray
+              ) -> list[int]:
+    """The places of :func:`outliers` among runs of these log figures and variances."""
+    if len(logs) < MIN_RUNS:
         return []
-    return [points[i] for i in stats.outlying([p.log for p in points],
-                                              [p.var for p in points], OUTLIER_SDS)]
+    return stats.outlying(logs, var, OUTLIER_SDS)
 
 
 def _label_order(label: str) -> tuple[int, str]:
@@ -161,24 +151,62 @@ def _label_order(label: str) -> tuple[int, str]:
     return (int(number), label) if number.isdigit() else (0, label)
 
 
-def _near(points: Sequence[RunPoint], window: float) -> list[tuple[RunPoint, RunPoint]]:
-    """The pairs (p, q) of points, p before q in ``points``, whose starts are at most
-    ``window`` apart, in the order of a loop over p then q: found through the points
-    sorted by start, so that thousands of runs cost their near pairs, not all pairs."""
-    import bisect
+class Runs:
+    """The points of separate runs of one configuration, in groups that may differ by a
+    constant, ready for many estimates (kcross history makes one per change shown, over the
+    machine's whole history): each for two runs some time apart, with the runs compared left
+    out.  The near pairs are summed by kcross.stats.NearRuns (runs sorted by start once:
+    thousands of runs started close together cost their number, not their pairs)."""
 
-    timed = sorted((p.started, i) for i, p in enumerate(points) if p.started is not None)
-    starts = [t for t, _ in timed]
-    pairs = []
-    slack = window * (1 + 1e-9) + 1e-6   # the search is wider than the test: rounding
-    for i, p in enumerate(points):
-        if p.started is None:
-            continue
-        lo = bisect.bisect_left(starts, p.started - slack)
-        hi = bisect.bisect_right(starts, p.started + slack)
-        for j in sorted(j for t, j in timed[lo:hi] if j > i and abs(p.started - t) <= window):
-            pairs.append((p, points[j]))
-    return pairs
+    def __init__(self, groups: Sequence[Sequence[RunPoint]]) -> None:
+        self.groups = [list(g) for g in groups]
+        self.size = sum(len(g) for g in self.groups)
+        self._labels = [p.run for g in self.groups for p in g]
+        self._log = np.asarray([p.log for g in self.groups for p in g], dtype=np.float64)
+        self._var = np.asarray([p.var for g in self.groups for p in g], dtype=np.float64)
+        self._near: stats.NearRuns | None = None
+
+    def estimate(self, source: str, *, apart: float | None = None,
+                 leave_out: Collection[int] = ()) -> RunNoise:
+        """The noise for two runs taken ``apart`` seconds apart (None: at any time), the
+        points at the places ``leave_out`` (counted through the groups one after the other)
+        left out, then each group's outliers among the rest (:func:`outliers`: their runs
+        left out of every group, and named): the near pairs' estimate when there are
+        MIN_PAIRS of them within the window, else the spread of all the runs."""
+        out = set(leave_out)
+        far: set[str] = set()
+        first = 0
+        for g in self.groups:
+            places = np.arange(first, first + len(g))
+            places = places[np.isin(places, list(out), invert=True)] if out else places
+            far.update(self._labels[int(places[j])] for j in _outlying(self._log[places],
+                                                                        self._var[places]))
+            first += len(g)
+        if far:
+            out |= {i for i, label in enumerate(self._labels) if label in far}
+        runs = self.size - len(out)
+        used = tuple(dict.fromkeys(label for i, label in enumerate(self._labels)
+                                   if i not in out))
+        named = tuple(sorted(far, key=_label_order))
+        if runs < MIN_RUNS:
+            raise StatsError(f"{runs} run(s) of this machine: the run-to-run noise needs "
+                             f"{MIN_RUNS}")
+        if apart is not None:
+            window = max(2.0 * apart, NEAR_WINDOW_S)
+            if self._near is None:
+                self._near = stats.NearRuns([([p.log for p in g], [p.var for p in g],
+                                              [p.started for p in g]) for g in self.groups])
+            pairs, near = self._near.pairs_and_variance(window, out)
+            if pairs >= MIN_PAIRS and near is not None:
+                return RunNoise(var=near[0], df=near[1], runs=runs, source=source,
+                                within=window, used=used, outliers=named)
+        kept, first = [], 0
+        for g in self.groups:
+            kept.append([p for i, p in enumerate(g, start=first) if i not in out])
+            first += len(g)
+        var, df = stats.between_runs_pooled([([p.log for p in g], [p.var for p in g])
+                                             for g in kept])
+        return RunNoise(var=var, df=df, runs=runs, source=source, used=used, outliers=named)
 
 
 @dataclass(frozen=True)
@@ -272,7 +300,10 @@ PointCache = dict[tuple[str, str], RunPoint | None]
 
 @dataclass
 class History:
-    """The stored runs of machines, read once per command, for noise estimates."""
+    """The stored runs of machines, read once per command, for noise estimates: each run's
+    point of a benchmark of one process from the summary columns stored beside its result
+    (its median and CI, as single_point takes them: no record read), of a benchmark of
+    several processes from its records (their pooled samples)."""
 
     store: Store
     limit: int = HISTORY_RUNS
@@ -282,28 +313,52 @@ class History:
 
     def candidates(self, machine: str) -> dict[str, list[Candidate]]:
         """The candidates of the newest ``limit`` runs of one machine identity that may feed
-        an estimate (:func:`left_out`), by benchmark."""
-        if machine not in self._runs:
-            found: dict[str, list[Candidate]] = {}
-            facts = self.store.run_facts(machine=machine)
-            kept = [f for f in facts
-                    if left_out(status=f.status, quick=f.quick, excluded=f.excluded) is None]
-            for fact in kept[:self.limit]:
+        an estimate (:func:`left_out`), by benchmark: a run's point of a benchmark of one
+        process from the summary columns stored beside its result, of several processes
+        from its records."""
+        from ..store.history import machine_fingerprints
+
+        if machine in self._runs:
+            return self._runs[machine]
+        # the machine's fingerprint as first seen: what left_out and run_start read of a
+        # run's are the machine's (its forced settings, its lab; kcross.fingerprint.identity)
+        fingerprint = next((fp for fp in machine_fingerprints(self.store).values()
+                            if identity(fp) == machine), None)
+        kept = [f for f in self.store.run_facts(machine=machine)
+                if left_out(status=f.status, quick=f.quick, excluded=f.excluded,
+                            fingerprint=fingerprint) is None][:self.limit]
+        rows: dict[int, dict[str, list[Any]]] = {f.id: {} for f in kept}
+        for row in self.store.result_figures(rows):
+            rows[row.run_id].setdefault(f"{row.suite}/{row.name}", []).append(row)
+        lab = fields.lab(fingerprint) is not None
+        found: dict[str, list[Candidate]] = {}
+        for fact in kept:
+            held, label = rows[fact.id], f"run {fact.id}"
+            several: dict[str, Series] = {}
+            if any(len(rs) > 1 for rs in held.values()):   # their records: samples pooled
                 run = self.store.load_run(str(fact.id), check=False)
-                if left_out(status=run.status, fingerprint=run.fingerprint) is not None:
-                    continue
-                label = f"run {run.id}"
-                for series in series_of_results(label, run.fingerprint, run.results):
-                    config = config_of(series)
-                    try:
-                        point = run_point(series)
-                    except StatsError:
+                several = {s.name: s for s in series_of_results(
+                    label, run.fingerprint, [r for r in run.results
+                                             if len(held[bench_name(r)]) > 1])}
+            for name, (row, *more) in held.items():
+                try:
+                    if more:
+                        if name not in several:
+                            continue
+                        point, config = run_point(several[name]), config_of(several[name])
+                    elif row.status != "ok" or row.median_ns is None or row.ci_low_ns is None:
                         continue
-                    assert config is not None
-                    found.setdefault(series.name, []).append(
-                        Candidate(point, config, stored=run.id))
-            self._runs[machine] = found
-        return self._runs[machine]
+                    else:
+                        point = single_point(label, row.median_ns, row.ci_low_ns,
+                                             row.ci_high_ns,
+                                             None if lab else host_time(row.host_time))
+                        config = Config(machine, fact.harness, 1, int(row.n))
+                except StatsError:
+                    continue
+                assert config is not None
+                found.setdefault(name, []).append(Candidate(point, config, stored=fact.id))
+        self._runs[machine] = found
+        return found
 
     def noise(self, like: Config | None, names: Iterable[str], exclude: Iterable[str] = (),
               apart: float | None = None,

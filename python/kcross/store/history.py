@@ -143,24 +143,35 @@ def machines_holding(store: Reading, names: Sequence[str]) -> list[int]:
 
 def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[int]) -> list[Any]:
     """The summary columns (stats.summary_columns) of the results of the benchmarks
-    ``names`` in the runs of the machine rows ``machine_ids``, oldest run first (start,
-    then id), each run's in its order: rows of run_id, started_at, machine_id, host_time
-    (fingerprint.host.time), kernel_sha256 (fingerprint.lab.kernel.sha256: a lab machine's
-    kernel), suite, name, process, status, n, median_ns, ci_low_ns, ci_high_ns.  No result
-    record is read: a machine's noise from its whole history."""
+    ``names`` in the runs of the machine rows ``machine_ids``, one row per run and benchmark,
+    oldest run first (start, then id), each run's in its order: rows of run_id,
+    started_at, machine_id, host_time (fingerprint.host.time), kernel_sha256
+    (fingerprint.lab.kernel.sha256: a lab machine's kernel), suite, name, processes (how
+    many records: a run of K harness processes has K, whose figures are its records'),
+    status, n (the records' samples, summed), median_ns, ci_low_ns, ci_high_ns (of the one
+    record).  No result record is read: a machine's noise from its whole history.  The
+    results are counted and taken in SQL, a run's fingerprint read once (not once per
+    process: ten times the rows)."""
     r, run = t.results.c, t.runs.c
-    query = (sa.select(r.run_id, run.started_at, run.machine_id,
+    held = (sa.select(r.run_id, r.suite, r.name, sa.func.count().label("processes"),
+                      sa.func.min(r.seq).label("seq"), sa.func.min(r.status).label("status"),
+                      sa.func.sum(r.n).label("n"),
+                      sa.func.min(r.median_ns).label("median_ns"),
+                      sa.func.min(r.ci_low_ns).label("ci_low_ns"),
+                      sa.func.min(r.ci_high_ns).label("ci_high_ns"))
+            # the machines' runs, then each one's results through the results' key
+            .where(r.run_id.in_(sa.select(run.id).where(
+                run.machine_id.in_(list(machine_ids))).scalar_subquery()), _named(names))
+            .group_by(r.run_id, r.suite, r.name).subquery())
+    query = (sa.select(held.c.run_id, run.started_at, run.machine_id,
                        run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
                        run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
                        .label("kernel_sha256"),
-                       r.suite, r.name, r.process, r.status, r.n, r.median_ns, r.ci_low_ns,
-                       r.ci_high_ns)
-             .join(t.runs, run.id == r.run_id)
-             # the machines' runs, then each one's results through the results' key
-             .where(r.run_id.in_(sa.select(run.id).where(
-                 run.machine_id.in_(list(machine_ids))).scalar_subquery()),
-                 _named(names), run.machine_id.in_(list(machine_ids)))
-             .order_by(run.started_at, run.id, r.seq))
+                       held.c.suite, held.c.name, held.c.processes, held.c.status,
+                       held.c.n, held.c.median_ns, held.c.ci_low_ns, held.c.ci_high_ns)
+             .join(t.runs, run.id == held.c.run_id)
+             .where(run.machine_id.in_(list(machine_ids)))
+             .order_by(run.started_at, run.id, held.c.seq))
     with guard(store.target, "reading results"), store.engine.connect() as conn:
         return list(conn.execute(query).all())
 

@@ -309,6 +309,24 @@ class Reading:
                 arch=r.arch, variant=r.lab_variant))
         return summaries
 
+    def result_figures(self, run_ids: Iterable[int]) -> list[Any]:
+        """The summary columns stored beside each result of the runs ``run_ids``
+        (stats.summary_columns), run by run in the order given, each run's in its order:
+        rows of run_id, host_time (fingerprint.host.time), suite, name, process, status,
+        n, median_ns, ci_low_ns, ci_high_ns.  No record is read (the run-to-run noise of a
+        comparison: kcross.judge.noise)."""
+        ids = list(run_ids)
+        r, run = t.results.c, t.runs.c
+        query = (sa.select(r.run_id, run.fingerprint[fields.HOST_TIME.path].as_string()
+                           .label("host_time"), r.suite, r.name, r.process, r.status,
+                           r.n, r.median_ns, r.ci_low_ns, r.ci_high_ns)
+                 .join(t.runs, run.id == r.run_id)
+                 .where(r.run_id.in_(ids)).order_by(r.run_id, r.seq))
+        with guard(self.target, "reading results"), self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        place = {run_id: i for i, run_id in enumerate(ids)}
+        return sorted(rows, key=lambda row: place[row.run_id])   # stable: each run's order
+
     def run_facts(self, *, machine: str | None = None,
                   machine_ids: Iterable[int] | None = None,
                   ids: Iterable[int] | None = None) -> list[RunFacts]:
@@ -390,6 +408,8 @@ class Reading:
 
 def _asked_quick(command: Any) -> bool:
     """Whether a stored command (JSON text, or parsed by PostgreSQL's driver) has --quick."""
+    if isinstance(command, str) and "--quick" not in command:
+        return False      # none to find: no text parsed (a machine's 10,000 runs read)
     try:
         words = records.decoded(command)
     except ValueError:
