@@ -113,7 +113,10 @@ def broken_scipy(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
 
 def test_failing_lazy_import_at_the_first_result(broken_scipy: dict[str, str],
                                                  db_path: Path) -> None:
-    proc = run_to(broken_scipy, subprocess.PIPE, "run", "--quick", *SUITE)
+    """scipy is imported at the first result of 2,001 samples (the median's interval: beyond
+    2,000 samples scipy's binomial; below, kcross counts it in integers)."""
+    proc = run_to(broken_scipy, subprocess.PIPE, "run", "--quick", "--samples", "2001",
+                  *SUITE)
     line = assert_one_line_error(proc, code=3, after_progress=True,
                                  contains="cannot import ")
     assert "scipy" in line and "libopenblas.so.0: cannot open shared object file" in line
