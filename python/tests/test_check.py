@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Kcross, assert_one_line_error, captured
+from conftest import Kcross, assert_one_line_error, captured, ruled_table
 
 QUIET = "syscall/getppid-inline"  # a benchmark with little noise in the capture (spread ~2%)
 NOISY = "syscall/getppid-int80"   # one with more
@@ -91,12 +91,7 @@ def lognormal(seed: int, shift: float = 1.0, sigma: float = 0.03,
 
 def table_rows(stdout: str) -> dict[str, list[str]]:
     """benchmark -> cells of the plain (ASCII, piped) table."""
-    rows = {}
-    for line in stdout.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and "/" in cells[0]:
-            rows[cells[0]] = cells
-    return rows
+    return ruled_table(stdout)[1]
 
 
 VERDICT = 7  # the verdict's column
@@ -284,7 +279,7 @@ def test_lab_counts_are_compared_in_their_unit(kcross: Kcross, tmp_path: Path) -
     more = write(tmp_path / "b.jsonl", edited(lab_records(), glob=QUIET, scale=1.10))
     proc = kcross("check", "--baseline", str(base), str(more))
     assert proc.returncode == 1
-    assert "base instructions/op" in proc.stdout
+    assert "base, current: the medians (instructions/op)" in proc.stdout
     assert table_rows(proc.stdout)[QUIET][VERDICT] == "regression"
     wall = write(tmp_path / "c.jsonl", captured())
     assert_one_line_error(kcross("check", "--baseline", str(wall), str(base)), 2,

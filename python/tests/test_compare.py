@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG, Kcross, assert_one_line_error, fake_capture, isolated_env
+from conftest import HANG, Kcross, assert_one_line_error, fake_capture, isolated_env, ruled_table
 from kcross import sides as compare
 from kcross import stats
 from kcross.errors import UserError
@@ -60,8 +60,7 @@ def test_captures_table_holm_and_geomean(tmp_path: Path, kcross: Kcross,
     proc = kcross("compare", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # same machine, same overhead decisions
-    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
-            if line.startswith("|") and "syscall/" in line}
+    rows = {name: " ".join(cells) for name, cells in ruled_table(proc.stdout)[1].items()}
     assert len(rows) == sum(1 for r in base_capture
                             if r["type"] == "result" and r["status"] == "ok")
     for name, line in rows.items():
@@ -218,9 +217,10 @@ def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
     proc = kcross("compare", str(tmp_path / "a"), str(tmp_path / "b"))
     if message is None:
         assert proc.returncode == 0, proc.stderr
-        assert "| identical |" in proc.stdout.replace("  ", "")  # exact: by value, no p
+        (cells,) = ruled_table(proc.stdout, key=lambda cell: " vs" in cell)[1].values()
+        assert cells[4] == "identical"  # exact: by value, no p
         assert "(p=" not in proc.stdout
-        assert "| 5 ¹ |" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
+        assert cells[1] == "5 ¹"  # no CI of the median: a footnote
         assert "¹ no CI: n=5: too few for a 95% CI (need 6)" in proc.stdout
     else:
         assert_one_line_error(proc, 2, message)

@@ -19,14 +19,14 @@ from ..judge.gate import CheckRow, Outcome
 from ..judge.verdict import EXACT, SEEN_RUNS, fails_at, record
 from ..stats import StatsError, median
 from . import table as tables
-from .table import LEFT, RIGHT, Column, Styled, Table
+from .table import FITS, LEFT, RIGHT, RULES, Column, Styled, Table
 from .text import NONE, counted, in_unit, interval, p_text, ratio
 from .verdict import detectable_text, sees_text, words
 
 COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "fails at",
            "verdict", "note")
 _LEFT = (0, 7, 8)
-VERDICT = 7
+VERDICT, NOTE = 7, 8
 
 
 def cells(row: CheckRow, outcome: Outcome) -> list[str]:
@@ -61,8 +61,8 @@ def cells(row: CheckRow, outcome: Outcome) -> list[str]:
 def headers(outcome: Outcome) -> list[str]:
     conf = next((r.judgement.confidence for r in outcome.rows if r.judgement), 0.95)
     names = list(COLUMNS)
-    names[1], names[2] = f"base {outcome.unit}", f"current {outcome.unit}"
-    names[4] = f"{conf:.0%} CI of ratio"
+    names[4] = f"{conf:.0%} CI\nof ratio"
+    names[6] = "fails\nat"
     return names
 
 
@@ -77,7 +77,8 @@ def title(outcome: Outcome) -> str:
 def legend(outcome: Outcome) -> list[str]:
     """What the columns mean, what the verdicts saw, and the notes: one line each."""
     tested = sum(j.p is not None for j in outcome.judgements)
-    lines = [f"ratio = current/base median (>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
+    lines = [f"base, current: the medians ({outcome.unit}); ratio = current/base median "
+             f"(>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
              f"({counted(tested, 'test')}); {EXACT_RULE}; {FAILS_AT_RULE}",
              f"regression: beyond +{outcome.max_regression * 100:g}% (exact counts: by value; "
              "timings: the CI's low end above it)"]
@@ -97,9 +98,11 @@ def legend(outcome: Outcome) -> list[str]:
 
 
 def table(outcome: Outcome) -> Table:
-    """The check's table: its title, the rows, the legend as its notes."""
-    out = Table([Column(name, LEFT if i in _LEFT else RIGHT, fold=True)
-                 for i, name in enumerate(headers(outcome))], title=title(outcome))
+    """The check's table: its title, the rows, the legend as its notes; within
+    :data:`FITS` columns, as the run table (only the note wraps)."""
+    out = Table([Column(name, LEFT if i in _LEFT else RIGHT, wrap=i == NOTE)
+                 for i, name in enumerate(headers(outcome))], title=title(outcome),
+                frame=RULES, fits=FITS)
     for row in outcome.rows:
         texts: list[str | Styled] = list(cells(row, outcome))
         texts[VERDICT] = Styled(str(texts[VERDICT]), STYLE.get(row.category, ""),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fingerprint as fields
 from ..schema import UNIT_NS, unit_of
 from .fingerprint import forced_settings, lab_lines, mechanism_text, timer_text
-from .table import RIGHT, RULES, Column, Lines, Styled, Table, rich_table
+from .table import FITS, RIGHT, RULES, Column, Drawn, Lines, Styled, Table
 from .text import NONE, OVERHEAD_MARK, in_unit, interval, per_op, percent, share
 
 if TYPE_CHECKING:  # only types: the statistics load numpy
@@ -126,7 +126,7 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
         columns.append(Column("counters/op", wrap=False))
     # One flag per line; a flag too long for the last column ends in "…", never cut silently.
     columns.append(Column("status", wrap=not wide))
-    table = Table(columns, title=title or "", frame=RULES)
+    table = Table(columns, title=title or "", frame=RULES, fits=None if wide else FITS)
     switch_dash = [NONE] * with_switches
     for rec in results:
         label = f"{rec['suite']}/{rec['name']}"
@@ -385,9 +385,6 @@ def _has_ci(summary: Summary) -> bool:
         return False
 
 
-FITS = 120  # columns: the default run table and its footer lines are never wider
-
-
 def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: dict[str, Any],
               *, title: str, wide: bool = False, run_id: int | None = None,
               unit: str | None = None) -> None:
@@ -397,18 +394,11 @@ def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: 
     console, if narrower), piped too; ``wide`` prints the full table at its natural width,
     however wide (for ``less -S``), never squeezed, and the footer's details.
     """
-    from rich.measure import Measurement
-
     table = results_table(results, title=title, unit=unit, wide=wide)
-    drawn = rich_table(table)
     width = console.width if wide else min(console.width, FITS)
-    if wide:
-        natural = Measurement.get(console, console.options.update_width(1 << 16), drawn).maximum
-        if natural > console.width:
-            drawn.width = natural
     if table.title:
         console.print(Lines([table.title]), width=width)
-    console.print(drawn, crop=not wide, width=None if wide else width)
+    console.print(Drawn(table, natural=wide), crop=not wide)
     details = SHOW_WIDE if run_id is None else f"kcross show {run_id} --wide"
     console.print(run_footer(fingerprint, results, wide=wide, details=details), width=width)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import UNIT_NS
-from .table import LEFT, RIGHT, Column, Styled, Table
+from .table import FITS, LEFT, RIGHT, RULES, Column, Styled, Table
 from .text import machine_hash, shown_value
 
 if TYPE_CHECKING:  # only types: the store loads SQLAlchemy
@@ -36,7 +36,7 @@ def runs_table(runs: Sequence[RunSummary]) -> Table:
         ("source", LEFT), ("arch", LEFT), ("variant", LEFT), ("unit", LEFT),
         ("machine hash", LEFT), ("machine", LEFT), ("benchmarks", RIGHT))
         if shown_if.get(name, True)]
-    table = Table(columns)
+    table = Table(columns, frame=RULES, gap=0, fits=FITS)
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
         tags = [Styled(" ".join(run.tags), "bold")] if shown_if["tags"] else []
