@@ -19,7 +19,7 @@ from ..judge.gate import CheckRow, Outcome
 from ..judge.verdict import EXACT, SEEN_RUNS, fails_at, record
 from ..stats import StatsError, median
 from . import table as tables
-from .table import FITS, LEFT, RIGHT, RULES, Column, Styled, Table
+from .table import FITS, LEFT, RIGHT, RULES, Column, Lines, Styled, Table
 from .text import NONE, counted, in_unit, interval, p_text, ratio
 from .verdict import detectable_text, sees_text, words
 
@@ -122,6 +122,15 @@ def summary_style(outcome: Outcome) -> str:
     return "bold red" if outcome.failed else "green"
 
 
+def summary(outcome: Outcome, ascii_only: bool = False) -> Any:
+    """The check's last line (PASS or FAIL, what it counted), within the table's width;
+    coloured unless ``ascii_only``."""
+    from rich.constrain import Constrain
+
+    return Constrain(Lines([outcome.summary()], "" if ascii_only else summary_style(outcome)),
+                     FITS)
+
+
 def json_record(outcome: Outcome) -> dict[str, Any]:
     """``kcross check --json``: the outcome as one JSON object."""
     rows = []
@@ -144,4 +153,4 @@ def json_record(outcome: Outcome) -> dict[str, Any]:
 
 
 __all__ = ["Category", "SEEN_RUNS", "cells", "headers", "json_record", "legend", "markdown",
-           "table", "title"]
+           "summary", "table", "title"]
