@@ -306,8 +306,8 @@ def test_different_machines_are_named(kcross: Kcross, tmp_path: Path) -> None:
     (["--baseline", "1", "9"], "no run 9 in"),
     (["--baseline", "1", "--max-regression", "-3"], "must be a percentage from 0 to 1000"),
     (["--baseline", "1", "--max-regression", "x"], "must be a percentage"),
-    (["--baseline", "1", "--missing", "ignore"], "invalid choice: 'ignore'"),
-    (["--baseline", "1", "--format", "html"], "invalid choice: 'html'"),
+    (["--baseline", "1", "--missing", "ignore"], "'ignore' is not one of warn, fail"),
+    (["--baseline", "1", "--format", "html"], "'html' is not one of plain, markdown"),
     (["--baseline", "-", "-"], "cannot both be stdin"),
     (["1"], "the following arguments are required: --baseline"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))

@@ -136,7 +136,8 @@ def test_mark_and_delete_errors_are_one_line(kcross: Kcross, stored_db: Path,
     assert_one_line_error(kcross("mark", "99999999999999999999999", "failed", *db),
                           contains="no run 99999999999999999999999")
     assert_one_line_error(kcross("delete", "abc", *db), contains="no run or tag 'abc'")
-    assert_one_line_error(kcross("mark", "1", "complete", *db), contains="invalid choice")
+    assert_one_line_error(kcross("mark", "1", "complete", *db),
+                          contains="'complete' is not one of failed, interrupted")
     empty = tmp_path / "none.db"
     assert_one_line_error(kcross("delete", "1", "--db", str(empty)),
                           contains=f"no store at {empty}: no such file")
