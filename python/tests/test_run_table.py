@@ -152,3 +152,22 @@ def test_a_run_of_ten_processes_fits_120_columns_with_every_flag_whole() -> None
     assert text.count("⚑threads-share-cpus") == text.count("⚑batches-disagree") > 0
     (ci95,) = [line for line in lines if line.startswith("CI95: Student's t over the 10 processes")]
     assert ci95.endswith("of all samples"), ci95  # one line, not wrapped
+
+
+def test_the_footer_says_what_n_and_disturbed_count() -> None:
+    """The N and disturbed columns explained under the table, as CI95 and spread are: the
+    samples of every process, those a migration or a preemption hit, kept in the figures
+    (before: two headers nothing explained)."""
+    from kcross.series import merge_results
+
+    results = [r for r in captured() if r["type"] == "result"]
+    several = []
+    for process in range(10):
+        several += [{**copy.deepcopy(r), "process": process} for r in results]
+    for records, of in ((results, ""), (merge_results(several), " (all 10 processes')")):
+        with open(os.devnull, "w") as devnull:
+            console = Console(width=200, record=True, color_system=None, file=devnull)
+            render.print_run(console, records, captured()[0], title="run 1", run_id=1)
+        lines = console.export_text().splitlines()
+        assert f"N: samples{of}; disturbed: those a CPU migration or a preemption hit (kept " \
+               "in the figures)" in lines, lines[-4:]

@@ -15,12 +15,13 @@ from ..judge.categories import (
     higher_word,
     label,
 )
+from ..judge.comparison import cell
 from ..judge.gate import CheckRow, Outcome
 from ..judge.verdict import EXACT, SEEN_RUNS, fails_at, record
-from ..stats import StatsError, median
+from ..stats import StatsError
 from . import table as tables
 from .table import FITS, LEFT, RIGHT, RULES, Column, Lines, Styled, Table
-from .text import NONE, counted, in_unit, interval, p_text, ratio
+from .text import NONE, arrow, counted, in_unit, interval, p_text, ratio
 from .verdict import detectable_text, sees_text, words
 
 COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "fails at",
@@ -30,14 +31,17 @@ VERDICT, NOTE = 7, 8
 
 
 def cells(row: CheckRow, outcome: Outcome) -> list[str]:
-    """A row's cells, plain text."""
+    """A row's cells, plain text.  The base's and the current's figures are each side's
+    median as compare and show give it (kcross.judge.comparison.cell); where the verdict
+    judged other figures (both sides' raw samples: the empty loop subtracted on one side
+    only), the note says so and gives them."""
     unit = outcome.unit
 
     def figure(series: Any) -> str:
         if series is None:
             return NONE
         try:
-            return in_unit(median(series.samples), unit)
+            return in_unit(cell(series).median, unit)
         except StatsError:
             return NONE   # no figure: the note says why
 
@@ -50,9 +54,11 @@ def cells(row: CheckRow, outcome: Outcome) -> list[str]:
     ci = NONE if j.method == EXACT or j.ratio_low is None or j.ratio_high is None else \
         interval(ratio(j.ratio_low), ratio(j.ratio_high))
     described = words(j, outcome.max_regression)
+    judged = f"the raw medians {arrow(in_unit(j.median_a, unit), in_unit(j.median_b, unit))}" \
+        if j.raw else None
     note = "; ".join(x for x in (described if described not in ("~", "identical", verdict)
-                                 else None, row.note) if x)
-    return [row.name, in_unit(j.median_a, unit), in_unit(j.median_b, unit),
+                                 else None, row.note, judged) if x)
+    return [row.name, figure(row.base), figure(row.current),
             NONE if j.ratio is None else ratio(j.ratio), ci,
             NONE if j.p_adjusted is None else p_text(j.p_adjusted),
             detectable_text(j, outcome.max_regression), verdict, note]

@@ -358,6 +358,7 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
         if declared:
             lines.append(f"per switch: the median ÷ the context switches its op makes by design "
                          f"({_join(f'{d:g}' for d in declared)}: the op is a round trip)")
+    lines.append(counted_line(results))
     coverage = []
     for summary in summaries:
         try:
@@ -374,6 +375,15 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
                      f"achieved coverage {interval(share(min(coverage)), share(max(coverage)))}; "
                      "spread = IQR/median")
     return Lines(lines, style="dim")
+
+
+def counted_line(results: Sequence[dict[str, Any]]) -> str:
+    """What the N and disturbed columns count (result-format.md, ``disturbed``: a CPU
+    migration or an involuntary context switch, a preemption, during the sample)."""
+    k = max((int(r.get("processes") or 1) for r in results), default=1)
+    of = f" (all {k} processes')" if k > 1 else ""
+    return (f"N: samples{of}; disturbed: those a CPU migration or a preemption hit (kept in the "
+            "figures)")
 
 
 def _has_ci(summary: Summary) -> bool:

@@ -286,8 +286,10 @@ def fitted(t: Table, console: Console, width: int, *, ascii_only: bool = False,
     candidates = (t, split_interval(t)) if any(c.split for c in t.columns) else (t,)
     # each layout that fits unfolded: (its rows' lines, its order, the table, its widths)
     layouts: list[tuple[list[int], int, Table, list[int] | None]] = []
+    narrowest = []    # the width each candidate takes with nothing folded
     for candidate in candidates:
         texts, natural, least, space = _measured(candidate, console, width, ascii_only)
+        narrowest.append(width - space + sum(least))
         if sum(natural) <= space:
             layouts.append((_lines(texts, natural), len(layouts), candidate, None))
             break
@@ -297,8 +299,9 @@ def fitted(t: Table, console: Console, width: int, *, ascii_only: bool = False,
     if layouts:   # the one of fewest lines: wrapped text, or (as many) intervals under
         lines, _, candidate, chosen = min(layouts, key=lambda x: (sum(x[0]), -x[1]))
         return _apart(rich_table(candidate, ascii_only=ascii_only, widths=chosen), lines), width
-    if room is not None and room > width:   # wider than the table's limit, not the console
-        return fitted(t, console, room, ascii_only=ascii_only)
+    if room is not None and width < min(narrowest) <= room:
+        # wider than the table's limit by what a whole word needs, not than the console
+        return fitted(t, console, min(narrowest), ascii_only=ascii_only)
     # The last resort: the columns of text folded as far as FOLDED columns each, then the
     # names (left-aligned) too; the figures (right-aligned) kept whole where the room allows.
     last = candidates[-1]
