@@ -5,7 +5,7 @@ rows (as hyperfine's markup exporter writes one table for every markup):
   ASCII where the console is not UTF-8: ``kcross ... | cat``);
 - :func:`print_plain`: plain text for a CI log or a patch mail: an ASCII box, no colour,
   every sign of the vocabulary spelled in ASCII (kcross.views.text.ascii_text), its title
-  and notes never wrapped;
+  and notes never wrapped (but at its width, for a table that ``fits``);
 - :func:`markdown`: a GitHub-flavoured Markdown table, every cell escaped by one rule
   (:func:`markdown_cell`).
 
@@ -14,13 +14,14 @@ rows of cells (a string, or a :class:`Styled` string) and notes (one line each, 
 the table).  The title and the notes are lines of their own, wrapped at the console's width
 (not the table's), never ending in a space.
 
-How a table meets its width, the one rule for every table (:class:`Drawn`): no line ends in
-a space (no padding after the last cell), and a table that says it ``fits`` (:data:`FITS`:
-the run table, runs, compare, check, readiness) is never wider than that, however wide the
-console.  A table wider than its width first wraps its text columns at spaces (never
-narrower than their longest word), then writes a figure's interval under the figure (a
-``split`` column); a figure, a name, a word is never cut: a table that cannot fit even so
-folds its cells rather than cut them.
+How a table meets its width, the one rule for every table (:class:`Drawn`, :func:`fitted`):
+no line ends in a space (no padding after the last cell), and a table that says it ``fits``
+(:data:`FITS`: the run table, runs, compare, check, readiness) takes no more than that,
+however wide the console.  A table wider than its width wraps its text columns at spaces
+(never narrower than their longest word) or writes a figure's interval under the figure (a
+``split`` column), whichever takes fewer lines.  A figure, a name, a word is never cut: a
+table that cannot be written so within its limit takes the few columns more a whole word
+needs, where the console has them, and folds its text, then its names, where it has not.
 """
 
 from __future__ import annotations
