@@ -9,7 +9,7 @@ alike (docs/commands.md, "Exit codes").
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NoReturn
 
 EXIT_OK = 0               # every benchmark ok or skipped
@@ -44,6 +44,27 @@ def clipped(text: str, limit: int = PATH_ECHO_MAX) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"... ({len(text)} characters)"
+
+
+def did_you_mean(typed: str, known: Iterable[str]) -> str:
+    """The one way kcross suggests a name a user mistyped (a command, a benchmark, an arch,
+    a release, a tag...): ``did you mean X?``, ``did you mean X or Y?``, ``did you mean X,
+    Y or Z?``: at most three of ``known``, the closest and those nearly as close (difflib's
+    similarity, 0.6 at the least, within 0.15 of the closest's); empty when none is close."""
+    import difflib
+
+    scored = []
+    for name in sorted(set(known)):
+        matcher = difflib.SequenceMatcher(None, typed, name)
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and \
+                (score := matcher.ratio()) >= 0.6:
+            scored.append((score, name))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    close = [name for score, name in scored[:3] if score >= scored[0][0] - 0.15]
+    if not close:
+        return ""
+    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"did you mean {listed}?"
 
 
 def exit_for_signal(signum: int) -> int:

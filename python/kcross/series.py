@@ -95,6 +95,24 @@ def bench_name(record: Mapping[str, Any]) -> str:
     return f"{record.get('suite')}/{record.get('name')}"
 
 
+def matches(pattern: str, name: str) -> bool:
+    """``pattern`` (fnmatch) names ``suite/name`` or the bare name, as ``run --bench`` takes it."""
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern) or \
+        fnmatch.fnmatchcase(name.partition("/")[2], pattern)
+
+
+def benchmark_hint(pattern: str, names: Iterable[str]) -> str:
+    """The benchmarks closest to a ``pattern`` that named none, as kcross.errors.did_you_mean
+    says them: by ``suite/name`` when the pattern has a suite, else by the bare name."""
+    from .errors import did_you_mean
+
+    known = set(names)
+    return did_you_mean(pattern, known if "/" in pattern else
+                        {n.partition("/")[2] or n for n in known})
+
+
 def series_of_results(source: str, fingerprint: Mapping[str, Any] | None,
                       results: Iterable[Mapping[str, Any]], run: str | None = None) -> list[Series]:
     """The series of a run's ``ok`` results that have figures, in the run's order (the

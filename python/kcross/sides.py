@@ -9,7 +9,6 @@ arguments is decided once, here; pairing and judging sides is :mod:`kcross.judge
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +20,7 @@ from . import fingerprint as fields
 from . import numtext
 from .errors import SchemaError, UserError, shown
 from .schema import unit_of
-from .series import Series, bench_name, merge_results, series_of_results
+from .series import Series, bench_name, benchmark_hint, matches, merge_results, series_of_results
 
 if TYPE_CHECKING:  # the store loads SQLAlchemy: only when a run is named
     from .store import Store
@@ -124,13 +123,11 @@ def _stdin_is_json() -> bool:
 
 def _select(series: Sequence[Series], selector: str, label: str) -> list[Series]:
     """The series whose suite/name or name matches ``selector`` (a name or an fnmatch glob)."""
-    picked = [s for s in series
-              if fnmatch.fnmatchcase(s.name, selector)
-              or fnmatch.fnmatchcase(s.name.split("/", 1)[-1], selector)]
+    picked = [s for s in series if matches(selector, s.name)]
     if not picked:
-        names = ", ".join(s.name for s in series[:6]) + (", ..." if len(series) > 6 else "")
-        raise UserError(f"{label}: no benchmark matches {shown(selector)} (it has "
-                        f"{names or 'none'})")
+        hint = benchmark_hint(selector, [s.name for s in series]) or \
+            ("none of its names is close" if series else "it has none with figures")
+        raise UserError(f"{label}: no benchmark matches {shown(selector)} ({hint})")
     return picked
 
 

@@ -310,26 +310,55 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, code: int = 2,
     return lines[-1]
 
 
-def run_table(text: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The run table in ``text`` (kcross run/show): its column headers (a header's two lines
-    joined by a space) and its rows by benchmark, as cells, read by the columns the rule of
-    dashes under the header marks out."""
+def ruled_table(text: str, key: Callable[[str], bool] = lambda cell: "/" in cell
+                and " " not in cell) -> tuple[list[str], dict[str, list[str]]]:
+    """The first table in ``text`` drawn with rules (the run table, compare, check, runs):
+    its column headers (a header's lines joined by a space) and its rows by their first
+    cell, read by the columns the rule of dashes under the header marks out.  A row starts
+    at a line whose first cell ``key`` accepts; the lines under it with an empty first cell
+    are its own (a cell's lines joined by a space: ``130.6 [129.4, 133.8]``); the first
+    line whose first cell ``key`` refuses (the notes) ends the table."""
     lines = text.splitlines()
-    at = next(i for i, line in enumerate(lines) if re.fullmatch(r"-+( -+)+ *", line))
+    at = next(i for i, line in enumerate(lines) if re.fullmatch(r"-+( +-+)+ *", line))
     spans = [m.span() for m in re.finditer(r"-+", lines[at])]
+    starts = [a for a, _ in spans] + [1 << 20]
 
     def cells(line: str) -> list[str]:
-        return [line[a:b].strip() for a, b in spans]
+        return [line[a:starts[i + 1]].strip() for i, (a, _) in enumerate(spans)]
 
-    heads = [" ".join(filter(None, parts)) for parts in zip(*map(cells, lines[at - 2:at]),
+    def inside(line: str) -> bool:   # no text between the columns: a header's line
+        return all(c == " " for i, c in enumerate(line)
+                   if not any(a <= i < b for a, b in spans))
+
+    top = at - 1   # the header's lines: within the columns, a cell after the first (a
+    while top > 0 and inside(lines[top - 1]) and any(cells(lines[top - 1])[1:]):
+        top -= 1   # title is a line of its own, from the first column)
+    heads = [" ".join(filter(None, parts)) for parts in zip(*map(cells, lines[top:at]),
                                                              strict=True)]
-    rows = {}
+    rows: dict[str, list[str]] = {}
+    row: list[str] | None = None
     for line in lines[at + 1:]:
-        row = cells(line)
-        if "/" not in row[0] or " " in row[0]:
-            break  # the footer
-        rows[row[0]] = row
+        if not line.strip():
+            continue
+        found = cells(line)
+        if not found[0] and row is not None:
+            row[:] = [" ".join(filter(None, pair)) for pair in zip(row, found, strict=True)]
+            continue
+        if not key(found[0]):
+            break
+        row = rows[found[0]] = found
     return heads, rows
+
+
+def runs_rows(text: str) -> dict[str, dict[str, str]]:
+    """``kcross runs``'s rows by run id, each its cells by header."""
+    heads, rows = ruled_table(text, key=str.isdigit)
+    return {k: dict(zip(heads, cells, strict=True)) for k, cells in rows.items()}
+
+
+def run_table(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The run table in ``text`` (kcross run/show): :func:`ruled_table`."""
+    return ruled_table(text)
 
 
 def opens_for_writing(path: str) -> bool:

@@ -196,7 +196,7 @@ def test_settings_reach_every_run(kcross: Kcross, tmp_path: Path) -> None:
     (["getppid-*", "--plant", "5"], "--plant slows one benchmark"),
     (["getppid-inline", "--plant", "0"], "--plant: must be a percentage above 0"),
     (["getppid-inline", "--processes", "1"], "--processes: must be a whole number from 2"),
-    (["percpu/add-rsec"], "no benchmark matches 'percpu/add-rsec' (closest: percpu/add-rseq"),
+    (["percpu/add-rsec"], "no benchmark matches 'percpu/add-rsec' (did you mean percpu/add-rseq"),
     (["getppid-inline", "--env", "KCROSS_VDSO=yes"], "KCROSS_VDSO=yes"),
 ])
 def test_bad_input(kcross: Kcross, tmp_path: Path, args: list[str], message: str) -> None:

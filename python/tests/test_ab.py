@@ -184,8 +184,8 @@ def test_raw_medians_and_mixed_overhead_decisions(kcross: Kcross) -> None:
     (["getppid-inline", "nope"], "side B: unknown benchmark 'nope' (see 'kcross list')"),
     # the name first: one unknown name is not "A and B are the same"
     (["nosuch"], "kcross: error: unknown benchmark 'nosuch' (see 'kcross list')"),
-    (["getpid-inline", "getppid-call"], "side A: unknown benchmark 'getpid-inline' (closest: "
-     "getppid-inline, gettid-inline"),
+    (["getpid-inline", "getppid-call"], "side A: unknown benchmark 'getpid-inline' (did you mean "
+     "getppid-inline or gettid-inline?)"),
     (["a", "b", "c"], "ab takes one or two benchmarks"),
     (["getppid-inline", "getppid-call", "--rounds", "5"], "--rounds: must be a whole number "
      "from 6 to 10000"),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Kcross, assert_one_line_error, captured
+from conftest import Kcross, assert_one_line_error, captured, ruled_table
 
 QUIET = "syscall/getppid-inline"  # a benchmark with little noise in the capture (spread ~2%)
 NOISY = "syscall/getppid-int80"   # one with more
@@ -91,12 +91,7 @@ def lognormal(seed: int, shift: float = 1.0, sigma: float = 0.03,
 
 def table_rows(stdout: str) -> dict[str, list[str]]:
     """benchmark -> cells of the plain (ASCII, piped) table."""
-    rows = {}
-    for line in stdout.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and "/" in cells[0]:
-            rows[cells[0]] = cells
-    return rows
+    return ruled_table(stdout)[1]
 
 
 VERDICT = 7  # the verdict's column
@@ -284,7 +279,7 @@ def test_lab_counts_are_compared_in_their_unit(kcross: Kcross, tmp_path: Path) -
     more = write(tmp_path / "b.jsonl", edited(lab_records(), glob=QUIET, scale=1.10))
     proc = kcross("check", "--baseline", str(base), str(more))
     assert proc.returncode == 1
-    assert "base instructions/op" in proc.stdout
+    assert "base, current: the medians (instructions/op)" in proc.stdout
     assert table_rows(proc.stdout)[QUIET][VERDICT] == "regression"
     wall = write(tmp_path / "c.jsonl", captured())
     assert_one_line_error(kcross("check", "--baseline", str(wall), str(base)), 2,
@@ -311,8 +306,8 @@ def test_different_machines_are_named(kcross: Kcross, tmp_path: Path) -> None:
     (["--baseline", "1", "9"], "no run 9 in"),
     (["--baseline", "1", "--max-regression", "-3"], "must be a percentage from 0 to 1000"),
     (["--baseline", "1", "--max-regression", "x"], "must be a percentage"),
-    (["--baseline", "1", "--missing", "ignore"], "invalid choice: 'ignore'"),
-    (["--baseline", "1", "--format", "html"], "invalid choice: 'html'"),
+    (["--baseline", "1", "--missing", "ignore"], "'ignore' is not one of warn, fail"),
+    (["--baseline", "1", "--format", "html"], "'html' is not one of plain, markdown"),
     (["--baseline", "-", "-"], "cannot both be stdin"),
     (["1"], "the following arguments are required: --baseline"),
 ], ids=lambda x: x if isinstance(x, str) else " ".join(x))
@@ -431,3 +426,33 @@ def test_a_sample_below_the_empty_loop_is_no_traceback(kcross: Kcross, tmp_path:
     assert "judged on both sides' raw samples" in " ".join(proc.stdout.split())
     proc = kcross("compare", str(base), str(new))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_check_shows_the_median_compare_and_show_give(kcross: Kcross, tmp_path: Path) -> None:
+    """The empty loop subtracted from clock_gettime-vdso in the base, not in the current
+    (its loop made dearer than half the median there): compare, check and show give each
+    side's own median (the base's with the loop subtracted); check's note says the verdict
+    judged the raw ones, and which (before: check showed the raw medians, compare the
+    others)."""
+    from kcross.stats import median, raw_samples, summarize_record
+    from kcross.views.text import ns
+
+    name = "syscall/clock_gettime-vdso"
+    records = captured()
+    flipped = copy.deepcopy(records)
+    for r in flipped:
+        if r["type"] == "result" and f"{r['suite']}/{r['name']}" == name:
+            middle = sorted(r["samples"])[len(r["samples"]) // 2]
+            r["overhead"]["samples"] = [middle * 0.6] * len(r["overhead"]["samples"])
+    medians = [summarize_record(next(r for r in rs if r.get("name") == "clock_gettime-vdso"))
+               for rs in (records, flipped)]
+    assert medians[0].overhead.subtracted and not medians[1].overhead.subtracted
+    base, current = write(tmp_path / "a.jsonl", records), write(tmp_path / "b.jsonl", flipped)
+    checked = table_rows(kcross("check", "--baseline", str(base), str(current)).stdout)[name]
+    compared = ruled_table(kcross("compare", str(base), str(current), "--bench", name).stdout)
+    shown = [compared[1][name][i].split(" [")[0] for i in (1, 2)]
+    assert checked[1:3] == shown == [ns(m.median) for m in medians]
+    assert "judged on both sides' raw samples" in checked[8]
+    raw = [ns(median(raw_samples(next(r for r in rs if r.get("name") == "clock_gettime-vdso"))))
+           for rs in (records, flipped)]
+    assert checked[8].endswith(f"the raw medians {raw[0]} -> {raw[1]}"), checked[8]

@@ -9,7 +9,7 @@ from conftest import Kcross, assert_one_line_error
 
 
 @pytest.mark.parametrize("args, message", [
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["frobnicate"], "no command 'frobnicate'"),
     (["run", "--frob"], "unrecognized arguments: --frob"),
     # the harness's own ranges, checked before anything starts
     (["run", "--samples", "0"], "--samples: must be a whole number from 3 to 100000, not '0'"),

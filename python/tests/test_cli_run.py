@@ -15,6 +15,7 @@ from conftest import (
     assert_one_line_error,
     captured,
     query,
+    runs_rows,
     terminal_signals,
     wait_for_rows,
 )
@@ -107,10 +108,11 @@ def test_runs_and_show(kcross: Kcross, stored_db: Path) -> None:
     cpuid = sum(b["suite"] == "cpuid" for b in PLAN["benchmarks"])
     runs = kcross("runs", *db)
     assert runs.returncode == 0
-    lines = [line for line in runs.stdout.splitlines() if FP["host"]["hostname"] in line]
-    assert len(lines) == 2 and " 2 " in lines[0] and " 1 " in lines[1]  # newest first
-    assert "VM (" in lines[0] and "complete" in lines[0]
-    assert lines[0].rstrip(" |").endswith(f" {cpuid}") and lines[1].rstrip(" |").endswith(" 2")
+    rows = runs_rows(runs.stdout)
+    assert list(rows) == ["2", "1"]  # newest first
+    assert rows["2"]["machine"].startswith(FP["host"]["hostname"])
+    assert "VM (" in rows["2"]["machine"] and rows["2"]["status"] == "complete"
+    assert (rows["2"]["benchmarks"], rows["1"]["benchmarks"]) == (str(cpuid), "2")
     latest = kcross("show", *db)
     assert "run 2" in latest.stdout and "cpuid/rseq-load" in latest.stdout
     first = kcross("show", "1", *db)

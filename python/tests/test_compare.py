@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG, Kcross, assert_one_line_error, fake_capture, isolated_env
+from conftest import HANG, Kcross, assert_one_line_error, fake_capture, isolated_env, ruled_table
 from kcross import sides as compare
 from kcross import stats
 from kcross.errors import UserError
@@ -60,8 +60,7 @@ def test_captures_table_holm_and_geomean(tmp_path: Path, kcross: Kcross,
     proc = kcross("compare", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # same machine, same overhead decisions
-    rows = {line.split("|")[1].strip(): line for line in proc.stdout.splitlines()
-            if line.startswith("|") and "syscall/" in line}
+    rows = {name: " ".join(cells) for name, cells in ruled_table(proc.stdout)[1].items()}
     assert len(rows) == sum(1 for r in base_capture
                             if r["type"] == "result" and r["status"] == "ok")
     for name, line in rows.items():
@@ -117,8 +116,8 @@ def test_stored_runs_and_benchmarks_within_one_run(stored_db: Path, kcross: Kcro
     assert proc.returncode == 0, proc.stderr
     assert "syscall/getcpu-vdso vs syscall/getcpu-syscall" in proc.stdout
     assert "geomean" not in proc.stdout  # one row
-    line = next(ln for ln in proc.stdout.splitlines() if "getcpu-vdso vs" in ln)
-    assert "% slower (p" in line and "~" not in line  # vDSO against a real syscall
+    (cells,) = ruled_table(proc.stdout, key=lambda cell: "getcpu-vdso vs" in cell)[1].values()
+    assert "% slower (p" in cells[4] and "~" not in cells[4]  # vDSO against a real syscall
 
 
 def test_bench_option_and_missing_benchmarks(tmp_path: Path, kcross: Kcross,
@@ -215,12 +214,13 @@ def test_number_file_errors(tmp_path: Path, kcross: Kcross, a: str, b: str,
                             message: str | None) -> None:
     (tmp_path / "a").write_text(a)
     (tmp_path / "b").write_text(b)
-    proc = kcross("compare", str(tmp_path / "a"), str(tmp_path / "b"))
+    proc = kcross("compare", "a", "b")   # in tmp_path: side labels short enough not to fold
     if message is None:
         assert proc.returncode == 0, proc.stderr
-        assert "| identical |" in proc.stdout.replace("  ", "")  # exact: by value, no p
+        (cells,) = ruled_table(proc.stdout, key=lambda cell: " vs" in cell)[1].values()
+        assert cells[4] == "identical"  # exact: by value, no p
         assert "(p=" not in proc.stdout
-        assert "| 5 ¹ |" in proc.stdout.replace("  ", "")  # no CI of the median: a footnote
+        assert cells[1] == "5 ¹"  # no CI of the median: a footnote
         assert "¹ no CI: n=5: too few for a 95% CI (need 6)" in proc.stdout
     else:
         assert_one_line_error(proc, 2, message)
@@ -261,9 +261,9 @@ def test_three_sides_against_the_base(tmp_path: Path, kcross: Kcross,
     a = _write(tmp_path / "a.jsonl", base_capture)
     b = _write(tmp_path / "b.jsonl", _slower(base_capture, SLOWER))
     c = _write(tmp_path / "c.jsonl", _slower(base_capture, SLOWER, 0.8))
-    proc = kcross("compare", str(a), str(b), str(c), "--bench", "getppid-inline")
+    proc = kcross("compare", a.name, b.name, c.name, "--bench", "getppid-inline")  # (in tmp_path)
     assert proc.returncode == 0, proc.stderr
-    line = next(ln for ln in proc.stdout.splitlines() if "getppid-inline" in ln)
+    line = " ".join(ruled_table(proc.stdout)[1]["syscall/getppid-inline"])
     assert " 10.0% slower (p" in line and " 20.0% faster (p" in line
     sides = compare.load_sides([str(a), str(b), str(c)], _no_store,  # type: ignore[arg-type]
                                bench="getppid-inline")

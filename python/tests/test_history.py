@@ -165,7 +165,7 @@ def test_plot_svg_and_png(kcross: Kcross, db: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["nosuch"], "no stored run has a benchmark matching 'nosuch'"),
-    (["getppid-inlin"], "(closest: getppid-inline"),
+    (["getppid-inlin"], "(did you mean getppid-inline"),
     ([QUIET, "--plot", "trend.pdf"], "--plot trend.pdf: the file must end in .svg or .png"),
     ([QUIET, "--plot", "/nonexistent/dir/t.svg"], "directory '/nonexistent/dir' does not exist"),
     ([QUIET, "--last", "0"], "must be a whole number of runs, 1 or more"),

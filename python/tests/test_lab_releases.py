@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, assert_one_line_error
+from conftest import DATA, assert_one_line_error, ruled_table
 from kcross import fingerprint as fields
 from kcross.errors import LabError, UserError
 from kcross.lab import kconfig
@@ -576,8 +576,8 @@ def test_two_kernels_are_one_machine_in_the_store_and_compared_exactly(kcross, t
     assert {r["id"]: r["kernel_release"] for r in runs} == {1: TRIXIE_ABI, 2: "6.1.0-50-powerpc64le"}
     proc = kcross("compare", "2", "1", "--db", db)
     assert proc.returncode == 0 and "fingerprints differ" not in proc.stderr, proc.stderr
-    header = next(line for line in proc.stdout.splitlines() if "benchmark" in line)
-    assert "run 2 (Debian 6.1.176-1)" in header and "run 1 (trixie 6.12.107-1)" in header
+    heads = ruled_table(proc.stdout)[0]
+    assert "run 2 (Debian 6.1.176-1) (base)" in heads and "run 1 (trixie 6.12.107-1)" in heads
     (record,) = [json.loads(line) for line in
                  kcross("compare", "2", "1", "--json", "--db", db).stdout.splitlines()]
     verdicts = {r["name"]: r["verdict"] for r in record["rows"]}
@@ -588,9 +588,8 @@ def test_two_kernels_are_one_machine_in_the_store_and_compared_exactly(kcross, t
     assert inline["category"] == "higher"
     assert inline["median_b"] - inline["median_a"] == pytest.approx(MORE, abs=1e-6)
     # given newest kernel first, the series is still shown oldest first: bookworm the base
-    header = next(line for line in kcross("compare", "1", "2", "--db", db).stdout.splitlines()
-                  if "benchmark" in line)
-    assert header.index("run 2 (Debian 6.1.176-1) (base)") < header.index("run 1 (trixie")
+    heads = ruled_table(kcross("compare", "1", "2", "--db", db).stdout)[0]
+    assert heads[1:3] == ["run 2 (Debian 6.1.176-1) (base)", "run 1 (trixie 6.12.107-1)"]
 
 
 def test_history_and_report_show_the_release_series(kcross, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -278,3 +278,35 @@ def test_compare_counts_both_mechanisms_on_every_release(tmp_path: Path, monkeyp
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {(r["side"], (r["step"] or {}).get("against", {}).get("side")) for r in rows} == {
         ("sc", None), ("scv", "sc")}
+
+
+@pytest.mark.parametrize("columns", [109, 100, 90, 80])
+def test_the_series_table_cuts_no_cell_in_a_narrow_console(columns: int) -> None:
+    """The table of three kernels (SERIES) in a console narrower than it: every figure, step
+    and note whole (its note column wraps, then the names fold), no line wider than the
+    console (before, below 110 columns: "ski…" notes, below 86 the note column gone)."""
+    from kcross.views.series import series_table
+    from kcross.views.table import terminal
+    from test_views_exact import release_series, rendered
+
+    s = series.series_of("ppc64le", release_series())
+    table = series_table(series.title(s), [c.column() for c in s.runs], s.steps, s.lines())
+    text = rendered(lambda out: out.print(terminal(table)), columns)
+    assert "…" not in text
+    assert max(map(len, text.splitlines())) <= columns
+    words = " ".join(text.replace("|", " ").split())
+    for word in ("4,015.0", "+120.0", "9,073.4", "instruction", "RDPID"):
+        assert word in words, word
+
+
+def test_a_step_has_thousands_separators() -> None:
+    """B − A of 1,200 instructions: ``+1,200.0``, as every figure of the vocabulary (before:
+    +1200.0 beside 3,895.0)."""
+    from kcross.judge.categories import Category
+    from kcross.judge.verdict import EXACT, Judgement
+    from kcross.views.series import step_cell
+
+    j = Judgement("syscall/stat-root", "instructions/op", None, None,  # type: ignore[arg-type]
+                  Category.HIGHER, method=EXACT, median_a=3895.0, median_b=5095.0,
+                  ratio=5095.0 / 3895.0)
+    assert step_cell(j) == "+1,200.0"

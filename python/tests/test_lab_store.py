@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table
+from conftest import DATA, Kcross, assert_one_line_error, captured, query, run_table, runs_rows
 from kcross import fingerprint as fields
 from kcross import importer
 from kcross.errors import SchemaError, UserError
@@ -304,10 +304,6 @@ def median_header(text: str) -> str:
     return next(head for head in run_table(text)[0] if head.startswith("median"))
 
 
-def run_rows(table: str, run_id: int) -> list[str]:
-    """The rows of `kcross runs` output for one run id."""
-    return [x for x in table.splitlines()
-            if x.startswith("|") and x.split("|")[1].strip() == str(run_id)]
 
 
 def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
@@ -333,8 +329,9 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
         assert f" {summary.min:,.1f} " in row, row
 
     runs = kcross("runs", "--db", str(db)).stdout
-    (line,) = run_rows(runs, 1)
-    assert " lab " in line and " instructions/op " in line and "emulated (qemu-tcg-icount)" in line
+    row = runs_rows(runs)["1"]
+    assert (row["source"], row["unit"]) == ("lab", "instructions/op")
+    assert "emulated (qemu-tcg-icount)" in row["machine"]
 
     # written back by `show --json`, the run is the same records: importing it is a
     # duplicate of the lab run, and forced it lands on the same (emulated) machine
@@ -347,8 +344,9 @@ def test_show_runs_and_json_round_trip(kcross: Kcross, tmp_path: Path) -> None:
     assert query(db, "SELECT source, machine_id FROM runs ORDER BY id") == \
         [("lab", 1), ("import", 1)]
     runs = kcross("runs", "--db", str(db)).stdout
-    (line,) = run_rows(runs, 2)
-    assert " import " in line and " instructions/op " in line and "emulated" in line
+    row = runs_rows(runs)["2"]
+    assert (row["source"], row["unit"]) == ("import", "instructions/op")
+    assert "emulated" in row["machine"]
 
 
 def test_runs_tell_mitigation_variants_apart(kcross: Kcross, tmp_path: Path) -> None:
@@ -364,18 +362,13 @@ def test_runs_tell_mitigation_variants_apart(kcross: Kcross, tmp_path: Path) -> 
                            source="import")
     proc = kcross("runs", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    header = next(x for x in proc.stdout.splitlines() if "started (UTC)" in x)
-    heads = [c.strip() for c in header.strip("|").split("|")]
+    rows = runs_rows(proc.stdout)
+    heads = list(rows["1"])
     assert heads[heads.index("source") + 1:heads.index("source") + 4] == ["arch", "variant", "unit"]
     for run_id, variant in enumerate(variants, 1):
-        (line,) = run_rows(proc.stdout, run_id)
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        assert cells[heads.index("arch")] == "ppc64le"
-        assert cells[heads.index("variant")] == variant
-    (native,) = run_rows(proc.stdout, 4)
-    cells = [c.strip() for c in native.strip("|").split("|")]
-    assert (cells[heads.index("arch")], cells[heads.index("variant")]) == \
-        (captured()[0]["arch"], "–")
+        assert rows[str(run_id)]["arch"] == "ppc64le"
+        assert rows[str(run_id)]["variant"] == variant
+    assert (rows["4"]["arch"], rows["4"]["variant"]) == (captured()[0]["arch"], "–")
     listed = [json.loads(x) for x in kcross("runs", "--json", "--db", str(db)).stdout.splitlines()]
     assert {r["id"]: (r["arch"], r["variant"]) for r in listed} == \
         {4: (captured()[0]["arch"], None), **{i: ("ppc64le", v) for i, v in enumerate(variants, 1)}}

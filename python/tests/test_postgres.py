@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Kcross, assert_one_line_error
+from conftest import Kcross, assert_one_line_error, runs_rows
 
 URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
@@ -69,12 +69,13 @@ def test_mark_and_delete_on_postgres(kcross: Kcross, pg_schema: str) -> None:
                              "owner_id = 'boot=x pidns=1 start=1', owner_pid = 1, "
                              "updated_at = now() - interval '3 hours' WHERE id = 1"))
     engine.dispose()
-    assert "stale (no heartbeat for 3 h, other host)" in kcross("runs", "--db", pg_schema).stdout
+    stale = runs_rows(kcross("runs", "--db", pg_schema).stdout)["1"]["status"]
+    assert stale == "stale (no heartbeat for 3 h, other host)", stale
     assert kcross("mark", "1", "interrupted", "--db", pg_schema).returncode == 0
     deleted = kcross("delete", "2", "--db", pg_schema)
     assert deleted.returncode == 0, deleted.stderr
     runs = kcross("runs", "--db", pg_schema).stdout
-    assert "interrupted" in runs and "|  2 |" not in runs
+    assert list(runs_rows(runs)) == ["1"] and runs_rows(runs)["1"]["status"] == "interrupted"
 
 
 def test_v1_schema_is_migrated_on_postgres(pg_schema: str) -> None:

@@ -614,3 +614,67 @@ def test_one_machines_runs_differ_in_no_fact() -> None:
 
     assert flagged(run(1, 0.25), run(2, 0.0094)) == set()
     assert flagged(run(1, 0.25), run(2, 0.0094, hostname="other")) >= {"host", "timer"}
+
+
+def _stored(id_: int, records: list[dict], processes: int = 1, revision: str | None = None,
+            flagged: str | None = None) -> Any:
+    """A stored run of ``records``'s syscall results, each benchmark measured in
+    ``processes`` processes (the first ``flagged`` in every one), its harness at
+    ``revision`` (None: the capture's)."""
+    import datetime as dt
+
+    from kcross.store import StoredRun
+
+    fingerprint = copy.deepcopy(records[0])
+    if revision is not None:
+        fingerprint["kcross"]["git_rev"] = revision
+    results = []
+    for k in range(processes):
+        for r in records:
+            if r["type"] == "result" and r["suite"] == "syscall":
+                r = copy.deepcopy(r)
+                if processes > 1:
+                    r["process"] = k
+                if r["name"] == flagged:
+                    r["flags"] = [{"flag": "batches-disagree", "detail": "d"}]
+                results.append(r)
+    plan = {**records[1], "processes": processes} if processes > 1 else records[1]
+    return StoredRun(id=id_, started_at=dt.datetime(2026, 1, id_, tzinfo=dt.UTC),
+                     finished_at=None, status="complete", source="run", error=None,
+                     fingerprint=fingerprint, plan=plan, results=results, end=None)
+
+
+def test_a_run_of_processes_is_counted_by_benchmark() -> None:
+    """A run of 10 processes of the 16 syscall benchmarks, one flagged in every process:
+    the page says 16 benchmarks, 1 warning, one row per benchmark (before: 160, 10, ten
+    rows, and each benchmark's figures were its last process's)."""
+    from kcross import report
+
+    records = captured()
+    ok = sum(r["type"] == "result" and r["suite"] == "syscall" and r["status"] == "ok"
+             for r in records)
+    built = report.build([_stored(1, records, processes=10, flagged="getppid-inline")])
+    (view,) = built.runs
+    assert len(view.results) == 16
+    facts = {row.key: row.cells[0] for group in built.facts for row in group.rows}
+    assert facts["benchmarks"].startswith(f"{ok} ok, ")
+    assert facts["samples per benchmark"].endswith(" in each of 10 processes")
+    assert [w.bench for w in built.warnings] == ["syscall/getppid-inline"]
+    assert len([r for table in built.suites for r in table.rows]) == 16
+    page = report.render(built)
+    assert re.search(r'<td class="num">16</td></tr>', page)
+    assert "⚑ 1 warning from the harness" in page
+    assert "160" not in re.sub(r"\d{4,}", "", page.split('<section id="runs">')[1]
+                               .split("</section>")[0])
+
+
+def test_the_harness_revision_is_a_difference() -> None:
+    """Two runs of one machine by two builds of the harness: the harness's row differs
+    (before: no fact of one machine's runs was flagged, its harness's neither)."""
+    from kcross import report
+
+    records = captured()
+    built = report.build([_stored(1, records), _stored(2, records, revision="0123456789ab")])
+    differs = {row.key for group in built.facts for row in group.rows if row.differs}
+    assert differs == {"kcross-harness"}
+    assert 'class="differs"><td class="key">kcross-harness</td>' in report.render(built)

@@ -111,7 +111,7 @@ def test_power_entry_sets_sc_and_scv_beside_the_published_cycles() -> None:
     assert rows["sc"].no_ratio == "cycles vs instructions: no ratio"
     assert rows["kernel"].cell.value is None and rows["kernel"].cell.reason == NOT_PROFILED
     (change,) = place.changes
-    assert change.published == "B/A 0.718"
+    assert change.figures == (482.0, 346.0) and change.published == ""
     assert change.judgement is not None and change.judgement.category is Category.LOWER
     assert change.judgement.exact          # lab counts: by value, no p-value
     assert change.judgement.p is None
@@ -495,7 +495,7 @@ def test_the_view_names_each_boot_and_its_syscall_path_as_text() -> None:
     assert "syscall path: scv, sc [sc]" in text
     assert "syscall/stat-root [sc]" in text
     assert "3619 cycles" in text and "no power8 boot" in text
-    assert "B/A 0.977" in text                      # the published stat change
+    assert "3,619 → 3,535 cycles" in text           # the published stat change
 
 
 def test_the_native_part_leaves_the_stop_signals_to_the_labs_after_it(tmp_path: Path) -> None:
@@ -568,3 +568,65 @@ def test_the_command_prints_every_finished_boot_when_one_fails(monkeypatch, caps
     assert exit_.value.code == 130
     assert query(db, "SELECT COUNT(*) FROM runs")[0][0] == 2
     assert "stored as run 1, 2" in err
+
+
+def test_a_published_ratio_of_another_kind_is_never_set_beside_ours() -> None:
+    """power-entry's change: 482 → 346 cycles published, ours in instructions: the
+    published cell gives the figures, not their ratio beside ours, and the table says why
+    (before: B/A 0.718 of cycles beside B/A 0.870 of instructions)."""
+    from kcross.views.reproduce import changes_table, published_text
+
+    (o,) = outcomes(ex.chosen("power-entry"), [_lab("lab-ppc64le-scv.jsonl", "default")])
+    (place,) = o.places
+    (change,) = place.changes
+    assert change.across and published_text(change) == "482 → 346 cycles"
+    table = changes_table(place)
+    assert table is not None
+    assert [row.cells[2] for row in table.rows] == ["482 → 346 cycles"]
+    assert table.notes == ["published cycles, ours instructions: each change in its own unit "
+                           "(a ratio of cycles is not one of instructions)"]
+
+
+def test_instructions_that_reverse_a_published_time_are_said() -> None:
+    """rseq-percpu in the ppc64le lab: the CAS spinlock is 15 instructions, kcross's per-CPU
+    lock 56, where the published time fell 53.4 → 28.6 ns: the row is marked and the note
+    says why a count does not rank times; the counter (fewer instructions, as the published
+    time) is not marked (before: +41.0 instructions beside B/A 0.536, unexplained)."""
+    from kcross.views.reproduce import changes_table
+
+    (o,) = outcomes(ex.chosen("rseq-percpu"), [_lab("lab-ppc64le-scv.jsonl", "default")])
+    (place,) = o.places
+    counter, lock = place.changes
+    assert lock.reverses and not counter.reverses
+    table = changes_table(place)
+    assert table is not None
+    ours = [str(row.cells[3]) for row in table.rows]
+    assert ours[1].endswith("instructions (+273%) ¹") and not ours[0].endswith("¹"), ours
+    assert table.notes[0] == ("¹ ours counted instructions the other way from the published "
+                              "times: an atomic is one instruction and many cycles, so a count "
+                              "of instructions does not rank times")
+
+
+SIGNED_WORD = re.compile(r"[-+]\d[\d,.]*% (faster|slower|more|fewer|higher|lower)")
+
+
+def test_no_change_is_signed_and_worded_both() -> None:
+    """A change's direction is its word or its sign, never both (no ``-69.8% faster``):
+    every experiment's view and record, natively (the captured run) and in the lab."""
+    import io
+
+    from kcross.views.reproduce import print_outcome, record
+    from rich.console import Console
+
+    native = measure.Measured("native", "default", captured()[0],
+                              [r for r in captured() if r["type"] == "result"], run_id=1)
+    found = outcomes(ex.EXPERIMENTS, [native, _lab("lab-ppc64le-scv.jsonl", "default"),
+                                      _lab("lab-ppc64le-sc.jsonl", "sc")])
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None)
+    for o in found:
+        print_outcome(console, o)
+        buffer.write(json.dumps(record(o), ensure_ascii=False) + "\n")
+    text = buffer.getvalue()
+    assert "faster" in text and "instructions" in text      # timings and counts both shown
+    assert not SIGNED_WORD.search(text), SIGNED_WORD.search(text)

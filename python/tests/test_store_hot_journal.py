@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, Kcross, assert_one_line_error, query, sha256
+from conftest import HANG, Kcross, assert_one_line_error, query, runs_rows, sha256
 
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 
@@ -77,8 +77,7 @@ def test_a_hot_journal_is_rolled_back_and_every_run_is_intact(kcross: Kcross, tw
     assert not Path(f"{db}-journal").exists()         # played back, then removed
     assert _snapshot(db) == before                     # nothing of the killed writer's
     assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'half_written'") == [(0,)]
-    assert [line.split("|")[1].strip() for line in runs.stdout.splitlines()
-            if line.startswith("|  ")] == ["2", "1"]
+    assert list(runs_rows(runs.stdout)) == ["2", "1"]
     for args in (["show", "1"], ["show", "base"], ["compare", "1", "2"]):
         proc = kcross(*args, "--db", str(db))
         assert proc.returncode == 0, (args, proc.stderr)

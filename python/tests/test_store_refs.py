@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import Kcross, assert_one_line_error, captured, query
+from conftest import Kcross, assert_one_line_error, captured, query, runs_rows
 from kcross.errors import UserError
 from kcross.importer import stream_of
 from kcross.store import Store, migrations, resolve
@@ -215,8 +215,8 @@ def test_tag_and_refs_on_the_command_line(kcross: Kcross, store_url: str) -> Non
                                                  "old", "run", "1"]
     runs = kcross("runs", *db).stdout
     machine_hash = opened(store_url).list_runs()[0].machine_hash
-    row = next(line for line in runs.splitlines() if line.startswith("|  2 "))
-    assert "base first" in row and machine_hash[:8] in row and machine_hash[:9] not in row
+    row = runs_rows(runs)["2"]
+    assert row["tags"] == "base first" and row["machine hash"] == machine_hash[:8]
     assert "run 1 ·" in kcross("show", "old", *db).stdout
     hostname = captured()[0]["host"]["hostname"]  # the fake harness's machine
     assert "run 2 ·" in kcross("show", f"latest@{hostname}", *db).stdout

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import HANG, Kcross, assert_one_line_error, assert_schema_is_tables_py, query, wait_for_rows
+from conftest import (
+    HANG,
+    Kcross,
+    assert_one_line_error,
+    assert_schema_is_tables_py,
+    query,
+    runs_rows,
+    wait_for_rows,
+)
 from kcross.store import Store, migrations, resolve, tables
 from kcross.store.liveness import process_start
 
@@ -28,12 +36,11 @@ def _set(db: Path, sql: str, *params: object) -> None:
 
 
 def _runs_line(kcross: Kcross, db: Path, run_id: int) -> str:
+    """The run's row of ``kcross runs``, its cells as ``| cell |``."""
     proc = kcross("runs", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
-    heads = (f"| {run_id:>2} |", f"| {run_id} |")
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(heads)]
-    assert len(lines) == 1, proc.stdout
-    return lines[0]
+    row = runs_rows(proc.stdout)[str(run_id)]
+    return "| " + " | ".join(row.values()) + " |"
 
 
 def _strand(db: Path, run_id: int = 1, *, owner_id: str | None, pid: int | None = None,
@@ -129,7 +136,8 @@ def test_mark_and_delete_errors_are_one_line(kcross: Kcross, stored_db: Path,
     assert_one_line_error(kcross("mark", "99999999999999999999999", "failed", *db),
                           contains="no run 99999999999999999999999")
     assert_one_line_error(kcross("delete", "abc", *db), contains="no run or tag 'abc'")
-    assert_one_line_error(kcross("mark", "1", "complete", *db), contains="invalid choice")
+    assert_one_line_error(kcross("mark", "1", "complete", *db),
+                          contains="'complete' is not one of failed, interrupted")
     empty = tmp_path / "none.db"
     assert_one_line_error(kcross("delete", "1", "--db", str(empty)),
                           contains=f"no store at {empty}: no such file")

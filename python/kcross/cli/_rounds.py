@@ -62,8 +62,8 @@ def check_known(*sides: Arm) -> None:
     """Each side's BENCH names a benchmark its harness has, or one line saying it is unknown
     (with the closest names), before any other check: ``kcross ab nosuch`` is about the
     name, not about A and B being the same."""
-    from ..history.trend import closest_names, matches
     from ..run import harness
+    from ..series import benchmark_hint, matches
 
     checked: set[tuple[str, tuple[str, ...]]] = set()
     for side in sides:
@@ -74,9 +74,8 @@ def check_known(*sides: Arm) -> None:
                  for r in harness.collect(side.harness, ["list", "--json"])
                  if r.get("type") == "bench"]
         if not any(matches(side.bench, name) for name in names):
-            close = closest_names(side.bench, names)
             where = f"{side.where}: " if len({s.bench for s in sides}) > 1 else ""
-            hint = f"closest: {', '.join(close)}" if close else "see 'kcross list'"
+            hint = benchmark_hint(side.bench, names) or "see 'kcross list'"
             raise UserError(f"{where}unknown benchmark {shown(side.bench)} ({hint})")
 
 

@@ -118,16 +118,15 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 def _benchmarks(command: list[str], glob: str, env: dict[str, str]) -> list[str]:
     """The benchmarks GLOB names that can run here; one line naming close ones if none."""
-    from ..history.trend import closest_names, matches
     from ..run import harness
+    from ..series import benchmark_hint, matches
 
     records = harness.collect(command, ["list", "--json"], env=env)
     names = [f"{r['suite']}/{r['name']}" for r in records]
     matched = [r for r, n in zip(records, names, strict=True) if matches(glob, n)]
     if not matched:
-        close = closest_names(glob, names)
-        raise UserError(f"no benchmark matches {shown(glob)}" + (
-            f" (closest: {', '.join(close)})" if close else " (see 'kcross list')"))
+        hint = benchmark_hint(glob, names) or "see 'kcross list'"
+        raise UserError(f"no benchmark matches {shown(glob)} ({hint})")
     available = [f"{r['suite']}/{r['name']}" for r in matched if r.get("available")]
     if not available:
         first = matched[0]

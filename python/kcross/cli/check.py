@@ -98,7 +98,6 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..judge.comparison import history_noise
     from ..judge.gate import check
     from ..views import check as view
-    from ..views.lines import say
     from ..views.table import show
 
     if args.baseline == "-" and args.current == "-":
@@ -118,5 +117,5 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         ascii_only = not out.is_terminal
         show(out, view.table(outcome), ascii_only=ascii_only)
-        say(out, outcome.summary(), "" if ascii_only else view.summary_style(outcome))
+        out.print(view.summary(outcome, ascii_only))
     return 1 if outcome.failed else 0

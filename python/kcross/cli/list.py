@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..errors import SchemaError
+from ..errors import SchemaError, UserError
 from ..views.lines import print_json
 from .options import Common
 
@@ -26,7 +26,14 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..views.table import terminal
 
     extra = ["--suite", args.suite] if args.suite else []
-    records = harness.collect(harness.locate(args.harness), ["list", "--json", *extra])
+    command = harness.locate(args.harness)
+    try:
+        records = harness.collect(command, ["list", "--json", *extra])
+    except UserError:   # the harness refused the suite: say the closest
+        said = harness.selection_error(command, args.suite, None)
+        if said is None:
+            raise
+        raise UserError(said) from None
     wrong = [r["type"] for r in records if r["type"] != "bench"]
     if wrong:
         raise SchemaError(f"harness 'list' wrote a {wrong[0]} record, expected bench records")

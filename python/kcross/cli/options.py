@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import forcings, numtext
-from ..errors import ECHO_MAX, EXIT_USAGE, clipped, shown
+from ..errors import ECHO_MAX, EXIT_USAGE, clipped, did_you_mean, shown
 
 if TYPE_CHECKING:
     from ..lab.request import GuestOptions
@@ -54,7 +54,21 @@ environment:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports mistakes in one line (no usage dump) and exits 2."""
+    """argparse that reports mistakes in one line (no usage dump) and exits 2; a name that
+    is not one of its choices (a command, a --format) with the closest, not argparse's
+    list of every choice (cut at the line's length for the commands)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        hint = did_you_mean(str(value), names)
+        if isinstance(action, argparse._SubParsersAction):
+            raise argparse.ArgumentError(None, f"no command {shown(str(value))}"
+                                               f"{': ' + hint if hint else ''}")
+        raise argparse.ArgumentError(action, f"{shown(str(value))} is not one of "
+                                             f"{', '.join(names)}{': ' + hint if hint else ''}")
 
     def error(self, message: str) -> NoReturn:
         message = clipped(message, 4 * ECHO_MAX)  # not an argument of 10,000 characters

@@ -197,5 +197,10 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                          **delivery)
     try:
         return run(store, request, out, err)
+    except UserError:   # the harness refused the selection: say the closest names
+        said = harness.selection_error(request.harness, args.suite, args.bench)
+        if said is None:
+            raise
+        raise UserError(said) from None
     finally:
         store.close()

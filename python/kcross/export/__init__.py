@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import OutputClosed, UserError, shown
+from ..errors import OutputClosed, UserError, did_you_mean, shown
 
 if TYPE_CHECKING:  # types only: the store would load SQLAlchemy, stats numpy
     from ..judge.verdict import Judgement
@@ -111,7 +111,9 @@ class Exporter(Protocol):
 def exporter(fmt: str) -> Exporter:
     """The exporter of format ``fmt``; :class:`UserError` naming the formats for another."""
     if canonical(fmt) not in FORMATS:
-        raise UserError(f"unknown export format {shown(fmt)} (formats: {', '.join(FORMATS)})")
+        hint = did_you_mean(fmt, FORMATS)
+        raise UserError(f"unknown export format {shown(fmt)} ({hint + ' ' if hint else ''}"
+                        f"formats: {', '.join(FORMATS)})")
     module: Exporter = importlib.import_module(f"{__name__}.{FORMATS[canonical(fmt)][0]}")
     return module
 

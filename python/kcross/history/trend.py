@@ -30,8 +30,6 @@ every result, reading no record).  Holm-Bonferroni's family is the changes shown
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,7 +56,16 @@ from ..judge.noise import (
 )
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
-from ..series import Series, bench_name, host_time, merge_results, run_start, series_of_results
+from ..series import (
+    Series,
+    bench_name,
+    benchmark_hint,
+    host_time,
+    matches,
+    merge_results,
+    run_start,
+    series_of_results,
+)
 from ..sides import not_complete
 from ..stats import ALPHA, MedianCI, StatsError, Summary, stored_samples
 
@@ -185,19 +192,6 @@ class Trend:
         return list(dict.fromkeys(r.point.unit for r in self.rows))
 
 
-def matches(pattern: str, name: str) -> bool:
-    """``pattern`` (fnmatch) names ``suite/name`` or the bare name, as ``run --bench`` takes it."""
-    return fnmatch.fnmatchcase(name, pattern) or \
-        fnmatch.fnmatchcase(name.partition("/")[2], pattern)
-
-
-def closest_names(pattern: str, names: Iterable[str]) -> list[str]:
-    """The three names (``suite/name`` or bare) closest to a ``pattern`` that named none."""
-    known = set(names)
-    return difflib.get_close_matches(pattern, sorted(known | {n.partition("/")[2] for n in known}),
-                                     n=3)
-
-
 def _machine_matches(spec: str, hostname: str, machine: str) -> bool:
     return spec == hostname or (len(spec) >= 4 and machine.startswith(spec.lower()))
 
@@ -246,8 +240,8 @@ def _names(store: Store, pattern: str) -> list[str]:
              if matches(pattern, n)]
     if not names:
         known = queries.result_names(store)
-        close = closest_names(pattern, known)
-        hint = f" (closest: {', '.join(close)})" if close else \
+        close = benchmark_hint(pattern, known)
+        hint = f" ({close})" if close else \
             (" (no runs stored)" if not known else " (see 'kcross list')")
         raise UserError(f"no stored run has a benchmark matching {errors.shown(pattern)}{hint}")
     return names

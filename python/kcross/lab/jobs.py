@@ -38,6 +38,7 @@ from kcross.errors import (
     LabError,
     UserError,
     clipped,
+    did_you_mean,
 )
 from kcross.lab import peers_jobs, profile_jobs
 from kcross.lab.boots import (
@@ -416,7 +417,7 @@ def _check_guest_names(request: LabRequest, src: Path) -> None:
     --bench's benchmarks, as the guest harness built from ``src`` knows them
     (kcross.lab.payload reads them from the tree; --profile and --trace check their names
     in kcross.lab.profile_jobs)."""
-    from kcross.lab.payload import benchmarks_named, harness_suites, syscall_mechanisms
+    from kcross.lab.payload import check_bench, check_suites, syscall_mechanisms
 
     options, compare = request.guest, request.compare
     sides = request.sides()
@@ -425,19 +426,15 @@ def _check_guest_names(request: LabRequest, src: Path) -> None:
     if compare and offered is not None:
         for name in compare:
             if name not in offered:
+                hint = did_you_mean(name, offered)
                 raise UserError(f"--compare {' '.join(compare)}: {request.arch} has no "
-                                f"syscall mechanism {name!r} (it has: {', '.join(offered)})")
-    suites = harness_suites(src) if options.suite else None
-    if suites is not None:
-        for name in options.suites():
-            if name not in suites:
-                raise UserError(f"--suite {options.suite}: no suite {name!r} (suites: "
-                                f"{', '.join(suites)})")
+                                f"syscall mechanism {name!r} ({hint + ' ' if hint else ''}"
+                                f"it has: {', '.join(offered)})")
+    if options.suite:
+        check_suites(options.suite, options.suites(), src)
     if options.bench and request.mode == "counting" and not request.profiled:
         chosen = options.suites(("syscall",) if request.mitigations else DEFAULT_SUITES)
-        if benchmarks_named(options.bench, request.arch, src, chosen) == []:
-            raise UserError(f"--bench {options.bench}: no such benchmark in {request.arch}'s "
-                            f"suites {', '.join(chosen)} (kcross list names them)")
+        check_bench(options.bench, request.arch, src, chosen)
 
 
 def _other_tree(request: LabRequest, src: Path) -> Path | None:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcross.errors import LabError, UserError
+from kcross.errors import LabError, UserError, did_you_mean
 from kcross.fingerprint import version_order as version_key
 from kcross.lab.releases import BOOT, DEFAULT, Release, release
 
@@ -90,9 +90,11 @@ def flavour(arch: str) -> str:
 
 def check_arch(arch: str) -> str:
     if arch not in DEBIAN:
+        # Debian's names (and x86-64) are the names people type: each suggests its arch
         aliases = {"ppc64el": "ppc64le", "arm64": "aarch64", "amd64": "x86_64", "x86-64": "x86_64"}
-        hint = f" (did you mean {aliases[arch]}?)" if arch in aliases else ""
-        raise UserError(f"unknown lab arch {arch!r}{hint}; valid: {', '.join(ARCHES)}")
+        hint = did_you_mean(aliases.get(arch, arch), ARCHES)
+        raise UserError(f"unknown lab arch {arch!r}{f' ({hint})' if hint else ''}; "
+                        f"valid: {', '.join(ARCHES)}")
     return arch
 
 

@@ -22,7 +22,6 @@ minute, and the whole correctness run must stay within a few minutes of host tim
 from __future__ import annotations
 
 import fcntl
-import fnmatch
 import hashlib
 import json
 import os
@@ -35,10 +34,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kcross.errors import LabError, UserError
+from kcross.errors import LabError, UserError, did_you_mean
 from kcross.lab.initramfs import plan_command
 from kcross.lab.kernel import ARCHES, cache_root
 from kcross.lab.machines import arch as lab_arch
+from kcross.series import benchmark_hint, matches
 
 GUEST_DIR = "/lab"
 GUEST_HARNESS = "/lab/kcross-harness"
@@ -304,13 +304,6 @@ def harness_benchmarks(name: str, src: Path) -> tuple[str, ...] | None:
     return tuple(names) if names else None
 
 
-def bench_matches(glob: str, benchmark: str) -> bool:
-    """Whether the harness's ``--bench GLOB`` takes ``benchmark`` (suite/name): GLOB
-    matches its name or suite/name (harness/registry.c, fnmatch)."""
-    return fnmatch.fnmatchcase(benchmark, glob) \
-        or fnmatch.fnmatchcase(benchmark.split("/", 1)[1], glob)
-
-
 def benchmarks_named(glob: str, name: str, src: Path,
                      suites: Sequence[str] | None = None) -> list[str] | None:
     """The benchmarks (suite/name) of ``name``'s guest harness, in ``suites`` when given,
@@ -319,7 +312,28 @@ def benchmarks_named(glob: str, name: str, src: Path,
     if listed is None:
         return None
     return [n for n in listed if (suites is None or n.split("/", 1)[0] in suites)
-            and bench_matches(glob, n)]
+            and matches(glob, n)]
+
+
+def check_suites(option: str, names: Sequence[str], src: Path) -> None:
+    """``--suite OPTION``'s ``names`` are suites of the harness at ``src``, or a UserError
+    naming the first that is not, with the closest; nothing when the tree does not say."""
+    known = harness_suites(src)
+    for name in names if known is not None else ():
+        if name not in (known or ()):
+            hint = did_you_mean(name, known or ())
+            raise UserError(f"--suite {option}: no suite {name!r} ({hint + ' ' if hint else ''}"
+                            f"suites: {', '.join(known or ())})")
+
+
+def check_bench(glob: str, name: str, src: Path, suites: Sequence[str]) -> None:
+    """``--bench GLOB`` names a benchmark of ``name``'s guest harness in ``suites``, or a
+    UserError with the closest; nothing when the tree does not say."""
+    if benchmarks_named(glob, name, src, suites) != []:
+        return
+    listed = [n for n in harness_benchmarks(name, src) or () if n.split("/", 1)[0] in suites]
+    raise UserError(f"--bench {glob}: no such benchmark in {name}'s suites {', '.join(suites)} "
+                    f"({benchmark_hint(glob, listed) or 'kcross list names them'})")
 
 
 def setting_refusal(name: str, value: str, arch_name: str, src: Path) -> str | None:

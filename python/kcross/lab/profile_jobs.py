@@ -40,8 +40,9 @@ from kcross.lab.boots import (
 )
 from kcross.lab.kernel import Kernel
 from kcross.lab.machines import Guest, arch
-from kcross.lab.payload import Payload, bench_matches, benchmarks_named, find_source, harness_benchmarks
+from kcross.lab.payload import Payload, benchmarks_named, find_source, harness_benchmarks
 from kcross.lab.request import LabRequest, settings_text
+from kcross.series import matches
 from kcross.views.lines import say
 from kcross.views.text import clip_words
 
@@ -59,7 +60,7 @@ def traced_benchmark(glob: str, arch_name: str, src: Path) -> str:
     """The one benchmark (suite/name) of ``arch_name``'s guest harness ``--trace GLOB``
     names; UserError when it names none or several."""
     named = clipped(glob, ECHO_MAX)
-    hits = [n for n in _benchmarks(f"--trace {named}", arch_name, src) if bench_matches(glob, n)]
+    hits = [n for n in _benchmarks(f"--trace {named}", arch_name, src) if matches(glob, n)]
     if not hits:
         raise UserError(f"--trace {named}: no such benchmark on {arch_name} "
                         f"(kcross list names them)")

@@ -89,13 +89,11 @@ def release(name: str | None = None, arch: str | None = None, option: str = "--r
                 raise UserError(f"{option} {name}: Debian {name} has no {arch} kernel on the "
                                 f"mirror (its arches: {', '.join(r.arches)})")
             return r
-    from kcross.errors import shown
-    from kcross.history.trend import closest_names
+    from kcross.errors import did_you_mean, shown
 
-    close = closest_names(name, NAMES)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise UserError(f"{option} {shown(name)}: no such Debian release ({hint}the lab knows: "
-                    f"{', '.join(NAMES)})")
+    hint = did_you_mean(name, NAMES)
+    raise UserError(f"{option} {shown(name)}: no such Debian release ({hint + ' ' if hint else ''}"
+                    f"the lab knows: {', '.join(NAMES)})")
 
 
 ALL = "all"

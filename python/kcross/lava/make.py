@@ -162,20 +162,14 @@ def _check_directory(out: Path) -> Path:
 def _check_names(request: JobRequest, src: Path) -> tuple[str, ...]:
     """The suites (default: the lab's), --bench and --env's settings, as the guest harness
     of ``src`` has them."""
-    from kcross.lab.payload import benchmarks_named, harness_suites
+    from kcross.lab.payload import check_bench, check_suites
 
     options = request.guest
     options.check_env(request.arch, src)
     suites = options.suites()
-    known = harness_suites(src)
-    if known is not None:
-        for name in suites:
-            if name not in known:
-                raise UserError(f"--suite {options.suite}: no suite {name!r} (suites: "
-                                f"{', '.join(known)})")
-    if options.bench and benchmarks_named(options.bench, request.arch, src, suites) == []:
-        raise UserError(f"--bench {options.bench}: no such benchmark in {request.arch}'s "
-                        f"suites {', '.join(suites)} (kcross list names them)")
+    check_suites(options.suite or "", suites, src)
+    if options.bench:
+        check_bench(options.bench, request.arch, src, suites)
     return suites
 
 

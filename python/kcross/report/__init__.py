@@ -63,14 +63,18 @@ class Report:
 def _notes(views: Sequence[model.RunView]) -> list[str]:
     """What the top of the page must say: a run that is not complete."""
     from ..sides import not_complete
+    from ..views.text import counted
 
     notes = []
     for view in views:
         run = view.run
         if run.status != "complete":
             planned = len(run.plan["benchmarks"]) if run.plan else 0
-            text = (f"{not_complete(view.label, run.state or run.status)}: "
-                    f"{len(run.results)} of {planned} benchmark(s) stored")
+            k = int((run.plan or {}).get("processes") or 1)
+            stored = f"{len(run.results)} of {planned} benchmarks stored" if k == 1 else \
+                (f"{len(run.results)} of {planned * k} results stored ({k} processes of "
+                 f"{counted(planned, 'benchmark')})")
+            text = f"{not_complete(view.label, run.state or run.status)}: {stored}"
             notes.append(text + (f" ({run.error})" if run.error else ""))
     return notes
 

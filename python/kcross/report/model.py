@@ -12,12 +12,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .. import fingerprint as fields
 from ..fingerprint import identity
 from ..schema import LAB_COUNTING, UNIT_INSTRUCTIONS, unit_of
-from ..series import Series, bench_name, series_of_results
+from ..series import Series, bench_name, merge_results, process_count, series_of_results
 from ..stats import StatsError, Summary, summarize_record
 
 # kcross show's wording of the same fields, and kcross's vocabulary: one wording for both
@@ -98,9 +99,15 @@ class RunView:
     def cpu(self) -> str:
         return str(fields.CPU_MODEL.of(self.fingerprint) or "unknown CPU")
 
-    @property
+    @cached_property
     def results(self) -> list[dict[str, Any]]:
-        return self.run.results
+        """One record per benchmark, a run of several processes' merged (kcross.series): the
+        page counts, tabulates and flags benchmarks of the run, not harness records."""
+        return merge_results(self.run.results)
+
+    @property
+    def processes(self) -> int:
+        return process_count(self.run.results)
 
     @property
     def kernel(self) -> str | None:
@@ -123,7 +130,7 @@ class RunView:
 def run_view(run: StoredRun, tags: Sequence[str] = ()) -> RunView:
     label = f"run {run.id}"
     summaries: dict[str, Summary | str] = {}
-    for rec in run.results:
+    for rec in merge_results(run.results):
         if rec["status"] != "ok":
             continue
         try:
@@ -171,6 +178,18 @@ def _counters_measured(view: RunView) -> tuple[str, str]:
     return ", ".join(sorted(opened)) or "none", unavailable or "none"
 
 
+def _samples(view: RunView) -> str:
+    """The samples each benchmark took: the plan's, in each of the run's processes."""
+    samples = shown_value((view.run.plan or {}).get("samples"))
+    k = view.processes
+    return samples if k < 2 or samples == DASH else f"{samples} in each of {k} processes"
+
+
+# The fact that names the harness that measured: not the machine's (a new build measures
+# the same machine), yet what measured: flagged where runs differ in it, of one machine too.
+HARNESS = "kcross-harness"
+
+
 def _facts(view: RunView) -> dict[str, dict[str, str]]:
     fp = view.fingerprint
     run = view.run
@@ -182,11 +201,11 @@ def _facts(view: RunView) -> dict[str, dict[str, str]]:
             "status": run.state or run.status,
             "source": run.source,
             "unit": view.unit,
-            "results": f"{sum(r['status'] == 'ok' for r in view.results)} ok, "
+            "benchmarks": f"{sum(r['status'] == 'ok' for r in view.results)} ok, "
                        f"{sum(r['status'] == 'skipped' for r in view.results)} skipped, "
                        f"{sum(r['status'] == 'failed' for r in view.results)} failed",
-            "samples per benchmark": shown_value((run.plan or {}).get("samples")),
-            "kcross-harness": harness_text(fp) or DASH,
+            "samples per benchmark": _samples(view),
+            HARNESS: harness_text(fp) or DASH,
         },
         "Machine": {
             "host": value(fp, f.HOSTNAME),
@@ -241,9 +260,10 @@ def fingerprint_groups(views: Sequence[RunView]) -> list[FactGroup]:
         rows = []
         for key in keys:
             cells = [facts.get(title, {}).get(key, DASH) for facts in per_run]
-            # a run's own facts (when, which status) differ by nature: not flagged
-            rows.append(FactRow(key, cells, differs=machines > 1 and title != "Run"
-                                and len(set(cells)) > 1))
+            # a run's own facts (when, which status) differ by nature: not flagged; the
+            # harness that measured, whenever it differs
+            rows.append(FactRow(key, cells, differs=len(set(cells)) > 1 and (
+                key == HARNESS or (machines > 1 and title != "Run"))))
         groups.append(FactGroup(title, rows))
     return groups
 

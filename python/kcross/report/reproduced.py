@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 class PlaceView:
     title: str
     rows: list[tuple[str, ...]]    # figure, published, ours, ratio, benchmark
-    changes: list[tuple[str, str, str, str]]      # A, B, published, ours
+    changes: list[tuple[str, ...]]     # A, B, published, ours
     ministat: str
+    notes: list[str]               # under the changes: what a mark in them means
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,12 @@ def section(runs: Sequence[StoredRun]) -> list[ExperimentView]:
         for p in o.places:
             figures = words.figures_table(e, p)     # the terminal's table, cell by cell
             rows = [tuple(text_of(c) for c in row.cells) for row in figures.rows]
-            changes = [(c.a, c.b, c.published, words.change_text(c)) for c in p.changes]
+            changes_table = words.changes_table(p)
+            changes = [tuple(text_of(c) for c in row.cells) for row in changes_table.rows] \
+                if changes_table is not None else []
             ministat = ministat_text(list(p.ministat))[0] if p.ministat else ""
-            places.append(PlaceView(figures.title, rows, changes, ministat))
+            places.append(PlaceView(figures.title, rows, changes, ministat,
+                                    changes_table.notes if changes_table is not None else []))
         found.append(ExperimentView(e.name, e.title, e.source, e.conditions, e.differs,
                                     places, list(o.missing)))
     return found

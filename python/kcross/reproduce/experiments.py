@@ -302,6 +302,8 @@ def chosen(name: str | None) -> tuple[Experiment, ...]:
     for e in EXPERIMENTS:
         if e.name == name:
             return (e,)
-    from kcross.errors import shown
+    from kcross.errors import did_you_mean, shown
 
-    raise UserError(f"no experiment {shown(name)} (experiments: {', '.join(names())})")
+    hint = did_you_mean(name, names())
+    raise UserError(f"no experiment {shown(name)} ({hint + ' ' if hint else ''}experiments: "
+                    f"{', '.join(names())})")

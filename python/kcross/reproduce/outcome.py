@@ -60,11 +60,37 @@ class FigureRow:
 
 @dataclass(frozen=True)
 class ChangeRow:
+    """A change A → B: as published (a change published as such, or the two published
+    figures), and ours judged by kcross.judge."""
+
     a: str                       # figure labels
     b: str
-    published: str               # B/A of the published figures, or the change as published
+    published: str               # the change as published ("" where figures were)
     judgement: Judgement | None
     reason: str = ""             # why ours is not judged
+    figures: tuple[float, float] | None = None    # the published A and B, when both are
+    unit: str = ""               # the published figures' unit
+    ours: str = ""               # the unit of ours (the place's)
+
+    @property
+    def across(self) -> bool:
+        """The published figures and ours are of different kinds (cycles or time against
+        instructions): their ratios are not to be set side by side (a change published as
+        such is as it was published)."""
+        return self.figures is not None and not self.published and \
+            unit_kind(self.unit) != unit_kind(self.ours)
+
+    @property
+    def reverses(self) -> bool:
+        """Ours, of another kind, changed the other way from the published figures (an
+        atomic is one instruction and many cycles: a count does not rank times)."""
+        j = self.judgement
+        if not self.across or self.figures is None or j is None or not j.category.changed \
+                or j.median_a is None or j.median_b is None:
+            return False
+        published_a, published_b = self.figures
+        return published_a != published_b and \
+            (published_b < published_a) != (j.median_b < j.median_a)
 
 
 @dataclass(frozen=True)
@@ -232,14 +258,6 @@ def _ratio(e: Experiment, f: Figure, cell: Cell) -> tuple[float | None, str]:
     return cell.value / f.published, ""
 
 
-def _published_change(a: Figure, b: Figure, published: str | None) -> str:
-    if published:
-        return published
-    if a.published and b.published is not None:
-        return f"B/A {b.published / a.published:.3f}"
-    return "—"
-
-
 def _one_value_per_process(s: Series) -> Series:
     """ministat's data points as published (one per run of the test): each harness
     process's median, where the run has several processes (each is one observation of
@@ -283,14 +301,16 @@ def place_outcome(e: Experiment, place: str, measured: Sequence[Measured],
         oa, ob = _ours_for(fa, place, arch), _ours_for(fb, place, arch)
         sa = runs.series(oa.variant, oa.bench) if oa else None
         sb = runs.series(ob.variant, ob.bench) if ob else None
-        text = _published_change(fa, fb, c.published)
+        figures = (fa.published, fb.published) \
+            if fa.published is not None and fb.published is not None else None
+        row = ChangeRow(fa.label, fb.label, c.published or "", None, figures=figures,
+                        unit=fa.unit or e.unit, ours=unit)
         if sa is None or sb is None:
-            changes.append(ChangeRow(fa.label, fb.label, text, None,
-                                     "not measured here (a side skipped or not run)"))
+            changes.append(replace(row, reason="not measured here (a side skipped or not run)"))
             continue
         pairs.append((len(changes), [Side(label=fa.key, series=(sa,), single=True),
                                      Side(label=fb.key, series=(sb,), single=True)]))
-        changes.append(ChangeRow(fa.label, fb.label, text, None))
+        changes.append(row)
     # our changes judged together (Holm across the experiment's changes at this place)
     compared = compare_together([sides for _, sides in pairs], refuse_values=False)
     for (index, _), comparison in zip(pairs, compared, strict=True):

@@ -32,9 +32,12 @@ from ..errors import (
     STOP_SIGNALS,
     HarnessError,
     Interrupted,
+    KcrossError,
     SchemaError,
     UserError,
     clipped,
+    did_you_mean,
+    shown,
     signal_name,
 )
 from ..schema import parse_line
@@ -230,6 +233,34 @@ class HarnessProcess:
             how = f"exited with status {rc}"
         raise HarnessError(f"{HARNESS_NAME} {how} after {lines} output line(s)"
                            + (f": {last}" if last else ""))
+
+
+def selection_error(command: Sequence[str], suite: str | None, bench: str | None) -> str | None:
+    """What is wrong with ``--suite`` (a suite, or several joined by commas) and ``--bench``
+    (a glob), with the closest names the harness lists (the harness itself says only that
+    nothing matches); None when they name what it has, or it cannot list.  Asked once the
+    harness has refused a selection: a run that starts costs no listing."""
+    from ..series import bench_name, benchmark_hint, matches
+
+    if suite is None and bench is None:
+        return None
+    try:
+        records = [r for r in collect(command, ["list", "--json"]) if r.get("type") == "bench"]
+    except (KcrossError, OSError):
+        return None
+    suites = list(dict.fromkeys(str(r.get("suite")) for r in records))
+    chosen = suites if suite is None else suite.split(",")
+    for name in chosen:
+        if name not in suites:
+            hint = did_you_mean(name, suites)
+            return (f"unknown suite {shown(name)} ({hint + ' ' if hint else ''}suites: "
+                    f"{', '.join(suites)})")
+    names = [bench_name(r) for r in records if r.get("suite") in chosen]
+    if bench is not None and not any(matches(bench, n) for n in names):
+        where = f" in suite {suite}" if suite is not None else ""
+        return (f"no benchmark matches {shown(bench)}{where} "
+                f"({benchmark_hint(bench, names) or 'see ' + repr('kcross list')})")
+    return None
 
 
 def collect(command: Sequence[str], args: Sequence[str],

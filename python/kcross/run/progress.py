@@ -3,8 +3,12 @@
 The ETA starts from the plan record (warm-up plus samples times the minimum
 batch time, per benchmark) because no benchmark has finished yet when the
 user most wants it, and then switches to the measured time per benchmark.
-On a terminal it is a rich progress bar on stderr; otherwise (logs, CI) one
-line per finished benchmark.
+On a terminal it is a rich progress bar on stderr; otherwise (logs, CI) at
+most one line per benchmark: a run of one process, a line per finished
+benchmark (its median); a run of several, a line per finished process (what
+it measured, what is left), fewer where the processes outnumber the
+benchmarks.  The lines say what the records say, nothing of the clock: a log
+of two runs of one harness reads alike.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from rich.text import Text
 
 from ..stats import StatsError, summarize_record
 from ..views.lines import say
-from ..views.text import in_unit
+from ..views.text import counted, in_unit
 
 
 def plan_estimate_s(plan: dict[str, Any]) -> float:
@@ -62,22 +66,27 @@ class RunProgress:
         self._done = 0
         self._plan_per_bench = 0.0
         self._measured: list[float] = []
+        self._benchmarks = 0
+        self._processes = 1
+        self._process: dict[int, list[dict[str, Any]]] = {}   # a process's results so far
+        self._said = 0                                         # process lines written
 
     def start(self, plan: dict[str, Any]) -> None:
         processes = int(plan.get("processes", 1))
-        self._total = len(plan["benchmarks"]) * processes
+        self._benchmarks, self._processes = len(plan["benchmarks"]), processes
+        self._total = self._benchmarks * processes
         self._plan_per_bench = plan_estimate_s(plan)
         # Interleaved runs write every result at the end: say so, since the
         # bar cannot move before then.
         how = "interleaved, results at the end" if plan.get("interleave") else "one after another"
-        if processes > 1:
-            how += f"; {processes} processes"
         if not self.live:
             each = f"{plan['samples']} samples each" + \
                 (f" in each of {processes} processes" if processes > 1 else "")
-            say(self.console, f"running {len(plan['benchmarks'])} benchmark(s), {each} ({how}), "
-                              f"≥{self._total * self._plan_per_bench:.1f} s")
+            say(self.console, f"running {counted(self._benchmarks, 'benchmark')}, {each} "
+                              f"({how}), ≥{self._total * self._plan_per_bench:.1f} s")
             return
+        if processes > 1:
+            how += f"; {processes} processes"
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TimeElapsedColumn(), _EtaColumn(),
                                   console=self.console, transient=True)
@@ -99,6 +108,9 @@ class RunProgress:
             self._progress.update(self._task, advance=1, description=label,
                                   per_bench_s=per_bench, last_done=time.monotonic())
             return
+        if self._processes > 1:
+            self._process_line(record)
+            return
         if record["status"] != "ok":
             outcome = f"{record['status']}: {record['reason']}"
         else:
@@ -108,6 +120,30 @@ class RunProgress:
             except StatsError as exc:
                 outcome = str(exc)
         say(self.console, f"[{self._done}/{self._total}] {label}: {outcome}")
+
+    def _process_line(self, record: dict[str, Any]) -> None:
+        """A run of several processes: a line when a process has measured every benchmark,
+        as many lines as the run has benchmarks at most (spread over the processes)."""
+        process = int(record.get("process", 0))
+        results = self._process.setdefault(process, [])
+        results.append(record)
+        if len(results) < self._benchmarks:
+            return
+        finished = process + 1           # the processes run one after another
+        lines = min(self._processes, self._benchmarks)     # the lines the run may write
+        if finished * lines // self._processes <= self._said:
+            return
+        self._said += 1
+        count = {s: sum(r["status"] == s for r in results) for s in ("ok", "skipped", "failed")}
+        found = ", ".join(f"{n} {s}" for s, n in count.items() if n)
+        failed = [f"{r['suite']}/{r['name']}" for r in results if r["status"] == "failed"]
+        if failed:
+            found += f" ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
+        spent = sum(float(r.get("elapsed_s") or 0.0) for r in results)
+        left = spent * (self._processes - finished)
+        after = f"; about {left:.{0 if left >= 10 else 1}f} s to go" if left else ""
+        say(self.console, f"[process {finished}/{self._processes}] "
+                          f"{counted(len(results), 'benchmark')}: {found} in {spent:.1f} s{after}")
 
     def stop(self) -> None:
         if self._progress is not None:

@@ -49,7 +49,7 @@ from ..series import merge_results
 from ..store import Store
 from ..views.lines import say
 from ..views.run import print_run
-from ..views.table import Lines
+from ..views.table import FITS, Lines
 from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
@@ -338,7 +338,8 @@ class _Run:
                 self.out.print(Lines([f"run {run_id}: {counts['ok']} ok, {counts['skipped']} "
                                       f"skipped, {counts['failed']} failed{each} in "
                                       f"{end['elapsed_s']:.1f} s; stored in "
-                                      f"{self.store.target.display}"]))
+                                      f"{self.store.target.display}"]),
+                               width=min(self.out.width, FITS))
                 sys.stdout.flush()
             except (OutputClosed, OutputError) as exc:
                 what = str(exc) or "standard output closed"

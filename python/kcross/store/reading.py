@@ -19,7 +19,7 @@ from typing import Any, overload
 import sqlalchemy as sa
 
 from .. import fingerprint as fields
-from ..errors import UserError, shown
+from ..errors import UserError, did_you_mean, shown
 from ..fingerprint import HASH_SHOWN
 from ..schema import UNIT_NS, unit_of
 from . import records
@@ -177,8 +177,10 @@ class Reading:
             found = conn.execute(sa.select(t.tags.c.run_id)
                                  .where(t.tags.c.name == parsed.tag)).scalar_one_or_none()
             if found is None:
-                raise UserError(f"no run or tag {shown(parsed.tag)} in {display} (a RUN is "
-                                f"{REF_FORMS}; see 'kcross runs')")
+                hint = did_you_mean(parsed.tag, conn.execute(sa.select(t.tags.c.name)).scalars())
+                raise UserError(f"no run or tag {shown(parsed.tag)} in {display} ("
+                                f"{hint + ' ' if hint else ''}a RUN is {REF_FORMS}; see "
+                                "'kcross runs')")
             return int(found)
         assert parsed.back is not None
         query = sa.select(t.runs.c.id)
@@ -224,8 +226,10 @@ class Reading:
                 raise UserError(f"latest@{host} is ambiguous in {self.target.display}: "
                                 f"{len(rows)} machines' hashes start with {prefix}: "
                                 f"{listed}{more}; give more of the hash")
+        hint = did_you_mean(host, (h for h in conn.execute(sa.select(m.hostname)).scalars() if h))
         raise UserError(f"no machine {shown(host)} in {self.target.display}: no hostname is "
-                        "that and no machine hash starts with it (see 'kcross runs')")
+                        f"that and no machine hash starts with it ({hint + ' ' if hint else ''}"
+                        "see 'kcross runs')")
 
     def count_runs(self) -> int:
         """How many runs are stored."""

@@ -15,29 +15,33 @@ from ..judge.categories import (
     higher_word,
     label,
 )
+from ..judge.comparison import cell
 from ..judge.gate import CheckRow, Outcome
 from ..judge.verdict import EXACT, SEEN_RUNS, fails_at, record
-from ..stats import StatsError, median
+from ..stats import StatsError
 from . import table as tables
-from .table import LEFT, RIGHT, Column, Styled, Table
-from .text import NONE, counted, in_unit, interval, p_text, ratio
+from .table import FITS, LEFT, RIGHT, RULES, Column, Lines, Styled, Table
+from .text import NONE, arrow, counted, in_unit, interval, p_text, ratio
 from .verdict import detectable_text, sees_text, words
 
 COLUMNS = ("benchmark", "base", "current", "ratio", "CI of ratio", "p", "fails at",
            "verdict", "note")
 _LEFT = (0, 7, 8)
-VERDICT = 7
+VERDICT, NOTE = 7, 8
 
 
 def cells(row: CheckRow, outcome: Outcome) -> list[str]:
-    """A row's cells, plain text."""
+    """A row's cells, plain text.  The base's and the current's figures are each side's
+    median as compare and show give it (kcross.judge.comparison.cell); where the verdict
+    judged other figures (both sides' raw samples: the empty loop subtracted on one side
+    only), the note says so and gives them."""
     unit = outcome.unit
 
     def figure(series: Any) -> str:
         if series is None:
             return NONE
         try:
-            return in_unit(median(series.samples), unit)
+            return in_unit(cell(series).median, unit)
         except StatsError:
             return NONE   # no figure: the note says why
 
@@ -50,9 +54,11 @@ def cells(row: CheckRow, outcome: Outcome) -> list[str]:
     ci = NONE if j.method == EXACT or j.ratio_low is None or j.ratio_high is None else \
         interval(ratio(j.ratio_low), ratio(j.ratio_high))
     described = words(j, outcome.max_regression)
+    judged = f"the raw medians {arrow(in_unit(j.median_a, unit), in_unit(j.median_b, unit))}" \
+        if j.raw else None
     note = "; ".join(x for x in (described if described not in ("~", "identical", verdict)
-                                 else None, row.note) if x)
-    return [row.name, in_unit(j.median_a, unit), in_unit(j.median_b, unit),
+                                 else None, row.note, judged) if x)
+    return [row.name, figure(row.base), figure(row.current),
             NONE if j.ratio is None else ratio(j.ratio), ci,
             NONE if j.p_adjusted is None else p_text(j.p_adjusted),
             detectable_text(j, outcome.max_regression), verdict, note]
@@ -61,8 +67,8 @@ def cells(row: CheckRow, outcome: Outcome) -> list[str]:
 def headers(outcome: Outcome) -> list[str]:
     conf = next((r.judgement.confidence for r in outcome.rows if r.judgement), 0.95)
     names = list(COLUMNS)
-    names[1], names[2] = f"base {outcome.unit}", f"current {outcome.unit}"
-    names[4] = f"{conf:.0%} CI of ratio"
+    names[4] = f"{conf:.0%} CI\nof ratio"
+    names[6] = "fails\nat"
     return names
 
 
@@ -77,7 +83,8 @@ def title(outcome: Outcome) -> str:
 def legend(outcome: Outcome) -> list[str]:
     """What the columns mean, what the verdicts saw, and the notes: one line each."""
     tested = sum(j.p is not None for j in outcome.judgements)
-    lines = [f"ratio = current/base median (>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
+    lines = [f"base, current: the medians ({outcome.unit}); ratio = current/base median "
+             f"(>1: {higher_word(outcome.unit)}); {TIMING_RULE} "
              f"({counted(tested, 'test')}); {EXACT_RULE}; {FAILS_AT_RULE}",
              f"regression: beyond +{outcome.max_regression * 100:g}% (exact counts: by value; "
              "timings: the CI's low end above it)"]
@@ -97,9 +104,11 @@ def legend(outcome: Outcome) -> list[str]:
 
 
 def table(outcome: Outcome) -> Table:
-    """The check's table: its title, the rows, the legend as its notes."""
-    out = Table([Column(name, LEFT if i in _LEFT else RIGHT, fold=True)
-                 for i, name in enumerate(headers(outcome))], title=title(outcome))
+    """The check's table: its title, the rows, the legend as its notes; within
+    :data:`FITS` columns, as the run table (only the note wraps)."""
+    out = Table([Column(name, LEFT if i in _LEFT else RIGHT, wrap=i == NOTE)
+                 for i, name in enumerate(headers(outcome))], title=title(outcome),
+                frame=RULES, fits=FITS)
     for row in outcome.rows:
         texts: list[str | Styled] = list(cells(row, outcome))
         texts[VERDICT] = Styled(str(texts[VERDICT]), STYLE.get(row.category, ""),
@@ -117,6 +126,15 @@ def markdown(outcome: Outcome) -> str:
 
 def summary_style(outcome: Outcome) -> str:
     return "bold red" if outcome.failed else "green"
+
+
+def summary(outcome: Outcome, ascii_only: bool = False) -> Any:
+    """The check's last line (PASS or FAIL, what it counted), within the table's width;
+    coloured unless ``ascii_only``."""
+    from rich.constrain import Constrain
+
+    return Constrain(Lines([outcome.summary()], "" if ascii_only else summary_style(outcome)),
+                     FITS)
 
 
 def json_record(outcome: Outcome) -> dict[str, Any]:
@@ -141,4 +159,4 @@ def json_record(outcome: Outcome) -> dict[str, Any]:
 
 
 __all__ = ["Category", "SEEN_RUNS", "cells", "headers", "json_record", "legend", "markdown",
-           "table", "title"]
+           "summary", "table", "title"]

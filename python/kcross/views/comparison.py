@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, TIMING_RULE
 from ..judge.comparison import Cell, Comparison
 from ..judge.verdict import EXACT, Judgement
-from .table import RIGHT, Column, Table
+from .table import FITS, RIGHT, RULES, Column, Table
 from .text import NONE, change_percent, in_unit, mark, p_text, ratio, with_interval
 from .verdict import detectable_text, seeing_lines, timer_share_lines, words
 
@@ -56,11 +56,15 @@ def legend(comparison: Comparison) -> str:
 def table(comparison: Comparison) -> Table:
     """The comparison's table, its footnotes and legend as its notes."""
     notes: list[str] = []
-    columns = [Column("benchmark"), Column(f"{comparison.sides[0].label} (base)", RIGHT)]
+
+    def figures(header: str) -> Column:  # a figure and its interval, never wrapped
+        return Column(header, RIGHT, wrap=False, split=True)
+
+    columns = [Column("benchmark", wrap=False), figures(f"{comparison.sides[0].label} (base)")]
     for side in comparison.sides[1:]:
-        columns += [Column(side.label, RIGHT), Column("ratio", RIGHT), Column("vs base"),
-                    Column("detectable", RIGHT)]
-    out = Table(columns)
+        columns += [figures(side.label), figures("ratio"), Column("vs base"),
+                    Column("detectable", RIGHT, wrap=False)]
+    out = Table(columns, frame=RULES, fits=FITS)
     for row in comparison.rows:
         base = row.cells[0]
         assert base is not None

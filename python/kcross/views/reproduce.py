@@ -16,7 +16,7 @@ from rich.text import Text
 from ..reproduce.experiments import Experiment
 from ..reproduce.outcome import Cell, ChangeRow, FigureRow, Outcome, Place
 from .table import RIGHT, Column, Table, terminal
-from .text import ARROW, NONE, in_unit, ratio
+from .text import ARROW, NONE, arrow, in_unit, mark, ratio
 
 
 def _published(value: float | None, unit: str) -> str:
@@ -49,6 +49,62 @@ def change_text(c: ChangeRow) -> str:
         (f"{shown}: no difference shown" if shown else said)
 
 
+def published_text(c: ChangeRow) -> str:
+    """The change as published; of two published figures, B/A where ours are of their
+    kind, else the figures themselves (``482 → 346 cycles``): a ratio of cycles or times
+    is never set beside a ratio of instructions."""
+    if c.published:
+        return c.published
+    if c.figures is None:
+        return NONE
+    a, b = c.figures
+    if c.across or not a:
+        return f"{arrow(f'{a:,g}', f'{b:,g}')} {c.unit.removesuffix('/op')}"
+    return f"B/A {ratio(b / a)}"
+
+
+def reversal_note(c: ChangeRow) -> str:
+    """What a change of ours that went the other way from the published figures means."""
+    what = _kind(c.unit, "times")
+    return (f"ours counted instructions the other way from the published {what}: an atomic "
+            f"is one instruction and many cycles, so a count of instructions does not rank "
+            f"{what}")
+
+
+def across_note(c: ChangeRow) -> str:
+    """Said under changes whose published figures and ours are of two kinds."""
+    published, ours = _kind(c.unit), _kind(c.ours)
+    return (f"published {published}, ours {ours}: each change in its own unit (a ratio of "
+            f"{published} is not one of {ours})")
+
+
+def _kind(unit: str, time: str = "") -> str:
+    """What a unit counts, as a note names it: cycles, instructions; a time its unit (or
+    ``time``)."""
+    from ..reproduce.outcome import unit_kind
+
+    kind = unit_kind(unit)
+    return (time or unit.removesuffix("/op")) if kind == "time" else kind
+
+
+def change_notes(changes: Sequence[ChangeRow]) -> tuple[list[str], list[str]]:
+    """Each change's mark (``¹`` where ours went the other way from the published figures)
+    and the notes the marks refer to, with the note on changes of two kinds."""
+    notes: list[str] = []
+    marks = []
+    for c in changes:
+        said = ""
+        if c.reverses:
+            note = reversal_note(c)
+            if note not in notes:
+                notes.append(note)
+            said = f" {mark(notes.index(note) + 1)}"
+        marks.append(said)
+    notes = [f"{mark(i)} {n}" for i, n in enumerate(notes, start=1)]
+    across = [across_note(c) for c in changes if c.across]
+    return marks, notes + list(dict.fromkeys(across))
+
+
 def where_of(cell: Cell) -> str:
     parts = [cell.bench or NONE]
     if cell.variant != "default":
@@ -75,8 +131,9 @@ def changes_table(place: Place) -> Table | None:
         return None
     table = Table([Column("A"), Column("B"), Column("published"), Column("ours")],
                   title=f"changes A {ARROW} B: published, and ours judged by kcross.judge")
-    for c in place.changes:
-        table.add(c.a, c.b, c.published, change_text(c))
+    marks, table.notes = change_notes(place.changes)
+    for c, marked in zip(place.changes, marks, strict=True):
+        table.add(c.a, c.b, published_text(c), change_text(c) + marked)
     return table
 
 
@@ -132,7 +189,7 @@ def record(o: Outcome) -> dict[str, Any]:
             "figures": [{"key": r.figure.key, "label": r.figure.label,
                          "published": r.published, "ours": _cell_record(r.cell),
                          "ratio": r.ratio, "no_ratio": r.no_ratio or None} for r in p.rows],
-            "changes": [{"a": c.a, "b": c.b, "published": c.published,
+            "changes": [{"a": c.a, "b": c.b, "published": published_text(c),
                          "verdict": verdict_record(c.judgement) if c.judgement else None,
                          "reason": c.reason or None} for c in p.changes],
         } for p in o.places],

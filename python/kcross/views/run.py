@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fingerprint as fields
 from ..schema import UNIT_NS, unit_of
 from .fingerprint import forced_settings, lab_lines, mechanism_text, timer_text
-from .table import RIGHT, RULES, Column, Lines, Styled, Table, rich_table
+from .table import FITS, RIGHT, RULES, Column, Drawn, Lines, Styled, Table
 from .text import NONE, OVERHEAD_MARK, in_unit, interval, per_op, percent, share
 
 if TYPE_CHECKING:  # only types: the statistics load numpy
@@ -126,7 +126,7 @@ def results_table(results: Sequence[dict[str, Any]], title: str | None = None,
         columns.append(Column("counters/op", wrap=False))
     # One flag per line; a flag too long for the last column ends in "…", never cut silently.
     columns.append(Column("status", wrap=not wide))
-    table = Table(columns, title=title or "", frame=RULES)
+    table = Table(columns, title=title or "", frame=RULES, fits=None if wide else FITS)
     switch_dash = [NONE] * with_switches
     for rec in results:
         label = f"{rec['suite']}/{rec['name']}"
@@ -358,6 +358,7 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
         if declared:
             lines.append(f"per switch: the median ÷ the context switches its op makes by design "
                          f"({_join(f'{d:g}' for d in declared)}: the op is a round trip)")
+    lines.append(counted_line(results))
     coverage = []
     for summary in summaries:
         try:
@@ -376,6 +377,15 @@ def run_footer(fingerprint: dict[str, Any], results: Sequence[dict[str, Any]], *
     return Lines(lines, style="dim")
 
 
+def counted_line(results: Sequence[dict[str, Any]]) -> str:
+    """What the N and disturbed columns count (result-format.md, ``disturbed``: a CPU
+    migration or an involuntary context switch, a preemption, during the sample)."""
+    k = max((int(r.get("processes") or 1) for r in results), default=1)
+    of = f" (all {k} processes')" if k > 1 else ""
+    return (f"N: samples{of}; disturbed: those a CPU migration or a preemption hit (kept in the "
+            "figures)")
+
+
 def _has_ci(summary: Summary) -> bool:
     from ..stats import StatsError
 
@@ -383,9 +393,6 @@ def _has_ci(summary: Summary) -> bool:
         return summary.ci is not None
     except StatsError:
         return False
-
-
-FITS = 120  # columns: the default run table and its footer lines are never wider
 
 
 def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: dict[str, Any],
@@ -397,18 +404,11 @@ def print_run(console: Console, results: Sequence[dict[str, Any]], fingerprint: 
     console, if narrower), piped too; ``wide`` prints the full table at its natural width,
     however wide (for ``less -S``), never squeezed, and the footer's details.
     """
-    from rich.measure import Measurement
-
     table = results_table(results, title=title, unit=unit, wide=wide)
-    drawn = rich_table(table)
     width = console.width if wide else min(console.width, FITS)
-    if wide:
-        natural = Measurement.get(console, console.options.update_width(1 << 16), drawn).maximum
-        if natural > console.width:
-            drawn.width = natural
     if table.title:
         console.print(Lines([table.title]), width=width)
-    console.print(drawn, crop=not wide, width=None if wide else width)
+    console.print(Drawn(table, natural=wide), crop=not wide)
     details = SHOW_WIDE if run_id is None else f"kcross show {run_id} --wide"
     console.print(run_footer(fingerprint, results, wide=wide, details=details), width=width)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import UNIT_NS
-from .table import LEFT, RIGHT, Column, Styled, Table
+from .table import FITS, LEFT, RIGHT, RULES, Column, Styled, Table
 from .text import machine_hash, shown_value
 
 if TYPE_CHECKING:  # only types: the store loads SQLAlchemy
@@ -22,6 +22,9 @@ def machine_summary(run: RunSummary) -> str:
     return " · ".join(parts)
 
 
+# The columns of text, wrapped at spaces to fit 120 columns (history's times, to the minute,
+# stay whole, as the other cells).
+WRAPPED = ("tags", "status", "machine")
 _STATES = {"complete": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
 
 
@@ -31,18 +34,18 @@ def runs_table(runs: Sequence[RunSummary]) -> Table:
     only when a run has one."""
     shown_if = {"tags": any(run.tags for run in runs),
                 "variant": any(run.variant for run in runs)}
-    columns = [Column(name, align) for name, align in (
+    columns = [Column(name, align, wrap=name in WRAPPED) for name, align in (
         ("id", RIGHT), ("tags", LEFT), ("started (UTC)", LEFT), ("status", LEFT),
         ("source", LEFT), ("arch", LEFT), ("variant", LEFT), ("unit", LEFT),
         ("machine hash", LEFT), ("machine", LEFT), ("benchmarks", RIGHT))
         if shown_if.get(name, True)]
-    table = Table(columns)
+    table = Table(columns, frame=RULES, gap=0, fits=FITS)
     for run in runs:
         shown = run.state or run.status  # "dead (pid 123 gone)" for a stranded run
         tags = [Styled(" ".join(run.tags), "bold")] if shown_if["tags"] else []
         variant = [shown_value(run.variant)] if shown_if["variant"] else []
         # The machine hash's prefix: what latest@PREFIX takes besides a hostname.
-        table.add(str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+        table.add(str(run.id), *tags, run.started_at.strftime("%Y-%m-%d %H:%M"),
                   Styled(shown, _STATES.get(shown.split(" ")[0], "red")), run.source,
                   shown_value(run.arch), *variant,
                   Styled(run.unit, "" if run.unit == UNIT_NS else "magenta"),

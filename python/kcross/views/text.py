@@ -152,6 +152,13 @@ def with_interval(figure: str, low: str, high: str) -> str:
     return figure if low == high else f"{figure} {interval(low, high)}"
 
 
+def interval_under(text: str) -> str:
+    """A figure with its interval (:func:`with_interval`) on two lines, the interval under
+    the figure (a table too narrow for both on one line); other text as it is."""
+    figure, sep, rest = text.partition(" [")
+    return f"{figure}\n[{rest}" if sep and rest.endswith("]") else text
+
+
 def plus_minus(value: str) -> str:
     return f"{PLUS_MINUS}{value}"
 
@@ -234,6 +241,7 @@ def significant_digits(value: float) -> int:
 
 
 def signed(value: float, digits: int = 1) -> str:
-    """A signed figure; one that rounds to zero has no sign."""
-    text = f"{value:+.{digits}f}"
-    return text[1:] if float(text) == 0 else text
+    """A signed figure with thousands separators: ``+1,200.0``; one that rounds to zero has
+    no sign."""
+    text = f"{value:+,.{digits}f}"
+    return text[1:] if float(text.replace(",", "")) == 0 else text

@@ -42,8 +42,8 @@ def exact_change(j: Judgement) -> str:
     difference in the unit's amount, small ones to two significant digits."""
     delta = j.delta or 0.0
     what = amount(j.unit)
-    pct = "" if j.ratio is None else \
-        f"{signed((j.ratio - 1) * 100, significant_digits((j.ratio - 1) * 100))}%"
+    change = None if j.ratio is None else (j.ratio - 1) * 100
+    pct = "" if change is None else percent(change, significant_digits(change))
     return f"{signed(delta, significant_digits(delta))}{' ' + what if what else ''}" + \
         (f" ({pct})" if pct else "")
 
