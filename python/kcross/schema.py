@@ -69,10 +69,15 @@ class MalformedLine(SchemaError):
 
 
 @lru_cache(maxsize=1)
+def schema_text() -> str:
+    """The JSON Schema file of the result format, as shipped in this package."""
+    return resources.files("kcross").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
 def load_schema() -> dict[str, Any]:
-    """The JSON Schema of the result format, as shipped in this package."""
-    text = resources.files("kcross").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    """The JSON Schema of the result format, parsed."""
+    schema: dict[str, Any] = json.loads(schema_text())
     return schema
 
 
@@ -169,6 +174,11 @@ _TYPE_WORDS = {"string": "a string", "number": "a number", "integer": "an intege
 
 
 def _first_error(record: Mapping[str, Any]) -> str | None:
+    from .compiled_schema import checker
+
+    fast = checker(schema_text())
+    if fast is not None and fast(record):  # the fast yes; jsonschema judges anything else
+        return None
     from jsonschema.exceptions import best_match
 
     error = best_match(_validator().iter_errors(record))

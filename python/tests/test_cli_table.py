@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
+from pathlib import Path
 
-from conftest import PYTHON_DIR
+from conftest import PYTHON_DIR, isolated_env
 from kcross import cli
 
 CLI_DIR = PYTHON_DIR / "kcross" / "cli"
@@ -56,3 +59,38 @@ def test_store_opening_is_written_once() -> None:
     # two stores in a fixed order: their own reasons, named in their modules.
     allowed = {"run.py: Store.open(", "_transfer.py: Store.open("}
     assert set(offenders) <= allowed
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def _shape(action: argparse.Action) -> tuple:
+    return (type(action), tuple(action.option_strings), action.dest, repr(action.default),
+            action.nargs, repr(action.choices), action.required, action.help)
+
+
+def test_a_commands_own_parser_is_the_tables() -> None:
+    """`kcross NAME ...` builds NAME's parser alone (a faster start): its help, options and
+    defaults are the whole table's, and it parses a command line the same way."""
+    whole = cli.build_parser()
+    for name in cli.COMMANDS:
+        alone = cli.build_parser(only=name)
+        mine, table = _subparser(alone, name), _subparser(whole, name)
+        assert mine.format_help() == table.format_help(), name
+        assert [_shape(a) for a in mine._actions] == [_shape(a) for a in table._actions], name
+        assert mine._defaults.keys() == table._defaults.keys(), name
+
+
+def test_a_start_naming_its_command_imports_no_other(tmp_path: Path) -> None:
+    """`kcross runs` imports kcross.cli.runs and none of the 22 other command modules."""
+    code = ("import sys; from kcross.cli import main\n"
+            "try:\n    main(['runs', '--db', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kcross.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "k.db")],
+                         capture_output=True, text=True, env=isolated_env(tmp_path), check=True).stdout
+    loaded = out.strip().splitlines()[-1]
+    commands = {name for name in re.findall(r"'kcross\.cli\.([a-z_]+)'", loaded)
+                if not name.startswith("_") and name != "options"}
+    assert commands == {"runs"}, loaded

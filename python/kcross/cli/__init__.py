@@ -92,7 +92,11 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> Parser:
+def build_parser(only: str | None = None) -> Parser:
+    """The parser of every command, or with ``only`` of that command alone: what a start
+    naming its command needs (the other 22 command modules not imported, their options
+    not built: tens of milliseconds of every ``kcross import`` or ``runs``).  Its
+    ``kcross X ...`` parses and ``kcross X --help`` reads exactly as the whole parser's."""
     common = Common.build()
     parser = Parser(prog="kcross", description="Measure the cost of crossing between user "
                     "space and the Linux kernel (syscalls, vDSO, rseq).",
@@ -100,7 +104,7 @@ def build_parser() -> Parser:
                     formatter_class=formatter())
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         module = command(name)
         epilog = "\n\n".join(filter(None, [getattr(module, "EPILOG", None),
                                              f"documentation: docs/{DOCS[name]}"]))
@@ -174,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         stop_on_signals()  # and SIGTERM, SIGHUP: as Ctrl-C, never a death mid-way
         if not isinstance(sys.stdout, _GuardedStdout):
             sys.stdout = _GuardedStdout(sys.stdout)
-        parser = build_parser()
+        # `kcross NAME ...`: NAME's parser alone; anything else (help, a usage error, a
+        # mistyped command and its "did you mean") the whole table's
+        parser = build_parser(arguments[0] if arguments and arguments[0] in COMMANDS else None)
         try:
             args = parser.parse_args(arguments)
         except SystemExit:  # --help, --version (or a usage error, on stderr)
