@@ -8,14 +8,35 @@ database to exactly this shape (tests compare the two).
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 
-def json_type() -> sa.types.TypeEngine:
-    """JSON stored as text on SQLite, JSONB on PostgreSQL; Python None is SQL NULL."""
-    return sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True),
-                                                   "postgresql")
+class Json(sa.types.TypeDecorator[Any]):
+    """JSON stored as text on SQLite, JSONB on PostgreSQL; Python None is SQL NULL.
+
+    PostgreSQL's type is looked up when a PostgreSQL connection asks for it: importing
+    SQLAlchemy's PostgreSQL dialect costs every start a fiftieth of a second, which a
+    ``kcross import`` into an SQLite file should not pay."""
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def __init__(self) -> None:
+        super().__init__(none_as_null=True)
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB(none_as_null=True))
+        return dialect.type_descriptor(sa.JSON(none_as_null=True))
+
+
+def json_type() -> sa.types.TypeEngine[Any]:
+    """The type of a JSON column (:class:`Json`)."""
+    return Json()
 
 
 metadata = sa.MetaData()
@@ -116,3 +137,19 @@ noise_exclusions = sa.Table(
     sa.Column("reason", sa.Text),
     sa.Column("excluded_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+
+def insert_new(conn: sa.Connection, table: sa.Table, values: dict[str, Any], key: str) -> None:
+    """``INSERT ... ON CONFLICT (key) DO NOTHING``: a row another writer may have added
+    first (a SELECT, then an INSERT, lets two processes both miss it and one fail on the
+    unique key).  Each dialect's own INSERT; PostgreSQL's imported only on PostgreSQL."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        conn.execute(postgresql.insert(table).values(**values)
+                     .on_conflict_do_nothing(index_elements=[key]))
+    else:
+        from sqlalchemy.dialects import sqlite
+
+        conn.execute(sqlite.insert(table).values(**values)
+                     .on_conflict_do_nothing(index_elements=[key]))

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ..errors import StoreError, UserError
 from . import packing, records
@@ -189,9 +188,7 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
             hold("copy: already there")
             return Copied(run_id, dest_id, False, len(source.results), row["status"],
                           tuple(notes))
-        insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        conn.execute(insert(t.machines).values(**machine)
-                     .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
+        t.insert_new(conn, t.machines, machine, "fingerprint_hash")
         machine_id = conn.execute(sa.select(t.machines.c.id).where(
             t.machines.c.fingerprint_hash == machine["fingerprint_hash"])).scalar_one()
         dest_id = conn.execute(sa.insert(t.runs).values(machine_id=machine_id, **row)

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from .. import fingerprint as fields
 from ..errors import SchemaError, UserError, shown
@@ -188,11 +187,7 @@ class Writing(Reading):
             "fingerprint": fingerprint,
             "first_seen": _utcnow(),
         }
-        # INSERT ... ON CONFLICT DO NOTHING, then SELECT: a SELECT-then-INSERT lets
-        # two processes both miss the row and one fail on the unique key.
-        insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        conn.execute(insert(t.machines).values(**values)
-                     .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
+        t.insert_new(conn, t.machines, values, "fingerprint_hash")
         return conn.execute(sa.select(t.machines.c.id)
                             .where(t.machines.c.fingerprint_hash == digest)).scalar_one()
 
