@@ -151,6 +151,10 @@ def distribution(name: str, benches: Sequence[str], views: Sequence[RunView],
     height = 0.55 + max(1, len(rows)) * max(0.26, 0.17 * m + 0.09)
     every: list[float] = []
     with _figure(height) as (fig, (ax,)):
+        # each kind of mark one artist (a line broken by NaNs, a line of markers): drawn
+        # at once, not a matplotlib Line2D per benchmark and run (most of a report's time)
+        bars: tuple[list[float], list[float]] = ([], [])
+        ticks: tuple[list[float], list[float]] = ([], [])
         for j, view in enumerate(views):
             ys: list[float] = []
             xs: list[float] = []
@@ -167,15 +171,20 @@ def distribution(name: str, benches: Sequence[str], views: Sequence[RunView],
                 if isinstance(summary, Summary):
                     try:
                         ci = summary.ci
-                        ax.plot([ci.low, ci.high], [center, center], color="#222222",
-                                linewidth=2.2, solid_capstyle="butt", zorder=3)
+                        bars[0].extend((ci.low, ci.high, math.nan))
+                        bars[1].extend((center, center, math.nan))
                     except StatsError:
                         pass
-                    ax.plot([summary.median], [center], marker="|", markersize=10,
-                            markeredgewidth=1.6, color="#111111", zorder=4)
+                    ticks[0].append(summary.median)
+                    ticks[1].append(center)
             if xs:
                 ax.scatter(xs, ys, s=9, color=color(j), alpha=0.5, linewidths=0,
                            label=view.short, zorder=5)
+        if bars[0]:
+            ax.plot(*bars, color="#222222", linewidth=2.2, solid_capstyle="butt", zorder=3)
+        if ticks[0]:
+            ax.plot(*ticks, linestyle="none", marker="|", markersize=10, markeredgewidth=1.6,
+                    color="#111111", zorder=4)
         ax.set_yticks(range(len(rows)), [b.split("/", 1)[-1] for b in rows])
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.grid(axis="y", visible=False)
@@ -251,25 +260,36 @@ def forest(comparison: ComparisonSection) -> str | None:
     reach = forest_reach(spans)
     height = 0.9 + 0.22 * len(rows)
     with _figure(height) as (fig, (ax,)):
+        # the CIs and the medians of one colour are one artist each (drawn at once)
+        cis: dict[str, tuple[list[float], list[float]]] = {}
+        dots: dict[str, tuple[list[float], list[float]]] = {}
         for i, (row, (low, mid, high)) in enumerate(zip(rows, spans, strict=True)):
             c = {Category.HIGHER: SLOWER, Category.LOWER: FASTER}.get(
                 row.value.category if row.value else Category.SAME, SAME)
             shown = [min(max(x, -reach), reach) for x in (low, mid, high)]
-            ax.plot([shown[0], shown[2]], [i, i], color=c, linewidth=1.6)
+            xs, ys = cis.setdefault(c, ([], []))
+            xs.extend((shown[0], shown[2], math.nan))
+            ys.extend((i, i, math.nan))
             for x, edge in ((low, -reach), (high, reach)):
                 if abs(x) > reach and (x > 0) == (edge > 0):   # runs off this edge
                     ax.plot([edge], [i], marker=">" if edge > 0 else "<", markersize=5,
-                            color=c, clip_on=False)
+                            color=c, clip_on=False, zorder=2.5)
             if abs(mid) <= reach:
-                ax.plot([mid], [i], marker="o", markersize=4.5, color=c)
+                xs, ys = dots.setdefault(c, ([], []))
+                xs.append(mid)
+                ys.append(i)
             else:   # the median ratio itself is off the axis: say where
                 edge = reach if mid > 0 else -reach
                 ax.plot([edge], [i], marker=">" if mid > 0 else "<", markersize=8, color=c,
-                        clip_on=False)
+                        clip_on=False, zorder=2.5)
                 ax.annotate(percent_change(math.exp(mid)), (edge, i),
                             xytext=(-8 if mid > 0 else 8, 0), textcoords="offset points",
                             ha="right" if mid > 0 else "left", va="center", fontsize=7.5,
                             color=c, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6})
+        for c, line in cis.items():
+            ax.plot(*line, color=c, linewidth=1.6)
+        for c, points in dots.items():
+            ax.plot(*points, linestyle="none", marker="o", markersize=4.5, color=c)
         ax.axvline(0.0, color="#444444", linewidth=0.9, zorder=1)
         ax.set_xlim(-reach * 1.06, reach * 1.06)   # the ticks at ±5% in view at the least reach
         ticks = _forest_ticks(reach)
