@@ -81,14 +81,13 @@ class Series:
     def process_count(self) -> int:
         return 1 if self.processes is None else len(set(self.processes))
 
-    def by_process(self) -> list[tuple[float, ...]]:
+    def by_process(self) -> list[Sequence[float]]:
         """The samples of each process, in process order (one group for one process)."""
         if self.processes is None:
             return [self.samples]
-        groups: dict[int, list[float]] = {}
-        for p, x in zip(self.processes, self.samples, strict=True):
-            groups.setdefault(p, []).append(x)
-        return [tuple(groups[p]) for p in sorted(groups)]
+        from .stats import groups_of
+
+        return groups_of(self.samples, self.processes)
 
 
 def bench_name(record: Mapping[str, Any]) -> str:

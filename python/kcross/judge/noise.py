@@ -229,12 +229,16 @@ def harness_of(fingerprint: Mapping[str, object] | None) -> tuple[str | None, ..
                                               fields.KCROSS_BUILD)))
 
 
-def config_of(series: Series) -> Config | None:
-    """The configuration of a series' run (None: plain numbers, no fingerprint)."""
+def config_of(series: Series, machine: str | None = None,
+              harness: tuple[str | None, ...] | None = None) -> Config | None:
+    """The configuration of a series' run (None: plain numbers, no fingerprint); ``machine``
+    and ``harness``: its fingerprint's identity and harness_of, when the caller knows them
+    (a hash of the fingerprint a series is worth saving for a run's fifty)."""
     if series.fingerprint is None:
         return None
     processes = series.process_count
-    return Config(identity(series.fingerprint), harness_of(series.fingerprint), processes,
+    return Config(machine or identity(series.fingerprint),
+                  harness or harness_of(series.fingerprint), processes,
                   len(series.samples) // processes)
 
 
@@ -345,7 +349,8 @@ class History:
                     if more:
                         if name not in several:
                             continue
-                        point, config = run_point(several[name]), config_of(several[name])
+                        point = run_point(several[name])
+                        config = config_of(several[name], machine, fact.harness)
                     elif row.status != "ok" or row.median_ns is None or row.ci_low_ns is None:
                         continue
                     else:
