@@ -160,14 +160,17 @@ def _stored(store_factory: Callable[[], Store], stream: RunStream, name: str,
             partial: int | None, **how: Any) -> Imported:
     """Store a checked stream as one run (``how``: Store.import_stream's options), the store
     opened only once its dates are known to be ones the database can hold (a run dated by
-    its fingerprint: a lab run is dated by the host)."""
+    its fingerprint: a lab run is dated by the host).  Its start, as the store dates it (the
+    ``started_at`` given, e.g. a LAVA job's by its log, else the fingerprint's), when in the
+    future: every import's warning (kcross import of a capture or of a LAVA job)."""
     assert stream.fingerprint is not None and stream.plan is not None  # checked
     started = how.get("started_at")
     if fields.lab(stream.fingerprint) is None:
         try:
-            started, _ = run_times(stream.fingerprint, stream.end)
+            from_stream, _ = run_times(stream.fingerprint, stream.end)
         except SchemaError as exc:
             raise SchemaError(f"{name}: {exc}") from None
+        started = started or from_stream
     store = store_factory()
     try:
         run_id = store.import_stream(stream, **how)

@@ -8,6 +8,7 @@ refusals.  The real boot is test_lab_lava.py's.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,39 @@ def test_the_log_is_stored_with_the_lab_and_lava_groups(kcross, db_path: Path) -
     for name, figure in figures.items():
         case = cases[name.replace("/", "_").replace("-", "_")]
         assert f"{figure:.10g}" == case["measurement"] and case["units"] == "instructions/op"
+
+
+FUTURE_WARNING = ("kcross: warning: {name} started at {start} UTC, in the future (the "
+                  "capturing machine's clock is wrong?); stored as run {run} all the same "
+                  "('latest' is the newest run stored, whatever its start)")
+
+
+def in_the_future(lines: list[str]) -> list[str]:
+    """The log as a dispatcher whose clock is in 2099 writes it: every entry's time moved on
+    (the run's start is its log's); the console's lines, the harness's records, unchanged."""
+    return [re.sub(r'"dt": "\d{4}-', '"dt": "2099-', line) for line in lines]
+
+
+def test_a_job_logged_in_the_future_is_stored_with_a_captures_warning(  # type: ignore[no-untyped-def]
+        kcross, db_path: Path, tmp_path: Path) -> None:
+    """A LAVA job's run is dated by its log (the dispatcher's clock; a lab guest's is fixed):
+    a start in the future is stored with the warning a capture's gets (kcross.importer)."""
+    proc = kcross("import", str(LOG), "--db", str(tmp_path / "a.db"))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    log = edited(tmp_path, in_the_future)
+    assert '"dt": "2026-' not in log.read_text()
+    proc = kcross("import", str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == FUTURE_WARNING.format(name=log, start="2099-11-26 14:27", run=1) + "\n"
+    assert "as run 1: 6 of 6 benchmark(s)" in proc.stdout
+    assert str(query(db_path, "SELECT started_at FROM runs")[0][0]).startswith("2099-11-26")
+    # the guest's clock (the fingerprint's host.time) is no run's start: no warning
+    guest = edited(tmp_path, lambda lines: [line.replace("2024-01-01T00:00:06Z",
+                                                         "2099-01-01T00:00:06Z")
+                                            for line in lines], "guest.log")
+    assert "2099-01-01T00:00:06Z" in guest.read_text()
+    proc = kcross("import", str(guest), "--db", str(tmp_path / "b.db"))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
 def test_the_same_log_twice_is_stored_once(kcross, db_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -193,6 +193,25 @@ def test_the_device_the_server_says_is_not_overruled(kcross, db_path: Path,  # t
     assert [g["device"] for g in lava_groups(db_path)] == ["qemu-02", "qemu-05"]
 
 
+def test_a_job_from_a_server_whose_clock_is_ahead_is_stored_with_a_warning(  # type: ignore[no-untyped-def]
+        kcross, db_path: Path) -> None:
+    """The job's log as a dispatcher whose clock is in 2099 writes it: the run's start (its
+    log's) is in the future, and the import says so as a capture's does."""
+    from test_lava import FUTURE_WARNING, in_the_future
+
+    pages = job_pages(X86_FILE, "1")
+    status, log = pages["/api/v0.2/jobs/1/logs/"]
+    later = "".join(line + "\n" for line in in_the_future(log.decode().splitlines()))
+    assert '"dt": "2026-' not in later
+    pages["/api/v0.2/jobs/1/logs/"] = (status, later.encode())
+    for url in serve(pages):
+        proc = kcross("import", "--lava-server", url, "--lava-job", "1")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == FUTURE_WARNING.format(name=f"{url} job 1", start="2099-11-28 17:22",
+                                                    run=1) + "\n"
+    assert str(query(db_path, "SELECT started_at FROM runs")[0][0]).startswith("2099-11-28")
+
+
 @pytest.mark.parametrize("args, message", [
     (("--lava-server", "ftp://lava.example.org", "--lava-job", "1"),
      "--lava-server ftp://lava.example.org: give the LAVA server's http:// or https:// URL"),

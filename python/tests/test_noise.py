@@ -98,6 +98,36 @@ def test_one_absurd_run_does_not_disarm_the_gate_and_is_named(kcross: Kcross,
     assert f"outliers left out: runs {slow}-{absurd}" in found["seen"], found
 
 
+def test_check_json_names_the_runs_of_its_noise_and_the_outlier(kcross: Kcross,
+                                                                 tmp_path: Path) -> None:
+    """A base run, same-configuration runs and one absurd run (figures x100): check --json
+    names, in the verdict's noise, the runs the estimate came from (the two compared left
+    out) and the absurd run left out as an outlier, by id, as history --json does."""
+    db = tmp_path / "k.db"
+    runs(kcross, db, 6, *PROCESSES)
+    absurd, _ = imported(kcross, db, tmp_path / "absurd.jsonl",
+                         edited(shown(kcross, db, "2"), scale=100, later_s=1200))
+    proc = kcross("check", "--baseline", "1", "6", "--json", "--db", str(db))
+    assert proc.returncode in (0, 1), proc.stderr
+    (row,) = json.loads(proc.stdout)["rows"]
+    noise = row["verdict"]["noise"]
+    assert noise["from_runs"] == [2, 3, 4, 5] and noise["outliers"] == [absurd], noise
+    assert noise["runs"] == 4
+    proc = kcross("history", "getppid-inline", "--json", "--db", str(db))
+    (told,) = [r for r in records_of(proc.stdout) if r["type"] == "run-to-run noise"]
+    assert told["outliers"] == [absurd] and told["from_runs"] == [1, 2, 3, 4, 5, 6], told
+
+
+def test_noise_runs_names_stored_runs_by_id_and_other_runs_by_label() -> None:
+    from kcross.judge.verdict import noise_runs
+
+    points = [RunPoint(label, x, 1e-6) for label, x in (
+        ("run 9", 0.0), ("A 2", 0.004), ("run 3", -0.003), ("B 1", 0.002), ("run 10", 4.6))]
+    assert noise_runs(estimate(points, HISTORY)) == {"from_runs": [3, 9, "A 2", "B 1"],
+                                                     "outliers": [10]}
+    assert noise_runs(None) == {"from_runs": [], "outliers": []}
+
+
 def test_the_robust_estimate_names_its_runs_and_leaves_out_only_the_absurd() -> None:
     logs = [0.0, 0.004, -0.003, 0.002, -0.001]
     points = [RunPoint(f"run {i + 1}", x, 1e-6) for i, x in enumerate(logs)]

@@ -13,6 +13,8 @@ from ..views.lines import say
 from .options import Common
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from rich.console import Console
 
     from ..lava.imports import LavaImportRequest
@@ -74,7 +76,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
                                     server=args.lava_server, export=args.lava_results,
                                     force=args.force)
         request.check()   # before anything is downloaded
-        return _lava(args, out, request, f"{args.lava_server} job {args.lava_job}")
+        return _lava(args, out, err, request, f"{args.lava_server} job {args.lava_job}")
     if args.file is None:
         raise UserError("give the file to import (a capture or a LAVA job's log; - for "
                         "standard input), or a LAVA job on its server: --lava-server URL "
@@ -99,7 +101,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
         request = LavaImportRequest(file=args.file, data=data, export=args.lava_results,
                                     job_id=args.lava_job, force=args.force)
         request.check()
-        return _lava(args, out, request, name)
+        return _lava(args, out, err, request, name)
     if lava_options:
         raise UserError(f"{', '.join(lava_options)}: for a LAVA job's log; {clipped(name)} "
                         "is not one")
@@ -111,18 +113,24 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     if imported.dropped_partial_line is not None:
         say(err, f"kcross: {name} line {imported.dropped_partial_line} was cut off "
                  "mid-record and is ignored")
-    if imported.future is not None:
-        say(err, f"kcross: warning: {name} started at {imported.future:%Y-%m-%d %H:%M} UTC, "
-                 "in the future (the capturing machine's clock is wrong?); stored as run "
-                 f"{imported.run_id} all the same ('latest' is the newest run stored, "
-                 "whatever its start)")
+    _future(err, name, imported.future, imported.run_id)
     state = "complete" if imported.complete else "interrupted (no end record)"
     say(out, f"imported {name} as run {imported.run_id}: {state}, "
              f"{imported.results} of {imported.planned} benchmark(s)")
     return 0
 
 
-def _lava(args: argparse.Namespace, out: Console, request: LavaImportRequest,
+def _future(err: Console, name: str, future: dt.datetime | None, run_id: int) -> None:
+    """On stderr, for every import (a capture, a LAVA job): a run stored with a start in the
+    future (kcross.importer: a wrong clock where it was measured)."""
+    if future is not None:
+        say(err, f"kcross: warning: {name} started at {future:%Y-%m-%d %H:%M} UTC, "
+                 "in the future (the capturing machine's clock is wrong?); stored as run "
+                 f"{run_id} all the same ('latest' is the newest run stored, "
+                 "whatever its start)")
+
+
+def _lava(args: argparse.Namespace, out: Console, err: Console, request: LavaImportRequest,
           name: str) -> int:
     """A LAVA job's log imported (from a file or from its server), and the line saying so."""
     from ..lava.imports import import_log
@@ -130,6 +138,7 @@ def _lava(args: argparse.Namespace, out: Console, request: LavaImportRequest,
 
     with stores(args.db) as opened:
         done = import_log(opened.writing, request)
+    _future(err, name, done.future, done.run_id)
     what = "counting (lab group)" if done.counting else "timing"
     checked = f"{done.cases_checked} LAVA test case(s) checked"
     if request.export is not None or request.server is not None:

@@ -401,6 +401,22 @@ def gate(j: Judgement, tolerance: float) -> Category:
 
 # --- as a record ----------------------------------------------------------------------------
 
+def run_ids(labels: Sequence[str]) -> list[int | str]:
+    """Runs as JSON names them: the stored runs (``run 3``) by their ids in order, then any
+    other label (a ``kcross aa`` round not stored) as it is."""
+    stored = {x: int(x[4:]) for x in labels if x.startswith("run ") and x[4:].isdigit()}
+    return [*sorted(set(stored.values())), *(x for x in labels if x not in stored)]
+
+
+def noise_runs(noise: RunNoise | None) -> dict[str, list[int | str]]:
+    """Which runs a noise estimate came from (``from_runs``) and which it left out as
+    outliers (``outliers``; kcross.judge.noise), as every --json names them: check's and
+    compare's verdict record, history's noise records (none for no estimate)."""
+    if noise is None:
+        return {"from_runs": [], "outliers": []}
+    return {"from_runs": run_ids(noise.used), "outliers": run_ids(noise.outliers)}
+
+
 def record(j: Judgement) -> dict[str, object]:
     """A verdict as JSON, with what recomputes it (docs/result-format.md, the comparison
     record's ``verdict``): every --json and the json export write this.  A move by the
@@ -411,7 +427,7 @@ def record(j: Judgement) -> dict[str, object]:
 
     noise = None if j.noise is None else {
         "var": j.noise.var, "cv": j.noise.cv, "df": finite(j.noise.df), "runs": j.noise.runs,
-        "source": j.noise.source, "within": j.noise.within}
+        "source": j.noise.source, "within": j.noise.within, **noise_runs(j.noise)}
     return {"method": j.method, "category": j.difference.value, "n_a": j.n_a, "n_b": j.n_b,
             "median_a": j.median_a, "median_b": j.median_b, "ratio": j.ratio,
             "ratio_low": j.ratio_low, "ratio_high": j.ratio_high, "confidence": j.confidence,

@@ -72,6 +72,7 @@ class LavaImported:
     cases_checked: int            # LAVA test cases checked against the stored figures
     export_checked: int           # ... and the export's
     device: str | None = None     # the device that ran it, as the server says
+    future: dt.datetime | None = None   # its start, when later than now (kcross.importer)
 
 
 def _token(log: JobLog) -> str:
@@ -478,4 +479,5 @@ def import_log(store_factory: Callable[[], Any], request: LavaImportRequest) -> 
     return LavaImported(run_id=done.run_id, results=done.results, planned=done.planned,
                         complete=done.complete, job_id=found, device_type=note.device_type,
                         counting=counting, cases_checked=checked,
-                        export_checked=export_checked, device=lava["device"])
+                        export_checked=export_checked, device=lava["device"],
+                        future=done.future)

@@ -11,7 +11,7 @@ from .. import outfile
 from ..errors import UserError, shown
 from ..history.trend import Point, Trend, TrendRow
 from ..judge.categories import DETECTABLE_RULE, EXACT_RULE, STYLE, TIMING_RULE
-from ..judge.verdict import RunNoise, record
+from ..judge.verdict import RunNoise, noise_runs, record
 from ..stats import MedianCI, StatsError
 from .table import LEFT, RIGHT, Column, Styled, Table
 from .text import (
@@ -138,8 +138,7 @@ def json_records(t: Trend) -> list[dict[str, Any]]:
                       "machine": n.machine, "runs": n.runs,
                       "cv": n.noise.cv if n.noise else None,
                       "df": n.noise.df if n.noise else None,
-                      "from_runs": [int(r[4:]) for r in n.noise.used] if n.noise else [],
-                      "outliers": [int(r[4:]) for r in n.noise.outliers] if n.noise else [],
+                      **noise_runs(n.noise),
                       "exact": n.exact,
                       # a lab machine shown with several kernels: one record per kernel
                       **({"kernel": n.kernel} if n.kernel else {})})
