@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 def entry() -> NoReturn:
     """Import the command line and run it; a Ctrl-C (SIGTERM, SIGHUP) while it is imported
     is an interrupt."""
+    import os
+
+    # numpy's OpenBLAS starts a thread per CPU and their buffers when it is loaded: half of
+    # numpy's import, a twentieth of a second of every command that stores or shows a
+    # figure; kcross does no linear algebra.  (A user's own setting is kept.)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         from .errors import stop_on_signals  # tiny: SIGTERM and SIGHUP as Ctrl-C from here
 
