@@ -271,7 +271,7 @@ def stopped_at(env: dict[str, str], where: str, how: str, *args: str, signame: s
 
 def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path) -> None:
     """At the import of every kcross module a start loads before the command runs (from
-    kcross.cli, the first, through the command modules the parser is built from), in the
+    kcross.cli, the first, through the command module the parser is built from), in the
     parser's construction and parsing, and in the command: one line, status 130.  Both
     ways in: the console script at each instant; ``python -m kcross`` at a few (past the
     first imports the two run the same code)."""
@@ -280,13 +280,13 @@ def test_ctrl_c_at_any_instant_of_the_start(env: dict[str, str], stored_db: Path
     assert listing.returncode == 0, listing.stderr
     modules = listing.stderr.rsplit("imported: ", 1)[1].split()
     start = modules[modules.index("kcross.errors"):modules.index("kcross.cli._console") + 1]
-    assert {"kcross.errors", "kcross.cli.options", "kcross.cli.lava"} <= set(start), modules
+    assert {"kcross.errors", "kcross.cli.options", "kcross.cli.runs"} <= set(start), modules
     # (dataclasses' __set_name__: a field as its class is made, where CPython 3.11 wraps
     # a KeyboardInterrupt into a RuntimeError)
     calls = ["call:build_parser", "call:parse_args", "call:consoles",
              "call:dataclasses.__set_name__"]
     instants = {console_script(): [*start, *calls, "kcross.store"],
-                "-m": ["kcross.cli", "kcross.errors", "kcross.cli.lava", *calls]}
+                "-m": ["kcross.cli", "kcross.errors", "kcross.cli.runs", *calls]}
     wrong = {}
     for how, wheres in instants.items():
         for where in wheres:
@@ -305,7 +305,7 @@ def test_sigterm_and_sighup_at_the_start_are_interrupts(env: dict[str, str], sto
     code = 128 + getattr(signal, signame)
     wrong = {}
     for how in (console_script(), "-m"):
-        for where in ("kcross.cli", "kcross.cli.lava", "call:parse_args", "call:consoles",
+        for where in ("kcross.cli", "kcross.cli.runs", "call:parse_args", "call:consoles",
                       "call:dataclasses.__set_name__"):
             proc = stopped_at(env, where, how, *args, signame=signame)
             if (proc.returncode, proc.stdout, proc.stderr) != (code, "", "kcross: interrupted\n"):
