@@ -4,29 +4,35 @@ distribution (ndtr, ndtri), Student's t (stdtr, stdtrit) and the binomial distri
 scipy.special cost every comparison, history and report 0.15-0.3 s; these are pure Python
 (math) on scalars, a few microseconds to a few milliseconds a call.
 
-Accuracy, as relative error of a value of 1e-300 or more (python/tests/test_special.py holds
-each function to it on grids over the ranges kcross uses: against scipy.special, and where
-scipy itself is less accurate, against exact integer sums or values computed to 60 digits):
+Accuracy, as relative error of a value of 1e-300 or more, in units in the last place (ulp,
+2.2e-16; python/tests/test_special.py holds each function to it: against values computed
+to 1,200 bits and exact integer sums, and to scipy.special within 1e-12 on grids over every
+range kcross.stats asks):
 
-- ndtr: 1e-15.  The rounding of x/sqrt(2) is corrected (to first order, which is exact to
-  double precision), which erfc(x/sqrt(2)) alone misses by up to x^2/2 units in the last
-  place: 2e-13 at x = -37 (scipy's ndtr has the same error);
-- ndtri: 1e-15 (2 units in the last place), p near 1/2 and the tails alike;
-- stdtr: 1e-15 for df up to 100; above, 2 + t^2/2 units in the last place: 2e-13 at the
-  smallest values (|t| near 37, df of 1e3 or more), where t^2 / df, rounded, is where
-  the figure starts (scipy's stdtr errs as much there);
-- stdtrit: 1e-15;
-- bdtr: 1e-15 up to n = 1,000, 2e-14 at n = 100,000 (scipy's bdtr: 3e-10 at n = 100,000,
-  whose log-gamma terms lose digits).
+- ndtr: 2 ulp.  The rounding of x/sqrt(2) is added back (to first order, exact to double
+  precision): erfc(x/sqrt(2)) alone, like scipy's ndtr, errs by up to x^2/2 ulp (2e-13 at
+  x = -37);
+- ndtri: 2 ulp, p a unit from 1/2 and the tails alike;
+- stdtr: 16 + t^2 ulp (below 30 degrees of freedom, 8 ulp): from 1e-14 at |t| = 6 to 7e-14
+  at |t| = 37 and 1,000 degrees of freedom, where the value is 1e-190 and t^2 / df, which
+  the figure is made of, is rounded (scipy's stdtr errs as much there);
+- stdtrit: 10 ulp (2e-15) for p from 1e-12 to 1 - 1e-12, p a unit from 1/2 too (scipy's
+  quantile there is only near 0); |log p| / df ulp beyond (7e-14 at p = 1e-300, df = 1);
+- bdtr (p = 1/2): 32 + 2 |log v| + 2 sqrt(n) ulp for the value v: 1e-14 up to n = 1,000
+  and 1e-13 at n = 100,000 where v is 1e-20 or more, 3e-13 in the far tails (scipy's bdtr:
+  3e-10 at n = 100,000, its log-gamma terms losing digits).
 
 Student's t and the binomial are regularized incomplete beta functions, I_x(a, b): its
 continued fraction (DLMF 8.17.22) by the modified Lentz method, on the side where it
 converges fast (x below (a + 1) / (a + b + 2); beyond, 1 - I_{1-x}(b, a)), and its factor
-x^a (1-x)^b / B(a, b) in Loader's saddle-point form (Stirling's series' remainders and the
-deviances a log(a / ((a+b) x)) - a + (a+b) x, summed as series near 0), which neither
-takes exp of a large number nor loses digits in a difference of log-gammas.  The inverses
-are Halley's method, safeguarded by a bracket, on residuals that keep their relative
-accuracy (near p = 1/2 the distance from 1/2, exact in floating point).
+x^a (1-x)^b / B(a, b) as powers and gamma functions for small a + b and otherwise in
+Loader's saddle-point form (Stirling's series' remainders and the deviances
+a log(a / ((a+b) x)) - a + (a+b) x, summed as series near 0), which neither takes exp of a
+large number nor loses digits in a difference of log-gammas.  Student's t's tail from 20
+degrees of freedom on is an expansion in incomplete gamma functions instead (where x is near
+1 the continued fraction would lose df/2 ulp to x's rounding).  The inverses are Halley's
+method, safeguarded by a bracket, on residuals that keep their relative accuracy (near
+p = 1/2 the distance from 1/2, exact in floating point; in a tail the log of the ratio).
 """
 
 from __future__ import annotations
@@ -63,10 +69,12 @@ def ndtr(x: float) -> float:
     """The standard normal CDF at ``x``: erfc(-x / sqrt(2)) / 2, with the rounding of
     -x / sqrt(2) (Dekker's exact product, and 1/sqrt(2)'s own rounding) added back by the
     first-order term -2/sqrt(pi) exp(-z^2) dz, the second order being below a unit in the
-    last place.  Relative error 1e-15 (math.erfc's, two units in the last place)."""
+    last place; above 0, 1 less that of -x.  Relative error 2 ulp (math.erfc's)."""
     x = float(x)
     if math.isnan(x):
         return math.nan
+    if x > 0.0:                    # 1 less the upper tail: one rounding, at the end
+        return 1.0 - ndtr(-x)
     z = -x * _SQRT_HALF
     tail = math.erfc(z)
     if tail == 0.0 or not abs(x) < 1e150:       # (beyond, the product would overflow)
@@ -89,7 +97,7 @@ def ndtri(p: float) -> float:
     outside [0, 1]).  Halley's method from Hastings' approximation, on the lower tail
     q = min(p, 1 - p) (1 - p is exact for p >= 1/2): for q below 1/4 on ndtr(x) - q, above
     on erf(|x| / sqrt(2)) - (1 - 2 q), whose terms keep their digits as x goes to 0.
-    Three steps at most; relative error 1e-15."""
+    Three steps at most; relative error 2 ulp."""
     p = float(p)
     if not 0.0 <= p <= 1.0:
         return math.nan
@@ -171,12 +179,22 @@ def _deviance(x: float, m: float) -> float:
         result = added
 
 
+# Up to this a + b, x^a y^b / B(a, b) is math.pow's powers and math.gamma's B (a few units
+# in the last place); beyond, Loader's form.
+_POWERS_UP_TO = 30.0
+
+
 def _beta_power(a: float, b: float, x: float, y: float) -> float:
-    """x^a y^b / B(a, b), y = 1 - x (each given, so that neither loses digits), in Loader's
-    form sqrt(ab / (2 pi s)) exp(d(s) - d(a) - d(b) - D(a, sx) - D(b, sy)), s = a + b,
-    d Stirling's remainder and D the deviance: no large number is exponentiated, and a
+    """x^a y^b / B(a, b), y = 1 - x (each given, so that neither loses digits).  For small
+    a + b the powers times Gamma(a + b) / (Gamma(a) Gamma(b)); otherwise in Loader's form
+    sqrt(ab / (2 pi s)) exp(d(s) - d(a) - d(b) - D(a, sx) - D(b, sy)), s = a + b, d
+    Stirling's remainder and D the deviance: no large number is exponentiated, and a
     rounding of x or y by a unit in the last place moves the result by (a - sx) units."""
     s = a + b
+    if s <= _POWERS_UP_TO:
+        powers = math.pow(x, a) * math.pow(y, b)
+        if powers >= 1e-280:                      # (no subnormal on the way)
+            return powers * math.gamma(s) / (math.gamma(a) * math.gamma(b))
     exponent = (_stirling_error(s) - _stirling_error(a) - _stirling_error(b)
                 - _deviance(a, s * x) - _deviance(b, s * y))
     return math.sqrt(a * b / (2.0 * math.pi * s)) * math.exp(exponent)
@@ -230,9 +248,9 @@ def _ibeta(a: float, b: float, x: float, y: float) -> tuple[float, float, float]
 # --- the binomial distribution -----------------------------------------------------------------
 
 def bdtr(k: float, n: int, p: float) -> float:
-    """P(B <= k) for B ~ Binomial(n, p): I_{1-p}(n - k, k + 1), k rounded down; 1 when
-    k >= n... as scipy.special.bdtr: NaN for k < 0, k > n or p outside [0, 1].  Relative
-    error 1e-15 up to n = 1,000 and 2e-14 at n = 100,000 (p = 1/2)."""
+    """P(B <= k) for B ~ Binomial(n, p): I_{1-p}(n - k, k + 1), k rounded down, 1 for
+    k = n; NaN for k < 0, k > n or p outside [0, 1] (scipy.special.bdtr's domain).
+    Relative error 1e-14 up to n = 1,000 and 1e-13 at n = 100,000 (p = 1/2; see above)."""
     k, p = float(k), float(p)
     if math.isnan(k) or not 0.0 <= p <= 1.0:
         return math.nan
@@ -253,8 +271,11 @@ def bdtr(k: float, n: int, p: float) -> float:
 _T_HUGE = 1e150
 # From this many degrees of freedom, where |t| is small enough against them that
 # x = df / (df + t^2) is near 1 (log(1/x) <= pi), the tail is the expansion below: the
-# continued fraction in x would lose df/2 units in the last place to x's rounding.
-_T_EXPANSION_FROM = 100.0
+# continued fraction in x would lose df/2 units in the last place to x's rounding.  It
+# takes the tail from |t| = _T_TAIL_FROM on (a tail below 1/4), where 1 less the centre's
+# share would lose up to 10 units more.
+_T_EXPANSION_FROM = 20.0
+_T_TAIL_FROM = 0.7
 _T_EXPANSION_TERMS = 40
 
 
@@ -316,7 +337,7 @@ def _t_tails(df: float, w: float) -> tuple[float, float, float]:
     square = w * w
     x = df / (df + square)
     y = square / (df + square)
-    if df >= _T_EXPANSION_FROM and x <= (a + 1.0) / (a + 2.5):
+    if df >= _T_EXPANSION_FROM and w >= _T_TAIL_FROM:
         u = math.log1p(square / df)
         if u <= math.pi:
             lower = _t_tail_expansion(df, u)
@@ -328,8 +349,7 @@ def _t_tails(df: float, w: float) -> tuple[float, float, float]:
 def stdtr(df: float, t: float) -> float:
     """The CDF of Student's t with ``df`` > 0 degrees of freedom (real; inf: the normal's)
     at ``t``: 1/2 I_x(df/2, 1/2) below 0, x = df / (df + t^2), and 1/2 + 1/2 I_{1-x}(1/2,
-    df/2) - or 1 minus the former - above.  Relative error 1e-15 for df up to 100; above,
-    2 + t^2/2 units in the last place (2e-13 where the value nears 1e-300)."""
+    df/2) - or 1 minus the former - above.  Relative error 16 + t^2 ulp (see above)."""
     df, t = float(df), float(t)
     if math.isnan(t) or not df > 0.0:
         return math.nan
@@ -347,7 +367,8 @@ def stdtr(df: float, t: float) -> float:
 
 def stdtrit(df: float, p: float) -> float:
     """The quantile of ``p`` of Student's t with ``df`` > 0 degrees of freedom (the inverse
-    of stdtr; -inf at 0, inf at 1, NaN outside [0, 1]).  Relative error 1e-15."""
+    of stdtr; -inf at 0, inf at 1, NaN outside [0, 1]).  Relative error 10 ulp for p from
+    1e-12 to 1 - 1e-12."""
     df, p = float(df), float(p)
     if not df > 0.0 or not 0.0 <= p <= 1.0:
         return math.nan
