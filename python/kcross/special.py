@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from collections.abc import Callable
 
 EPS = sys.float_info.epsilon
 
@@ -98,7 +99,13 @@ def ndtri(p: float) -> float:
     q = min(p, 1 - p) (1 - p is exact for p >= 1/2): for q below 1/4 on ndtr(x) - q, above
     on erf(|x| / sqrt(2)) - (1 - 2 q), whose terms keep their digits as x goes to 0.
     Three steps at most; relative error 2 ulp."""
-    p = float(p)
+    return _symmetric_quantile(float(p), _normal_upper)
+
+
+def _symmetric_quantile(p: float, upper: Callable[[float], float]) -> float:
+    """The quantile of ``p`` of a distribution symmetric about 0 whose upper quantiles are
+    ``upper`` (q -> w > 0 with P(X > w) = q, for 0 < q < 1/2): -inf at 0, inf at 1, NaN
+    outside [0, 1]."""
     if not 0.0 <= p <= 1.0:
         return math.nan
     if p == 0.0:
@@ -108,8 +115,8 @@ def ndtri(p: float) -> float:
     if p == 0.5:
         return 0.0
     if p > 0.5:
-        return _normal_upper(1.0 - p)
-    return -_normal_upper(p)
+        return upper(1.0 - p)                  # 1 - p is exact for p >= 1/2
+    return -upper(p)
 
 
 def _normal_upper(q: float) -> float:
@@ -369,20 +376,12 @@ def stdtrit(df: float, p: float) -> float:
     """The quantile of ``p`` of Student's t with ``df`` > 0 degrees of freedom (the inverse
     of stdtr; -inf at 0, inf at 1, NaN outside [0, 1]).  Relative error 10 ulp for p from
     1e-12 to 1 - 1e-12."""
-    df, p = float(df), float(p)
-    if not df > 0.0 or not 0.0 <= p <= 1.0:
+    df = float(df)
+    if not df > 0.0:
         return math.nan
     if math.isinf(df):
         return ndtri(p)
-    if p == 0.0:
-        return -math.inf
-    if p == 1.0:
-        return math.inf
-    if p == 0.5:
-        return 0.0
-    if p > 0.5:
-        return _t_upper(df, 1.0 - p)           # 1 - p is exact for p >= 1/2
-    return -_t_upper(df, p)
+    return _symmetric_quantile(float(p), functools.partial(_t_upper, df))
 
 
 def _t_start(df: float, q: float) -> float:
