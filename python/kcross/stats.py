@@ -276,8 +276,8 @@ def _median_ci(data: np.ndarray, confidence: float) -> MedianCI:
 
 
 # Up to this many samples the median's coverage is counted exactly in integers; beyond, it
-# is scipy.special's binomial distribution (the sums grow with n: 100,000 samples would take
-# a second in integers).
+# is the binomial distribution of kcross.special (the sums grow with n: 100,000 samples would
+# take a second in integers).
 EXACT_COVERAGE_UP_TO = 2000
 
 
@@ -286,17 +286,10 @@ def _median_ranks(n: int, confidence: float) -> tuple[int, float]:
     """The largest lower rank l (1 <= l <= n // 2) whose interval covers the median with
     1 - 2 P(B <= l - 1) >= ``confidence``, B ~ Binomial(n, 1/2), and that coverage.  Up to
     EXACT_COVERAGE_UP_TO samples the binomial sums are counted in integers, each coverage
-    rounded once: no scipy, whose import cost every command that stores or shows a figure
-    a tenth of a second.  The caller checked that l = 1 reaches ``confidence``."""
+    rounded once; beyond, :func:`_covering_rank`.  The caller checked that l = 1 reaches
+    ``confidence``."""
     if n > EXACT_COVERAGE_UP_TO:
-        # scipy.special.bdtr is the binomial CDF that scipy.stats.binom.cdf wraps;
-        # it is used directly because importing scipy.stats costs over a second.
-        from scipy.special import bdtr
-
-        ranks = np.arange(1, n // 2 + 1)            # candidate lower ranks l
-        coverages = 1.0 - 2.0 * bdtr(ranks - 1, n, 0.5)
-        low_rank = int(ranks[coverages >= confidence].max())
-        return low_rank, float(coverages[low_rank - 1])
+        return _covering_rank(n, confidence)
     total = 1 << n
     below, ways = 0, 1                  # 2^n P(B <= l - 1), and C(n, l - 1)
     found = (1, 1.0)
@@ -308,6 +301,27 @@ def _median_ranks(n: int, confidence: float) -> tuple[int, float]:
         found = (rank, coverage)
         ways = ways * (n - rank + 1) // rank
     return found
+
+
+def _covering_rank(n: int, confidence: float) -> tuple[int, float]:
+    """The largest rank l (1 <= l <= n // 2) whose interval [x_(l), x_(n+1-l)] of n values
+    covers their median with 1 - 2 P(B <= l - 1) >= ``confidence``, B ~ Binomial(n, 1/2),
+    and that coverage; rank 1 and its coverage when none reaches ``confidence``.  The
+    coverage falls as l grows: found by bisection, log2(n) binomial CDFs."""
+    from .special import bdtr
+
+    found, coverage = 0, math.nan     # the largest rank known to reach confidence
+    beyond = n // 2 + 1               # the smallest known not to (or past the last)
+    while beyond - found > 1:
+        rank = (found + beyond) // 2
+        covers = 1.0 - 2.0 * bdtr(rank - 1, n, 0.5)
+        if covers >= confidence:
+            found, coverage = rank, covers
+        else:
+            beyond = rank
+    if found == 0:
+        return 1, 1.0 - 2.0 * bdtr(0, n, 0.5)
+    return found, coverage
 
 
 def _check_level(confidence: float) -> None:
@@ -515,9 +529,7 @@ def smallest_p(n_a: int, n_b: int) -> float:
     """The smallest two-sided p Mann-Whitney U can give for sizes n_a, n_b (complete
     separation): 2 / C(n_a + n_b, n_a), in log space so that any n works (C(1200, 600)
     is beyond a double)."""
-    from scipy.special import gammaln
-
-    log_comb = gammaln(n_a + n_b + 1) - gammaln(n_a + 1) - gammaln(n_b + 1)
+    log_comb = math.lgamma(n_a + n_b + 1) - math.lgamma(n_a + 1) - math.lgamma(n_b + 1)
     return float(min(1.0, np.exp(np.log(2.0) - log_comb)))
 
 
@@ -583,7 +595,7 @@ def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     u1 = float(np.sum(twice[:n1])) / 2.0 - n1 * (n1 + 1) / 2
     u = max(u1, n1 * n2 - u1)     # the larger of U1 and U2: the upper tail, doubled
     if ties or (n1 > EXACT_U_UP_TO and n2 > EXACT_U_UP_TO):
-        from scipy.special import ndtr
+        from .special import ndtr
 
         n = n1 + n2
         tie_term = float(np.sum(counts.astype(np.float64) ** 3 - counts))
@@ -599,8 +611,6 @@ def _u_exact_cdf(k: int, n1: int, n2: int) -> float:
     arrangements with U = 0..k counted exactly (the coefficients of the Gaussian binomial
     coefficient, prod over i = 1..m of (1 - q^(n+i)) / (1 - q^i), m <= n the sizes), each
     over their total, summed in order."""
-    from scipy.special import binom
-
     m, n = min(n1, n2), max(n1, n2)
     ways = [1] + [0] * k
     for i in range(1, m + 1):
@@ -608,7 +618,7 @@ def _u_exact_cdf(k: int, n1: int, n2: int) -> float:
             ways[j] -= ways[j - n - i]
         for j in range(i, k + 1):             # over (1 - q^i)
             ways[j] += ways[j - i]
-    total = float(binom(n1 + n2, m))
+    total = float(math.comb(n1 + n2, m))
     cdf = 0.0
     for w in ways:
         cdf += float(w) / total
@@ -741,13 +751,13 @@ def single_process_level(samples: Sequence[float], like: Level) -> Level:
 
 @functools.lru_cache(maxsize=4096)  # a pure function, asked the same thing thousands of times
 def _t_ppf(q: float, df: float) -> float:
-    from scipy.special import ndtri, stdtrit
+    from .special import ndtri, stdtrit
 
     return float(ndtri(q)) if not np.isfinite(df) else float(stdtrit(df, q))
 
 
 def _t_sf(x: float, df: float) -> float:
-    from scipy.special import ndtr, stdtr
+    from .special import ndtr, stdtr
 
     return float(1.0 - ndtr(x)) if not np.isfinite(df) else float(1.0 - stdtr(df, x))
 
@@ -1142,18 +1152,13 @@ def _effective_ci(data: np.ndarray, m: int, confidence: float) -> MedianCI:
     n = int(data.size)
     if m >= n:
         return _median_ci(data, confidence)
-    from scipy.special import bdtr
-
-    ranks = np.arange(1, m // 2 + 1)
-    coverage = 1.0 - 2.0 * bdtr(ranks - 1, m, 0.5)
-    ok = ranks[coverage >= confidence]
-    low_m = int(ok.max()) if ok.size else 1
+    low_m, coverage = _covering_rank(m, confidence) if m >= 2 else (1, 0.0)
     low_rank = max(1, int(np.floor(low_m * (n + 1) / (m + 1))))
     high_rank = n + 1 - low_rank
     ordered = np.sort(data)
     return MedianCI(low=float(ordered[low_rank - 1]), high=float(ordered[high_rank - 1]),
                     low_rank=low_rank, high_rank=high_rank,
-                    confidence=float(coverage[low_m - 1]) if m >= 2 else 0.0)
+                    confidence=coverage)
 
 
 # --- ministat: Student's t as FreeBSD's ministat computes it -----------------------------
@@ -1202,7 +1207,7 @@ def ministat_t(df: int, level: float) -> float:
     quirk = _MINISTAT_TABLE_QUIRKS.get((df, level))
     if quirk is not None:
         return quirk
-    from scipy.special import ndtri, stdtrit
+    from .special import ndtri, stdtrit
 
     q = _MINISTAT_QUANTILE[level]
     exact = float(ndtri(q)) if df > MINISTAT_MAX_DF else float(stdtrit(df, q))

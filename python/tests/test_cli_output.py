@@ -102,27 +102,34 @@ def test_closed_pipe_on_other_commands_is_quiet(env: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def broken_scipy(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
-    """An environment where importing scipy fails, as in a broken installation."""
-    shadow = tmp_path / "shadow" / "scipy"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text(
-        "raise ImportError('libopenblas.so.0: cannot open shared object file')\n")
-    return {**env, "PYTHONPATH": f"{shadow.parent}:{env['PYTHONPATH']}"}
+def broken_special(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    """An environment where importing kcross.special fails, as in a broken installation (a
+    sitecustomize, which every interpreter loads from PYTHONPATH, refuses to find it)."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Broken:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'kcross.special':\n"
+        "            raise ImportError('bad magic number in kcross/special.py', name=name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Broken())\n")
+    return {**env, "PYTHONPATH": f"{shadow}:{env['PYTHONPATH']}"}
 
 
-def test_failing_lazy_import_at_the_first_result(broken_scipy: dict[str, str],
+def test_failing_lazy_import_at_the_first_result(broken_special: dict[str, str],
                                                  db_path: Path) -> None:
-    """scipy is imported at the first result of 2,001 samples (the median's interval: beyond
-    2,000 samples scipy's binomial; below, kcross counts it in integers)."""
-    proc = run_to(broken_scipy, subprocess.PIPE, "run", "--quick", "--samples", "2001",
+    """kcross.special is imported at the first result of 2,001 samples (the median's
+    interval: beyond 2,000 samples its binomial; below, kcross counts it in integers)."""
+    proc = run_to(broken_special, subprocess.PIPE, "run", "--quick", "--samples", "2001",
                   *SUITE)
     line = assert_one_line_error(proc, code=3, after_progress=True,
                                  contains="cannot import ")
-    assert "scipy" in line and "libopenblas.so.0: cannot open shared object file" in line
+    assert "kcross.special" in line and "bad magic number in kcross/special.py" in line
     assert "0 result(s) kept in run 1 (marked failed)" in line
     status, kept, error = the_run(db_path)
-    assert (status, kept) == ("failed", 0) and error.startswith("ImportError: libopenblas")
+    assert (status, kept) == ("failed", 0) and error.startswith("ImportError: bad magic")
 
 
 def test_a_bug_marks_the_run_failed_and_shows_its_traceback(tmp_path: Path,

@@ -27,12 +27,12 @@ KCROSS = Path(__file__).resolve().parents[1] / "kcross"
 # package's entry covers its modules; "kcross" is the package's own __init__ alone.
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("foundations",
-     ("kcross", "kcross.errors", "kcross.numtext", "kcross.stats", "kcross.schema",
-      "kcross.compiled_schema", "kcross._result_format_check",
+     ("kcross", "kcross.errors", "kcross.numtext", "kcross.stats", "kcross.special",
+      "kcross.schema", "kcross.compiled_schema", "kcross._result_format_check",
       "kcross.infile", "kcross.series", "kcross.fingerprint", "kcross.forcings"),
-     "errors and exit statuses, numbers as typed, the statistics, the result format (and its "
-     "compiled check), files read whole, sample series, the machine identity, the harness's "
-     "settings"),
+     "errors and exit statuses, numbers as typed, the statistics and their distributions, "
+     "the result format (and its compiled check), files read whole, sample series, the "
+     "machine identity, the harness's settings"),
     ("store", ("kcross.store",),
      "the result database: runs read, written and copied"),
     ("io", ("kcross.importer", "kcross.sides", "kcross.outfile"),

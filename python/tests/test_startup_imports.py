@@ -20,20 +20,19 @@ import pytest
 from conftest import HANG, fake_capture, isolated_env
 from kcross.cli import COMMANDS
 
-# What the commands below may need, heaviest first: scipy.stats (kcross aa's exact
-# binomial interval of its false-positive rate; no verdict: kcross.stats computes
-# Mann-Whitney U itself for runs of one harness process each, and runs of K processes,
-# kcross run's default, are judged with Student's t, which scipy.special has),
-# matplotlib (plots: report, --plot), scipy.special (verdicts: the normal and Student's t
-# distributions), numpy (the figures of samples: the median's CI is an exact binomial,
-# counted by kcross.stats up to 2,000 samples), SQLAlchemy (the store), jsonschema (records
-# read or imported), Jinja2 (the HTML page), rich (tables), psycopg (a PostgreSQL store only).
+# What the commands below may need, heaviest first: scipy (only kcross aa's exact binomial
+# interval of its false-positive rate, scipy.stats; no verdict: kcross.stats computes
+# Mann-Whitney U itself for runs of one harness process each, and kcross.special has the
+# normal, Student's t and binomial distributions of the verdicts and the median's CI),
+# matplotlib (plots: report, --plot), numpy (the figures of samples: the median's CI is an
+# exact binomial, counted by kcross.stats up to 2,000 samples), SQLAlchemy (the store),
+# jsonschema (records read or imported), Jinja2 (the HTML page), rich (tables), psycopg (a
+# PostgreSQL store only).
 EVERYTHING = ("scipy", "numpy", "matplotlib", "sqlalchemy", "jsonschema", "jinja2", "rich",
               "psycopg", "kcross.stats", "kcross.views.run", "kcross.store")
 NO_PLOT = ("matplotlib", "jinja2", "psycopg")
 NO_FIGURES = ("numpy", "scipy", *NO_PLOT, "kcross.stats")
-NO_VERDICT = ("scipy.stats", *NO_PLOT)
-NO_SCIPY = ("scipy", *NO_PLOT)    # figures, no verdict
+NO_SCIPY = ("scipy", *NO_PLOT)    # figures and verdicts
 
 BENCH = "syscall/getcpu-vdso"
 
@@ -55,15 +54,15 @@ RULES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("show --json", ["show", "latest", "--json", "--db", "STORE"], NO_FIGURES),
     ("import", ["import", "--db", "SCRATCH", "CAPTURE"], NO_SCIPY),
     ("check-store", ["check-store", "--db", "STORE"], (*NO_FIGURES, "jsonschema")),
-    ("history", ["history", BENCH, "--db", "STORE"], NO_VERDICT),
-    ("compare", ["compare", "1", "2", "--db", "STORE"], NO_VERDICT),
-    ("check", ["check", "--baseline", "1", "--db", "STORE"], NO_VERDICT),
-    ("report", ["report", "1", "2", "-o", "PAGE", "--db", "STORE"], ("scipy.stats", "psycopg")),
-    ("history, K processes", ["history", BENCH, "--db", "KSTORE"], NO_VERDICT),
-    ("compare, K processes", ["compare", "1", "2", "--db", "KSTORE"], NO_VERDICT),
-    ("check, K processes", ["check", "--baseline", "1", "--db", "KSTORE"], NO_VERDICT),
+    ("history", ["history", BENCH, "--db", "STORE"], NO_SCIPY),
+    ("compare", ["compare", "1", "2", "--db", "STORE"], NO_SCIPY),
+    ("check", ["check", "--baseline", "1", "--db", "STORE"], NO_SCIPY),
+    ("report", ["report", "1", "2", "-o", "PAGE", "--db", "STORE"], ("scipy", "psycopg")),
+    ("history, K processes", ["history", BENCH, "--db", "KSTORE"], NO_SCIPY),
+    ("compare, K processes", ["compare", "1", "2", "--db", "KSTORE"], NO_SCIPY),
+    ("check, K processes", ["check", "--baseline", "1", "--db", "KSTORE"], NO_SCIPY),
     ("report, K processes", ["report", "1", "2", "-o", "PAGE", "--db", "KSTORE"],
-     ("scipy.stats", "psycopg")),
+     ("scipy", "psycopg")),
 ]
 
 
@@ -127,13 +126,13 @@ def test_a_command_loads_no_heavy_module_it_does_not_use(
 
 def test_the_probe_sees_what_a_command_loads(paths: dict[str, str], tmp_path: Path) -> None:
     """The rules can fail: `kcross compare` of two one-process runs judges with
-    Mann-Whitney U (kcross.stats' own, scipy.special's normal distribution), `kcross show`
+    Mann-Whitney U (kcross.stats' own, kcross.special's normal distribution), `kcross show`
     computes figures from the stored samples."""
     env = isolated_env(tmp_path)
     modules, status = loaded(["compare", "1", "2", "--db", paths["STORE"]], env,
                              tmp_path / "compare.json")
     assert status.startswith("exit 0"), status
-    assert {"scipy.special", "sqlalchemy", "rich.console"} <= set(modules)
+    assert {"kcross.special", "sqlalchemy", "rich.console"} <= set(modules)
     modules, status = loaded(["show", "latest", "--db", paths["STORE"]], env,
                              tmp_path / "show.json")
     assert status.startswith("exit 0"), status

@@ -23,7 +23,7 @@ numbers   one number per line, as ministat reads them; with several series, one
           its old name, is taken too
 ========  =====================================================================
 
-The exporters import numpy and scipy when they run, not here: ``kcross show
+The exporters import numpy (kcross.stats) when they run, not here: ``kcross show
 --json`` goes through this package too.
 """
 
