@@ -1,7 +1,7 @@
 """``python -m kcross`` and the ``kcross`` command (pyproject.toml's entry point): the same.
 
 :func:`entry` is the entry point rather than :func:`kcross.cli.main` because importing
-kcross.cli is most of a start (the command table imports every command module), and a
+kcross.cli is most of a start (the CLI, and the module of the command it names), and a
 Ctrl-C there must end as one anywhere else does: "kcross: interrupted", status 130, not
 a traceback and death by the signal; SIGTERM and SIGHUP too, with 143 and 129.  Nothing is
 imported here before the guard.
@@ -17,16 +17,13 @@ if TYPE_CHECKING:
 def entry() -> NoReturn:
     """Import the command line and run it; a Ctrl-C (SIGTERM, SIGHUP) while it is imported
     is an interrupt."""
-    import os
-
-    # numpy's OpenBLAS starts a thread per CPU and their buffers when it is loaded: half of
-    # numpy's import, a twentieth of a second of every command that stores or shows a
-    # figure; kcross does no linear algebra.  (A user's own setting is kept.)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         from .errors import stop_on_signals  # tiny: SIGTERM and SIGHUP as Ctrl-C from here
 
         stop_on_signals()
+        from .environment import quiet_numpy  # tiny: os alone
+
+        quiet_numpy()  # one OpenBLAS thread for kcross's numpy, never for what it measures
         from .cli import main
     except (KeyboardInterrupt, RuntimeError) as exc:  # errors.Stopped too; errors.stop_of
         from .errors import interrupted, stop_of  # tiny; imported again if it was cut short

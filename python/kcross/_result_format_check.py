@@ -5,7 +5,7 @@ only while SCHEMA_SHA256 is the schema file's.
 """
 # ruff: noqa
 # mypy: ignore-errors
-SCHEMA_SHA256 = "0844a313daf7c1b776e3411fb9f17d33d5d2b786fafc3482ce803fca309ddf9f"
+SCHEMA_SHA256 = "f2d2a32e088e800b9cbb3ea9692a7035f890059399be1a88d0a3e9129ea711fd"
 
 VERSION = "2.22.3"
 from decimal import Decimal
@@ -205,9 +205,9 @@ def validate____defs_comparison(data, custom_formats={}, name_prefix=None):
         if "sources" in data_keys:
             data_keys.remove("sources")
             data__sources = data["sources"]
-            if not isinstance(data__sources, (list, tuple)):
+            if not isinstance(data__sources, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".sources must be array")
-            data__sources_is_list = isinstance(data__sources, (list, tuple))
+            data__sources_is_list = isinstance(data__sources, (list,))
             if data__sources_is_list:
                 data__sources_len = len(data__sources)
                 for data__sources_x, data__sources_item in enumerate(data__sources):
@@ -235,9 +235,9 @@ def validate____defs_comparison(data, custom_formats={}, name_prefix=None):
         if "rows" in data_keys:
             data_keys.remove("rows")
             data__rows = data["rows"]
-            if not isinstance(data__rows, (list, tuple)):
+            if not isinstance(data__rows, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".rows must be array")
-            data__rows_is_list = isinstance(data__rows, (list, tuple))
+            data__rows_is_list = isinstance(data__rows, (list,))
             if data__rows_is_list:
                 data__rows_len = len(data__rows)
                 for data__rows_x, data__rows_item in enumerate(data__rows):
@@ -253,9 +253,9 @@ def validate____defs_comparison(data, custom_formats={}, name_prefix=None):
         if "geomeans" in data_keys:
             data_keys.remove("geomeans")
             data__geomeans = data["geomeans"]
-            if not isinstance(data__geomeans, (list, tuple)):
+            if not isinstance(data__geomeans, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".geomeans must be array")
-            data__geomeans_is_list = isinstance(data__geomeans, (list, tuple))
+            data__geomeans_is_list = isinstance(data__geomeans, (list,))
             if data__geomeans_is_list:
                 data__geomeans_len = len(data__geomeans)
                 for data__geomeans_x, data__geomeans_item in enumerate(data__geomeans):
@@ -501,12 +501,34 @@ def validate____defs_comparison_row(data, custom_formats={}, name_prefix=None):
                             data__verdict__noise__within = data__verdict__noise["within"]
                             if not isinstance(data__verdict__noise__within, (int, float, Decimal, NoneType)) or isinstance(data__verdict__noise__within, bool):
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.noise.within must be number or null")
+                        if "from_runs" in data__verdict__noise_keys:
+                            data__verdict__noise_keys.remove("from_runs")
+                            data__verdict__noise__fromruns = data__verdict__noise["from_runs"]
+                            if not isinstance(data__verdict__noise__fromruns, (list,)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.noise.from_runs must be array")
+                            data__verdict__noise__fromruns_is_list = isinstance(data__verdict__noise__fromruns, (list,))
+                            if data__verdict__noise__fromruns_is_list:
+                                data__verdict__noise__fromruns_len = len(data__verdict__noise__fromruns)
+                                for data__verdict__noise__fromruns_x, data__verdict__noise__fromruns_item in enumerate(data__verdict__noise__fromruns):
+                                    if not isinstance(data__verdict__noise__fromruns_item, (int, str)) and not (isinstance(data__verdict__noise__fromruns_item, float) and data__verdict__noise__fromruns_item.is_integer()) or isinstance(data__verdict__noise__fromruns_item, bool):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.noise.from_runs[{data__verdict__noise__fromruns_x}]".format(**locals()) + " must be integer or string")
+                        if "outliers" in data__verdict__noise_keys:
+                            data__verdict__noise_keys.remove("outliers")
+                            data__verdict__noise__outliers = data__verdict__noise["outliers"]
+                            if not isinstance(data__verdict__noise__outliers, (list,)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.noise.outliers must be array")
+                            data__verdict__noise__outliers_is_list = isinstance(data__verdict__noise__outliers, (list,))
+                            if data__verdict__noise__outliers_is_list:
+                                data__verdict__noise__outliers_len = len(data__verdict__noise__outliers)
+                                for data__verdict__noise__outliers_x, data__verdict__noise__outliers_item in enumerate(data__verdict__noise__outliers):
+                                    if not isinstance(data__verdict__noise__outliers_item, (int, str)) and not (isinstance(data__verdict__noise__outliers_item, float) and data__verdict__noise__outliers_item.is_integer()) or isinstance(data__verdict__noise__outliers_item, bool):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.noise.outliers[{data__verdict__noise__outliers_x}]".format(**locals()) + " must be integer or string")
                 if "sees" in data__verdict_keys:
                     data__verdict_keys.remove("sees")
                     data__verdict__sees = data__verdict["sees"]
-                    if not isinstance(data__verdict__sees, (list, tuple)):
+                    if not isinstance(data__verdict__sees, (list,)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.sees must be array")
-                    data__verdict__sees_is_list = isinstance(data__verdict__sees, (list, tuple))
+                    data__verdict__sees_is_list = isinstance(data__verdict__sees, (list,))
                     if data__verdict__sees_is_list:
                         data__verdict__sees_len = len(data__verdict__sees)
                         for data__verdict__sees_x, data__verdict__sees_item in enumerate(data__verdict__sees):
@@ -515,9 +537,9 @@ def validate____defs_comparison_row(data, custom_formats={}, name_prefix=None):
                 if "misses" in data__verdict_keys:
                     data__verdict_keys.remove("misses")
                     data__verdict__misses = data__verdict["misses"]
-                    if not isinstance(data__verdict__misses, (list, tuple)):
+                    if not isinstance(data__verdict__misses, (list,)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.misses must be array")
-                    data__verdict__misses_is_list = isinstance(data__verdict__misses, (list, tuple))
+                    data__verdict__misses_is_list = isinstance(data__verdict__misses, (list,))
                     if data__verdict__misses_is_list:
                         data__verdict__misses_len = len(data__verdict__misses)
                         for data__verdict__misses_x, data__verdict__misses_item in enumerate(data__verdict__misses):
@@ -526,9 +548,9 @@ def validate____defs_comparison_row(data, custom_formats={}, name_prefix=None):
                 if "processes" in data__verdict_keys:
                     data__verdict_keys.remove("processes")
                     data__verdict__processes = data__verdict["processes"]
-                    if not isinstance(data__verdict__processes, (list, tuple)):
+                    if not isinstance(data__verdict__processes, (list,)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".verdict.processes must be array")
-                    data__verdict__processes_is_list = isinstance(data__verdict__processes, (list, tuple))
+                    data__verdict__processes_is_list = isinstance(data__verdict__processes, (list,))
                     if data__verdict__processes_is_list:
                         data__verdict__processes_len = len(data__verdict__processes)
                         for data__verdict__processes_x, data__verdict__processes_item in enumerate(data__verdict__processes):
@@ -626,9 +648,9 @@ def validate____defs_comparison_side(data, custom_formats={}, name_prefix=None):
         if "samples" in data_keys:
             data_keys.remove("samples")
             data__samples = data["samples"]
-            if not isinstance(data__samples, (list, tuple)):
+            if not isinstance(data__samples, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".samples must be array")
-            data__samples_is_list = isinstance(data__samples, (list, tuple))
+            data__samples_is_list = isinstance(data__samples, (list,))
             if data__samples_is_list:
                 data__samples_len = len(data__samples)
                 for data__samples_x, data__samples_item in enumerate(data__samples):
@@ -637,9 +659,9 @@ def validate____defs_comparison_side(data, custom_formats={}, name_prefix=None):
         if "processes" in data_keys:
             data_keys.remove("processes")
             data__processes = data["processes"]
-            if not isinstance(data__processes, (list, tuple, NoneType)):
+            if not isinstance(data__processes, (list, NoneType,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".processes must be array or null")
-            data__processes_is_list = isinstance(data__processes, (list, tuple))
+            data__processes_is_list = isinstance(data__processes, (list,))
             if data__processes_is_list:
                 data__processes_len = len(data__processes)
                 for data__processes_x, data__processes_item in enumerate(data__processes):
@@ -700,9 +722,9 @@ def validate____defs_bench(data, custom_formats={}, name_prefix=None):
         if "needs" in data_keys:
             data_keys.remove("needs")
             data__needs = data["needs"]
-            if not isinstance(data__needs, (list, tuple)):
+            if not isinstance(data__needs, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".needs must be array")
-            data__needs_is_list = isinstance(data__needs, (list, tuple))
+            data__needs_is_list = isinstance(data__needs, (list,))
             if data__needs_is_list:
                 data__needs_len = len(data__needs)
                 for data__needs_x, data__needs_item in enumerate(data__needs):
@@ -906,9 +928,9 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
         if "samples" in data_keys:
             data_keys.remove("samples")
             data__samples = data["samples"]
-            if not isinstance(data__samples, (list, tuple)):
+            if not isinstance(data__samples, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".samples must be array")
-            data__samples_is_list = isinstance(data__samples, (list, tuple))
+            data__samples_is_list = isinstance(data__samples, (list,))
             if data__samples_is_list:
                 data__samples_len = len(data__samples)
                 for data__samples_x, data__samples_item in enumerate(data__samples):
@@ -917,9 +939,9 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
         if "ticks" in data_keys:
             data_keys.remove("ticks")
             data__ticks = data["ticks"]
-            if not isinstance(data__ticks, (list, tuple)):
+            if not isinstance(data__ticks, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".ticks must be array")
-            data__ticks_is_list = isinstance(data__ticks, (list, tuple))
+            data__ticks_is_list = isinstance(data__ticks, (list,))
             if data__ticks_is_list:
                 data__ticks_len = len(data__ticks)
                 for data__ticks_x, data__ticks_item in enumerate(data__ticks):
@@ -977,9 +999,9 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
         if "disturbed" in data_keys:
             data_keys.remove("disturbed")
             data__disturbed = data["disturbed"]
-            if not isinstance(data__disturbed, (list, tuple)):
+            if not isinstance(data__disturbed, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".disturbed must be array")
-            data__disturbed_is_list = isinstance(data__disturbed, (list, tuple))
+            data__disturbed_is_list = isinstance(data__disturbed, (list,))
             if data__disturbed_is_list:
                 data__disturbed_len = len(data__disturbed)
                 for data__disturbed_x, data__disturbed_item in enumerate(data__disturbed):
@@ -1019,9 +1041,9 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
         if "thread_cpus" in data_keys:
             data_keys.remove("thread_cpus")
             data__threadcpus = data["thread_cpus"]
-            if not isinstance(data__threadcpus, (list, tuple)):
+            if not isinstance(data__threadcpus, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".thread_cpus must be array")
-            data__threadcpus_is_list = isinstance(data__threadcpus, (list, tuple))
+            data__threadcpus_is_list = isinstance(data__threadcpus, (list,))
             if data__threadcpus_is_list:
                 data__threadcpus_len = len(data__threadcpus)
                 for data__threadcpus_x, data__threadcpus_item in enumerate(data__threadcpus):
@@ -1061,9 +1083,9 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
         if "flags" in data_keys:
             data_keys.remove("flags")
             data__flags = data["flags"]
-            if not isinstance(data__flags, (list, tuple)):
+            if not isinstance(data__flags, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".flags must be array")
-            data__flags_is_list = isinstance(data__flags, (list, tuple))
+            data__flags_is_list = isinstance(data__flags, (list,))
             if data__flags_is_list:
                 data__flags_len = len(data__flags)
                 for data__flags_x, data__flags_item in enumerate(data__flags):
@@ -1118,7 +1140,7 @@ def validate____defs_result_common(data, custom_formats={}, name_prefix=None):
             if "samples" in data_keys:
                 data_keys.remove("samples")
                 data__samples = data["samples"]
-                data__samples_is_list = isinstance(data__samples, (list, tuple))
+                data__samples_is_list = isinstance(data__samples, (list,))
                 if data__samples_is_list:
                     data__samples_len = len(data__samples)
                     if data__samples_len < 1:
@@ -1186,7 +1208,7 @@ def validate____defs_result_v2(data, custom_formats={}, name_prefix=None):
                         data__overhead_keys.remove("samples")
                         data__overhead__samples = data__overhead["samples"]
                         validate____defs_ns_list(data__overhead__samples, custom_formats, (name_prefix or "data") + ".overhead.samples")
-                        data__overhead__samples_is_list = isinstance(data__overhead__samples, (list, tuple))
+                        data__overhead__samples_is_list = isinstance(data__overhead__samples, (list,))
                         if data__overhead__samples_is_list:
                             data__overhead__samples_len = len(data__overhead__samples)
                             if data__overhead__samples_len < 1:
@@ -1198,9 +1220,9 @@ def validate____defs_result_v2(data, custom_formats={}, name_prefix=None):
     return data
 
 def validate____defs_ns_list(data, custom_formats={}, name_prefix=None):
-    if not isinstance(data, (list, tuple)):
+    if not isinstance(data, (list,)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be array")
-    data_is_list = isinstance(data, (list, tuple))
+    data_is_list = isinstance(data, (list,))
     if data_is_list:
         data_len = len(data)
         for data_x, data_item in enumerate(data):
@@ -1223,9 +1245,9 @@ def validate____defs_plan_v1(data, custom_formats={}, name_prefix=None):
         if "benchmarks" in data_keys:
             data_keys.remove("benchmarks")
             data__benchmarks = data["benchmarks"]
-            if not isinstance(data__benchmarks, (list, tuple)):
+            if not isinstance(data__benchmarks, (list,)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".benchmarks must be array")
-            data__benchmarks_is_list = isinstance(data__benchmarks, (list, tuple))
+            data__benchmarks_is_list = isinstance(data__benchmarks, (list,))
             if data__benchmarks_is_list:
                 data__benchmarks_len = len(data__benchmarks)
                 for data__benchmarks_x, data__benchmarks_item in enumerate(data__benchmarks):
@@ -1343,9 +1365,9 @@ def validate____defs_fingerprint_v1(data, custom_formats={}, name_prefix=None):
                 if "flags" in data__cpu_keys:
                     data__cpu_keys.remove("flags")
                     data__cpu__flags = data__cpu["flags"]
-                    if not isinstance(data__cpu__flags, (list, tuple, NoneType)):
+                    if not isinstance(data__cpu__flags, (list, NoneType,)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".cpu.flags must be array or null")
-                    data__cpu__flags_is_list = isinstance(data__cpu__flags, (list, tuple))
+                    data__cpu__flags_is_list = isinstance(data__cpu__flags, (list,))
                     if data__cpu__flags_is_list:
                         data__cpu__flags_len = len(data__cpu__flags)
                         for data__cpu__flags_x, data__cpu__flags_item in enumerate(data__cpu__flags):
@@ -1476,9 +1498,9 @@ def validate____defs_fingerprint_v1(data, custom_formats={}, name_prefix=None):
                 if "available" in data__syscall_keys:
                     data__syscall_keys.remove("available")
                     data__syscall__available = data__syscall["available"]
-                    if not isinstance(data__syscall__available, (list, tuple)):
+                    if not isinstance(data__syscall__available, (list,)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".syscall.available must be array")
-                    data__syscall__available_is_list = isinstance(data__syscall__available, (list, tuple))
+                    data__syscall__available_is_list = isinstance(data__syscall__available, (list,))
                     if data__syscall__available_is_list:
                         data__syscall__available_len = len(data__syscall__available)
                         for data__syscall__available_x, data__syscall__available_item in enumerate(data__syscall__available):

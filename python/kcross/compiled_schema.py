@@ -25,18 +25,35 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+GENERATED = "_result_format_check.py"   # in this package, written by scripts/compile-schema
+
+
+def digest(schema_text: str) -> str:
+    """The SHA-256 of a schema file's text: what the generated module was made from."""
+    return hashlib.sha256(schema_text.encode("utf-8")).hexdigest()
+
+
+def unusable(schema_text: str) -> str | None:
+    """Why the generated module cannot serve the schema whose text is ``schema_text``
+    (None: it can): it cannot be imported, or was made from another schema."""
+    try:
+        from . import _result_format_check as generated
+    except ImportError as exc:  # e.g. a fastjsonschema without the names it imports
+        return f"{GENERATED} cannot be imported ({exc})"
+    if generated.SCHEMA_SHA256 != digest(schema_text):
+        return f"{GENERATED} is not of the schema file: run scripts/compile-schema"
+    return None
+
 
 @lru_cache(maxsize=1)
 def checker(schema_text: str) -> Callable[[Any], bool] | None:
     """``check(record) -> bool``: True when the record is valid under the schema whose text is
     ``schema_text`` (False means "ask jsonschema", never "invalid" on its own); None when the
-    generated module is not of that schema, or cannot be imported."""
-    try:
-        from . import _result_format_check as generated
-    except ImportError:  # e.g. a fastjsonschema without the names it imports
+    generated module cannot serve it (:func:`unusable`)."""
+    if unusable(schema_text) is not None:
         return None
-    if generated.SCHEMA_SHA256 != hashlib.sha256(schema_text.encode("utf-8")).hexdigest():
-        return None
+    from . import _result_format_check as generated
+
     validate = generated.validate_urn_kcross_result_format  # named after the schema's $id
 
     def check(record: Any) -> bool:

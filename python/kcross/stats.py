@@ -108,7 +108,8 @@ class Summary:
     samples: tuple[float, ...]          # the samples the figures are of (corrected if subtracted)
     _spread: float | str                # the figure, or why there is none
     # the interval, or why there is none; or how to make it when first read (a run of several
-    # processes: the noise of a history reads thousands of summaries and none of their CIs)
+    # processes: the noise of a history reads thousands of summaries and none of their CIs).
+    # Not compared: two summaries of the same samples are equal whatever their CI's state
     _ci: MedianCI | str | Callable[[], MedianCI] = field(compare=False)
 
     @property
@@ -375,7 +376,7 @@ def _summary(data: np.ndarray, decision: Overhead, confidence: float,
     samples = tuple(data.tolist())
     ci: MedianCI | str | Callable[[], MedianCI]
     if processes is not None and len(set(processes)) > 1:   # made when first read
-        ci = functools.partial(_process_ci, samples, med, processes, confidence)
+        ci = functools.partial(_process_ci, samples, med, tuple(processes), confidence)
     else:
         try:
             ci = _median_ci(data, confidence)
@@ -710,11 +711,14 @@ def process_medians(groups: Sequence[Sequence[float]]) -> list[float]:
     sizes = {len(g) for g in groups}
     n = sizes.pop() if len(sizes) == 1 else 0
     if 0 < n <= SORTED_QUANTILES_UP_TO and len(groups) > 1:
-        block = np.asarray(groups, dtype=np.float64)
+        try:
+            block = np.asarray(groups, dtype=np.float64)
+        except (TypeError, ValueError):
+            block = np.empty(0)             # not numbers: the rule below says so
         if block.ndim == 2 and bool(np.all(np.isfinite(block))) and not bool(np.any(block < 0)):
             rows = np.sort(block, axis=1)
-            if n % 2:                       # h = (n - 1) / 2 whole: the middle value
-                return [float(x) for x in rows[:, n // 2]]
+            if n % 2:       # h = (n - 1) / 2 whole: the middle value (+ 0.0: as a + 0 d does)
+                return [float(x) for x in rows[:, n // 2] + 0.0]
             a, b = rows[:, n // 2 - 1], rows[:, n // 2]
             return [float(x) for x in b - (b - a) * 0.5]    # h - floor h = 1/2: numpy's lerp
     return [_quantiles(_clean(g), [0.5])[0] for g in groups]  # also: what is wrong, said

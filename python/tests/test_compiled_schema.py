@@ -22,7 +22,10 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compile-schema"
 
 # What a value is replaced by: every JSON type, and the edges the schema draws
 # (empty, zero, negative, fractional where an integer is meant, an unknown string).
-REPLACEMENTS: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], {}, [None], {"x": 1})
+# (A tuple is no JSON, but a record built in Python may hold one: jsonschema refuses it as
+# an array, so the compiled check must too.)
+REPLACEMENTS: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], {}, [None], {"x": 1},
+                                 (), (1.0, 2.0))
 
 
 def _records() -> list[dict[str, Any]]:
@@ -79,7 +82,7 @@ def _mutations(record: dict[str, Any], rng: random.Random,
 
 def _checker() -> Any:
     check = compiled_schema.checker(schema.schema_text())
-    assert check is not None, "the generated module is not of the schema file"
+    assert check is not None, compiled_schema.unusable(schema.schema_text())
     return check
 
 
@@ -138,9 +141,7 @@ def test_the_generated_module_is_of_the_schema_file() -> None:
     import fastjsonschema
     from kcross import _result_format_check as generated
 
-    assert compiled_schema.checker(schema.schema_text()) is not None, \
-        "python/kcross/_result_format_check.py is not of the schema file: run " \
-        "scripts/compile-schema"
+    assert compiled_schema.unusable(schema.schema_text()) is None
     if generated.VERSION != fastjsonschema.VERSION:
         pytest.skip(f"made by fastjsonschema {generated.VERSION}, {fastjsonschema.VERSION} "
                     "is installed: its code would differ")
@@ -156,3 +157,15 @@ def test_a_module_of_another_schema_is_not_used() -> None:
         assert compiled_schema.checker(schema.schema_text() + " ") is None
     finally:
         compiled_schema.checker.cache_clear()
+
+
+def test_a_tuple_is_no_array() -> None:
+    """JSON has lists only: a record built in Python with a tuple for its samples is refused
+    as jsonschema refuses it (fastjsonschema's own check takes a tuple)."""
+    rec = next(r for r in _records() if r.get("type") == "result")
+    assert _checker()(rec)
+    bad = {**rec, "samples": tuple(rec["samples"])}
+    assert not _reference_valid(bad)
+    assert not _checker()(bad)
+    with pytest.raises(schema.SchemaError, match=r"\$\.samples: must be a list"):
+        schema.validate(bad, "line 3", schema.IMPORT_VERSIONS)

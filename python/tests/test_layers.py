@@ -29,10 +29,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("foundations",
      ("kcross", "kcross.errors", "kcross.numtext", "kcross.stats", "kcross.special",
       "kcross.schema", "kcross.compiled_schema", "kcross._result_format_check",
-      "kcross.infile", "kcross.series", "kcross.fingerprint", "kcross.forcings"),
+      "kcross.infile", "kcross.series", "kcross.fingerprint", "kcross.forcings",
+      "kcross.environment"),
      "errors and exit statuses, numbers as typed, the statistics and their distributions, "
      "the result format (and its compiled check), files read whole, sample series, the "
-     "machine identity, the harness's settings"),
+     "machine identity, the harness's settings, kcross's own environment"),
     ("store", ("kcross.store",),
      "the result database: runs read, written and copied"),
     ("io", ("kcross.importer", "kcross.sides", "kcross.outfile"),

@@ -39,7 +39,8 @@ from .options import ENVIRONMENT, EXIT_CODES, Common, Parser, formatter
 
 # Subcommands import their heavy modules when they run: SQLAlchemy, numpy and scipy
 # together take most of a second to import, which argument errors, --help, list and
-# sysinfo should not pay; the parsers of every command are built on every start, so a
+# sysinfo should not pay; `kcross --help` (and a mistyped command) builds the parsers of
+# every command, a start naming its command that one's alone, so a
 # command module imports nothing heavy at its top (not even rich: Console is only its
 # type there).  python/tests/test_startup_imports.py holds the rules, and
 # scripts/startup-time measures what each command's start costs.

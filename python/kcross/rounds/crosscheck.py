@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import stats
+from ..environment import measured
 from ..errors import EXIT_BROKEN, HarnessError, KcrossError, UserError
 from ..run import harness
 
@@ -101,7 +102,7 @@ def _run(cmd: Sequence[str]) -> str:
     """stdout of ``cmd``; a failure is one line naming the command and its last error line."""
     try:
         proc = subprocess.run(list(cmd), capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=measured())  # perf: as the harness
     except OSError as exc:
         raise PerfError(f"cannot run {cmd[0]}: {exc.strerror or exc}") from None
     if proc.returncode != 0:

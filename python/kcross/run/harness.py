@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..environment import measured
 from ..errors import (
     ECHO_MAX,
     STOP_SIGNALS,
@@ -124,9 +125,10 @@ class HarnessProcess:
         self._failed_results = 0              # as counted by its end record
         self.stderr_lines: list[str] = []
         try:
+            # the environment the user gave, without kcross's own additions
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          env=env)
+                                          env=measured(env))
         except OSError as exc:
             raise HarnessError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from None
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)

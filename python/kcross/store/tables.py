@@ -22,6 +22,7 @@ class Json(sa.types.TypeDecorator[Any]):
 
     impl = sa.JSON
     cache_ok = True
+    hashable = False   # as sa.JSON: a dict or list is no hashable value
 
     def __init__(self) -> None:
         super().__init__(none_as_null=True)
