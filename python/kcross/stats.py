@@ -717,8 +717,9 @@ def process_medians(groups: Sequence[Sequence[float]]) -> list[float]:
             block = np.empty(0)             # not numbers: the rule below says so
         if block.ndim == 2 and bool(np.all(np.isfinite(block))) and not bool(np.any(block < 0)):
             rows = np.sort(block, axis=1)
-            if n % 2:       # h = (n - 1) / 2 whole: the middle value (+ 0.0: as a + 0 d does)
-                return [float(x) for x in rows[:, n // 2] + 0.0]
+            if n % 2:   # h = (n - 1) / 2 whole: the middle value (as a + 0 d gives it: a -0.0
+                middle = rows[:, n // 2]   # made +0.0, but for one sample, b - 0 d: kept)
+                return [float(x) for x in (middle if n == 1 else middle + 0.0)]
             a, b = rows[:, n // 2 - 1], rows[:, n // 2]
             return [float(x) for x in b - (b - a) * 0.5]    # h - floor h = 1/2: numpy's lerp
     return [_quantiles(_clean(g), [0.5])[0] for g in groups]  # also: what is wrong, said
