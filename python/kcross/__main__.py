@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 def entry() -> NoReturn:
     """Import the command line and run it; a Ctrl-C (SIGTERM, SIGHUP) while it is imported
     is an interrupt."""
+    import gc  # built in
+
+    # The collector's first generation at 10,000 allocations, not 700: a start imports
+    # hundreds of modules (SQLAlchemy, numpy, rich), whose objects all live to the end, and
+    # each 700 of them set off a pass that finds nothing to free (0.02-0.07 s of a command).
+    gc.set_threshold(10_000, 50, 50)
     try:
         from .errors import stop_on_signals  # tiny: SIGTERM and SIGHUP as Ctrl-C from here
 
@@ -32,7 +38,13 @@ def entry() -> NoReturn:
         if stop is None:
             raise
         interrupted(stop)
-    main()
+    try:
+        main()
+    finally:
+        # Whatever the exit: everything is written and flushed by now (the store commits
+        # before it returns, main flushes stdout), so the interpreter's shutdown need not
+        # walk every object once more to find cycles to free (0.05 s).
+        gc.freeze()
 
 
 if __name__ == "__main__":
