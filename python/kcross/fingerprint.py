@@ -98,6 +98,12 @@ NAMED = ("", WHOLE, EACH)   # "": named only when none of those differ
 Path = tuple[str, ...]
 
 
+def as_text(value: Any) -> str | None:
+    """A field's value as text: None for null or absent, ``str`` of anything else (how a
+    configuration names its harness, and the store's text copies of fields)."""
+    return None if value is None else str(value)
+
+
 @dataclass(frozen=True)
 class Field:
     """One field of the fingerprint: a value, or a group of fields (kind GROUP or MAP)."""
@@ -125,6 +131,10 @@ class Field:
                 return None
             node = node.get(key)
         return node
+
+    def text(self, fingerprint: Mapping[str, Any] | None) -> str | None:
+        """The field's value as text (:func:`as_text`)."""
+        return as_text(self.of(fingerprint))
 
     def members(self, fingerprint: Mapping[str, Any] | None) -> Mapping[str, Any]:
         """A group's (or a map's) members; empty when it is null, absent or not an object."""
@@ -318,6 +328,8 @@ KCROSS = _f("kcross", "kcross-harness", GROUP, G_BUILD, PER_RUN)
 KCROSS_VERSION = _f("kcross.version", "kcross version", TEXT, G_BUILD, PER_RUN)
 KCROSS_REVISION = _f("kcross.git_rev", "kcross revision", TEXT, G_BUILD, PER_RUN)
 KCROSS_BUILD = _f("kcross.build", "kcross build (static, dynamic)", TEXT, G_BUILD, PER_RUN)
+# The harness that measured, as a run-to-run configuration names it (kcross.judge.noise).
+HARNESS = (KCROSS_VERSION, KCROSS_REVISION, KCROSS_BUILD)
 KCROSS_COMPILER = _f("kcross.compiler", "kcross compiler", TEXT, G_BUILD, PER_RUN)
 
 RECORD_TYPE = _f("type", "record type", TEXT, G_RECORD, RECORD)

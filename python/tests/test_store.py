@@ -112,7 +112,7 @@ def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: P
     """data/store-schema3.db was written by kcross at schema 3 (two runs of the fake harness,
     one tagged, and an imported lab run).  Upgraded by the next write (to schema 4: results'
     process; to 5: packed samples and the summary's overhead columns; to 6: lab machines
-    keyed without their kernel), every stored row and figure is as it was (but the lab
+    keyed without their kernel; to 8: three fingerprint fields copied as text), every stored row and figure is as it was (but the lab
     machine's identity, now kcross.fingerprint's), each result is process 0, and the runs
     read back record for record, byte for byte as the records were stored, with their
     content hashes unchanged."""
@@ -155,7 +155,15 @@ def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: P
     relabelled = [(m[0], identity(json.loads(m[7])), *m[2:]) if lab(json.loads(m[7])) else m
                   for m in before["machines"]]
     assert after["machines"] == relabelled and relabelled != before["machines"]
-    assert after["runs"] == before["runs"]
+    # schema 8's three text copies follow each run's columns; the rest is as it was
+    width = len(before["runs"][0])
+    assert [r[:width] for r in after["runs"]] == before["runs"]
+    from kcross.store.writing import RUN_TEXT_COLUMNS
+
+    fingerprints = [json.loads(r[13]) for r in before["runs"]]
+    assert [r[width:] for r in after["runs"]] == \
+        [tuple(f.text(fp) for f in RUN_TEXT_COLUMNS.values()) for fp in fingerprints]
+    assert any(r[width] for r in after["runs"]) and any(r[-1] for r in after["runs"])
     assert set(after["tags"]) - set(before["tags"]) == {t for t in after["tags"] if t[0] == "after"}
     assert query(db, "SELECT DISTINCT process FROM results") == [(0,)]
     # the samples left the JSON for the packed column, and the new figures are stats.py's

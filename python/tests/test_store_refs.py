@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import Kcross, assert_one_line_error, captured, query, runs_rows
+from conftest import (SCHEMA_8_RUN_COLUMNS, Kcross, assert_one_line_error, captured, query,
+                      runs_rows)
 from kcross.errors import UserError
 from kcross.importer import stream_of
 from kcross.store import Store, migrations, resolve
@@ -261,6 +262,8 @@ def _as_v2(path: Path) -> None:
     with conn:
         conn.execute("DROP TABLE tags")
         conn.execute("DROP TABLE noise_exclusions")
+        for column in SCHEMA_8_RUN_COLUMNS:
+            conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         rows = conn.execute("SELECT id, record, samples FROM results").fetchall()
         for row_id, record, packed in rows:
             conn.execute("UPDATE results SET record = ? WHERE id = ?",

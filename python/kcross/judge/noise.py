@@ -224,9 +224,7 @@ class Config:
 
 def harness_of(fingerprint: Mapping[str, object] | None) -> tuple[str | None, ...]:
     """The harness that measured, as a Config names it (version, revision, build)."""
-    return tuple(None if v is None else str(v) for v in
-                 (f.of(fingerprint) for f in (fields.KCROSS_VERSION, fields.KCROSS_REVISION,
-                                              fields.KCROSS_BUILD)))
+    return tuple(f.text(fingerprint) for f in fields.HARNESS)
 
 
 def config_of(series: Series, machine: str | None = None,

@@ -54,12 +54,15 @@ def result_names(store: Reading, exactly: str | None = None) -> list[str]:
     (as ``suite/name`` or the bare name), found through the results' name index."""
     query = sa.select(t.results.c.name, t.results.c.suite).distinct()
     if exactly is not None:
-        suite, _, name = exactly.partition("/")
-        query = query.where(sa.or_(t.results.c.name == exactly,
-                                   sa.and_(t.results.c.name == name,
-                                           t.results.c.suite == suite)))
+        # the index's range of each name it could be, the suite sorted out here: an OR
+        # of the two in SQL is a scan of the whole index on PostgreSQL (0.14 s at 5 million
+        # results, against 10 ms)
+        suite, slash, name = exactly.partition("/")
+        query = query.where(t.results.c.name.in_([exactly, name] if slash else [exactly]))
     with guard(store.target, "listing benchmarks"), store.engine.connect() as conn:
         rows = conn.execute(query).all()
+    if exactly is not None:
+        rows = [(n, s) for n, s in rows if n == exactly or (slash and (n, s) == (name, suite))]
     return sorted(f"{suite}/{name}" for name, suite in rows)
 
 
@@ -163,10 +166,8 @@ def figures_named(store: Reading, names: Sequence[str], machine_ids: Sequence[in
             .where(r.run_id.in_(sa.select(run.id).where(
                 run.machine_id.in_(list(machine_ids))).scalar_subquery()), _named(names))
             .group_by(r.run_id, r.suite, r.name).subquery())
-    query = (sa.select(held.c.run_id, run.started_at, run.machine_id,
-                       run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
-                       run.fingerprint[fields.LAB_KERNEL_SHA256.path].as_string()
-                       .label("kernel_sha256"),
+    query = (sa.select(held.c.run_id, run.started_at, run.machine_id, run.host_time,
+                       run.lab_kernel_sha256.label("kernel_sha256"),
                        held.c.suite, held.c.name, held.c.processes, held.c.status,
                        held.c.n, held.c.median_ns, held.c.ci_low_ns, held.c.ci_high_ns)
              .join(t.runs, run.id == held.c.run_id)
@@ -186,8 +187,7 @@ def results_named(store: Reading, names: Sequence[str],
     """
     r, run = t.results.c, t.runs.c
     query = (sa.select(r.run_id, run.started_at, run.machine_id, run.status,
-                       run.fingerprint[fields.HOST_TIME.path].as_string().label("host_time"),
-                       run.timer_hz,
+                       run.host_time, run.timer_hz,
                        run.fingerprint[fields.KERNEL_RELEASE.path].as_string()
                        .label("kernel_release"),
                        sa.type_coerce(run.fingerprint[fields.LAB_KERNEL.path], sa.Text)

@@ -28,6 +28,9 @@ History:
      kept).  Real machines' rows are left as they are (their kernel stays their identity).
   7: noise_exclusions (run id -> the user's reason): the runs left out of their machine's
      run-to-run noise (kcross exclude).
+  8: runs.host_time, kcross_build and lab_kernel_sha256: the fingerprint fields the
+     run-to-run noise reads of every run of a machine, as text (store/writing.py
+     RUN_TEXT_COLUMNS), filled from each stored run's fingerprint.
 """
 
 from __future__ import annotations
@@ -260,10 +263,47 @@ def _v7_noise_exclusions(conn: sa.Connection) -> None:
     ).create(conn)
 
 
+def _v8_run_text_columns(conn: sa.Connection) -> None:
+    """Version 8: three fingerprint fields of each run as text columns (by today's rule,
+    store/writing.py run_columns: the columns and what a new run's row holds agree)."""
+    import json
+
+    from .writing import run_columns
+
+    names = ("host_time", "kcross_build", "lab_kernel_sha256")   # version 8's, frozen
+    for name in names:
+        conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN {name} "
+                             f"{sa.Text().compile(conn.dialect)}"))
+    runs = sa.Table("runs", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True),
+                    sa.Column("fingerprint", json_type()),
+                    *(sa.Column(name, sa.Text) for name in names))
+    raw = sa.type_coerce(runs.c.fingerprint, sa.Text)
+    last = 0
+    while True:  # in batches of ids: memory stays small whatever the store's size
+        rows = conn.execute(sa.select(runs.c.id, raw).where(runs.c.id > last)
+                            .order_by(runs.c.id).limit(2000)).all()
+        if not rows:
+            break
+        last = rows[-1][0]
+        updates = []
+        for row_id, text in rows:
+            try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
+                fingerprint = text if isinstance(text, dict) else json.loads(text)
+            except (TypeError, ValueError):
+                continue  # a fingerprint edited by hand: NULL, as an unknown field is
+            if isinstance(fingerprint, dict):
+                columns = run_columns(fingerprint)
+                updates.append({"row_id": row_id,
+                                **{name: columns[name] for name in names}})
+        if updates:
+            conn.execute(sa.update(runs).where(runs.c.id == sa.bindparam("row_id")), updates)
+
+
 STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
                                                       _v4_result_process, _v5_packed_samples,
                                                       _v6_lab_kernel_axis,
-                                                      _v7_noise_exclusions)
+                                                      _v7_noise_exclusions,
+                                                      _v8_run_text_columns)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

@@ -321,8 +321,7 @@ class Reading:
         comparison: kcross.judge.noise)."""
         ids = list(run_ids)
         r, run = t.results.c, t.runs.c
-        query = (sa.select(r.run_id, run.fingerprint[fields.HOST_TIME.path].as_string()
-                           .label("host_time"), r.suite, r.name, r.process, r.status,
+        query = (sa.select(r.run_id, run.host_time, r.suite, r.name, r.process, r.status,
                            r.n, r.median_ns, r.ci_low_ns, r.ci_high_ns)
                  .join(t.runs, run.id == r.run_id)
                  .where(r.run_id.in_(ids)).order_by(r.run_id, r.seq))
@@ -338,9 +337,9 @@ class Reading:
         machine rows ``machine_ids`` or of the runs ``ids`` (all: none given), newest stored
         first (the highest id).  No result is read."""
         r, x = t.runs.c, t.noise_exclusions.c
-        harness = [r.fingerprint[f.path].as_string().label(f"h{i}") for i, f in
-                   enumerate((fields.KCROSS_VERSION, fields.KCROSS_REVISION,
-                              fields.KCROSS_BUILD))]
+        # fingerprint.HARNESS, as store/writing.py copies it into the runs row
+        harness = [r.kcross_version.label("h0"), r.git_rev.label("h1"),
+                   r.kcross_build.label("h2")]
         query = (sa.select(r.id, r.status, sa.type_coerce(r.command, sa.Text).label("command"),
                            t.machines.c.fingerprint_hash, x.run_id.label("excluded"),
                            x.reason, *harness)
@@ -357,7 +356,7 @@ class Reading:
             rows = conn.execute(query).all()
         return [RunFacts(id=row.id, machine_hash=row.fingerprint_hash, status=row.status,
                          quick=_asked_quick(row.command),
-                         harness=(row.h0, row.h1, row.h2),
+                         harness=tuple(fields.as_text(v) for v in (row.h0, row.h1, row.h2)),
                          excluded=None if row.excluded is None else (row.reason or ""))
                 for row in rows]
 

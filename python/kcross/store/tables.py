@@ -88,6 +88,10 @@ runs = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True)),
     # SHA-256 of the run's records in canonical form: the same capture imported twice.
     sa.Column("content_hash", sa.String(64), index=True),
+    # Since schema 8: fingerprint fields as text (store/writing.py RUN_TEXT_COLUMNS).
+    sa.Column("host_time", sa.Text),
+    sa.Column("kcross_build", sa.Text),
+    sa.Column("lab_kernel_sha256", sa.Text),
 )
 
 results = sa.Table(
