@@ -81,6 +81,11 @@ class Series:
     def process_count(self) -> int:
         return 1 if self.processes is None else len(set(self.processes))
 
+    @property
+    def per_process(self) -> int:
+        """Samples per process: the run's design (its processes measure alike)."""
+        return len(self.samples) // self.process_count
+
     def by_process(self) -> list[Sequence[float]]:
         """The samples of each process, in process order (one group for one process)."""
         if self.processes is None:

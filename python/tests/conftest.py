@@ -395,9 +395,10 @@ def wait_for_rows(proc: subprocess.Popen, db: Path, table: str, count: int,
         time.sleep(0.03)
 
 
-# What store schema 8 added, as a test takes a store back to an older schema: runs' text
-# copies of three fingerprint fields (kcross.store.migrations).
+# What store schemas 8 and 9 added, as a test takes a store back to an older schema: runs'
+# text copies of three fingerprint fields, the process_levels table (kcross.store.migrations).
 SCHEMA_8_RUN_COLUMNS = ("host_time", "kcross_build", "lab_kernel_sha256")
+SCHEMA_9_TABLE = "process_levels"
 
 
 def assert_schema_is_tables_py(conn: Any, dialect: Any) -> None:

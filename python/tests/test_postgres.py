@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SCHEMA_8_RUN_COLUMNS, Kcross, assert_one_line_error, runs_rows
+from conftest import SCHEMA_8_RUN_COLUMNS, SCHEMA_9_TABLE, Kcross, assert_one_line_error, runs_rows
 
 URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
@@ -120,6 +120,7 @@ def back_to_schema_4(engine: Any) -> None:
         conn.execute(sa.text("ALTER TABLE results DROP COLUMN samples, DROP COLUMN overhead_ns, "
                              "DROP COLUMN subtracted, DROP COLUMN overhead_reason"))
         conn.execute(sa.text("DROP TABLE noise_exclusions"))   # schema 7's
+        conn.execute(sa.text(f"DROP TABLE {SCHEMA_9_TABLE}"))
         for column in SCHEMA_8_RUN_COLUMNS:
             conn.execute(sa.text(f"ALTER TABLE runs DROP COLUMN {column}"))
         conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))
@@ -155,7 +156,7 @@ def test_a_schema_4_store_upgrades_to_5_on_postgres(kcross: Kcross, tmp_path: Pa
         copies = conn.execute(sa.text("SELECT fingerprint, host_time, kcross_build, "
                                       "lab_kernel_sha256 FROM runs")).all()
     engine.dispose()
-    from kcross.store.writing import RUN_TEXT_COLUMNS   # schema 8's, filled from each run's
+    from kcross.store.tables import RUN_TEXT_COLUMNS  # schema 8's, filled from each run's
 
     assert [tuple(c[1:]) for c in copies] == \
         [tuple(f.text(c[0]) for f in RUN_TEXT_COLUMNS.values()) for c in copies]

@@ -112,10 +112,11 @@ def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: P
     """data/store-schema3.db was written by kcross at schema 3 (two runs of the fake harness,
     one tagged, and an imported lab run).  Upgraded by the next write (to schema 4: results'
     process; to 5: packed samples and the summary's overhead columns; to 6: lab machines
-    keyed without their kernel; to 8: three fingerprint fields copied as text), every stored row and figure is as it was (but the lab
-    machine's identity, now kcross.fingerprint's), each result is process 0, and the runs
-    read back record for record, byte for byte as the records were stored, with their
-    content hashes unchanged."""
+    keyed without their kernel; to 8: three fingerprint fields copied as text; to 9: no
+    process levels, a run of one process has none), every stored row and figure is as it
+    was (but the lab machine's identity, now kcross.fingerprint's), each result is process
+    0, and the runs read back record for record, byte for byte as the records were stored,
+    with their content hashes unchanged."""
     import shutil
     import sqlite3
 
@@ -158,7 +159,7 @@ def test_a_schema_3_store_upgrades_and_loses_nothing(kcross: Kcross, tmp_path: P
     # schema 8's three text copies follow each run's columns; the rest is as it was
     width = len(before["runs"][0])
     assert [r[:width] for r in after["runs"]] == before["runs"]
-    from kcross.store.writing import RUN_TEXT_COLUMNS
+    from kcross.store.tables import RUN_TEXT_COLUMNS
 
     fingerprints = [json.loads(r[13]) for r in before["runs"]]
     assert [r[width:] for r in after["runs"]] == \

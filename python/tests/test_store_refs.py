@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import (SCHEMA_8_RUN_COLUMNS, Kcross, assert_one_line_error, captured, query,
-                      runs_rows)
+from conftest import (
+    SCHEMA_8_RUN_COLUMNS,
+    SCHEMA_9_TABLE,
+    Kcross,
+    assert_one_line_error,
+    captured,
+    query,
+    runs_rows,
+)
 from kcross.errors import UserError
 from kcross.importer import stream_of
 from kcross.store import Store, migrations, resolve
@@ -262,6 +269,7 @@ def _as_v2(path: Path) -> None:
     with conn:
         conn.execute("DROP TABLE tags")
         conn.execute("DROP TABLE noise_exclusions")
+        conn.execute(f"DROP TABLE {SCHEMA_9_TABLE}")
         for column in SCHEMA_8_RUN_COLUMNS:
             conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         rows = conn.execute("SELECT id, record, samples FROM results").fetchall()

@@ -202,9 +202,9 @@ def history_noise(store: Any, series: Iterable[Series]) -> NoiseLookup | None:
         return None
     from .noise import Config, History, config_of, separation
 
-    history = History(store)
     compared = list(series)
     runs = {s.run for s in compared if s.run}
+    history = History(store, never=frozenset(runs))
     # a side given as a file may be a stored run exported or imported: its start tells
     starts = {s.started for s in compared if s.started is not None}
     names = list(dict.fromkeys(s.name for s in compared))

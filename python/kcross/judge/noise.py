@@ -234,10 +234,9 @@ def config_of(series: Series, machine: str | None = None,
     (a hash of the fingerprint a series is worth saving for a run's fifty)."""
     if series.fingerprint is None:
         return None
-    processes = series.process_count
     return Config(machine or identity(series.fingerprint),
-                  harness or harness_of(series.fingerprint), processes,
-                  len(series.samples) // processes)
+                  harness or harness_of(series.fingerprint), series.process_count,
+                  series.per_process)
 
 
 def exact_counts(fingerprint: Mapping[str, object] | None) -> bool:
@@ -305,10 +304,15 @@ class History:
     """The stored runs of machines, read once per command, for noise estimates: each run's
     point of a benchmark of one process from the summary columns stored beside its result
     (its median and CI, as single_point takes them: no record read), of a benchmark of
-    several processes from its records (their pooled samples)."""
+    several processes from its stored process level (the level run_point makes of its
+    pooled samples, computed when the run was stored), or from its records for a run
+    stored before there were levels."""
 
     store: Store
     limit: int = HISTORY_RUNS
+    # runs (by label, "run N") that no estimate of this History takes: the runs a comparison
+    # compares, whose records it need not read again (every noise() call leaves them out)
+    never: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self._runs: dict[str, dict[str, list[Candidate]]] = {}
@@ -317,7 +321,7 @@ class History:
         """The candidates of the newest ``limit`` runs of one machine identity that may feed
         an estimate (:func:`left_out`), by benchmark: a run's point of a benchmark of one
         process from the summary columns stored beside its result, of several processes
-        from its records."""
+        from its stored level (else its records)."""
         from ..store.history import machine_fingerprints
 
         if machine in self._runs:
@@ -332,19 +336,33 @@ class History:
         rows: dict[int, dict[str, list[Any]]] = {f.id: {} for f in kept}
         for row in self.store.result_figures(rows):
             rows[row.run_id].setdefault(f"{row.suite}/{row.name}", []).append(row)
+        wanted = [f.id for f in kept if f"run {f.id}" not in self.never]
+        levels = self.store.process_levels(wanted)
         lab = fields.lab(fingerprint) is not None
         found: dict[str, list[Candidate]] = {}
         for fact in kept:
             held, label = rows[fact.id], f"run {fact.id}"
+            if label in self.never:
+                continue
+            stored = levels.get(fact.id)
             several: dict[str, Series] = {}
-            if any(len(rs) > 1 for rs in held.values()):   # their records: samples pooled
+            if stored is None and any(len(rs) > 1 for rs in held.values()):
+                # a run stored before schema 9: its records, their samples pooled
                 run = self.store.load_run(str(fact.id), check=False)
                 several = {s.name: s for s in series_of_results(
                     label, run.fingerprint, [r for r in run.results
                                              if len(held[bench_name(r)]) > 1])}
             for name, (row, *more) in held.items():
                 try:
-                    if more:
+                    if more and stored is not None:   # its level, as run_point makes it
+                        level = stored.get(name)
+                        if level is None or level.log is None:
+                            continue
+                        point = RunPoint(label, level.log, level.var,
+                                         None if lab else host_time(row.host_time))
+                        config: Config | None = Config(machine, fact.harness,
+                                                       level.processes, level.per_process)
+                    elif more:
                         if name not in several:
                             continue
                         point = run_point(several[name])

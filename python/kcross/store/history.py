@@ -61,9 +61,9 @@ def result_names(store: Reading, exactly: str | None = None) -> list[str]:
         query = query.where(t.results.c.name.in_([exactly, name] if slash else [exactly]))
     with guard(store.target, "listing benchmarks"), store.engine.connect() as conn:
         rows = conn.execute(query).all()
-    if exactly is not None:
-        rows = [(n, s) for n, s in rows if n == exactly or (slash and (n, s) == (name, suite))]
-    return sorted(f"{suite}/{name}" for name, suite in rows)
+    pairs = [(n, s) for n, s in rows if exactly is None or n == exactly
+             or (slash and (n, s) == (name, suite))]
+    return sorted(f"{s}/{n}" for n, s in pairs)
 
 
 def machine_fingerprints(store: Reading) -> dict[int, dict[str, Any]]:

@@ -29,13 +29,16 @@ History:
   7: noise_exclusions (run id -> the user's reason): the runs left out of their machine's
      run-to-run noise (kcross exclude).
   8: runs.host_time, kcross_build and lab_kernel_sha256: the fingerprint fields the
-     run-to-run noise reads of every run of a machine, as text (store/writing.py
+     run-to-run noise reads of every run of a machine, as text (store/tables.py
      RUN_TEXT_COLUMNS), filled from each stored run's fingerprint.
+  9: process_levels (run, benchmark -> the level of a benchmark measured in several
+     harness processes, and the run's design): written with each run from this version on;
+     a run stored before has none (its records are read where its level is needed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -162,10 +165,34 @@ def _v4_result_process(conn: sa.Connection) -> None:
     conn.execute(sa.text("ALTER TABLE results_v4 RENAME TO results"))
 
 
-def _v5_packed_samples(conn: sa.Connection) -> None:
-    """Version 5: packed sample arrays and the summary's overhead decision, per result."""
+def _json_rows(conn: sa.Connection, table: sa.Table, column: str
+               ) -> Iterator[list[tuple[int, Any]]]:
+    """The (id, value) of every row of ``table``, its JSON ``column`` parsed (None where it
+    is not readable JSON: a value edited by hand), in batches of ids: memory stays small
+    whatever the store's size.  SQLite gives the text; PostgreSQL's driver the JSONB already
+    parsed."""
     import json
 
+    raw = sa.type_coerce(table.c[column], sa.Text)
+    last = 0
+    while True:
+        rows = conn.execute(sa.select(table.c.id, raw).where(table.c.id > last)
+                            .order_by(table.c.id).limit(2000)).all()
+        if not rows:
+            return
+        last = rows[-1][0]
+        batch = []
+        for row_id, text in rows:
+            try:
+                value = text if isinstance(text, dict) else json.loads(text)
+            except (TypeError, ValueError):
+                value = None
+            batch.append((row_id, value))
+        yield batch
+
+
+def _v5_packed_samples(conn: sa.Connection) -> None:
+    """Version 5: packed sample arrays and the summary's overhead decision, per result."""
     from ..stats import summary_columns
     from .packing import pack
 
@@ -181,22 +208,11 @@ def _v5_packed_samples(conn: sa.Connection) -> None:
     results = sa.Table("results", md, sa.Column("id", sa.Integer, primary_key=True),
                        sa.Column("record", json_type()), *(sa.Column(n, t) for n, t in columns),
                        *(sa.Column(n, sa.Float()) for n in figures))
-    raw = sa.type_coerce(results.c.record, sa.Text)
-    last = 0
-    while True:  # in batches of ids: memory stays small whatever the store's size
-        rows = conn.execute(sa.select(results.c.id, raw).where(results.c.id > last)
-                            .order_by(results.c.id).limit(2000)).all()
-        if not rows:
-            break
-        last = rows[-1][0]
+    for rows in _json_rows(conn, results, "record"):
         updates = []
-        for row_id, text in rows:
-            try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
-                record = text if isinstance(text, dict) else json.loads(text)
-            except (TypeError, ValueError):
-                continue  # a record edited by hand: kept as it is, reads say what is wrong
+        for row_id, record in rows:
             if not isinstance(record, dict):
-                continue
+                continue  # a record edited by hand: kept as it is, reads say what is wrong
             stripped, packed = pack(record)
             if record.get("type") != "result":
                 continue
@@ -265,10 +281,8 @@ def _v7_noise_exclusions(conn: sa.Connection) -> None:
 
 def _v8_run_text_columns(conn: sa.Connection) -> None:
     """Version 8: three fingerprint fields of each run as text columns (by today's rule,
-    store/writing.py run_columns: the columns and what a new run's row holds agree)."""
-    import json
-
-    from .writing import run_columns
+    store/tables.py run_columns: the columns and what a new run's row holds agree)."""
+    from .tables import run_columns
 
     names = ("host_time", "kcross_build", "lab_kernel_sha256")   # version 8's, frozen
     for name in names:
@@ -277,21 +291,10 @@ def _v8_run_text_columns(conn: sa.Connection) -> None:
     runs = sa.Table("runs", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True),
                     sa.Column("fingerprint", json_type()),
                     *(sa.Column(name, sa.Text) for name in names))
-    raw = sa.type_coerce(runs.c.fingerprint, sa.Text)
-    last = 0
-    while True:  # in batches of ids: memory stays small whatever the store's size
-        rows = conn.execute(sa.select(runs.c.id, raw).where(runs.c.id > last)
-                            .order_by(runs.c.id).limit(2000)).all()
-        if not rows:
-            break
-        last = rows[-1][0]
+    for rows in _json_rows(conn, runs, "fingerprint"):
         updates = []
-        for row_id, text in rows:
-            try:  # SQLite gives the text; PostgreSQL's driver the JSONB already parsed
-                fingerprint = text if isinstance(text, dict) else json.loads(text)
-            except (TypeError, ValueError):
-                continue  # a fingerprint edited by hand: NULL, as an unknown field is
-            if isinstance(fingerprint, dict):
+        for row_id, fingerprint in rows:
+            if isinstance(fingerprint, dict):  # else edited by hand: NULL, as a field unknown
                 columns = run_columns(fingerprint)
                 updates.append({"row_id": row_id,
                                 **{name: columns[name] for name in names}})
@@ -299,11 +302,29 @@ def _v8_run_text_columns(conn: sa.Connection) -> None:
             conn.execute(sa.update(runs).where(runs.c.id == sa.bindparam("row_id")), updates)
 
 
+def _v9_process_levels(conn: sa.Connection) -> None:
+    """Version 9: the process_levels table (empty: the runs stored before have none)."""
+    md = sa.MetaData()
+    sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
+    sa.Table(
+        "process_levels", md,
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+                  primary_key=True),
+        sa.Column("suite", sa.String(64), primary_key=True),
+        sa.Column("name", sa.String(128), primary_key=True),
+        sa.Column("processes", sa.Integer),
+        sa.Column("per_process", sa.Integer),
+        sa.Column("log", sa.Float),
+        sa.Column("var", sa.Float),
+    ).create(conn)
+
+
 STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1_initial, _v2_run_owner, _v3_tags,
                                                       _v4_result_process, _v5_packed_samples,
                                                       _v6_lab_kernel_axis,
                                                       _v7_noise_exclusions,
-                                                      _v8_run_text_columns)
+                                                      _v8_run_text_columns,
+                                                      _v9_process_levels)
 LATEST = len(STEPS)
 
 _version_table = sa.Table(VERSION_TABLE, sa.MetaData(),

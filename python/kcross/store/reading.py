@@ -330,6 +330,24 @@ class Reading:
         place = {run_id: i for i, run_id in enumerate(ids)}
         return sorted(rows, key=lambda row: place[row.run_id])   # stable: each run's order
 
+    def process_levels(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The stored process levels of the runs ``run_ids`` (store/writing.py
+        process_levels), by run id, then benchmark (``suite/name``): rows of processes,
+        per_process, log, var.  A run absent has none stored (one process, or stored before
+        schema 9).  No record is read."""
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        c = t.process_levels.c
+        with guard(self.target, "reading process levels"), self.engine.connect() as conn:
+            rows = conn.execute(sa.select(c.run_id, c.suite, c.name, c.processes,
+                                          c.per_process, c.log, c.var)
+                                .where(c.run_id.in_(ids))).all()
+        found: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            found.setdefault(row.run_id, {})[f"{row.suite}/{row.name}"] = row
+        return found
+
     def run_facts(self, *, machine: str | None = None,
                   machine_ids: Iterable[int] | None = None,
                   ids: Iterable[int] | None = None) -> list[RunFacts]:

@@ -12,6 +12,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .. import fingerprint as fields
+
 
 class Json(sa.types.TypeDecorator[Any]):
     """JSON stored as text on SQLite, JSONB on PostgreSQL; Python None is SQL NULL.
@@ -88,7 +90,7 @@ runs = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True)),
     # SHA-256 of the run's records in canonical form: the same capture imported twice.
     sa.Column("content_hash", sa.String(64), index=True),
-    # Since schema 8: fingerprint fields as text (store/writing.py RUN_TEXT_COLUMNS).
+    # Since schema 8: fingerprint fields as text (RUN_TEXT_COLUMNS below).
     sa.Column("host_time", sa.Text),
     sa.Column("kcross_build", sa.Text),
     sa.Column("lab_kernel_sha256", sa.Text),
@@ -142,6 +144,47 @@ noise_exclusions = sa.Table(
     sa.Column("reason", sa.Text),
     sa.Column("excluded_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+# Since schema 9: the level of each benchmark a run measured in several harness processes
+# (kcross.stats.process_level of its merged series: the log of its pooled median and the
+# variance of that log its processes show; NULL where there is none), and its design
+# (processes, samples per process), computed once when the run is stored (store/writing.py
+# process_levels) so that the run-to-run noise need not read the records of the newest runs
+# of a machine again (kcross.judge.noise).  A run stored before has no rows: its records are
+# read.
+process_levels = sa.Table(
+    "process_levels", metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("suite", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("processes", sa.Integer),
+    sa.Column("per_process", sa.Integer),
+    sa.Column("log", sa.Float),
+    sa.Column("var", sa.Float),
+)
+
+
+# A runs row's copies of fingerprint fields (the whole fingerprint is stored beside them),
+# for queries and ``kcross runs``.
+RUN_COLUMNS: dict[str, fields.Field] = {
+    "kcross_version": fields.KCROSS_VERSION, "git_rev": fields.KCROSS_REVISION,
+    "mechanism": fields.SYSCALL_MECHANISM, "timer": fields.TIMER_SOURCE,
+    "timer_hz": fields.TIMER_HZ}
+# Since schema 8, as text: what the run-to-run noise reads of every stored run of a machine
+# (its start, its harness's build, a lab run's kernel), so that no query opens the whole
+# fingerprint of thousands of runs (PostgreSQL decompresses a JSONB value once for each
+# path read from it: 0.06 s per path at 10,000 runs).
+RUN_TEXT_COLUMNS: dict[str, fields.Field] = {
+    "host_time": fields.HOST_TIME, "kcross_build": fields.KCROSS_BUILD,
+    "lab_kernel_sha256": fields.LAB_KERNEL_SHA256}
+
+
+def run_columns(fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """A runs row's copies of its fingerprint's fields: RUN_COLUMNS' as they are,
+    RUN_TEXT_COLUMNS' as text (Field.text)."""
+    return {**{column: field.of(fingerprint) for column, field in RUN_COLUMNS.items()},
+            **{column: field.text(fingerprint) for column, field in RUN_TEXT_COLUMNS.items()}}
 
 
 def insert_new(conn: sa.Connection, table: sa.Table, values: dict[str, Any], key: str) -> None:

@@ -1,8 +1,8 @@
 """Copying runs between two stores (``kcross push`` and ``kcross pull``).
 
-Any backend to any backend (an SQLite file, a PostgreSQL server).  A run goes
-with its machine row, its results, its tags, its exclusion from the noise (kcross
-exclude) and its content hash, in one transaction of the destination: an
+Any backend to any backend (an SQLite file, a PostgreSQL server).  A run goes with its
+machine row, its results, its process levels, its tags, its exclusion from the noise
+(kcross exclude) and its content hash, in one transaction of the destination: an
 interrupted copy leaves the run there whole or not at all.  A run already at the destination (the same content
 hash, or the same machine, source and start time) is skipped, never stored
 twice: the same push can be repeated, and two machines can pull each other's
@@ -37,6 +37,7 @@ from .reading import as_utc
 _RUN_COLUMNS = tuple(c.name for c in t.runs.columns if c.name not in ("id", "machine_id"))
 _MACHINE_COLUMNS = tuple(c.name for c in t.machines.columns if c.name != "id")
 _RESULT_COLUMNS = tuple(c.name for c in t.results.columns if c.name not in ("id", "run_id"))
+_LEVEL_COLUMNS = tuple(c.name for c in t.process_levels.columns if c.name != "run_id")
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class _Source:
     results: list[dict[str, Any]]   # results columns but id and run_id, in seq order
     tags: list[str]
     excluded: str | None = None     # left out of the noise (kcross exclude): its reason
+    levels: tuple[dict[str, Any], ...] = ()   # process_levels columns but run_id
 
 
 def _read(src: Store, run_id: int) -> _Source:
@@ -138,6 +140,9 @@ def _read(src: Store, run_id: int) -> _Source:
                                  .order_by(t.tags.c.name)).scalars())
         x = t.noise_exclusions.c
         excluded = conn.execute(sa.select(x.run_id, x.reason).where(x.run_id == run_id)).first()
+        levels = tuple(r._asdict() for r in conn.execute(
+            sa.select(*(t.process_levels.c[n] for n in _LEVEL_COLUMNS))
+            .where(t.process_levels.c.run_id == run_id)))
     for what, value, rtype in (("fingerprint", row.fingerprint, "fingerprint"),
                                ("plan", row.plan, "plan"), ("end record", row.end_record, "end")):
         if not (value is None and what != "fingerprint"):
@@ -151,7 +156,8 @@ def _read(src: Store, run_id: int) -> _Source:
             raise records.damaged(f"{where}: {exc}") from None
         result["seq"] = seq
     return _Source(row=_utc(row._asdict()), machine=_utc(machine._asdict()), results=results,
-                   tags=tags, excluded=None if excluded is None else excluded.reason or "")
+                   tags=tags, excluded=None if excluded is None else excluded.reason or "",
+                   levels=levels)
 
 
 def _utc(values: dict[str, Any]) -> dict[str, Any]:
@@ -196,6 +202,10 @@ def _copy_one(src: Store, dst: Store, run_id: int, *, force: bool) -> Copied:
         if source.results:
             conn.execute(sa.insert(t.results), [{**r, "run_id": dest_id}
                                                 for r in source.results])
+        if source.levels:   # as computed when the run was stored (a run stored before
+            # schema 9 has none, here as there: its records are read where they are needed)
+            conn.execute(sa.insert(t.process_levels), [{**r, "run_id": dest_id}
+                                                       for r in source.levels])
         notes += _copy_tags(conn, source.tags, dest_id)
         notes += _copy_exclusion(conn, source.excluded, dest_id)
         hold("copy")

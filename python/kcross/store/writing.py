@@ -43,30 +43,11 @@ HEARTBEAT_EVERY_S = 60.0
 RUN_SOURCES = ("run", "import", "lab", "remote", "aa", "repro", "lava")
 
 # The columns that copy a fingerprint field, for queries and ``kcross runs`` (the whole
-# fingerprint is stored beside them): a machine's, and a run's per-run values.
+# fingerprint is stored beside them): a machine's; a run's per-run values are
+# tables.run_columns.
 MACHINE_COLUMNS: dict[str, fields.Field] = {
     "hostname": fields.HOSTNAME, "arch": fields.ARCH, "cpu_model": fields.CPU_MODEL,
     "kernel_release": fields.KERNEL_RELEASE}
-RUN_COLUMNS: dict[str, fields.Field] = {
-    "kcross_version": fields.KCROSS_VERSION, "git_rev": fields.KCROSS_REVISION,
-    "mechanism": fields.SYSCALL_MECHANISM, "timer": fields.TIMER_SOURCE,
-    "timer_hz": fields.TIMER_HZ}
-# Since schema 8, as text: what the run-to-run noise reads of every stored run of a machine
-# (its start, its harness's build, a lab run's kernel), so that no query opens the whole
-# fingerprint of thousands of runs (PostgreSQL decompresses a JSONB value once for each
-# path read from it: 0.06 s per path at 10,000 runs).
-RUN_TEXT_COLUMNS: dict[str, fields.Field] = {
-    "host_time": fields.HOST_TIME, "kcross_build": fields.KCROSS_BUILD,
-    "lab_kernel_sha256": fields.LAB_KERNEL_SHA256}
-
-
-def run_columns(fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """A runs row's copies of its fingerprint's fields: RUN_COLUMNS' as they are,
-    RUN_TEXT_COLUMNS' as text (Field.text)."""
-    return {**{column: field.of(fingerprint) for column, field in RUN_COLUMNS.items()},
-            **{column: field.text(fingerprint) for column, field in RUN_TEXT_COLUMNS.items()}}
-
-
 def machine_hypervisor(fingerprint: dict[str, Any]) -> str | None:
     """The machines.hypervisor column: what runs the measured system, if anything.
 
@@ -147,6 +128,41 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
     return started, finished
 
 
+def process_levels(run_id: int, fingerprint: dict[str, Any] | None,
+                   records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The process_levels rows of a run's result records: one per benchmark with records of
+    several harness processes, its merged series' kcross.stats.process_level (log, var) and
+    design (processes, per_process), all NULL where the series has no level (not ok, or
+    StatsError): what kcross.judge.noise's run_point makes of it, computed once."""
+    from ..series import bench_name, series_of_results
+    from ..stats import StatsError, process_level  # numpy: only for runs of several processes
+
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[bench_name(record)] = counts.get(bench_name(record), 0) + 1
+    several = [r for r in records if counts[bench_name(r)] > 1]
+    if not several:
+        return []
+    found = {s.name: s for s in series_of_results("", fingerprint, several)}
+    rows = []
+    for name in dict.fromkeys(bench_name(r) for r in several):
+        suite, _, bare = name.partition("/")
+        row: dict[str, Any] = {"run_id": run_id, "suite": suite, "name": bare,
+                               "processes": None, "per_process": None, "log": None,
+                               "var": None}
+        series = found.get(name)
+        if series is not None:
+            try:
+                level = process_level(series.by_process())
+            except StatsError:
+                pass
+            else:
+                row.update(processes=series.process_count, per_process=series.per_process,
+                           log=level.log, var=level.var)
+        rows.append(row)
+    return rows
+
+
 def result_row(run_id: int, seq: int, record: dict[str, Any]) -> dict[str, Any]:
     """The results row of a validated result record: its summary columns (kcross.stats's
     rule, computed once, here; NULL where the samples support no figure), its sample
@@ -213,7 +229,7 @@ class Writing(Reading):
             started_at=started_at,
             status=status,
             machine_id=self._machine_id(conn, fingerprint),
-            **run_columns(fingerprint),
+            **t.run_columns(fingerprint),
             command=list(command),
             source=source,
             fingerprint=fingerprint,
@@ -319,12 +335,26 @@ class Writing(Reading):
         digest = self._hashes.pop(run_id, None)
         if digest is not None and end is not None:
             digest.update(_canonical(end))
+        # a complete run's levels (only such a run feeds the noise), from its records read back
+        levels = self._levels_of(run_id) if status == "complete" else []
         now = _utcnow()
         with guard(self.target, "finishing the run"), self.engine.begin() as conn:
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 status=status, finished_at=now, updated_at=now, end_record=end, error=error,
                 content_hash=None if digest is None else digest.hexdigest()))
+            if levels:
+                conn.execute(sa.insert(t.process_levels), levels)
             hold("finish_run")
+
+    def _levels_of(self, run_id: int) -> list[dict[str, Any]]:
+        """The process_levels rows of a stored run (none: a run of one process)."""
+        with guard(self.target, "reading the run"), self.engine.connect() as conn:
+            several = conn.execute(sa.select(t.results.c.id).where(
+                t.results.c.run_id == run_id, t.results.c.process > 0).limit(1)).first()
+        if several is None:
+            return []
+        run = self.load_run(run_id, check=False)
+        return process_levels(run_id, run.fingerprint, run.results)
 
     def import_stream(self, stream: RunStream, *, command: Sequence[str],
                       force: bool = False, source: str = "import",
@@ -375,6 +405,9 @@ class Writing(Reading):
             run_id = self._insert_run(conn, stream.fingerprint, stream.plan, command=command,
                                       source=source, started_at=started, status=status)
             self._insert_results(conn, run_id, stream.results)
+            levels = process_levels(run_id, stream.fingerprint, stream.results)
+            if levels:
+                conn.execute(sa.insert(t.process_levels), levels)
             conn.execute(sa.update(t.runs).where(t.runs.c.id == run_id).values(
                 finished_at=finished, end_record=stream.end, content_hash=digest,
                 error=None if stream.complete else "stream ended without an end record"))
@@ -424,6 +457,8 @@ class Writing(Reading):
             conn.execute(sa.delete(t.tags).where(t.tags.c.run_id == run_id))
             conn.execute(sa.delete(t.noise_exclusions)
                          .where(t.noise_exclusions.c.run_id == run_id))
+            conn.execute(sa.delete(t.process_levels)
+                         .where(t.process_levels.c.run_id == run_id))
             gone = conn.execute(sa.delete(t.results)
                                 .where(t.results.c.run_id == run_id)).rowcount
             conn.execute(sa.delete(t.runs).where(t.runs.c.id == run_id))
