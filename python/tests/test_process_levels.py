@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import Kcross, query
 from kcross.judge.noise import run_point
 from kcross.series import series_of_results
-from test_noise import BENCH, PROCESSES, edited, imported, runs, shown
+from test_noise import BENCH, PROCESSES, edited, imported, noise_finding, runs, shown
 
 LEVELS = "SELECT run_id, suite, name, processes, per_process, log, var FROM process_levels " \
          "ORDER BY run_id, suite, name"
@@ -40,14 +40,15 @@ def test_stored_levels_are_run_points_and_give_the_verdicts_of_the_records(
             (series.process_count, series.per_process, point.log, point.var)   # to the bit
     assert query(db, "SELECT count(*) FROM process_levels WHERE processes = 3") == [(6,)]
 
-    def verdicts() -> tuple[str, str, str]:
+    def verdicts() -> list[str]:
         outs = []
         for args in (("compare", "4", "5", "--json"), ("compare", "2", "5"),
-                     ("check", "5", "--baseline", "1", "--json")):
+                     ("check", "5", "--baseline", "1", "--json"),
+                     ("history", "getppid-inline"), ("history", "getppid-inline", "--json")):
             proc = kcross(*args, "--db", str(db))
             assert proc.returncode in (0, 1), proc.stderr
             outs.append(proc.stdout)
-        return outs[0], outs[1], outs[2]
+        return [*outs, json.dumps(noise_finding(kcross, db))]   # sysinfo --readiness's
 
     stored = verdicts()
     noise = json.loads(stored[0])["rows"][0]["verdict"]["noise"]
@@ -55,7 +56,8 @@ def test_stored_levels_are_run_points_and_give_the_verdicts_of_the_records(
     conn = sqlite3.connect(db)
     with conn:   # the noise is the stored levels': moved, it moves
         conn.execute("UPDATE process_levels SET log = log + 0.05 * run_id WHERE run_id < 4")
-    assert verdicts() != stored
+    moved = verdicts()
+    assert moved[0] != stored[0] and moved[3] != stored[3], moved[3]   # compare, history
     with conn:
         conn.execute("DELETE FROM process_levels")   # as a store of runs stored before them
     conn.close()

@@ -509,6 +509,13 @@ class _NoiseHistory:
                 runs[row.run_id] = row
         several = [i for i, row in runs.items() if row.processes > 1][-HISTORY_RUNS:]
         todo = [i for i in several if (f"run {i}", name) not in self.cache]
+        levels = self.store.process_levels(todo) if todo else {}
+        for run_id, stored in levels.items():   # as stored with the run: run_point's level
+            level = stored.get(name)
+            if level is not None and level.processes is not None:  # else no figures: no point
+                self.cache[(f"run {run_id}", name)] = None if level.log is None else \
+                    RunPoint(f"run {run_id}", level.log, level.var, self._started(runs[run_id]))
+        todo = [i for i in todo if i not in levels]   # stored before schema 9: the records
         if todo:
             for run_id, pts in _points_of(self.store, [name], todo, self.machines, self.about,
                                           None).items():
@@ -542,11 +549,15 @@ class _NoiseHistory:
         self._counted[key] = counted
         return found
 
-    def _single(self, row: Any) -> RunPoint | None:
-        # run_start of the machine's fingerprint with the run's host.time: a lab guest's none
+    def _started(self, row: Any) -> float | None:
+        """run_start of the machine's fingerprint with the run's host.time: a lab guest's
+        none."""
         if row.machine_id not in self._lab:
             self._lab[row.machine_id] = fields.lab(self.machines[row.machine_id]) is not None
-        started = None if self._lab[row.machine_id] else host_time(row.host_time)
+        return None if self._lab[row.machine_id] else host_time(row.host_time)
+
+    def _single(self, row: Any) -> RunPoint | None:
+        started = self._started(row)
         try:
             if row.ci_low_ns is None:
                 raise StatsError("no CI")

@@ -372,9 +372,15 @@ class Reading:
             query = query.where(r.id.in_(list(ids)))
         with guard(self.target, "listing runs"), self.engine.connect() as conn:
             rows = conn.execute(query).all()
+        harnesses: dict[tuple[Any, ...], tuple[str | None, ...]] = {}   # a machine has few
+
+        def harness_of(*stored: Any) -> tuple[str | None, ...]:
+            if stored not in harnesses:
+                harnesses[stored] = tuple(fields.as_text(v) for v in stored)
+            return harnesses[stored]
+
         return [RunFacts(id=row.id, machine_hash=row.fingerprint_hash, status=row.status,
-                         quick=_asked_quick(row.command),
-                         harness=tuple(fields.as_text(v) for v in (row.h0, row.h1, row.h2)),
+                         quick=_asked_quick(row.command), harness=harness_of(row.h0, row.h1, row.h2),
                          excluded=None if row.excluded is None else (row.reason or ""))
                 for row in rows]
 

@@ -132,8 +132,9 @@ def process_levels(run_id: int, fingerprint: dict[str, Any] | None,
                    records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The process_levels rows of a run's result records: one per benchmark with records of
     several harness processes, its merged series' kcross.stats.process_level (log, var) and
-    design (processes, per_process), all NULL where the series has no level (not ok, or
-    StatsError): what kcross.judge.noise's run_point makes of it, computed once."""
+    design (processes, per_process): what kcross.judge.noise's run_point makes of it,
+    computed once.  All four NULL where there is no series (not ok, no figures); log and var
+    NULL where the series has no level (StatsError)."""
     from ..series import bench_name, series_of_results
     from ..stats import StatsError, process_level  # numpy: only for runs of several processes
 
@@ -152,13 +153,13 @@ def process_levels(run_id: int, fingerprint: dict[str, Any] | None,
                                "var": None}
         series = found.get(name)
         if series is not None:
+            row.update(processes=series.process_count, per_process=series.per_process)
             try:
                 level = process_level(series.by_process())
             except StatsError:
                 pass
             else:
-                row.update(processes=series.process_count, per_process=series.per_process,
-                           log=level.log, var=level.var)
+                row.update(log=level.log, var=level.var)
         rows.append(row)
     return rows
 
