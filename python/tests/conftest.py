@@ -396,13 +396,16 @@ def wait_for_rows(proc: subprocess.Popen, db: Path, table: str, count: int,
 
 
 # What store schemas 8 and 9 added, as a test takes a store back to an older schema: runs'
-# text copies of three fingerprint fields, the process_levels table (kcross.store.migrations).
+# text copies of three fingerprint fields, the process_levels table and an index of runs
+# (kcross.store.migrations).
 SCHEMA_8_RUN_COLUMNS = ("host_time", "kcross_build", "lab_kernel_sha256")
 SCHEMA_9_TABLE = "process_levels"
+SCHEMA_9_INDEX = "ix_runs_machine_started"
 
 
 def assert_schema_is_tables_py(conn: Any, dialect: Any) -> None:
-    """Every table of kcross.store.tables exists in ``conn`` with the same columns."""
+    """Every table of kcross.store.tables exists in ``conn`` with the same columns and
+    indexes."""
     import sqlalchemy as sa
     from kcross.store import tables
 
@@ -411,6 +414,10 @@ def assert_schema_is_tables_py(conn: Any, dialect: Any) -> None:
         got = {c["name"]: (str(c["type"]), c["nullable"]) for c in inspector.get_columns(table.name)}
         want = {c.name: (str(c.type.compile(dialect)), c.nullable) for c in table.columns}
         assert got == want, table.name
+        # and its indexes, by name and columns
+        got_ix = {ix["name"]: tuple(ix["column_names"]) for ix in inspector.get_indexes(table.name)}
+        want_ix = {ix.name: tuple(c.name for c in ix.columns) for ix in table.indexes}
+        assert got_ix == want_ix, table.name
 
 
 def query(db: Path, sql: str, *params: object) -> list[tuple]:

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, SCHEMA_8_RUN_COLUMNS, SCHEMA_9_TABLE, assert_one_line_error, ruled_table
+from conftest import (
+    DATA,
+    SCHEMA_8_RUN_COLUMNS,
+    SCHEMA_9_INDEX,
+    SCHEMA_9_TABLE,
+    assert_one_line_error,
+    ruled_table,
+)
 from kcross import fingerprint as fields
 from kcross.errors import LabError, UserError
 from kcross.lab import kconfig
@@ -637,6 +644,7 @@ def unmerge(url: str) -> None:
         conn.execute(sa.text("UPDATE runs SET machine_id = 2 WHERE id = 2"))
         conn.execute(sa.text("DROP TABLE noise_exclusions"))   # schema 7's
         conn.execute(sa.text(f"DROP TABLE {SCHEMA_9_TABLE}"))
+        conn.execute(sa.text(f"DROP INDEX {SCHEMA_9_INDEX}"))
         for column in SCHEMA_8_RUN_COLUMNS:
             conn.execute(sa.text(f"ALTER TABLE runs DROP COLUMN {column}"))
         conn.execute(sa.text("UPDATE kcross_schema SET version = 5"))

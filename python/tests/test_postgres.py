@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SCHEMA_8_RUN_COLUMNS, SCHEMA_9_TABLE, Kcross, assert_one_line_error, runs_rows
+from conftest import (
+    SCHEMA_8_RUN_COLUMNS,
+    SCHEMA_9_INDEX,
+    SCHEMA_9_TABLE,
+    Kcross,
+    assert_one_line_error,
+    runs_rows,
+)
 
 URL = os.environ.get("KCROSS_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not URL, reason="KCROSS_TEST_POSTGRES_URL not set")
@@ -121,6 +128,7 @@ def back_to_schema_4(engine: Any) -> None:
                              "DROP COLUMN subtracted, DROP COLUMN overhead_reason"))
         conn.execute(sa.text("DROP TABLE noise_exclusions"))   # schema 7's
         conn.execute(sa.text(f"DROP TABLE {SCHEMA_9_TABLE}"))
+        conn.execute(sa.text(f"DROP INDEX {SCHEMA_9_INDEX}"))
         for column in SCHEMA_8_RUN_COLUMNS:
             conn.execute(sa.text(f"ALTER TABLE runs DROP COLUMN {column}"))
         conn.execute(sa.text("UPDATE kcross_schema SET version = 4"))

@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 from conftest import (
     SCHEMA_8_RUN_COLUMNS,
+    SCHEMA_9_INDEX,
     SCHEMA_9_TABLE,
     Kcross,
     assert_one_line_error,
@@ -270,6 +271,7 @@ def _as_v2(path: Path) -> None:
         conn.execute("DROP TABLE tags")
         conn.execute("DROP TABLE noise_exclusions")
         conn.execute(f"DROP TABLE {SCHEMA_9_TABLE}")
+        conn.execute(f"DROP INDEX {SCHEMA_9_INDEX}")
         for column in SCHEMA_8_RUN_COLUMNS:
             conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         rows = conn.execute("SELECT id, record, samples FROM results").fetchall()

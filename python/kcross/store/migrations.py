@@ -33,7 +33,8 @@ History:
      RUN_TEXT_COLUMNS), filled from each stored run's fingerprint.
   9: process_levels (run, benchmark -> the level of a benchmark measured in several
      harness processes, and the run's design): written with each run from this version on;
-     a run stored before has none (its records are read where its level is needed).
+     a run stored before has none (its records are read where its level is needed).  An
+     index on runs (machine_id, started_at, id): a machine's runs in start order.
 """
 
 from __future__ import annotations
@@ -303,7 +304,10 @@ def _v8_run_text_columns(conn: sa.Connection) -> None:
 
 
 def _v9_process_levels(conn: sa.Connection) -> None:
-    """Version 9: the process_levels table (empty: the runs stored before have none)."""
+    """Version 9: the process_levels table (empty: the runs stored before have none), and
+    an index of each machine's runs in start order."""
+    conn.execute(sa.text("CREATE INDEX ix_runs_machine_started ON runs "
+                         "(machine_id, started_at, id)"))
     md = sa.MetaData()
     sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))  # for the key only
     sa.Table(

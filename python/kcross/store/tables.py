@@ -94,6 +94,10 @@ runs = sa.Table(
     sa.Column("host_time", sa.Text),
     sa.Column("kcross_build", sa.Text),
     sa.Column("lab_kernel_sha256", sa.Text),
+    # Since schema 9: a machine's runs in start order, for "its newest run before this
+    # start" (history's run before the page: 68 ms at 10,000 runs of one machine without it,
+    # every run of the machine probed, then sorted; 1 ms with it)
+    sa.Index("ix_runs_machine_started", "machine_id", "started_at", "id"),
 )
 
 results = sa.Table(
