@@ -358,7 +358,9 @@ class Reading:
         # fingerprint.HARNESS, as store/writing.py copies it into the runs row
         harness = [r.kcross_version.label("h0"), r.git_rev.label("h1"),
                    r.kcross_build.label("h2")]
-        query = (sa.select(r.id, r.status, sa.type_coerce(r.command, sa.Text).label("command"),
+        # the command as text on both backends (CAST: PostgreSQL's driver would parse each
+        # JSONB value, 10,000 of them, where _asked_quick needs no parse without "--quick")
+        query = (sa.select(r.id, r.status, sa.cast(r.command, sa.Text).label("command"),
                            t.machines.c.fingerprint_hash, x.run_id.label("excluded"),
                            x.reason, *harness)
                  .join(t.machines, t.machines.c.id == r.machine_id)
