@@ -1049,6 +1049,28 @@ def log_se_of_interval(low: float, high: float, confidence: float = CONFIDENCE) 
                                                      float("inf"))))
 
 
+def single_level(median: float, low: float, high: float) -> tuple[float, float]:
+    """A run of one process as a point of the run-to-run noise: the log of its ``median``
+    and, as its variance, that of the median's CI [low, high] (log_se_of_interval)."""
+    if median <= 0:
+        raise StatsError("median is 0: no log figure")
+    se = log_se_of_interval(max(low, median * 1e-12), high)
+    return math.log(median), se * se
+
+
+def run_level(groups: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """A run's point of one benchmark in the run-to-run noise, from its samples by process
+    (one group: a run of one process, or of several of which one measured it): the log of
+    its figure and that log's variance as the run itself shows it: its processes'
+    (:func:`process_level`), or one process's median CI (:func:`single_level`)."""
+    if len(groups) >= 2:
+        level = process_level(groups)
+        return level.log, level.var
+    (samples,) = groups
+    ci = median_ci(samples)
+    return single_level(median(samples), ci.low, ci.high)
+
+
 def geomean(values: Sequence[float]) -> float:
     """Geometric mean of positive values (the summary row of a comparison table)."""
     data = _clean(values, "value")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from conftest import Kcross, query
 from kcross.judge.noise import run_point
@@ -97,3 +98,43 @@ def test_only_a_complete_run_stores_levels(kcross: Kcross, tmp_path: Path) -> No
     assert query(db, "SELECT count(DISTINCT process) FROM results WHERE run_id = 2") == [(3,)]
     levels = query(db, LEVELS)
     assert [row[0] for row in levels] == [1, 4] and levels[0][1:] == levels[1][1:]
+
+
+def only_process_0(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records, BENCH skipped by every process but the first."""
+    return [{**r, "status": "skipped", "reason": "not here", "iters": 0, "samples": [],
+             "ticks": [], "overhead": None, "counters": {}, "disturbed": [], "flags": []}
+            if r["type"] == "result" and f"{r['suite']}/{r['name']}" == BENCH
+            and r.get("process", 0) != 0 else r for r in records]
+
+
+def test_a_benchmark_one_process_of_several_measured(kcross: Kcross, tmp_path: Path) -> None:
+    """Its level is one process's (the median's CI), as run_point makes it: not none (the
+    review of schema 9 found history's noise gone and sysinfo's "not known" with it)."""
+    db = tmp_path / "k.db"
+    runs(kcross, db, 1, *PROCESSES)
+    base = shown(kcross, db, "1")
+    ids = [imported(kcross, db, tmp_path / f"c{i}.jsonl",
+                    only_process_0(edited(base, later_s=60 * (i + 1), scale=scale)))[0]
+           for i, scale in enumerate((1.0, 1.01, 0.99, 1.02, 0.98, 1.005))]
+    levels = query(db, LEVELS + "")
+    assert [row[0] for row in levels] == [1, *ids]
+    assert all(row[3:5] == (1, 9) and row[5] is not None for row in levels[1:]), levels
+
+    def outs() -> list[str]:
+        got = []
+        for args in (("compare", str(ids[-2]), str(ids[-1]), "--json"),
+                     ("history", "getppid-inline", "--json"),
+                     ("check", str(ids[-1]), "--baseline", str(ids[0]), "--json")):
+            proc = kcross(*args, "--db", str(db))
+            assert proc.returncode in (0, 1), proc.stderr
+            got.append(proc.stdout)
+        return [*got, json.dumps(noise_finding(kcross, db))]
+
+    stored = outs()
+    assert '"from_runs": []' not in stored[1]
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("DELETE FROM process_levels")
+    conn.close()
+    assert outs() == stored

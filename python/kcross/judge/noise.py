@@ -42,7 +42,6 @@ all the runs (the noise of runs taken at any time: the larger, the safe side).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,26 +84,18 @@ class RunPoint:
 
 
 def run_point(series: Series) -> RunPoint:
-    """A run's point: its processes' level, or for one process its median's CI as a
-    variance."""
-    if series.process_count >= 2:
-        level = stats.process_level(series.by_process())
-        return RunPoint(str(series.run), level.log, level.var, series.started)
-    median = stats.median(series.samples)
-    if median <= 0:
-        raise StatsError("median is 0: no log figure")
-    ci = stats.median_ci(series.samples)
-    return single_point(str(series.run), median, ci.low, ci.high, series.started)
+    """A run's point (kcross.stats.run_level): its processes' level, or for one process its
+    median's CI as a variance."""
+    log, var = stats.run_level(series.by_process())
+    return RunPoint(str(series.run), log, var, series.started)
 
 
 def single_point(run: str, median: float, low: float, high: float,
                  started: float | None) -> RunPoint:
     """The point of a run of one process from its median and the median's CI (also as the
     store keeps them beside a result: kcross.stats.summary_columns)."""
-    if median <= 0:
-        raise StatsError("median is 0: no log figure")
-    se = stats.log_se_of_interval(max(low, median * 1e-12), high)
-    return RunPoint(run, math.log(median), se * se, started)
+    log, var = stats.single_level(median, low, high)
+    return RunPoint(run, log, var, started)
 
 
 def separation(a: Series, b: Series) -> float | None:

@@ -150,9 +150,10 @@ noise_exclusions = sa.Table(
 )
 
 # Since schema 9: the level of each benchmark a run measured in several harness processes
-# (kcross.stats.process_level of its merged series: the log of its pooled median and the
-# variance of that log its processes show; NULL where there is none, all four where the
-# benchmark has no figures), and its design
+# (kcross.stats.run_level of its merged series: the log of its pooled median and the
+# variance of that log its processes show, or one process's median CI when only one
+# measured it; NULL where there is none, all four where the benchmark has no figures), and
+# its design
 # (processes, samples per process), computed once when the run is stored (store/writing.py
 # process_levels) so that the run-to-run noise need not read the records of the newest runs
 # of a machine again (kcross.judge.noise).  A run stored before has no rows: its records are

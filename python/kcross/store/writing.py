@@ -131,12 +131,13 @@ def run_times(fingerprint: dict[str, Any], end: dict[str, Any] | None,
 def process_levels(run_id: int, fingerprint: dict[str, Any] | None,
                    records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The process_levels rows of a run's result records: one per benchmark with records of
-    several harness processes, its merged series' kcross.stats.process_level (log, var) and
-    design (processes, per_process): what kcross.judge.noise's run_point makes of it,
-    computed once.  All four NULL where there is no series (not ok, no figures); log and var
-    NULL where the series has no level (StatsError)."""
+    several harness processes, its merged series' kcross.stats.run_level (log, var: its
+    processes' level, or one process's when only one measured it) and design (processes,
+    per_process): what kcross.judge.noise's run_point makes of it, computed once.  All four
+    NULL where there is no series (not ok, no figures); log and var NULL where the series
+    has no level (StatsError)."""
     from ..series import bench_name, series_of_results
-    from ..stats import StatsError, process_level  # numpy: only for runs of several processes
+    from ..stats import StatsError, run_level  # numpy: only for runs of several processes
 
     counts: dict[str, int] = {}
     for record in records:
@@ -155,11 +156,11 @@ def process_levels(run_id: int, fingerprint: dict[str, Any] | None,
         if series is not None:
             row.update(processes=series.process_count, per_process=series.per_process)
             try:
-                level = process_level(series.by_process())
+                log, var = run_level(series.by_process())
             except StatsError:
                 pass
             else:
-                row.update(log=level.log, var=level.var)
+                row.update(log=log, var=var)
         rows.append(row)
     return rows
 
