@@ -53,6 +53,7 @@ from ..judge.noise import (
     run_point,
     select,
     single_point,
+    stored_point,
 )
 from ..judge.verdict import Judgement, RunNoise
 from ..schema import unit_of
@@ -479,8 +480,7 @@ class _NoiseHistory:
         facts = self.facts(p.run_id, p.machine)
         if p.series is None or facts is None:
             return None
-        processes = p.series.process_count
-        return Config(p.machine, facts.harness, processes, len(p.series.samples) // processes)
+        return Config(p.machine, facts.harness, p.series.process_count, p.series.per_process)
 
     def points(self, name: str, machine: str, kernel: str | None = None) -> dict[str, Candidate]:
         """run label -> candidate point of ``name`` on the machine identity ``machine`` (a
@@ -513,8 +513,8 @@ class _NoiseHistory:
         for run_id, stored in levels.items():   # as stored with the run: run_point's level
             level = stored.get(name)
             if level is not None and level.processes is not None:  # else no figures: no point
-                self.cache[(f"run {run_id}", name)] = None if level.log is None else \
-                    RunPoint(f"run {run_id}", level.log, level.var, self._started(runs[run_id]))
+                self.cache[(f"run {run_id}", name)] = stored_point(
+                    f"run {run_id}", level, self._started(runs[run_id]))
         todo = [i for i in todo if i not in levels]   # stored before schema 9: the records
         if todo:
             for run_id, pts in _points_of(self.store, [name], todo, self.machines, self.about,

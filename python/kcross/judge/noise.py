@@ -98,6 +98,14 @@ def single_point(run: str, median: float, low: float, high: float,
     return RunPoint(run, log, var, started)
 
 
+def stored_point(run: str, level: Any, started: float | None) -> RunPoint | None:
+    """The point of a run from the process level stored with it (a store process_levels
+    row: what run_point made of it); None where it has none (no figures, or no level)."""
+    if level is None or level.log is None:
+        return None
+    return RunPoint(run, level.log, level.var, started)
+
+
 def separation(a: Series, b: Series) -> float | None:
     """Seconds between the starts of two series' runs, when both are known."""
     if a.started is None or b.started is None:
@@ -352,11 +360,12 @@ class History:
             for name, (row, *more) in held.items():
                 try:
                     if more and stored is not None:   # its level, as run_point makes it
-                        level = stored.get(name)
-                        if level is None or level.log is None:
+                        level: Any = stored.get(name)
+                        found_point = stored_point(label, level,
+                                                   None if lab else host_time(row.host_time))
+                        if found_point is None:
                             continue
-                        point = RunPoint(label, level.log, level.var,
-                                         None if lab else host_time(row.host_time))
+                        point = found_point
                         config: Config | None = Config(machine, fact.harness,
                                                        level.processes, level.per_process)
                     elif more:
