@@ -125,7 +125,8 @@ def test_bench_store_prints_every_figure(tmp_path: Path) -> None:
     env.pop("KCROSS_TEST_POSTGRES_URL", None)
     proc = subprocess.run([sys.executable, str(script), "--runs", "20", "--results", "5",
                            "--processes", "2", "--captures", "6", "--repeat", "1",
-                           "--no-postgres", "--dir", str(tmp_path / "b"), "--markdown"],
+                           "--no-postgres", "--dir", str(tmp_path / "b"), "--markdown",
+                           "--python", sys.executable],
                           capture_output=True, text=True, env=env, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     figures: dict[str, set[str]] = {}
@@ -134,7 +135,8 @@ def test_bench_store_prints_every_figure(tmp_path: Path) -> None:
         figures.setdefault(m[1], set()).add(m[2])
     each = {"generate", "bytes/run", "runs", "history", "history --last", "compare", "report",
             "show --json", "import", "push->sqlite 20"}
-    assert figures == {"-": {"start-up", "start-up+store"}, "one": each, "several": each}, \
-        proc.stdout
+    assert figures == {"-": {"start-up", "start-up+store", "libraries"}, "one": each,
+                       "several": each}, proc.stdout
+    assert f"# kcross run by {sys.executable}: Python " in proc.stdout
     assert "failed" not in proc.stdout and "| sqlite | one | history |" in proc.stdout
     assert "| sqlite | several | history |" in proc.stdout
