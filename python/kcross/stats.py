@@ -33,9 +33,27 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
+
+class _Numpy:
+    """numpy, imported where first used (then bound to ``np`` in this one's place): the
+    summary of a record (its median, quartiles, minimum, CI and overhead decision) takes the
+    values as a list and needs none of it, so that ``kcross import`` of a capture of one
+    process, which summarises each record, does not pay numpy's import (a fifth of that
+    command: 0.03-0.07 s)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = _Numpy()
 
 CONFIDENCE = 0.95
 
@@ -166,6 +184,27 @@ def _as_array(samples: Sequence[float], what: str) -> np.ndarray:
     return data
 
 
+def _values(samples: Sequence[float], what: str = "sample") -> list[float]:
+    """The samples as a list of floats, checked as :func:`_clean` checks them: a list or
+    tuple of Python numbers (what a record holds) here, without numpy; anything else by
+    :func:`_clean` itself.  The same values and the same refusals (test_stats.py)."""
+    if type(samples) not in (list, tuple) or \
+            not all(type(x) is float or type(x) is int for x in samples):
+        return cast(list[float], _clean(samples, what).tolist())
+    data = [float(x) for x in samples]
+    if not data:
+        raise StatsError(f"no {what}s")
+    for i, x in enumerate(data):
+        if not math.isfinite(x):
+            raise StatsError(f"{what} {i} is {x} (not a finite number)")
+    for i, x in enumerate(data):
+        if x < 0:
+            raise StatsError(f"{what} {i} is negative ({x:.3g}): overhead subtraction "
+                             "exceeded the measurement" if what == "sample" else
+                             f"{what} {i} is negative ({x:.3g})")
+    return data
+
+
 def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
     """Return the samples as float64, or raise for empty, non-finite or negative input."""
     data = _as_array(samples, what)
@@ -188,17 +227,21 @@ def _clean(samples: Sequence[float], what: str = "sample") -> np.ndarray:
 SORTED_QUANTILES_UP_TO = 4096
 
 
-def _quantiles(data: np.ndarray, probs: Sequence[float]) -> list[float]:
+def _quantiles(data: np.ndarray | list[float], probs: Sequence[float]) -> list[float]:
     """Type-7 quantiles of clean data: numpy's "linear" method (named so it cannot drift),
     and for the short series kcross mostly has (11 samples a process) the same arithmetic
     on the values sorted: for p, h = (n - 1) p, x[floor h] + (h - floor h)(x[floor h + 1] -
     x[floor h]), from the upper value when h - floor h >= 1/2 (numpy's lerp), the largest
     value when h >= n - 1.  A call of numpy.quantile costs twenty times the sort: its
-    thousands a comparison were most of a verdict's work."""
-    n = int(data.size)
-    if n > SORTED_QUANTILES_UP_TO:
+    thousands a comparison were most of a verdict's work.  A list (:func:`_values`) is
+    sorted here whatever its length: no numpy."""
+    n = len(data)
+    if isinstance(data, list):
+        ordered = sorted(data)
+    elif n > SORTED_QUANTILES_UP_TO:
         return [float(q) for q in np.quantile(data, probs, method="linear")]
-    ordered = np.sort(data).tolist()
+    else:
+        ordered = np.sort(data).tolist()
     found = []
     for p in probs:
         h = (n - 1) * float(p)
@@ -218,7 +261,7 @@ def quantile(samples: Sequence[float], p: float) -> float:
     """The type-7 quantile ``p`` (0..1) of the samples: the project's only quantile definition."""
     if not 0.0 <= p <= 1.0:
         raise StatsError(f"quantile must be between 0 and 1, got {p}")
-    return _quantiles(_clean(samples), [p])[0]
+    return _quantiles(_values(samples), [p])[0]
 
 
 def median(samples: Sequence[float]) -> float:
@@ -227,13 +270,13 @@ def median(samples: Sequence[float]) -> float:
 
 def describe(samples: Sequence[float]) -> Description:
     """Median, minimum and count of the samples as given; needs at least one valid sample."""
-    data = _clean(samples)
-    return Description(n=int(data.size), median=_quantiles(data, [0.5])[0], min=float(data.min()))
+    data = _values(samples)
+    return Description(n=len(data), median=_quantiles(data, [0.5])[0], min=min(data))
 
 
 def relative_spread(samples: Sequence[float]) -> float:
     """Interquartile range divided by the median: a scale-free noise figure."""
-    q1, med, q3 = _quantiles(_clean(samples), [0.25, 0.5, 0.75])
+    q1, med, q3 = _quantiles(_values(samples), [0.25, 0.5, 0.75])
     return _spread_of(q1, med, q3)
 
 
@@ -261,17 +304,17 @@ def median_ci(samples: Sequence[float], confidence: float = CONFIDENCE) -> Media
     still reaches ``confidence`` is chosen; that coverage is reported.
     """
     _check_level(confidence)
-    return _median_ci(_clean(samples), confidence)
+    return _median_ci(_values(samples), confidence)
 
 
-def _median_ci(data: np.ndarray, confidence: float) -> MedianCI:
-    n = int(data.size)
+def _median_ci(data: np.ndarray | list[float], confidence: float) -> MedianCI:
+    n = len(data)
     need = min_samples_for(confidence)
     if n < need:
         raise StatsError(f"n={n}: too few for a {confidence:.0%} CI (need {need})")
     low_rank, coverage = _median_ranks(n, confidence)
     high_rank = n + 1 - low_rank
-    ordered = np.sort(data)
+    ordered = sorted(data) if isinstance(data, list) else np.sort(data)
     return MedianCI(low=float(ordered[low_rank - 1]), high=float(ordered[high_rank - 1]),
                     low_rank=low_rank, high_rank=high_rank, confidence=coverage)
 
@@ -334,12 +377,12 @@ def _check_level(confidence: float) -> None:
 
 def decide_overhead(samples: Sequence[float], overhead: Sequence[float]) -> Overhead:
     """The overhead decision of the rule for raw samples and the empty loop's samples."""
-    data = _clean(samples)
-    o = _quantiles(_clean(overhead, "overhead sample"), [0.5])[0]
+    data = _values(samples)
+    o = _quantiles(_values(overhead, "overhead sample"), [0.5])[0]
     return _decide(data, o)
 
 
-def _decide(data: np.ndarray, o: float) -> Overhead:
+def _decide(data: list[float], o: float) -> Overhead:
     q1, m, q3 = _quantiles(data, [0.25, 0.5, 0.75])
     if not o > (q3 - q1) / 2:
         return Overhead(o, False, WITHIN_NOISE)
@@ -354,18 +397,19 @@ def summarize(samples: Sequence[float], overhead: Sequence[float] | None = None,
     """All figures of raw ``samples``, applying the overhead rule when ``overhead`` is given;
     ``processes``: each sample's harness process, when they are several (the median's CI is
     then the processes' interval, :func:`_process_ci`)."""
-    data = _clean(samples)
+    data = _values(samples)
     if overhead is None:
         decision = Overhead(None, False, None)
     else:
-        decision = _decide(data, _quantiles(_clean(overhead, "overhead sample"), [0.5])[0])
+        decision = _decide(data, _quantiles(_values(overhead, "overhead sample"), [0.5])[0])
     if decision.subtracted:
-        assert decision.median is not None
-        data = data - decision.median
+        o = decision.median
+        assert o is not None
+        data = [x - o for x in data]
     return _summary(data, decision, confidence, processes)
 
 
-def _summary(data: np.ndarray, decision: Overhead, confidence: float,
+def _summary(data: list[float], decision: Overhead, confidence: float,
              processes: Sequence[int] | None = None) -> Summary:
     q1, med, q3 = _quantiles(data, [0.25, 0.5, 0.75])
     spread: float | str
@@ -373,7 +417,7 @@ def _summary(data: np.ndarray, decision: Overhead, confidence: float,
         spread = _spread_of(q1, med, q3)
     except StatsError as exc:
         spread = str(exc)
-    samples = tuple(data.tolist())
+    samples = tuple(data)
     ci: MedianCI | str | Callable[[], MedianCI]
     if processes is not None and len(set(processes)) > 1:   # made when first read
         ci = functools.partial(_process_ci, samples, med, tuple(processes), confidence)
@@ -382,7 +426,7 @@ def _summary(data: np.ndarray, decision: Overhead, confidence: float,
             ci = _median_ci(data, confidence)
         except StatsError as exc:
             ci = str(exc)
-    return Summary(n=int(data.size), median=med, q1=q1, q3=q3, min=float(data.min()),
+    return Summary(n=len(data), median=med, q1=q1, q3=q3, min=min(data),
                    overhead=decision, samples=samples, _spread=spread, _ci=ci)
 
 
@@ -400,7 +444,7 @@ def summarize_record(record: Mapping[str, Any], confidence: float = CONFIDENCE) 
     samples = record.get("samples")
     overhead = record.get("overhead")
     if record.get("schema") == 1:
-        data = _clean(samples)  # type: ignore[arg-type]
+        data = _values(samples)  # type: ignore[arg-type]
         oh = overhead if isinstance(overhead, Mapping) else {}
         ns = oh.get("ns")
         decision = Overhead(float(ns) if isinstance(ns, (int, float)) else None,
@@ -478,10 +522,11 @@ def stored_samples(record: Mapping[str, Any], columns: Mapping[str, Any]) -> tup
     stored :func:`summary_columns` hold, without deciding again: schema 1's as the harness
     gave them, schema 2's less the empty loop's median when it was subtracted (the same
     arithmetic as :func:`summarize`).  For a record of one harness process."""
-    data = _clean(record.get("samples"))  # type: ignore[arg-type]
+    data = _values(record.get("samples"))  # type: ignore[arg-type]
     if record.get("schema") != 1 and columns.get("subtracted"):
-        data = data - float(columns["overhead_ns"])
-    return tuple(float(x) for x in data)
+        o = float(columns["overhead_ns"])
+        data = [x - o for x in data]
+    return tuple(data)
 
 
 # --- comparisons: the statistics behind a verdict ------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -308,3 +309,60 @@ def test_the_quantiles_of_short_series_are_numpys_to_the_bit() -> None:
                           list(rng.uniform(0.0, 1.0, 4))):
                 want = [float(q) for q in np.quantile(data, probs, method="linear")]
                 assert _quantiles(data, probs) == want, (n, kind, probs)
+
+
+def test_a_list_is_taken_without_numpy_as_numpy_takes_it() -> None:
+    """stats._values, the summary's input: a record's samples (a list of Python numbers)
+    checked and taken here as _clean takes them through numpy, the same values and the same
+    refusals, word for word; anything else (an array, bools, strings) through _clean; and
+    the quantiles of a list numpy's to the bit at any length, past SORTED_QUANTILES_UP_TO."""
+    from kcross.stats import SORTED_QUANTILES_UP_TO, _clean, _quantiles, _values
+
+    def taken(fn: object, data: object, what: str) -> object:
+        try:
+            return fn(data, what)  # type: ignore[operator]
+        except StatsError as exc:
+            return f"refused: {exc}"
+
+    cases: list[object] = [[1.0, 2, 3.5], (4, 5.25), [], [0.0, -0.0], [1.0, math.nan],
+                           [2.0, math.inf, -1.0], [3.0, -2.5e-7], [1, -3], [True, 2.0],
+                           ["1.5", 2.0], [[1.0, 2.0]], [None], np.array([2.0, 1.0]),
+                           [np.float64(1.5), 2.0], [2**53 + 1, 1.0]]
+    for data in cases:
+        for what in ("sample", "overhead sample"):
+            want = taken(lambda d, w: _clean(d, w).tolist(), data, what)
+            got = taken(_values, data, what)
+            assert got == want and str(got) == str(want), (data, what)
+            if isinstance(got, list):
+                assert all(type(x) is float for x in got)
+    rng = np.random.default_rng(23)
+    for n in (SORTED_QUANTILES_UP_TO + 1, 20_001):
+        data = rng.normal(100.0, 3.0, n)
+        probs = [0.0, 0.025, 0.25, 0.5, 0.75, 0.975, 1.0]
+        want = [float(q) for q in np.quantile(data, probs, method="linear")]
+        assert _quantiles(data.tolist(), probs) == want == _quantiles(data, probs)
+
+
+def test_a_record_is_summarised_without_importing_numpy() -> None:
+    """kcross import of a capture of one process summarises every record
+    (store/writing.py's result_row): kcross.stats does so without numpy's import, a fifth of
+    that command; the figures are those of the samples given as an array (numpy's path)."""
+    import subprocess
+    import sys
+
+    from conftest import captured
+
+    record = next(r for r in captured() if r["type"] == "result" and r["status"] == "ok")
+    probe = ("import json, sys\nfrom kcross.stats import summary_columns, summarize_record\n"
+             "record = json.loads(sys.stdin.read())\n"
+             "print(json.dumps([summary_columns(record), summarize_record(record).as_dict(),"
+             " 'numpy' in sys.modules]))")
+    proc = subprocess.run([sys.executable, "-c", probe], input=json.dumps(record),
+                          capture_output=True, text=True, check=True)
+    columns, summary, numpy_loaded = json.loads(proc.stdout)
+    assert not numpy_loaded
+    assert columns == json.loads(json.dumps(summary_columns(record)))
+    as_array = {**record, "samples": np.array(record["samples"]),
+                "overhead": {**record["overhead"],
+                             "samples": np.array(record["overhead"]["samples"])}}
+    assert summary == json.loads(json.dumps(summarize_record(as_array).as_dict()))
