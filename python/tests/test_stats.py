@@ -312,29 +312,34 @@ def test_the_quantiles_of_short_series_are_numpys_to_the_bit() -> None:
 
 
 def test_a_list_is_taken_without_numpy_as_numpy_takes_it() -> None:
-    """stats._values, the summary's input: a record's samples (a list of Python numbers)
-    checked and taken here as _clean takes them through numpy, the same values and the same
-    refusals, word for word; anything else (an array, bools, strings) through _clean; and
-    the quantiles of a list numpy's to the bit at any length, past SORTED_QUANTILES_UP_TO."""
-    from kcross.stats import SORTED_QUANTILES_UP_TO, _clean, _quantiles, _values
+    """stats._values, the summary's input: a record's samples (a list of up to
+    LIST_VALUES_UP_TO Python numbers) checked and taken here as _clean takes them through
+    numpy, the same values and the same refusals, word for word; anything else (more
+    samples, an array, bools, strings) through _clean; and the quantiles of a list numpy's
+    to the bit at any length, past SORTED_QUANTILES_UP_TO."""
+    from kcross.stats import LIST_VALUES_UP_TO, SORTED_QUANTILES_UP_TO, _clean, _quantiles, _values
 
     def taken(fn: object, data: object, what: str) -> object:
         try:
-            return fn(data, what)  # type: ignore[operator]
+            got = fn(data, what)  # type: ignore[operator]
         except StatsError as exc:
             return f"refused: {exc}"
+        return got if isinstance(got, list) else ("array", got.tolist())
 
     cases: list[object] = [[1.0, 2, 3.5], (4, 5.25), [], [0.0, -0.0], [1.0, math.nan],
                            [2.0, math.inf, -1.0], [3.0, -2.5e-7], [1, -3], [True, 2.0],
                            ["1.5", 2.0], [[1.0, 2.0]], [None], np.array([2.0, 1.0]),
-                           [np.float64(1.5), 2.0], [2**53 + 1, 1.0]]
+                           [np.float64(1.5), 2.0], [2**53 + 1, 1.0],
+                           [1.5] * LIST_VALUES_UP_TO, [1.5] * (LIST_VALUES_UP_TO + 1),
+                           [2.0] * (LIST_VALUES_UP_TO + 1) + [-1.0]]
     for data in cases:
         for what in ("sample", "overhead sample"):
-            want = taken(lambda d, w: _clean(d, w).tolist(), data, what)
+            want = taken(_clean, data, what)
             got = taken(_values, data, what)
-            assert got == want and str(got) == str(want), (data, what)
-            if isinstance(got, list):
+            if isinstance(got, list):     # the list path: a list of Python numbers
                 assert all(type(x) is float for x in got)
+                got = ("array", got)
+            assert got == want and str(got) == str(want), (data, what)
     rng = np.random.default_rng(23)
     for n in (SORTED_QUANTILES_UP_TO + 1, 20_001):
         data = rng.normal(100.0, 3.0, n)
