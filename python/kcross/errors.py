@@ -7,9 +7,10 @@ and is allowed to.  The exit statuses are kcross's and kcross-harness's
 alike (docs/commands.md, "Exit codes").
 """
 
+import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn
 
 EXIT_OK = 0               # every benchmark ok or skipped
@@ -23,6 +24,22 @@ EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE  # 141: stdout's reader went away (e.g. 
 # The signals that mean "stop" (to kcross, and when they end the harness): Ctrl-C, kill
 # and timeout, the terminal gone; the user's or a supervisor's.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP in this thread for a while.
+
+    A thread started meanwhile (a BLAS pool at numpy's import, wherever kcross.stats first
+    uses it; the store's heartbeat) inherits the block and so leaves the stop signals to the
+    main thread, where they interrupt its read of the harness's output at once.  A signal
+    that arrives meanwhile is delivered at the end, not lost.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 # The longest piece of user input an error line repeats (a 10,000-character tag is cut),

@@ -44,7 +44,12 @@ class _Numpy:
     command: 0.03-0.07 s)."""
 
     def __getattr__(self, name: str) -> Any:
-        import numpy
+        from .errors import stop_signals_held
+
+        # its BLAS threads (OPENBLAS_NUM_THREADS > 1) leave the stop signals to the main
+        # thread, wherever numpy is first used
+        with stop_signals_held():
+            import numpy
 
         globals()["np"] = numpy
         return getattr(numpy, name)
@@ -196,6 +201,11 @@ def _less(data: list[float] | np.ndarray, o: float) -> list[float] | np.ndarray:
     return [x - o for x in data] if isinstance(data, list) else data - o
 
 
+def _least(data: list[float] | np.ndarray) -> float:
+    """The smallest value, as a list or an array gives it (numpy's min for an array)."""
+    return min(data) if isinstance(data, list) else float(data.min())
+
+
 def _values(samples: Sequence[float], what: str = "sample") -> list[float] | np.ndarray:
     """The samples, checked as :func:`_clean` checks them: a list or tuple of at most
     LIST_VALUES_UP_TO Python numbers (what a record of one process holds) as a list of
@@ -215,6 +225,8 @@ def _values(samples: Sequence[float], what: str = "sample") -> list[float] | np.
         raise StatsError(f"{what} {i} is negative ({x:.3g}): overhead subtraction "
                          "exceeded the measurement" if what == "sample" else
                          f"{what} {i} is negative ({x:.3g})")
+    if 0.0 in data and any(math.copysign(1.0, x) < 0 for x in data if x == 0.0):
+        return _clean(samples, what)  # -0.0 beside 0.0: numpy's sort and min order the two
     return data
 
 
@@ -284,7 +296,7 @@ def median(samples: Sequence[float]) -> float:
 def describe(samples: Sequence[float]) -> Description:
     """Median, minimum and count of the samples as given; needs at least one valid sample."""
     data = _values(samples)
-    return Description(n=len(data), median=_quantiles(data, [0.5])[0], min=float(min(data)))
+    return Description(n=len(data), median=_quantiles(data, [0.5])[0], min=_least(data))
 
 
 def relative_spread(samples: Sequence[float]) -> float:
@@ -438,8 +450,7 @@ def _summary(data: list[float] | np.ndarray, decision: Overhead, confidence: flo
             ci = _median_ci(data, confidence)
         except StatsError as exc:
             ci = str(exc)
-    least = min(samples) if isinstance(data, list) else data.min()
-    return Summary(n=len(data), median=med, q1=q1, q3=q3, min=float(least),
+    return Summary(n=len(data), median=med, q1=q1, q3=q3, min=_least(data),
                    overhead=decision, samples=samples, _spread=spread, _ci=ci)
 
 

@@ -340,6 +340,16 @@ def test_a_list_is_taken_without_numpy_as_numpy_takes_it() -> None:
                 assert all(type(x) is float for x in got)
                 got = ("array", got)
             assert got == want and str(got) == str(want), (data, what)
+    # a negative zero beside a positive one: the figures numpy's sort and min make of them
+    def shown(fn: object, data: object) -> str:
+        try:
+            return repr(fn(data))  # type: ignore[operator]
+        except StatsError as exc:
+            return f"refused: {exc}"
+
+    for data in ([0.0, -0.0, 1.0, 1.0, 1.0, 1.0], [-0.0, 0.0], [0.0] * 9 + [-0.0] * 9):
+        for fn in (describe, median_ci, lambda d: summarize(d).as_dict()):
+            assert shown(fn, data) == shown(fn, np.array(data)), (data, fn)
     rng = np.random.default_rng(23)
     for n in (SORTED_QUANTILES_UP_TO + 1, 20_001):
         data = rng.normal(100.0, 3.0, n)
@@ -371,3 +381,38 @@ def test_a_record_is_summarised_without_importing_numpy() -> None:
                 "overhead": {**record["overhead"],
                              "samples": np.array(record["overhead"]["samples"])}}
     assert summary == json.loads(json.dumps(summarize_record(as_array).as_dict()))
+
+
+NUMPY_THREADS_PROBE = """\
+import json, os, signal, sys
+from kcross import stats
+assert "numpy" not in sys.modules
+stats._clean([1.0, 2.0])          # numpy's first use: its import, its BLAS threads
+me = str(os.getpid())
+wanted = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+held = {}
+for task in os.listdir(f"/proc/{me}/task"):
+    if task != me:
+        status = open(f"/proc/{me}/task/{task}/status").read()
+        mask = int(next(l.split()[1] for l in status.splitlines() if l.startswith("SigBlk:")), 16)
+        held[task] = mask & wanted == wanted
+print(json.dumps(held))
+"""
+
+
+def test_numpys_threads_leave_the_stop_signals_to_the_main_thread() -> None:
+    """numpy is imported where kcross.stats first uses it, maybe in the middle of a run: its
+    BLAS threads (OPENBLAS_NUM_THREADS above 1, as a user may set it) start with the stop
+    signals held, as they did when numpy came with kcross.stats's import inside the held
+    block of kcross run (errors.stop_signals_held)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "4"}
+    proc = subprocess.run([sys.executable, "-c", NUMPY_THREADS_PROBE], env=env,
+                          capture_output=True, text=True, check=True)
+    held = json.loads(proc.stdout)
+    if not held:
+        pytest.skip("numpy's BLAS started no thread here (one CPU, or a BLAS without a pool)")
+    assert all(held.values()), held

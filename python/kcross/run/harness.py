@@ -16,7 +16,6 @@ later benchmarks still run) and translates its exit into kcross's terms:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -40,6 +39,7 @@ from ..errors import (
     did_you_mean,
     shown,
     signal_name,
+    stop_signals_held,  # noqa: F401  (kcross.run's callers hold the signals through here)
 )
 from ..schema import parse_line
 
@@ -48,22 +48,6 @@ ENV_VAR = "KCROSS_HARNESS"
 _STDERR_KEEP = 50  # lines of harness stderr kept for messages
 EXIT_CHECK_FAILED = 1  # the harness's status when a benchmark's check failed
 EXIT_OUTPUT = 3        # the harness's status when it could not write its output
-
-
-@contextlib.contextmanager
-def stop_signals_held() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP in this thread for a while.
-
-    A thread started meanwhile (a BLAS pool at numpy's import, the store's
-    heartbeat) inherits the block and so leaves the stop signals to the main
-    thread, where they interrupt its read of the harness's output at once.
-    A signal that arrives meanwhile is delivered at the end, not lost.
-    """
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class Received(NamedTuple):
