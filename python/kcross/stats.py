@@ -215,18 +215,11 @@ def _values(samples: Sequence[float], what: str = "sample") -> list[float] | np.
             not set(map(type, samples)) <= _NUMBERS:
         return _clean(samples, what)
     data = list(map(float, samples))
-    if not data:
-        raise StatsError(f"no {what}s")
-    if not all(map(math.isfinite, data)):
-        i, x = next((i, x) for i, x in enumerate(data) if not math.isfinite(x))
-        raise StatsError(f"{what} {i} is {x} (not a finite number)")
-    if min(data) < 0:
-        i, x = next((i, x) for i, x in enumerate(data) if x < 0)
-        raise StatsError(f"{what} {i} is negative ({x:.3g}): overhead subtraction "
-                         "exceeded the measurement" if what == "sample" else
-                         f"{what} {i} is negative ({x:.3g})")
-    if 0.0 in data and any(math.copysign(1.0, x) < 0 for x in data if x == 0.0):
-        return _clean(samples, what)  # -0.0 beside 0.0: numpy's sort and min order the two
+    # what _clean refuses, refused by _clean (its words); -0.0 beside 0.0 too: numpy's sort
+    # and min order the two
+    if not data or not all(map(math.isfinite, data)) or min(data) < 0 or \
+            (0.0 in data and any(math.copysign(1.0, x) < 0 for x in data if x == 0.0)):
+        return _clean(samples, what)
     return data
 
 

@@ -8,7 +8,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UserError, shown
+from ..errors import UserError, shown, stop_signals_held
 from ..run.defaults import (
     CPU_RANGE,
     DEFAULT_PROCESSES,
@@ -142,7 +142,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..views.table import terminal
     from ..views.text import counted, ratio
 
-    with harness.stop_signals_held():
+    with stop_signals_held():
         from ..rounds import aa
         from ..run.readiness import measuring_cpu, sysroot
         from ..stats import median

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
+from ..errors import UserError, stop_signals_held
 from ._rounds import (
     check_known,
     describe,
@@ -70,11 +70,10 @@ def arguments(p: argparse.ArgumentParser, common: Common) -> None:
 
 
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ..run import harness
     from ..views.rounds import ab_table
     from ..views.table import terminal
 
-    with harness.stop_signals_held():  # numpy's threads leave the stop signals to this one
+    with stop_signals_held():  # numpy's threads leave the stop signals to this one
         from ..rounds import ab
 
     if len(args.benches) > 2:

@@ -6,6 +6,7 @@ import argparse
 import functools
 from typing import TYPE_CHECKING
 
+from ..errors import stop_signals_held
 from ..run.defaults import CPU_RANGE, SAMPLES_RANGE
 from ._rounds import (
     ROUNDS_RANGE,
@@ -72,7 +73,7 @@ def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..views.table import terminal
     from ..views.text import in_unit, ratio
 
-    with harness.stop_signals_held():
+    with stop_signals_held():
         from ..rounds import ab
         from ..rounds import crosscheck as cc
         from ..run import readiness

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..errors import KcrossError, OutputClosed, UserError
+from ..errors import KcrossError, OutputClosed, UserError, stop_signals_held
 from ..run.defaults import (
     CPU_RANGE,
     DEFAULT_MIN_BATCH_MS,
@@ -142,7 +142,7 @@ def harness_args(args: argparse.Namespace, processes: int) -> list[str]:
 def main(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ..run import harness
 
-    with harness.stop_signals_held():  # numpy's BLAS threads leave them to this one
+    with stop_signals_held():  # numpy's BLAS threads leave them to this one
         from ..run.runner import RunRequest, run
         from ..store import store_for_writing
         from ..store.refs import check_tag_name

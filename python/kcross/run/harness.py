@@ -39,7 +39,6 @@ from ..errors import (
     did_you_mean,
     shown,
     signal_name,
-    stop_signals_held,  # noqa: F401  (kcross.run's callers hold the signals through here)
 )
 from ..schema import parse_line
 

@@ -82,9 +82,10 @@ from ..errors import (
     UserError,
     exit_for_signal,
     shown,
+    stop_signals_held,
 )
 from ..views.lines import say
-from .harness import HARNESS_NAME, STOP_SIGNALS, stop_signals_held
+from .harness import HARNESS_NAME, STOP_SIGNALS
 
 if TYPE_CHECKING:
     from ..store import Store

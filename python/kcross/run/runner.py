@@ -43,6 +43,7 @@ from ..errors import (
     exit_for_signal,
     ignore_stop_signals,
     signal_name,
+    stop_signals_held,
 )
 from ..schema import RunStream
 from ..series import merge_results
@@ -50,7 +51,7 @@ from ..store import Store
 from ..views.lines import say
 from ..views.run import print_run
 from ..views.table import FITS, Lines
-from .harness import STOP_SIGNALS, HarnessProcess, Received, stop_signals_held
+from .harness import STOP_SIGNALS, HarnessProcess, Received
 from .processes import check_machine, check_plan, combined_end, plan_of, result_of
 from .progress import RunProgress
 
